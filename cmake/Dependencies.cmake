@@ -1,0 +1,30 @@
+# Every dependency is a Debian package (scripts/install-deps.sh installs them).
+find_package(Threads REQUIRED)
+find_package(absl REQUIRED CONFIG)
+find_package(fmt REQUIRED CONFIG)
+find_package(CLI11 REQUIRED CONFIG)
+find_package(nlohmann_json 3.10 REQUIRED CONFIG)
+find_package(GTest REQUIRED)
+find_package(benchmark REQUIRED CONFIG)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+find_path(DTL_INCLUDE_DIR dtl/dtl.hpp REQUIRED)
+add_library(passlab_dtl INTERFACE)
+target_include_directories(passlab_dtl SYSTEM INTERFACE ${DTL_INCLUDE_DIR})
+
+if(PASSLAB_WITH_MLIR)
+  # MLIR/LLVM 22 from Debian (llvm-22-dev libmlir-22-dev mlir-22-tools). Only
+  # core/codegen and core/runtime may link these targets.
+  find_package(MLIR 22.1 REQUIRED CONFIG HINTS /usr/lib/llvm-22/lib/cmake/mlir)
+  message(STATUS "passlab: MLIR ${MLIR_VERSION} / LLVM ${LLVM_PACKAGE_VERSION}")
+endif()
+
+if(PASSLAB_WITH_CUDA)
+  find_package(CUDAToolkit QUIET HINTS /usr/local/cuda)
+  if(CUDAToolkit_FOUND)
+    message(STATUS "passlab: CUDA toolkit ${CUDAToolkit_VERSION} found (GPU parts built)")
+  else()
+    message(STATUS "passlab: CUDA toolkit not found; GPU parts skipped")
+  endif()
+endif()

@@ -1,0 +1,211 @@
+#include "core/ir/hlo_computation.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "core/ir/str_util.h"
+#include "core/ir/hlo_module.h"
+
+namespace passlab {
+
+HloComputation::~HloComputation() {
+  // Break operand/user links first so destruction order does not matter.
+  for (auto& inst : instructions_) inst->DetachFromOperands();
+}
+
+HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction,
+                                               std::string_view name) {
+  HloInstruction* inst = instruction.get();
+  inst->set_parent(this);
+  if (!name.empty()) inst->SetName(std::string(name));
+  if (parent_ != nullptr) {
+    std::string prefix = inst->name().empty() ? std::string(HloOpcodeString(inst->opcode()))
+                                              : inst->name();
+    inst->SetName(parent_->UniqueInstructionName(prefix));
+    inst->set_unique_id(parent_->NextUniqueId());
+  } else if (inst->name().empty()) {
+    inst->SetName(std::string(HloOpcodeString(inst->opcode())));
+  }
+  instructions_.push_back(std::move(instruction));
+  positions_[inst] = std::prev(instructions_.end());
+  return inst;
+}
+
+HloInstruction* HloComputation::AddParameter(std::unique_ptr<HloInstruction> parameter) {
+  HloInstruction* p = AddInstruction(std::move(parameter));
+  parameters_.push_back(p);
+  return p;
+}
+
+absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
+  if (instruction->user_count() != 0) {
+    return absl::FailedPreconditionError(StrCat(
+        "cannot remove instruction '", instruction->name(), "' from computation '", name_,
+        "': it still has ", instruction->user_count(), " user(s)"));
+  }
+  if (instruction == root_) {
+    return absl::FailedPreconditionError(
+        StrCat("cannot remove root instruction '", instruction->name(), "'"));
+  }
+  auto it = positions_.find(instruction);
+  if (it == positions_.end()) {
+    return absl::NotFoundError(StrCat("instruction '", instruction->name(),
+                                            "' is not in computation '", name_, "'"));
+  }
+  if (instruction->opcode() == HloOpcode::kParameter) {
+    parameters_.erase(std::find(parameters_.begin(), parameters_.end(), instruction));
+  }
+  instruction->DetachFromOperands();
+  instruction->DropAllControlDeps();
+  auto list_it = it->second;
+  positions_.erase(it);
+  instructions_.erase(list_it);
+  return absl::OkStatus();
+}
+
+absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* instruction) {
+  std::vector<HloInstruction*> worklist = {instruction};
+  absl::flat_hash_set<HloInstruction*> removed;
+  while (!worklist.empty()) {
+    HloInstruction* inst = worklist.back();
+    worklist.pop_back();
+    if (removed.contains(inst) || inst->user_count() != 0 || inst == root_ ||
+        (inst != instruction &&
+         (inst->opcode() == HloOpcode::kParameter || inst->HasSideEffect() ||
+          !inst->control_successors().empty()))) {
+      continue;
+    }
+    std::vector<HloInstruction*> operands = inst->operands();
+    if (absl::Status s = RemoveInstruction(inst); !s.ok()) return s;
+    removed.insert(inst);
+    for (HloInstruction* op : operands) worklist.push_back(op);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HloComputation::ReplaceInstruction(HloInstruction* old_instruction,
+                                                HloInstruction* new_instruction) {
+  if (absl::Status s = old_instruction->ReplaceAllUsesWith(new_instruction); !s.ok()) return s;
+  if (old_instruction->user_count() == 0 && old_instruction != root_ &&
+      old_instruction->opcode() != HloOpcode::kParameter) {
+    old_instruction->CopyControlDependenciesTo(new_instruction);
+    return RemoveInstructionAndUnusedOperands(old_instruction);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HloComputation::ReplaceWithNewInstruction(
+    HloInstruction* old_instruction, std::unique_ptr<HloInstruction> new_instruction) {
+  if (new_instruction->metadata().empty()) {
+    new_instruction->set_metadata(old_instruction->metadata());
+  }
+  HloInstruction* added = AddInstruction(std::move(new_instruction));
+  return ReplaceInstruction(old_instruction, added);
+}
+
+absl::Status HloComputation::RemoveParameter(int64_t i) {
+  HloInstruction* p = parameters_[i];
+  if (p->user_count() != 0) {
+    return absl::FailedPreconditionError(
+        StrCat("parameter ", i, " of '", name_, "' still has users"));
+  }
+  if (absl::Status s = RemoveInstruction(p); !s.ok()) return s;
+  for (int64_t j = i; j < num_parameters(); ++j) parameters_[j]->set_index(j);
+  return absl::OkStatus();
+}
+
+void HloComputation::RebuildParameterList() {
+  parameters_.clear();
+  for (const auto& i : instructions_) {
+    if (i->opcode() == HloOpcode::kParameter) parameters_.push_back(i.get());
+  }
+  std::stable_sort(parameters_.begin(), parameters_.end(),
+                   [](const HloInstruction* a, const HloInstruction* b) {
+                     return a->parameter_number() < b->parameter_number();
+                   });
+}
+
+std::vector<HloInstruction*> HloComputation::instructions() const {
+  std::vector<HloInstruction*> out;
+  out.reserve(instructions_.size());
+  for (const auto& i : instructions_) out.push_back(i.get());
+  return out;
+}
+
+std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
+  std::vector<HloInstruction*> order;
+  order.reserve(instructions_.size());
+  // 0 = unvisited, 1 = on stack, 2 = done.
+  absl::flat_hash_map<const HloInstruction*, uint8_t> state;
+  state.reserve(instructions_.size());
+  std::vector<std::pair<HloInstruction*, size_t>> stack;
+  auto deps = [](HloInstruction* inst, size_t k) -> HloInstruction* {
+    size_t n = inst->operands().size();
+    if (k < n) return inst->operands()[k];
+    k -= n;
+    if (k < inst->control_predecessors().size()) return inst->control_predecessors()[k];
+    return nullptr;
+  };
+  for (const auto& start : instructions_) {
+    if (state[start.get()] != 0) continue;
+    stack.push_back({start.get(), 0});
+    state[start.get()] = 1;
+    while (!stack.empty()) {
+      auto& [inst, k] = stack.back();
+      HloInstruction* dep = deps(inst, k);
+      if (dep == nullptr) {
+        state[inst] = 2;
+        order.push_back(inst);
+        stack.pop_back();
+        continue;
+      }
+      ++k;
+      // Only instructions of this computation take part (a malformed module
+      // may reference others; the verifier reports that).
+      if (dep->parent() != this) continue;
+      uint8_t& s = state[dep];
+      if (s == 0) {
+        s = 1;
+        stack.push_back({dep, 0});
+      }
+    }
+  }
+  return order;
+}
+
+HloInstruction* HloComputation::GetInstructionWithName(std::string_view name) const {
+  for (const auto& i : instructions_) {
+    if (i->name() == name) return i.get();
+  }
+  return nullptr;
+}
+
+std::vector<HloComputation*> HloComputation::MakeEmbeddedComputationsList() const {
+  std::vector<HloComputation*> order;
+  absl::flat_hash_set<const HloComputation*> visited;
+  // Iterative DFS over called computations.
+  std::function<void(const HloComputation*)> visit = [&](const HloComputation* c) {
+    for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
+      for (HloComputation* callee : inst->called_computations()) {
+        if (callee == nullptr || !visited.insert(callee).second) continue;
+        visit(callee);
+        order.push_back(callee);
+      }
+    }
+  };
+  visited.insert(this);
+  visit(this);
+  return order;
+}
+
+bool HloComputation::IsEntryComputation() const {
+  return parent_ != nullptr && parent_->entry_computation() == this;
+}
+
+std::vector<Shape> HloComputation::ParameterShapes() const {
+  std::vector<Shape> shapes;
+  for (HloInstruction* p : parameters_) shapes.push_back(p->shape());
+  return shapes;
+}
+
+}  // namespace passlab

@@ -1,0 +1,198 @@
+#include "core/ir/shape.h"
+
+#include <cassert>
+
+#include "core/ir/str_util.h"
+
+namespace passlab {
+
+Shape::Shape(PrimitiveType type, std::vector<int64_t> dims)
+    : element_type_(type), dims_(std::move(dims)), dynamic_(dims_.size(), false) {
+  if (IsArrayType(type)) layout_ = Layout::Default(rank());
+}
+
+Shape Shape::ArrayWithoutLayout(PrimitiveType type, std::vector<int64_t> dims) {
+  Shape s(type, std::move(dims));
+  s.layout_.reset();
+  return s;
+}
+
+Shape Shape::Tuple(std::vector<Shape> elements) {
+  Shape s;
+  s.element_type_ = PrimitiveType::kTuple;
+  s.tuple_shapes_ = std::move(elements);
+  return s;
+}
+
+Shape Shape::Token() {
+  Shape s;
+  s.element_type_ = PrimitiveType::kToken;
+  return s;
+}
+
+Shape Shape::Opaque() {
+  Shape s;
+  s.element_type_ = PrimitiveType::kOpaque;
+  return s;
+}
+
+bool Shape::is_static() const {
+  if (IsTuple()) {
+    for (const Shape& s : tuple_shapes_) {
+      if (!s.is_static()) return false;
+    }
+    return true;
+  }
+  for (bool d : dynamic_) {
+    if (d) return false;
+  }
+  return true;
+}
+
+bool Shape::is_unbounded_dynamic() const {
+  if (IsTuple()) {
+    for (const Shape& s : tuple_shapes_) {
+      if (s.is_unbounded_dynamic()) return true;
+    }
+    return false;
+  }
+  for (int64_t d : dims_) {
+    if (d == kUnboundedSize) return true;
+  }
+  return false;
+}
+
+void Shape::add_dimension(int64_t size, bool dynamic) {
+  bool was_default = layout_.has_value() && layout_->IsDefault();
+  dims_.push_back(size);
+  dynamic_.push_back(dynamic);
+  if (was_default) layout_ = Layout::Default(rank());
+}
+
+void Shape::SetDefaultLayout() {
+  if (IsTuple()) {
+    for (Shape& s : tuple_shapes_) s.SetDefaultLayout();
+  } else if (IsArray()) {
+    layout_ = Layout::Default(rank());
+  }
+}
+
+void Shape::ClearLayoutRecursively() {
+  layout_.reset();
+  for (Shape& s : tuple_shapes_) s.ClearLayoutRecursively();
+}
+
+const Shape& Shape::subshape(absl::Span<const int64_t> index) const {
+  const Shape* s = this;
+  for (int64_t i : index) {
+    assert(s->IsTuple() && i >= 0 && i < s->tuple_shapes_size());
+    s = &s->tuple_shapes_[i];
+  }
+  return *s;
+}
+
+Shape& Shape::mutable_subshape(absl::Span<const int64_t> index) {
+  Shape* s = this;
+  for (int64_t i : index) {
+    assert(s->IsTuple() && i >= 0 && i < s->tuple_shapes_size());
+    s = &s->tuple_shapes_[i];
+  }
+  return *s;
+}
+
+bool Shape::IsValidIndex(absl::Span<const int64_t> index) const {
+  const Shape* s = this;
+  for (int64_t i : index) {
+    if (!s->IsTuple() || i < 0 || i >= s->tuple_shapes_size()) return false;
+    s = &s->tuple_shapes_[i];
+  }
+  return true;
+}
+
+int64_t Shape::element_count() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) n *= d < 0 ? 0 : d;
+  return n;
+}
+
+int64_t Shape::byte_size() const {
+  if (!IsArray()) return 0;
+  return element_count() * PrimitiveByteWidth(element_type_);
+}
+
+int64_t Shape::total_leaf_bytes() const {
+  if (IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& s : tuple_shapes_) total += s.total_leaf_bytes();
+    return total;
+  }
+  return byte_size();
+}
+
+std::string Shape::ToString(bool print_layout) const {
+  if (IsTuple()) {
+    std::string out = "(";
+    for (size_t i = 0; i < tuple_shapes_.size(); ++i) {
+      if (i > 0) out += ", ";
+      out += tuple_shapes_[i].ToString(print_layout);
+    }
+    out += ")";
+    return out;
+  }
+  std::string out(PrimitiveTypeName(element_type_));
+  out += "[";
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    if (i > 0) out += ",";
+    if (dims_[i] == kUnboundedSize) {
+      out += "?";
+    } else {
+      if (dynamic_[i]) out += "<=";
+      StrAppend(&out, dims_[i]);
+    }
+  }
+  out += "]";
+  if (print_layout && IsArray() && layout_.has_value()) {
+    std::string layout = layout_->ToString();
+    // XLA does not print "{}" for scalars.
+    if (layout != "{}") out += layout;
+  }
+  return out;
+}
+
+bool Shape::operator==(const Shape& other) const {
+  if (element_type_ != other.element_type_) return false;
+  if (IsTuple()) return tuple_shapes_ == other.tuple_shapes_;
+  return dims_ == other.dims_ && dynamic_ == other.dynamic_ && layout_ == other.layout_;
+}
+
+bool Shape::Compatible(const Shape& other) const {
+  if (element_type_ != other.element_type_) return false;
+  if (IsTuple()) {
+    if (tuple_shapes_.size() != other.tuple_shapes_.size()) return false;
+    for (size_t i = 0; i < tuple_shapes_.size(); ++i) {
+      if (!tuple_shapes_[i].Compatible(other.tuple_shapes_[i])) return false;
+    }
+    return true;
+  }
+  return dims_ == other.dims_ && dynamic_ == other.dynamic_;
+}
+
+bool Shape::SameDimensions(const Shape& other) const {
+  return dims_ == other.dims_ && dynamic_ == other.dynamic_;
+}
+
+std::string ShapeIndexToString(absl::Span<const int64_t> index) {
+  return StrCat("{", Join(index, ","), "}");
+}
+
+std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims) {
+  std::vector<int64_t> strides(dims.size());
+  int64_t s = 1;
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= dims[i];
+  }
+  return strides;
+}
+
+}  // namespace passlab

@@ -1,0 +1,75 @@
+// StrCat / StrAppend / StrJoin over absl that also accept std::string_view.
+// Debian's abseil is built with its own absl::string_view (not an alias of
+// std::string_view), so absl::StrCat rejects std::string_view arguments; these
+// wrappers convert them. Use them everywhere instead of absl::StrCat.
+#ifndef PASSLAB_CORE_IR_STR_UTIL_H_
+#define PASSLAB_CORE_IR_STR_UTIL_H_
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace passlab {
+namespace str_internal {
+
+inline absl::string_view Piece(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+inline absl::string_view Piece(const std::string& s) { return absl::string_view(s.data(), s.size()); }
+inline absl::string_view Piece(const char* s) { return absl::string_view(s); }
+inline absl::string_view Piece(absl::string_view s) { return s; }
+template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, char>>>
+absl::AlphaNum Piece(T v) {
+  return absl::AlphaNum(v);
+}
+
+}  // namespace str_internal
+
+template <typename... Args>
+std::string StrCat(const Args&... args) {
+  return absl::StrCat(str_internal::Piece(args)...);
+}
+
+template <typename... Args>
+void StrAppend(std::string* out, const Args&... args) {
+  absl::StrAppend(out, str_internal::Piece(args)...);
+}
+
+// Joins any range whose elements StrCat accepts.
+template <typename Range>
+std::string Join(const Range& range, std::string_view separator) {
+  std::string out;
+  bool first = true;
+  for (const auto& element : range) {
+    if (!first) out.append(separator);
+    first = false;
+    StrAppend(&out, element);
+  }
+  return out;
+}
+
+// absl::SimpleAtoi over std::string_view.
+template <typename T>
+bool SimpleAtoi(std::string_view s, T* out) {
+  return absl::SimpleAtoi(absl::string_view(s.data(), s.size()), out);
+}
+
+// Splits on any of the delimiter characters (empty pieces kept).
+inline std::vector<std::string_view> SplitAny(std::string_view s, std::string_view delimiters) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || delimiters.find(s[i]) != std::string_view::npos) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace passlab
+
+#endif  // PASSLAB_CORE_IR_STR_UTIL_H_

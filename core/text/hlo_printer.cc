@@ -1,0 +1,574 @@
+#include "core/text/hlo_printer.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "core/ir/str_util.h"
+
+namespace passlab {
+namespace {
+
+class Printer {
+ public:
+  explicit Printer(const PrintOptions& options) : options_(options) {}
+
+  std::string& out() { return out_; }
+
+  void Name(std::string_view name) {
+    if (options_.print_percent) out_ += '%';
+    out_ += name;
+  }
+
+  void Module(const HloModule& module) {
+    const HloModuleConfig& config = module.config();
+    StrAppend(&out_, "HloModule ", module.name());
+    if (module.is_scheduled()) out_ += ", is_scheduled=true";
+    if (!config.input_output_alias.empty()) {
+      out_ += ", input_output_alias={ ";
+      for (size_t i = 0; i < config.input_output_alias.size(); ++i) {
+        const InputOutputAlias& a = config.input_output_alias[i];
+        if (i > 0) out_ += ", ";
+        StrAppend(&out_, ShapeIndexToString(a.output_index), ": (", a.parameter_number,
+                        ", ", ShapeIndexToString(a.parameter_index),
+                        a.must_alias ? ", must-alias" : ", may-alias", ")");
+      }
+      out_ += " }";
+    }
+    if (!config.buffer_donor.empty()) {
+      out_ += ", buffer_donor={ ";
+      for (size_t i = 0; i < config.buffer_donor.size(); ++i) {
+        const BufferDonor& d = config.buffer_donor[i];
+        if (i > 0) out_ += ", ";
+        StrAppend(&out_, "(", d.parameter_number, ", ",
+                        ShapeIndexToString(d.parameter_index), ")");
+      }
+      out_ += " }";
+    }
+    if (config.alias_passthrough_params) out_ += ", alias_passthrough_params=true";
+    if (module.entry_computation() != nullptr) {
+      StrAppend(&out_, ", entry_computation_layout={",
+                      module.entry_computation_layout().ToString(), "}");
+    }
+    auto bools = [](const std::vector<bool>& v) {
+      std::vector<std::string> s;
+      for (bool b : v) s.push_back(b ? "true" : "false");
+      return StrCat("{", Join(s, ","), "}");
+    };
+    if (!config.allow_spmd_sharding_propagation_to_parameters.empty()) {
+      StrAppend(&out_, ", allow_spmd_sharding_propagation_to_parameters=",
+                      bools(config.allow_spmd_sharding_propagation_to_parameters));
+    }
+    if (!config.allow_spmd_sharding_propagation_to_output.empty()) {
+      StrAppend(&out_, ", allow_spmd_sharding_propagation_to_output=",
+                      bools(config.allow_spmd_sharding_propagation_to_output));
+    }
+    if (config.replica_count != 1) StrAppend(&out_, ", replica_count=", config.replica_count);
+    if (config.num_partitions != 1) {
+      StrAppend(&out_, ", num_partitions=", config.num_partitions);
+    }
+    if (config.use_auto_spmd_partitioning) out_ += ", use_auto_spmd_partitioning=true";
+    if (!config.frontend_attributes.map.empty()) {
+      StrAppend(&out_, ", frontend_attributes=", config.frontend_attributes.ToString());
+    }
+    for (const auto& [name, value] : config.unknown_attributes) {
+      StrAppend(&out_, ", ", name, "=", value);
+    }
+    out_ += "\n";
+    // Computations printed inline as async sugar are skipped.
+    absl::flat_hash_set<const HloComputation*> sugared;
+    if (options_.syntax_sugar_async_ops) {
+      for (HloComputation* c : module.computations()) {
+        for (HloInstruction* inst : c->instructions()) {
+          if (inst->opcode() == HloOpcode::kAsyncStart && CanPrintAsyncSugar(*inst)) {
+            sugared.insert(inst->async_wrapped_computation());
+          }
+        }
+      }
+    }
+    for (HloComputation* c : module.MakeComputationPostOrder()) {
+      if (sugared.contains(c)) continue;
+      out_ += "\n";
+      Computation(*c);
+      out_ += "\n";
+    }
+  }
+
+  void Computation(const HloComputation& c) {
+    if (c.IsEntryComputation()) out_ += "ENTRY ";
+    Name(c.name());
+    out_ += " (";
+    for (int64_t i = 0; i < c.num_parameters(); ++i) {
+      if (i > 0) out_ += ", ";
+      const HloInstruction* p = c.parameter_instruction(i);
+      StrAppend(&out_, p->name(), ": ", p->shape().ToString(/*print_layout=*/false));
+    }
+    out_ += ") -> ";
+    if (c.root_instruction() != nullptr) out_ += c.root_instruction()->shape().ToString(false);
+    out_ += " {\n";
+    for (const HloInstruction* inst : c.MakeInstructionPostOrder()) {
+      out_ += "  ";
+      Instruction(*inst);
+      out_ += "\n";
+    }
+    out_ += "}";
+    if (c.execution_thread() != "main") {
+      StrAppend(&out_, ", execution_thread=\"", CEscape(c.execution_thread()), "\"");
+    }
+  }
+
+  void Instruction(const HloInstruction& inst) {
+    if (inst.IsRoot()) out_ += "ROOT ";
+    Name(inst.name());
+    out_ += " = ";
+    out_ += inst.shape().ToString();
+    out_ += ' ';
+    bool sugar = options_.syntax_sugar_async_ops && IsAsync(inst.opcode()) &&
+                 CanPrintAsyncSugar(inst);
+    if (sugar) {
+      const HloInstruction* wrapped = inst.async_wrapped_instruction();
+      out_ += HloOpcodeString(wrapped->opcode());
+      out_ += inst.opcode() == HloOpcode::kAsyncStart    ? "-start"
+              : inst.opcode() == HloOpcode::kAsyncUpdate ? "-update"
+                                                         : "-done";
+    } else {
+      out_ += HloOpcodeString(inst.opcode());
+    }
+    out_ += '(';
+    if (inst.opcode() == HloOpcode::kConstant) {
+      Constant(inst.literal());
+    } else if (inst.opcode() == HloOpcode::kParameter) {
+      StrAppend(&out_, inst.parameter_number());
+    } else {
+      for (int64_t i = 0; i < inst.operand_count(); ++i) {
+        if (i > 0) out_ += ", ";
+        const HloInstruction* op = inst.operand(i);
+        if (options_.print_operand_shape) {
+          out_ += op->shape().ToString();
+          out_ += ' ';
+        }
+        Name(op->name());
+      }
+    }
+    out_ += ')';
+    if (sugar) {
+      if (inst.opcode() == HloOpcode::kAsyncStart) {
+        const HloInstruction* wrapped = inst.async_wrapped_instruction();
+        OpcodeAttributes(*wrapped);
+        CalledComputations(*wrapped);
+        if (inst.async_execution_thread() != "main") {
+          StrAppend(&out_, ", async_execution_thread=\"",
+                          CEscape(inst.async_execution_thread()), "\"");
+        }
+        Aliasing(inst.attrs());
+      }
+    } else {
+      OpcodeAttributes(inst);
+      CalledComputations(inst);
+    }
+    GenericAttributes(inst);
+  }
+
+  static bool IsAsync(HloOpcode op) {
+    return op == HloOpcode::kAsyncStart || op == HloOpcode::kAsyncUpdate ||
+           op == HloOpcode::kAsyncDone;
+  }
+
+  void Constant(const Literal& literal) {
+    if (options_.max_constant_elements >= 0 && literal.shape().IsArray() &&
+        literal.element_count() > options_.max_constant_elements && literal.shape().rank() > 0) {
+      out_ += "{...}";
+      return;
+    }
+    out_ += literal.ToString();
+  }
+
+  void Attr(std::string_view name, std::string_view value) {
+    StrAppend(&out_, ", ", name, "=", value);
+  }
+
+  void OpcodeAttributes(const HloInstruction& inst) {
+    const HloAttributes& a = inst.attrs();
+    auto dims = [&] { Attr("dimensions", BracedInts(inst.dimensions())); };
+    auto collective = [&] {
+      if (a.channel_id.has_value()) Attr("channel_id", StrCat(*a.channel_id));
+      if (!a.replica_groups.empty() || inst.opcode() != HloOpcode::kCollectivePermute) {
+        if (inst.opcode() != HloOpcode::kCollectivePermute &&
+            inst.opcode() != HloOpcode::kCollectivePermuteStart) {
+          Attr("replica_groups", a.replica_groups.ToString());
+        }
+      }
+      if (a.constrain_layout) Attr("constrain_layout", "true");
+    };
+    switch (inst.opcode()) {
+      case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kReverse:
+      case HloOpcode::kReduce: case HloOpcode::kConcatenate: case HloOpcode::kMap:
+      case HloOpcode::kGetDimensionSize: case HloOpcode::kSetDimensionSize:
+        if (inst.opcode() == HloOpcode::kMap && inst.dimensions().empty()) break;
+        dims();
+        break;
+      case HloOpcode::kSort:
+        dims();
+        if (a.is_stable) Attr("is_stable", "true");
+        break;
+      case HloOpcode::kSlice: {
+        std::vector<std::string> parts;
+        for (const SliceDimension& d : a.slice) {
+          parts.push_back(d.stride == 1 ? StrCat("[", d.start, ":", d.limit, "]")
+                                        : StrCat("[", d.start, ":", d.limit, ":", d.stride, "]"));
+        }
+        Attr("slice", StrCat("{", Join(parts, ", "), "}"));
+        break;
+      }
+      case HloOpcode::kPad: Attr("padding", a.padding_config.ToString()); break;
+      case HloOpcode::kIota: Attr("iota_dimension", StrCat(inst.iota_dimension())); break;
+      case HloOpcode::kGetTupleElement: Attr("index", StrCat(inst.tuple_index())); break;
+      case HloOpcode::kCompare: {
+        Attr("direction", ComparisonDirectionString(a.comparison_direction));
+        if (a.comparison_type != ComparisonType::kDefault && inst.operand_count() > 0 &&
+            a.comparison_type != DefaultComparisonType(inst.operand(0)->shape().element_type())) {
+          Attr("type", ComparisonTypeString(a.comparison_type));
+        }
+        break;
+      }
+      case HloOpcode::kDot:
+        out_ += ", ";
+        out_ += a.dot_dnums.ToString();
+        Precision(a.precision_config);
+        if (!a.sparsity.empty()) {
+          std::vector<std::string> parts;
+          for (const SparsityDescriptor& s : a.sparsity) {
+            parts.push_back(StrCat(s.index == 0 ? "L." : "R.", s.dimension, "@", s.n, ":", s.m));
+          }
+          Attr("sparsity", Join(parts, "_"));
+        }
+        break;
+      case HloOpcode::kConvolution:
+        ConvAttributes(a);
+        break;
+      case HloOpcode::kReduceWindow: case HloOpcode::kSelectAndScatter:
+        if (a.window.has_value() && !a.window->dimensions.empty()) Attr("window", a.window->ToString());
+        break;
+      case HloOpcode::kDynamicSlice: Attr("dynamic_slice_sizes", BracedInts(a.slice_sizes)); break;
+      case HloOpcode::kGather: {
+        const GatherDimensionNumbers& g = a.gather_dnums;
+        Attr("offset_dims", BracedInts(g.offset_dims));
+        Attr("collapsed_slice_dims", BracedInts(g.collapsed_slice_dims));
+        Attr("start_index_map", BracedInts(g.start_index_map));
+        if (!g.operand_batching_dims.empty()) Attr("operand_batching_dims", BracedInts(g.operand_batching_dims));
+        if (!g.start_indices_batching_dims.empty()) {
+          Attr("start_indices_batching_dims", BracedInts(g.start_indices_batching_dims));
+        }
+        Attr("index_vector_dim", StrCat(g.index_vector_dim));
+        Attr("slice_sizes", BracedInts(a.slice_sizes));
+        if (a.indices_are_sorted) Attr("indices_are_sorted", "true");
+        break;
+      }
+      case HloOpcode::kScatter: {
+        const ScatterDimensionNumbers& s = a.scatter_dnums;
+        Attr("update_window_dims", BracedInts(s.update_window_dims));
+        Attr("inserted_window_dims", BracedInts(s.inserted_window_dims));
+        Attr("scatter_dims_to_operand_dims", BracedInts(s.scatter_dims_to_operand_dims));
+        if (!s.input_batching_dims.empty()) Attr("input_batching_dims", BracedInts(s.input_batching_dims));
+        if (!s.scatter_indices_batching_dims.empty()) {
+          Attr("scatter_indices_batching_dims", BracedInts(s.scatter_indices_batching_dims));
+        }
+        Attr("index_vector_dim", StrCat(s.index_vector_dim));
+        if (a.indices_are_sorted) Attr("indices_are_sorted", "true");
+        if (a.unique_indices) Attr("unique_indices", "true");
+        break;
+      }
+      case HloOpcode::kBatchNormTraining: case HloOpcode::kBatchNormInference:
+      case HloOpcode::kBatchNormGrad:
+        Attr("epsilon", StrCat(a.epsilon));
+        Attr("feature_index", StrCat(a.feature_index));
+        break;
+      case HloOpcode::kReducePrecision:
+        Attr("exponent_bits", StrCat(a.exponent_bits));
+        Attr("mantissa_bits", StrCat(a.mantissa_bits));
+        break;
+      case HloOpcode::kRng: Attr("distribution", RandomDistributionString(a.distribution)); break;
+      case HloOpcode::kRngBitGenerator: Attr("algorithm", RandomAlgorithmString(a.rng_algorithm)); break;
+      case HloOpcode::kFft:
+        Attr("fft_type", FftTypeString(a.fft_type));
+        Attr("fft_length", BracedInts(a.fft_length));
+        break;
+      case HloOpcode::kTriangularSolve: {
+        const TriangularSolveOptions& t = a.triangular_solve;
+        if (t.left_side) Attr("left_side", "true");
+        if (t.lower) Attr("lower", "true");
+        if (t.unit_diagonal) Attr("unit_diagonal", "true");
+        if (t.transpose_a != TriangularTranspose::kNoTranspose) {
+          Attr("transpose_a", TriangularTransposeString(t.transpose_a));
+        }
+        break;
+      }
+      case HloOpcode::kCholesky:
+        if (a.cholesky_lower) Attr("lower", "true");
+        break;
+      case HloOpcode::kTopK:
+        Attr("k", StrCat(a.k));
+        if (a.largest) Attr("largest", "true");
+        break;
+      case HloOpcode::kAllReduce: case HloOpcode::kAllReduceStart: case HloOpcode::kReduceScatter:
+      case HloOpcode::kAllGather: case HloOpcode::kAllGatherStart: case HloOpcode::kAllToAll:
+      case HloOpcode::kRaggedAllToAll: case HloOpcode::kCollectiveBroadcast:
+        collective();
+        if (inst.opcode() == HloOpcode::kAllGather || inst.opcode() == HloOpcode::kAllGatherStart ||
+            inst.opcode() == HloOpcode::kReduceScatter ||
+            (inst.opcode() == HloOpcode::kAllToAll && !inst.dimensions().empty())) {
+          dims();
+        }
+        if (a.use_global_device_ids) Attr("use_global_device_ids", "true");
+        break;
+      case HloOpcode::kCollectivePermute: case HloOpcode::kCollectivePermuteStart: {
+        collective();
+        std::vector<std::string> pairs;
+        for (auto [s, t] : a.source_target_pairs) pairs.push_back(StrCat("{", s, ",", t, "}"));
+        Attr("source_target_pairs", StrCat("{", Join(pairs, ","), "}"));
+        if (!a.dynamic_slice_sizes_list.empty()) {
+          std::vector<std::string> parts;
+          for (const auto& s : a.dynamic_slice_sizes_list) parts.push_back(BracedInts(s));
+          Attr("slice_sizes", StrCat("{", Join(parts, ","), "}"));
+        }
+        break;
+      }
+      case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kRecv:
+      case HloOpcode::kRecvDone:
+        if (a.channel_id.has_value()) Attr("channel_id", StrCat(*a.channel_id));
+        if (a.is_host_transfer) Attr("is_host_transfer", "true");
+        break;
+      case HloOpcode::kInfeed:
+        if (!a.infeed_config.empty()) Attr("infeed_config", StrCat("\"", CEscape(a.infeed_config), "\""));
+        break;
+      case HloOpcode::kOutfeed:
+        if (a.outfeed_shape.has_value()) Attr("outfeed_shape", a.outfeed_shape->ToString());
+        if (!a.outfeed_config.empty()) Attr("outfeed_config", StrCat("\"", CEscape(a.outfeed_config), "\""));
+        break;
+      case HloOpcode::kParameter:
+        if (!a.parameter_replication.empty()) {
+          std::vector<std::string> s;
+          for (bool b : a.parameter_replication) s.push_back(b ? "true" : "false");
+          Attr("parameter_replication", StrCat("{", Join(s, ","), "}"));
+        }
+        break;
+      case HloOpcode::kCopyStart:
+        if (a.cross_program_prefetch_index.has_value()) {
+          Attr("cross_program_prefetch_index", StrCat(*a.cross_program_prefetch_index));
+        }
+        break;
+      case HloOpcode::kDomain:
+        Attr("domain", StrCat("{kind=\"", CEscape(a.domain.kind), "\", entry=", a.domain.entry,
+                                    ", exit=", a.domain.exit, "}"));
+        break;
+      case HloOpcode::kFusion:
+        Attr("kind", FusionKindString(inst.fusion_kind()));
+        Aliasing(a);
+        break;
+      case HloOpcode::kCustomCall:
+        CustomCallAttributes(inst);
+        break;
+      case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate: case HloOpcode::kAsyncDone:
+        if (inst.async_execution_thread() != "main") {
+          Attr("async_execution_thread", StrCat("\"", CEscape(inst.async_execution_thread()), "\""));
+        }
+        Aliasing(a);
+        break;
+      // Opcodes without attributes of their own.
+      case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kAddDependency:
+      case HloOpcode::kAfterAll: case HloOpcode::kAllGatherDone: case HloOpcode::kAllReduceDone:
+      case HloOpcode::kAnd: case HloOpcode::kAtan2: case HloOpcode::kBitcast:
+      case HloOpcode::kBitcastConvert: case HloOpcode::kCall: case HloOpcode::kCbrt:
+      case HloOpcode::kCeil: case HloOpcode::kClamp: case HloOpcode::kClz:
+      case HloOpcode::kCollectivePermuteDone: case HloOpcode::kComplex:
+      case HloOpcode::kConditional: case HloOpcode::kConstant: case HloOpcode::kConvert:
+      case HloOpcode::kCopy: case HloOpcode::kCopyDone: case HloOpcode::kCos:
+      case HloOpcode::kDivide: case HloOpcode::kDynamicReshape:
+      case HloOpcode::kDynamicUpdateSlice: case HloOpcode::kErf: case HloOpcode::kExp:
+      case HloOpcode::kExpm1: case HloOpcode::kFloor: case HloOpcode::kImag:
+      case HloOpcode::kIsFinite: case HloOpcode::kLog: case HloOpcode::kLog1p:
+      case HloOpcode::kLogistic: case HloOpcode::kMaximum: case HloOpcode::kMinimum:
+      case HloOpcode::kMultiply: case HloOpcode::kNegate: case HloOpcode::kNot:
+      case HloOpcode::kOptimizationBarrier: case HloOpcode::kOr: case HloOpcode::kPartitionId:
+      case HloOpcode::kPopulationCount: case HloOpcode::kPower: case HloOpcode::kReal:
+      case HloOpcode::kRemainder: case HloOpcode::kReplicaId: case HloOpcode::kReshape:
+      case HloOpcode::kRngGetAndUpdateState: case HloOpcode::kRoundNearestAfz:
+      case HloOpcode::kRoundNearestEven: case HloOpcode::kRsqrt: case HloOpcode::kSelect:
+      case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic:
+      case HloOpcode::kShiftRightLogical: case HloOpcode::kSign: case HloOpcode::kSin:
+      case HloOpcode::kSqrt: case HloOpcode::kStochasticConvert: case HloOpcode::kSubtract:
+      case HloOpcode::kTan: case HloOpcode::kTanh: case HloOpcode::kTuple: case HloOpcode::kWhile:
+      case HloOpcode::kXor:
+        break;
+    }
+  }
+
+  void Precision(const PrecisionConfig& p) {
+    bool any = false;
+    for (PrecisionLevel l : p.operand_precision) any |= l != PrecisionLevel::kDefault;
+    if (any) {
+      std::vector<std::string_view> parts;
+      for (PrecisionLevel l : p.operand_precision) parts.push_back(PrecisionString(l));
+      Attr("operand_precision", StrCat("{", Join(parts, ","), "}"));
+    }
+    if (!p.algorithm.empty()) Attr("algorithm", p.algorithm);
+  }
+
+  void ConvAttributes(const HloAttributes& a) {
+    if (a.window.has_value() && !a.window->dimensions.empty()) Attr("window", a.window->ToString());
+    if (a.conv_dnums.has_value()) Attr("dim_labels", a.conv_dnums->ToString());
+    if (a.feature_group_count != 1) Attr("feature_group_count", StrCat(a.feature_group_count));
+    if (a.batch_group_count != 1) Attr("batch_group_count", StrCat(a.batch_group_count));
+    Precision(a.precision_config);
+  }
+
+  void Aliasing(const HloAttributes& a) {
+    if (a.output_to_operand_aliasing.empty()) return;
+    std::vector<std::string> parts;
+    for (const OutputOperandAlias& al : a.output_to_operand_aliasing) {
+      parts.push_back(StrCat(ShapeIndexToString(al.output_index), ": (", al.operand, ", ",
+                                   ShapeIndexToString(al.operand_index), ")"));
+    }
+    Attr("output_to_operand_aliasing", StrCat("{", Join(parts, ", "), "}"));
+  }
+
+  void CustomCallAttributes(const HloInstruction& inst) {
+    const HloAttributes& a = inst.attrs();
+    ConvAttributes(a);
+    Attr("custom_call_target", StrCat("\"", CEscape(a.custom_call_target), "\""));
+    if (a.operand_layout_constraints.has_value()) {
+      std::vector<std::string> parts;
+      for (const Shape& s : *a.operand_layout_constraints) parts.push_back(s.ToString());
+      Attr("operand_layout_constraints", StrCat("{", Join(parts, ", "), "}"));
+    }
+    if (a.custom_call_has_side_effect) Attr("custom_call_has_side_effect", "true");
+    Aliasing(a);
+    if (inst.has_literal()) {
+      Attr("literal", StrCat(inst.literal().shape().ToString(), " ", inst.literal().ToString()));
+    }
+    if (a.schedule != CustomCallSchedule::kNone) Attr("schedule", CustomCallScheduleString(a.schedule));
+    if (a.padding_type != PaddingType::kInvalid) Attr("padding_type", PaddingTypeString(a.padding_type));
+    if (a.api_version != CustomCallApiVersion::kOriginal) {
+      Attr("api_version", CustomCallApiVersionString(a.api_version));
+    }
+  }
+
+  void CalledComputations(const HloInstruction& inst) {
+    const auto& called = inst.called_computations();
+    if (called.empty()) return;
+    auto name = [&](const HloComputation* c) {
+      return options_.print_percent ? StrCat("%", c->name()) : c->name();
+    };
+    switch (inst.opcode()) {
+      case HloOpcode::kWhile:
+        Attr("condition", name(called[0]));
+        Attr("body", name(called[1]));
+        return;
+      case HloOpcode::kSelectAndScatter:
+        Attr("select", name(called[0]));
+        Attr("scatter", name(called[1]));
+        return;
+      case HloOpcode::kConditional: {
+        if (inst.operand_count() > 0 &&
+            inst.operand(0)->shape().element_type() == PrimitiveType::kPred && called.size() == 2) {
+          Attr("true_computation", name(called[0]));
+          Attr("false_computation", name(called[1]));
+        } else {
+          std::vector<std::string> names;
+          for (const HloComputation* c : called) names.push_back(name(c));
+          Attr("branch_computations", StrCat("{", Join(names, ", "), "}"));
+        }
+        return;
+      }
+      case HloOpcode::kFusion: case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate:
+      case HloOpcode::kAsyncDone:
+        Attr("calls", name(called[0]));
+        return;
+      case HloOpcode::kCustomCall: {
+        std::vector<std::string> names;
+        for (const HloComputation* c : called) names.push_back(name(c));
+        Attr("called_computations", StrCat("{", Join(names, ", "), "}"));
+        return;
+      }
+      default:
+        Attr("to_apply", name(called[0]));
+    }
+  }
+
+  void GenericAttributes(const HloInstruction& inst) {
+    if (inst.has_sharding()) Attr("sharding", inst.sharding().ToString());
+    if (!inst.frontend_attributes().map.empty()) {
+      Attr("frontend_attributes", inst.frontend_attributes().ToString());
+    }
+    if (!inst.control_predecessors().empty()) {
+      std::vector<std::string> names;
+      for (const HloInstruction* p : inst.control_predecessors()) {
+        names.push_back(options_.print_percent ? StrCat("%", p->name()) : p->name());
+      }
+      Attr("control-predecessors", StrCat("{", Join(names, ", "), "}"));
+    }
+    if (options_.print_metadata && !inst.metadata().empty()) {
+      Attr("metadata", inst.metadata().ToString());
+    }
+    if (options_.print_backend_config && !inst.raw_backend_config().empty()) {
+      const std::string& bc = inst.raw_backend_config();
+      if (bc.front() == '{' && bc.back() == '}') {
+        Attr("backend_config", bc);
+      } else {
+        Attr("backend_config", StrCat("\"", CEscape(bc), "\""));
+      }
+    }
+    const HloAttributes& a = inst.attrs();
+    if (a.statistics.has_value()) Attr("statistics", a.statistics->ToString());
+    if (!a.original_value.empty()) Attr("origin", a.original_value);
+    for (const auto& [name, value] : a.unknown_attributes) Attr(name, value);
+  }
+
+ private:
+  const PrintOptions& options_;
+  std::string out_;
+};
+
+}  // namespace
+
+bool CanPrintAsyncSugar(const HloInstruction& async_op) {
+  if (async_op.called_computations().size() != 1) return false;
+  const HloComputation* wrapped = async_op.async_wrapped_computation();
+  if (wrapped == nullptr || wrapped->execution_thread() != async_op.async_execution_thread()) {
+    return false;
+  }
+  const HloInstruction* root = wrapped->root_instruction();
+  if (root == nullptr || wrapped->instruction_count() != wrapped->num_parameters() + 1) return false;
+  if (root->opcode() == HloOpcode::kParameter) return false;
+  if (root->operand_count() != wrapped->num_parameters()) return false;
+  for (int64_t i = 0; i < root->operand_count(); ++i) {
+    if (root->operand(i) != wrapped->parameter_instruction(i)) return false;
+  }
+  // Attributes that only the wrapped op could carry would be lost.
+  if (!root->metadata().empty() || !root->raw_backend_config().empty() || root->has_sharding() ||
+      !root->frontend_attributes().map.empty() || !root->control_predecessors().empty()) {
+    return false;
+  }
+  if (HasOwnAsyncOpcodes(root->opcode())) return false;
+  // The op-start spelling must not collide with a real opcode.
+  std::string start = StrCat(HloOpcodeString(root->opcode()), "-start");
+  if (StringToHloOpcode(start).has_value()) return false;
+  return true;
+}
+
+std::string PrintModule(const HloModule& module, const PrintOptions& options) {
+  Printer p(options);
+  p.Module(module);
+  return std::move(p.out());
+}
+
+std::string PrintComputation(const HloComputation& computation, const PrintOptions& options) {
+  Printer p(options);
+  p.Computation(computation);
+  return std::move(p.out());
+}
+
+std::string PrintInstruction(const HloInstruction& instruction, const PrintOptions& options) {
+  Printer p(options);
+  p.Instruction(instruction);
+  return std::move(p.out());
+}
+
+}  // namespace passlab
