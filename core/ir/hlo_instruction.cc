@@ -506,4 +506,8 @@ bool HloInstruction::IdenticalSlowPath(const HloInstruction& other) const {
   return attrs() == other.attrs();
 }
 
+std::string AsyncWrappedComputationName(std::string_view async_start_name) {
+  return StrCat(async_start_name, ".wrapped_computation");
+}
+
 }  // namespace passlab

@@ -339,6 +339,11 @@ class HloInstruction {
   std::unique_ptr<HloAttributes> attrs_;
 };
 
+// The name an async-start's wrapped computation gets when it is written with
+// the op-start sugar (seed 001). The printer uses the sugar exactly for
+// computations with this name, so both spellings round-trip unchanged.
+std::string AsyncWrappedComputationName(std::string_view async_start_name);
+
 }  // namespace passlab
 
 #endif  // PASSLAB_CORE_IR_HLO_INSTRUCTION_H_

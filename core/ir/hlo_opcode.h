@@ -25,7 +25,7 @@ namespace passlab {
   X(kAnd, "and", 2)                                             \
   X(kAsyncDone, "async-done", 1)                                \
   X(kAsyncStart, "async-start", kVariadic)                      \
-  X(kAsyncUpdate, "async-update", 1)                            \
+  X(kAsyncUpdate, "async-update", kVariadic)                            \
   X(kAtan2, "atan2", 2)                                         \
   X(kBatchNormGrad, "batch-norm-grad", 5)                       \
   X(kBatchNormInference, "batch-norm-inference", 5)             \

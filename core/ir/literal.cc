@@ -36,8 +36,21 @@ uint64_t DoubleToSmall(double v) {
   return T::FromDouble(v).bits();
 }
 
-// Shortest "%g" text that reads back to the same value of `type`.
+std::string ShortestG(PrimitiveType type, double value);
+
+// Shortest "%g" text that reads back to the same value of `type`; integral
+// values print as integers when that is no longer ("65504", not "6.55e+04").
 std::string FloatText(PrimitiveType type, double value) {
+  std::string shortest = ShortestG(type, value);
+  if (value == std::trunc(value) && std::fabs(value) < 1e17) {
+    std::string integral = absl::StrFormat("%.0f", value);
+    if (std::signbit(value) && value == 0) integral = "-0";
+    if (integral.size() <= shortest.size()) return integral;
+  }
+  return shortest;
+}
+
+std::string ShortestG(PrimitiveType type, double value) {
   for (int precision = 1; precision <= 17; ++precision) {
     std::string s = absl::StrFormat("%.*g", precision, value);
     double back = std::strtod(s.c_str(), nullptr);
@@ -52,6 +65,8 @@ std::string FloatText(PrimitiveType type, double value) {
   }
   return absl::StrFormat("%.17g", value);
 }
+
+std::string ShortestG(PrimitiveType type, double value);
 
 // NaN text: "nan", "-nan", or "nan(0x<payload>)" when the payload is not the
 // default quiet-NaN payload.

@@ -36,8 +36,9 @@ struct Use {
 
 class Parser {
  public:
-  Parser(std::string_view text, std::string_view filename)
-      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), file_(filename) {}
+  Parser(std::string_view text, std::string_view filename, ParseOptions options = {})
+      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), file_(filename),
+        options_(std::move(options)) {}
 
   absl::StatusOr<std::unique_ptr<HloModule>> ParseModule();
   absl::StatusOr<Shape> ParseStandaloneShape();
@@ -652,6 +653,16 @@ class Parser {
     }
     // XLA also accepts a scalar written in braces for rank-0? No: rank 0 is
     // the bare element.
+    if (shape.rank() > 0 && Peek() != '{') {
+      // XLA accepts one value for a whole array: "f32[2,3] constant(0)".
+      if (lit.element_count() == 0) return Error("a value was given for an empty array");
+      if (absl::Status s = ParseElement(lit, 0); !s.ok()) return s;
+      int w = PrimitiveByteWidth(shape.element_type());
+      for (int64_t i = 1; i < lit.element_count(); ++i) {
+        std::memcpy(lit.untyped_data() + i * w, lit.untyped_data(), w);
+      }
+      return lit;
+    }
     int64_t linear = 0;
     if (absl::Status s = ParseArrayLiteral(lit, 0, linear, depth); !s.ok()) return s;
     return lit;
@@ -1057,18 +1068,65 @@ class Parser {
 
   absl::Status ParseHeader();
   absl::Status ParseComputation();
+  absl::Status ParseComputationBody(const std::string& name, const char* comp_pos, bool is_entry);
   absl::Status ParseInstruction(ComputationScope& scope, std::unique_ptr<HloComputation>& comp,
                                 HloInstruction** root, const char** root_pos);
+  absl::StatusOr<HloInstruction*> ParseInstructionRest(ComputationScope& scope,
+                                                       std::unique_ptr<HloComputation>& comp,
+                                                       const std::string& name, const char* inst_pos,
+                                                       std::optional<Shape> declared_shape, int depth);
+  // After a name-less operand position: "opcode(" starts an inline instruction.
+  bool PeekInlineInstruction() {
+    SkipWs();
+    const char* q = p_;
+    if (q < end_ && *q == '%') return false;
+    while (q < end_ && IsNameChar(*q)) ++q;
+    if (q == p_) return false;
+    std::string_view word(p_, q - p_);
+    while (q < end_ && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) ++q;
+    if (q >= end_ || *q != '(') return false;
+    if (StringToHloOpcode(word).has_value()) return true;
+    for (std::string_view suffix : {"-start", "-update", "-done"}) {
+      if (word.size() > suffix.size() && word.substr(word.size() - suffix.size()) == suffix &&
+          StringToHloOpcode(word.substr(0, word.size() - suffix.size())).has_value()) {
+        return true;
+      }
+    }
+    return false;
+  }
+  // ", name=" follows: another attribute. (For an inline operand a ','
+  // followed by anything else belongs to the enclosing operand list.)
+  bool PeekAttribute() {
+    if (Peek() != ',') return false;
+    const char* q = p_ + 1;
+    while (q < end_ && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) ++q;
+    const char* w = q;
+    while (q < end_ && IsNameChar(*q)) ++q;
+    if (q == w) return false;
+    while (q < end_ && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) ++q;
+    return q < end_ && *q == '=';
+  }
   absl::Status ParseAttributes(HloInstruction* inst, HloInstruction* attr_target,
                                const char* inst_pos, absl::flat_hash_set<std::string>& seen,
                                PendingInstruction& pending, bool is_sugar_start);
   absl::Status ParseOneAttribute(const std::string& name, const char* at, HloInstruction* inst,
                                  HloInstruction* target, PendingInstruction& pending);
   absl::Status Finish();
+  absl::Status InferMissingShapes();
 
   absl::StatusOr<std::string> ParseComputationRef(HloInstruction* inst, size_t slot) {
     SkipWs();
     const char* at = p_;
+    if (Peek() == '{') {
+      // A computation written inline as the attribute value.
+      std::string name;
+      do {
+        name = StrCat(inst->name(), ".inline_computation", ++inline_counter_ > 1 ? StrCat(".", inline_counter_) : "");
+      } while (computation_names_.contains(name));
+      if (absl::Status s = ParseComputationBody(name, at, /*is_entry=*/false); !s.ok()) return s;
+      computation_refs_.push_back({inst, slot, {at, name}});
+      return name;
+    }
     absl::StatusOr<std::string> name = ParseName();
     if (!name.ok()) return name.status();
     computation_refs_.push_back({inst, slot, {at, *name}});
@@ -1089,6 +1147,11 @@ class Parser {
   // Async ops written as sugar ("op-start"), built once operands resolve.
   std::vector<HloInstruction*> async_update_done_without_calls_;
   int64_t sugar_counter_ = 0;
+  int64_t inline_counter_ = 0;
+  int computation_depth_ = 0;
+  // Instructions written without a shape; inferred once the module is built.
+  std::vector<std::pair<HloInstruction*, const char*>> needs_inference_;
+  ParseOptions options_;
 };
 
 absl::Status Parser::ParseHeader() {
@@ -1254,6 +1317,13 @@ absl::Status Parser::ParseComputation() {
     absl::StatusOr<Shape> result = ParseShape();
     if (!result.ok()) return result.status();
   }
+  return ParseComputationBody(*name, comp_pos, is_entry);
+}
+
+absl::Status Parser::ParseComputationBody(const std::string& name_str, const char* comp_pos,
+                                          bool is_entry) {
+  if (++computation_depth_ > 64) return Error(comp_pos, "computations nested too deeply");
+  const std::string* name = &name_str;
   if (absl::Status s = Expect('{', "opening the computation body"); !s.ok()) return s;
   auto comp = std::make_unique<HloComputation>(*name);
   ComputationScope scope{comp.get(), {}, {}};
@@ -1327,6 +1397,7 @@ absl::Status Parser::ParseComputation() {
   computation_names_[*name] = c;
   computation_pos_.push_back(comp_pos);
   computations_.push_back(std::move(comp));
+  --computation_depth_;
   return absl::OkStatus();
 }
 
@@ -1342,8 +1413,30 @@ absl::Status Parser::ParseInstruction(ComputationScope& scope, std::unique_ptr<H
                                         comp->name(), "'"));
   }
   if (absl::Status s = Expect('=', "after the instruction name"); !s.ok()) return s;
-  absl::StatusOr<Shape> shape = ParseShape();
-  if (!shape.ok()) return shape.status();
+  std::optional<Shape> shape;
+  if (PeekShape()) {
+    absl::StatusOr<Shape> parsed = ParseShape();
+    if (!parsed.ok()) return parsed.status();
+    shape = std::move(*parsed);
+  }
+  absl::StatusOr<HloInstruction*> added = ParseInstructionRest(scope, comp, *name, inst_pos, shape, 0);
+  if (!added.ok()) return added.status();
+  if (is_root) {
+    if (*root != nullptr) {
+      return Error(inst_pos, StrCat("computation '", comp->name(), "' has two ROOT instructions ('",
+                                    (*root)->name(), "' and '", *name, "')"));
+    }
+    *root = *added;
+    *root_pos = inst_pos;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
+    ComputationScope& scope, std::unique_ptr<HloComputation>& comp, const std::string& name_str,
+    const char* inst_pos, std::optional<Shape> declared_shape, int depth) {
+  if (depth > kMaxNesting) return Error(inst_pos, "inline operands nested too deeply");
+  const std::string* name = &name_str;
   SkipWs();
   const char* op_pos = p_;
   absl::StatusOr<std::string> opcode_name = ParseIdentifier();
@@ -1376,8 +1469,18 @@ absl::Status Parser::ParseInstruction(ComputationScope& scope, std::unique_ptr<H
     }
     opcode = async_kind;
   }
-  auto inst = HloInstruction::Create(*opcode, *shape, {});
+  if (!declared_shape.has_value() &&
+      (*opcode == HloOpcode::kConstant || *opcode == HloOpcode::kParameter ||
+       wrapped_opcode.has_value() || *opcode == HloOpcode::kCustomCall ||
+       *opcode == HloOpcode::kAsyncStart || *opcode == HloOpcode::kRng ||
+       *opcode == HloOpcode::kInfeed || *opcode == HloOpcode::kRecv)) {
+    return Error(inst_pos, StrCat("instruction '", *name, "' needs a shape ('",
+                                  HloOpcodeString(*opcode), "' shapes cannot be inferred)"));
+  }
+  const Shape* shape = declared_shape.has_value() ? &*declared_shape : nullptr;
+  auto inst = HloInstruction::Create(*opcode, shape != nullptr ? *shape : Shape(), {});
   inst->SetName(*name);
+  if (shape == nullptr) needs_inference_.push_back({inst.get(), inst_pos});
   PendingInstruction pending{inst.get(), {}, {}, inst_pos};
   // Operands.
   if (absl::Status s = Expect('(', "opening the operand list"); !s.ok()) return s;
@@ -1394,12 +1497,30 @@ absl::Status Parser::ParseInstruction(ComputationScope& scope, std::unique_ptr<H
     if (absl::Status s = Expect(')'); !s.ok()) return s;
   } else if (!Consume(')')) {
     do {
+      std::optional<Shape> operand_shape;
       if (PeekShape()) {
-        absl::StatusOr<Shape> operand_shape = ParseShape();
-        if (!operand_shape.ok()) return operand_shape.status();
+        absl::StatusOr<Shape> parsed = ParseShape();
+        if (!parsed.ok()) return parsed.status();
+        operand_shape = std::move(*parsed);
       }
       SkipWs();
       const char* at = p_;
+      if (PeekInlineInstruction()) {
+        // XLA allows an operand to be an instruction written inline:
+        // "broadcast(f32[] constant(0))". It gets a fresh name.
+        const char* op_start = p_;
+        while (op_start < end_ && IsNameChar(*op_start)) ++op_start;
+        std::string base(p_, op_start);
+        std::string inline_name;
+        do {
+          inline_name = StrCat(base, ".", ++inline_counter_);
+        } while (scope.names.contains(inline_name));
+        absl::StatusOr<HloInstruction*> inner =
+            ParseInstructionRest(scope, comp, inline_name, at, operand_shape, depth + 1);
+        if (!inner.ok()) return inner.status();
+        pending.operands.push_back({at, inline_name});
+        continue;
+      }
       absl::StatusOr<std::string> operand = ParseName();
       if (!operand.ok()) return operand.status();
       pending.operands.push_back({at, *operand});
@@ -1434,7 +1555,7 @@ absl::Status Parser::ParseInstruction(ComputationScope& scope, std::unique_ptr<H
                                           " operands but its shape lists ",
                                           operands_shape.tuple_shapes_size()));
     }
-    auto wc = std::make_unique<HloComputation>(StrCat(*name, ".wrapped_computation"));
+    auto wc = std::make_unique<HloComputation>(AsyncWrappedComputationName(*name));
     std::vector<HloInstruction*> wparams;
     for (int64_t i = 0; i < operands_shape.tuple_shapes_size(); ++i) {
       wparams.push_back(wc->AddParameter(HloInstruction::CreateParameter(
@@ -1461,25 +1582,15 @@ absl::Status Parser::ParseInstruction(ComputationScope& scope, std::unique_ptr<H
   }
   HloInstruction* added = comp->AddInstruction(std::move(inst));
   scope.names[*name] = added;
-  if (is_root) {
-    if (*root != nullptr) {
-      return Error(inst_pos, StrCat("computation '", comp->name(), "' has two ROOT instructions ('",
-                                          (*root)->name(), "' and '", *name, "')"));
-    }
-    *root = added;
-    *root_pos = inst_pos;
-  }
   scope.pending.push_back(std::move(pending));
-  return absl::OkStatus();
+  return added;
 }
 
 absl::Status Parser::ParseAttributes(HloInstruction* inst, HloInstruction* attr_target,
                                      const char* inst_pos, absl::flat_hash_set<std::string>& seen,
                                      PendingInstruction& pending, bool is_sugar_start) {
-  while (Peek() == ',') {
-    // A ',' followed by something that is not "name=" ends the instruction
-    // (never happens in valid text; reported as a missing attribute).
-    ++p_;
+  while (PeekAttribute()) {
+    Consume(',');
     SkipWs();
     const char* at = p_;
     absl::StatusOr<std::string> attr = ParseIdentifier();
@@ -1548,13 +1659,10 @@ absl::Status Parser::ParseAttributes(HloInstruction* inst, HloInstruction* attr_
         if (absl::Status s = require(a); !s.ok()) return s;
       }
       break;
-    case HloOpcode::kBroadcast: case HloOpcode::kTranspose: case HloOpcode::kConcatenate:
-    case HloOpcode::kReverse:
+    case HloOpcode::kTranspose: case HloOpcode::kConcatenate: case HloOpcode::kReverse:
       return require("dimensions");
     case HloOpcode::kConvolution:
       return require("dim_labels");
-    case HloOpcode::kDot:
-      return require("lhs_contracting_dims");
     default:
       break;
   }
@@ -1984,7 +2092,12 @@ absl::Status Parser::ParseOneAttribute(const std::string& name, const char* at, 
     } while (Consume(','));
     return Expect('}');
   }
-  if (op == HloOpcode::kCustomCall) {
+  // XLA attributes passlab does not model yet are kept verbatim on any
+  // instruction; anything else is kept only on custom calls.
+  static const absl::flat_hash_set<std::string> kKeptVerbatim = {
+      "result_accuracy", "inferred_dimension", "sparsity_config", "convolution_kind",
+      "has_dynamic_root", "delta", "split_dims", "collective_op_id"};
+  if (op == HloOpcode::kCustomCall || kKeptVerbatim.contains(name)) {
     // Unknown attributes on custom calls are kept verbatim.
     SkipWs();
     std::string value;
@@ -2088,6 +2201,36 @@ absl::Status Parser::Finish() {
     }
   }
   module_->set_is_scheduled(is_scheduled_);
+  return InferMissingShapes();
+}
+
+absl::Status Parser::InferMissingShapes() {
+  if (needs_inference_.empty()) return absl::OkStatus();
+  absl::flat_hash_map<const HloInstruction*, const char*> pending;
+  for (auto [inst, pos] : needs_inference_) pending[inst] = pos;
+  if (!options_.infer_shape) {
+    auto [inst, pos] = needs_inference_.front();
+    return Error(pos, StrCat("instruction '", inst->name(),
+                             "' has no shape, and this parse has no shape inference"));
+  }
+  for (HloComputation* c : module_->MakeComputationPostOrder()) {
+    for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
+      auto it = pending.find(inst);
+      if (it == pending.end()) continue;
+      for (const HloInstruction* op : inst->operands()) {
+        if (op->shape().element_type() == PrimitiveType::kInvalid) {
+          return Error(it->second, StrCat("cannot infer the shape of '", inst->name(),
+                                          "': operand '", op->name(), "' has no shape"));
+        }
+      }
+      absl::StatusOr<Shape> shape = options_.infer_shape(*inst);
+      if (!shape.ok()) {
+        return Error(it->second, StrCat("cannot infer the shape of '", inst->name(), "': ",
+                                        std::string(shape.status().message())));
+      }
+      *inst->mutable_shape() = std::move(*shape);
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -2101,8 +2244,9 @@ absl::StatusOr<Shape> Parser::ParseStandaloneShape() {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(std::string_view text,
-                                                         std::string_view filename) {
-  Parser parser(text, filename);
+                                                         std::string_view filename,
+                                                         const ParseOptions& options) {
+  Parser parser(text, filename, options);
   return parser.ParseModule();
 }
 

@@ -9,6 +9,7 @@
 #ifndef PASSLAB_CORE_TEXT_HLO_PARSER_H_
 #define PASSLAB_CORE_TEXT_HLO_PARSER_H_
 
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -17,8 +18,17 @@
 
 namespace passlab {
 
+struct ParseOptions {
+  // XLA lets instructions omit their shape ("gte = get-tuple-element(t),
+  // index=0"); the parser then asks this function (shape inference lives in
+  // core/verify, a layer the parser may not depend on). Without it such text
+  // is an error.
+  std::function<absl::StatusOr<Shape>(const HloInstruction&)> infer_shape;
+};
+
 absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(std::string_view text,
-                                                         std::string_view filename = "<input>");
+                                                         std::string_view filename = "<input>",
+                                                         const ParseOptions& options = {});
 
 // Parses one shape ("f32[2,3]{1,0:T(2,2)}", "(s32[], token[])"). Shapes without
 // a layout get the default layout.

@@ -1,5 +1,6 @@
 #include "core/text/hlo_printer.h"
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/str_util.h"
 
@@ -72,19 +73,30 @@ class Printer {
       StrAppend(&out_, ", ", name, "=", value);
     }
     out_ += "\n";
-    // Computations printed inline as async sugar are skipped.
-    absl::flat_hash_set<const HloComputation*> sugared;
+    // Computations printed inline as async sugar are skipped. Only a
+    // computation wrapped by exactly one async-start can be (sugar gives each
+    // start its own computation when parsed back).
     if (options_.syntax_sugar_async_ops) {
+      absl::flat_hash_map<const HloComputation*, int> starts;
       for (HloComputation* c : module.computations()) {
         for (HloInstruction* inst : c->instructions()) {
-          if (inst->opcode() == HloOpcode::kAsyncStart && CanPrintAsyncSugar(*inst)) {
-            sugared.insert(inst->async_wrapped_computation());
+          if (inst->opcode() == HloOpcode::kAsyncStart && !inst->called_computations().empty()) {
+            ++starts[inst->async_wrapped_computation()];
           }
         }
       }
+      for (HloComputation* c : module.computations()) {
+        for (HloInstruction* inst : c->instructions()) {
+          if (inst->opcode() == HloOpcode::kAsyncStart && CanPrintAsyncSugar(*inst) &&
+              starts[inst->async_wrapped_computation()] == 1) {
+            sugared_.insert(inst->async_wrapped_computation());
+          }
+        }
+      }
+      module_context_ = true;
     }
     for (HloComputation* c : module.MakeComputationPostOrder()) {
-      if (sugared.contains(c)) continue;
+      if (sugared_.contains(c)) continue;
       out_ += "\n";
       Computation(*c);
       out_ += "\n";
@@ -121,7 +133,8 @@ class Printer {
     out_ += inst.shape().ToString();
     out_ += ' ';
     bool sugar = options_.syntax_sugar_async_ops && IsAsync(inst.opcode()) &&
-                 CanPrintAsyncSugar(inst);
+                 CanPrintAsyncSugar(inst) &&
+                 (!module_context_ || sugared_.contains(inst.async_wrapped_computation()));
     if (sugar) {
       const HloInstruction* wrapped = inst.async_wrapped_instruction();
       out_ += HloOpcodeString(wrapped->opcode());
@@ -524,6 +537,8 @@ class Printer {
  private:
   const PrintOptions& options_;
   std::string out_;
+  bool module_context_ = false;
+  absl::flat_hash_set<const HloComputation*> sugared_;
 };
 
 }  // namespace
@@ -534,6 +549,11 @@ bool CanPrintAsyncSugar(const HloInstruction& async_op) {
   if (wrapped == nullptr || wrapped->execution_thread() != async_op.async_execution_thread()) {
     return false;
   }
+  const HloInstruction* start_op = &async_op;
+  while (start_op->opcode() != HloOpcode::kAsyncStart && start_op->operand_count() > 0) {
+    start_op = start_op->operand(0);
+  }
+  if (wrapped->name() != AsyncWrappedComputationName(start_op->name())) return false;
   const HloInstruction* root = wrapped->root_instruction();
   if (root == nullptr || wrapped->instruction_count() != wrapped->num_parameters() + 1) return false;
   if (root->opcode() == HloOpcode::kParameter) return false;

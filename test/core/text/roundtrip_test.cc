@@ -1,0 +1,164 @@
+// Round-trip contract of the text format over passlab's own fixtures:
+// print(parse(print(parse(t)))) == print(parse(t)) and parse(print(m)) is
+// structurally equal to m.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/ir/hlo_equal.h"
+#include "core/text/hlo_parser.h"
+#include "core/text/hlo_printer.h"
+
+namespace passlab {
+namespace {
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::filesystem::path> Fixtures() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(
+           std::filesystem::path(PASSLAB_SOURCE_DIR) / "test/hlo")) {
+    if (e.path().extension() == ".hlo" && e.path().parent_path().filename() != "invalid" &&
+        e.path().parent_path().filename() != "verify") {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(RoundTripTest, EveryFixtureRoundTrips) {
+  std::vector<std::filesystem::path> files = Fixtures();
+  ASSERT_GE(files.size(), 3u);
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.string());
+    auto m = ParseHloModule(ReadFile(path), path.string());
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    std::string once = PrintModule(**m);
+    auto m2 = ParseHloModule(once, "printed");
+    ASSERT_TRUE(m2.ok()) << m2.status().message() << "\n" << once;
+    EXPECT_EQ(PrintModule(**m2), once);
+    std::string difference;
+    EXPECT_TRUE(StructurallyEqual(**m, **m2, &difference)) << difference;
+  }
+}
+
+TEST(RoundTripTest, AsyncSugarParsesToTheGenericForm) {
+  // Seed 001: "op-start" and "async-start" with a wrapped computation are the
+  // same representation.
+  const char* sugar = R"(
+HloModule m
+ENTRY %main (p: f32[64]) -> f32[32] {
+  %p = f32[64] parameter(0)
+  %s = ((f32[64]), f32[32], s32[]) slice-start(f32[64] %p), slice={[0:64:2]}
+  %u = ((f32[64]), f32[32], s32[]) slice-update(((f32[64]), f32[32], s32[]) %s)
+  ROOT %d = f32[32] slice-done(((f32[64]), f32[32], s32[]) %u)
+})";
+  auto m = ParseHloModule(sugar);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  HloComputation* entry = (*m)->entry_computation();
+  HloInstruction* done = entry->root_instruction();
+  EXPECT_EQ(done->opcode(), HloOpcode::kAsyncDone);
+  HloInstruction* update = done->mutable_operand(0);
+  EXPECT_EQ(update->opcode(), HloOpcode::kAsyncUpdate);
+  HloInstruction* start = update->mutable_operand(0);
+  ASSERT_EQ(start->opcode(), HloOpcode::kAsyncStart);
+  EXPECT_EQ(start->async_wrapped_opcode(), HloOpcode::kSlice);
+  EXPECT_EQ(done->async_wrapped_computation(), start->async_wrapped_computation());
+  EXPECT_EQ(start->async_wrapped_instruction()->attrs().slice[0].stride, 2);
+  // Printed back as sugar, not as a separate computation.
+  std::string printed = PrintModule(**m);
+  EXPECT_NE(printed.find("slice-start("), std::string::npos) << printed;
+  EXPECT_NE(printed.find("slice-done("), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("async-start"), std::string::npos) << printed;
+}
+
+TEST(RoundTripTest, ShapesWithoutLayoutsGetDefaultLayouts) {
+  auto m = ParseHloModule("ENTRY e { ROOT p = f32[2,3] parameter(0) }");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)->entry_computation()->root_instruction()->shape().ToString(), "f32[2,3]{1,0}");
+}
+
+TEST(RoundTripTest, TiledLayoutsAndLayoutFieldsRoundTrip) {
+  for (const char* shape :
+       {"f32[3,5]{1,0:T(2,2)}", "bf16[4,8]{1,0:T(8,128)(2,1)}", "f32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}",
+        "s4[16]{0:E(4)}", "f32[8]{0:S(1)}", "f32[8,8]{0,1:T(8,128)L(1024)S(2)}",
+        "f32[<=4,?]{1,0}", "u32[4]{0:#(s32)*(u32)}", "(f32[], (s32[2]{0}, token[]))",
+        "f32[8]{0:D(C+~)}", "f32[8,8]{1,0:SC(0:2,4)}", "f32[4]{0:P(f32[8]{0})}",
+        "f32[4]{0:M(8)}"}) {
+    auto parsed = ParseShape(shape);
+    ASSERT_TRUE(parsed.ok()) << shape << ": " << parsed.status().message();
+    EXPECT_EQ(parsed->ToString(), shape);
+  }
+}
+
+TEST(RoundTripTest, ConstantsRoundTripExactly) {
+  const char* text = R"(
+HloModule c
+ENTRY %e () -> (f32[5], bf16[3], f16[2], f8e4m3fn[3], f8e5m2[2], s8[2], u64[1], pred[2], c128[1], f64[2]) {
+  %a = f32[5]{0} constant({0.1, 3.4028235e+38, 1.4e-45, -0, nan(0x1)})
+  %b = bf16[3]{0} constant({-nan(0x7f), 0.797, inf})
+  %c = f16[2]{0} constant({65504, 6e-08})
+  %d = f8e4m3fn[3]{0} constant({nan, 448, -nan})
+  %e = f8e5m2[2]{0} constant({57344, -inf})
+  %f = s8[2]{0} constant({-128, 127})
+  %g = u64[1]{0} constant({18446744073709551615})
+  %h = pred[2]{0} constant({true, false})
+  %i = c128[1]{0} constant({(1e+300, -nan)})
+  %j = f64[2]{0} constant({0.1, 2.2250738585072014e-308})
+  ROOT %t = (f32[5]{0}, bf16[3]{0}, f16[2]{0}, f8e4m3fn[3]{0}, f8e5m2[2]{0}, s8[2]{0}, u64[1]{0}, pred[2]{0}, c128[1]{0}, f64[2]{0}) tuple(%a, %b, %c, %d, %e, %f, %g, %h, %i, %j)
+})";
+  auto m = ParseHloModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::string printed = PrintModule(**m);
+  for (const char* expected :
+       {"{0.1, 3.4028235e+38, 1e-45, -0, nan(0x1)}", "{-nan(0x7f), 0.797, inf}", "{65504, 6e-08}",
+        "{nan, 448, -nan}", "{57344, -inf}", "{-128, 127}", "{18446744073709551615}",
+        "{true, false}", "{(1e+300, -nan)}", "{0.1, 2.2250738585072014e-308}"}) {
+    EXPECT_NE(printed.find(expected), std::string::npos) << expected << "\n" << printed;
+  }
+  auto again = ParseHloModule(printed);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(PrintModule(**again), printed);
+}
+
+TEST(RoundTripTest, InlineOperandsAndComputationsGetNames) {
+  const char* text = R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT r = f32[] reduce(p, f32[] constant(0)), dimensions={0}, to_apply={
+    a = f32[] parameter(0)
+    b = f32[] parameter(1)
+    ROOT s = f32[] add(a, b)
+  }
+})";
+  auto m = ParseHloModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  HloInstruction* r = (*m)->entry_computation()->root_instruction();
+  EXPECT_EQ(r->operand(1)->opcode(), HloOpcode::kConstant);
+  ASSERT_NE(r->to_apply(), nullptr);
+  EXPECT_EQ(r->to_apply()->root_instruction()->opcode(), HloOpcode::kAdd);
+  auto again = ParseHloModule(PrintModule(**m));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+}
+
+TEST(RoundTripTest, CloneIsStructurallyEqual) {
+  auto path = std::filesystem::path(PASSLAB_SOURCE_DIR) / "test/hlo/all_opcodes.hlo";
+  auto m = ParseHloModule(ReadFile(path), path.string());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::unique_ptr<HloModule> clone = (*m)->Clone();
+  std::string difference;
+  EXPECT_TRUE(StructurallyEqual(**m, *clone, &difference)) << difference;
+  EXPECT_EQ(PrintModule(**m), PrintModule(*clone));
+}
+
+}  // namespace
+}  // namespace passlab
