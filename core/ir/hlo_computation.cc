@@ -8,10 +8,10 @@
 
 namespace passlab {
 
-HloComputation::~HloComputation() {
-  // Break operand/user links first so destruction order does not matter.
-  for (auto& inst : instructions_) inst->DetachFromOperands();
-}
+// Operands and users never cross computations, so the instructions can go
+// together without unlinking them one by one (which is quadratic for an
+// operand with many users).
+HloComputation::~HloComputation() = default;
 
 HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction,
                                                std::string_view name) {

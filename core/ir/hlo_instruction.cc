@@ -296,16 +296,44 @@ HloModule* HloInstruction::GetModule() const {
   return parent_ == nullptr ? nullptr : parent_->parent();
 }
 
+namespace {
+constexpr size_t kUserIndexThreshold = 16;
+}  // namespace
+
 void HloInstruction::AddUser(HloInstruction* user) {
-  if (std::find(users_.begin(), users_.end(), user) == users_.end()) users_.push_back(user);
+  if (user_index_ != nullptr) {
+    if (user_index_->emplace(user, static_cast<int64_t>(users_.size())).second) users_.push_back(user);
+    return;
+  }
+  if (std::find(users_.begin(), users_.end(), user) != users_.end()) return;
+  users_.push_back(user);
+  if (users_.size() > kUserIndexThreshold) {
+    user_index_ = std::make_unique<absl::flat_hash_map<const HloInstruction*, int64_t>>();
+    for (size_t i = 0; i < users_.size(); ++i) (*user_index_)[users_[i]] = static_cast<int64_t>(i);
+  }
 }
 
 void HloInstruction::RemoveUser(HloInstruction* user) {
+  if (user_index_ != nullptr) {
+    auto it = user_index_->find(user);
+    if (it == user_index_->end()) return;
+    // Swap with the last user: O(1), and still deterministic (the order is
+    // a function of the sequence of edits).
+    int64_t pos = it->second;
+    user_index_->erase(it);
+    if (pos != static_cast<int64_t>(users_.size()) - 1) {
+      users_[pos] = users_.back();
+      (*user_index_)[users_[pos]] = pos;
+    }
+    users_.pop_back();
+    return;
+  }
   auto it = std::find(users_.begin(), users_.end(), user);
   if (it != users_.end()) users_.erase(it);
 }
 
 bool HloInstruction::IsUserOf(const HloInstruction* operand) const {
+  if (operand->user_index_ != nullptr) return operand->user_index_->contains(this);
   return std::find(operand->users_.begin(), operand->users_.end(), this) != operand->users_.end();
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "core/ir/hlo_attributes.h"
@@ -326,6 +327,9 @@ class HloInstruction {
   HloComputation* parent_ = nullptr;
   std::vector<HloInstruction*> operands_;
   std::vector<HloInstruction*> users_;
+  // Position of each user in users_, kept once an instruction has many users
+  // (a parameter feeding 10^5 instructions must not make AddUser quadratic).
+  std::unique_ptr<absl::flat_hash_map<const HloInstruction*, int64_t>> user_index_;
   std::vector<HloInstruction*> control_predecessors_;
   std::vector<HloInstruction*> control_successors_;
   std::vector<HloComputation*> called_computations_;

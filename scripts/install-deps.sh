@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs every Debian package passlab's build, tests and GUI need.
+# Run as root (or with sudo). Safe to run again.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential g++ cmake ninja-build ccache pkg-config git \
+  libabsl-dev libfmt-dev libcli11-dev nlohmann-json3-dev libdtl-dev libre2-dev libxxhash-dev \
+  zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev \
+  llvm-22-dev libmlir-22-dev mlir-22-tools \
+  libdnnl-dev libopenblas-dev \
+  libimgui-dev libglfw3-dev libstb-dev xvfb \
+  clang libclang-rt-14-dev \
+  >/dev/null
+echo "passlab: dependencies installed"
