@@ -392,7 +392,7 @@ std::string FrontendAttributes::ToString() const {
   std::vector<std::string> parts;
   for (const auto& [k, v] : map) {
     // XLA prints structured values ("{...}") unquoted.
-    if (!v.empty() && v.front() == '{' && v.back() == '}') {
+    if (IsSingleBalancedGroup(v)) {
       parts.push_back(StrCat(k, "=", v));
     } else {
       parts.push_back(StrCat(k, "=\"", CEscape(v), "\""));

@@ -51,6 +51,31 @@ std::string Join(const Range& range, std::string_view separator) {
   return out;
 }
 
+// True when `s` is exactly one bracketed group ("{...}") with balanced
+// brackets, where brackets inside "..." strings (with \ escapes) do not
+// count: the text the HLO parser captures verbatim for backend_config and
+// structured frontend attributes. Such values print unquoted.
+inline bool IsSingleBalancedGroup(std::string_view s) {
+  if (s.size() < 2 || s.front() != '{' || s.back() != '}') return false;
+  std::vector<char> stack;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '"') {
+      for (++i; i < s.size() && s[i] != '"'; ++i) {
+        if (s[i] == '\\') ++i;
+      }
+      if (i >= s.size()) return false;
+    } else if (c == '{' || c == '[' || c == '(') {
+      stack.push_back(c == '{' ? '}' : c == '[' ? ']' : ')');
+    } else if (c == '}' || c == ']' || c == ')') {
+      if (stack.empty() || stack.back() != c) return false;
+      stack.pop_back();
+      if (stack.empty() && i + 1 != s.size()) return false;
+    }
+  }
+  return stack.empty();
+}
+
 // absl::SimpleAtoi over std::string_view.
 template <typename T>
 bool SimpleAtoi(std::string_view s, T* out) {

@@ -331,6 +331,15 @@ class Parser {
     return PrimitiveTypeFromName(std::string_view(p_, q - p_)).has_value();
   }
 
+  // "word[" where word is not a type: a misspelt shape ("f33[2]"), reported
+  // by ParseShape as an unknown element type.
+  bool PeekUnknownShape() {
+    SkipWs();
+    const char* q = p_;
+    while (q < end_ && std::isalnum(static_cast<unsigned char>(*q))) ++q;
+    return q != p_ && q < end_ && *q == '[';
+  }
+
   absl::StatusOr<Shape> ParseShape(int depth = 0) {
     if (depth > kMaxNesting) return Error("shape nesting too deep");
     SkipWs();
@@ -1112,6 +1121,46 @@ class Parser {
   absl::Status ParseOneAttribute(const std::string& name, const char* at, HloInstruction* inst,
                                  HloInstruction* target, PendingInstruction& pending);
   absl::Status Finish();
+  // Rejects a computation whose operand/control edges form a cycle, naming
+  // one instruction on it.
+  absl::Status CheckAcyclic(const HloComputation& comp, const ComputationScope& scope) {
+    absl::flat_hash_map<const HloInstruction*, uint8_t> state;  // 1 on stack, 2 done
+    std::vector<std::pair<const HloInstruction*, size_t>> stack;
+    for (const HloInstruction* start : comp.instructions()) {
+      if (state[start] != 0) continue;
+      stack.push_back({start, 0});
+      state[start] = 1;
+      while (!stack.empty()) {
+        auto& [inst, k] = stack.back();
+        size_t n_ops = inst->operands().size();
+        const HloInstruction* dep = nullptr;
+        if (k < n_ops) {
+          dep = inst->operands()[k];
+        } else if (k - n_ops < inst->control_predecessors().size()) {
+          dep = inst->control_predecessors()[k - n_ops];
+        } else {
+          state[inst] = 2;
+          stack.pop_back();
+          continue;
+        }
+        ++k;
+        uint8_t& s = state[dep];
+        if (s == 1) {
+          const char* pos = begin_;
+          for (const PendingInstruction& pi : scope.pending) {
+            if (pi.inst == dep) pos = pi.pos;
+          }
+          return Error(pos, StrCat("instruction '", dep->name(), "' in computation '", comp.name(),
+                                   "' depends on itself (a cycle through '", inst->name(), "')"));
+        }
+        if (s == 0) {
+          s = 1;
+          stack.push_back({dep, 0});
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
   absl::Status InferMissingShapes();
 
   absl::StatusOr<std::string> ParseComputationRef(HloInstruction* inst, size_t slot) {
@@ -1121,7 +1170,9 @@ class Parser {
       // A computation written inline as the attribute value.
       std::string name;
       do {
-        name = StrCat(inst->name(), ".inline_computation", ++inline_counter_ > 1 ? StrCat(".", inline_counter_) : "");
+        // The op wrapped by "op-start" has no name yet; fall back to "inline".
+        std::string base = inst->name().empty() ? std::string("inline") : inst->name();
+        name = StrCat(base, ".inline_computation", ++inline_counter_ > 1 ? StrCat(".", inline_counter_) : "");
       } while (computation_names_.contains(name));
       if (absl::Status s = ParseComputationBody(name, at, /*is_entry=*/false); !s.ok()) return s;
       computation_refs_.push_back({inst, slot, {at, name}});
@@ -1369,6 +1420,8 @@ absl::Status Parser::ParseComputationBody(const std::string& name_str, const cha
                                         pi.inst->operand_count()));
     }
   }
+  // The graph (operands and control edges) must be acyclic.
+  if (absl::Status s = CheckAcyclic(*comp, scope); !s.ok()) return s;
   // Parameters: numbers must be 0..n-1 without duplicates.
   std::vector<HloInstruction*> params;
   for (HloInstruction* inst : comp->instructions()) {
@@ -1414,7 +1467,7 @@ absl::Status Parser::ParseInstruction(ComputationScope& scope, std::unique_ptr<H
   }
   if (absl::Status s = Expect('=', "after the instruction name"); !s.ok()) return s;
   std::optional<Shape> shape;
-  if (PeekShape()) {
+  if (PeekShape() || PeekUnknownShape()) {
     absl::StatusOr<Shape> parsed = ParseShape();
     if (!parsed.ok()) return parsed.status();
     shape = std::move(*parsed);

@@ -522,7 +522,7 @@ class Printer {
     }
     if (options_.print_backend_config && !inst.raw_backend_config().empty()) {
       const std::string& bc = inst.raw_backend_config();
-      if (bc.front() == '{' && bc.back() == '}') {
+      if (IsSingleBalancedGroup(bc)) {
         Attr("backend_config", bc);
       } else {
         Attr("backend_config", StrCat("\"", CEscape(bc), "\""));
