@@ -1,0 +1,130 @@
+// HloPassPipeline runs passes in order and instruments every leaf run through
+// the observers of the outermost pipeline; HloPassFix runs a pass or pipeline
+// until it stops changing the module (iteration limit, default 25, reported
+// when hit; a repeated fingerprint is reported as a cycle).
+#ifndef PASSLAB_CORE_PASS_HLO_PASS_PIPELINE_H_
+#define PASSLAB_CORE_PASS_HLO_PASS_PIPELINE_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/pass/hlo_pass_interface.h"
+
+namespace passlab {
+
+// xxhash64 of the module's canonical text.
+uint64_t ModuleFingerprint(const HloModule& module);
+
+struct PipelineOptions {
+  // A pass whose "changed" answer disagrees with the fingerprint is an error
+  // (on in tests and debug runs) or only counted (off).
+  bool audit_changed = true;
+};
+
+// State shared by every pass of one top-level pipeline run.
+class PassRunContext {
+ public:
+  std::vector<PassObserver*> observers;
+  PipelineOptions options;
+  std::vector<std::string> path;  // enclosing pipeline names
+  int64_t iteration = 0;
+  int64_t run_index = 0;
+  int64_t changed_audit_failures = 0;
+  std::vector<const PassOccurrence*> occurrence_by_id;
+
+  std::string Path() const;
+};
+
+class HloPassPipeline : public HloPassInterface {
+ public:
+  explicit HloPassPipeline(std::string name, PipelineOptions options = {})
+      : name_(std::move(name)), options_(options) {}
+  std::string_view name() const override { return name_; }
+  bool IsPipeline() const override { return true; }
+
+  template <typename T, typename... Args>
+  T& AddPass(Args&&... args) {
+    CheckNotFrozen();
+    auto pass = std::make_unique<T>(std::forward<Args>(args)...);
+    T& ref = *pass;
+    passes_.push_back(std::move(pass));
+    return ref;
+  }
+  // Invariant checkers run after every pass that changed the module and must
+  // not change it themselves (e.g. a verifier pass).
+  template <typename T, typename... Args>
+  T& AddInvariantChecker(Args&&... args) {
+    CheckNotFrozen();
+    auto pass = std::make_unique<T>(std::forward<Args>(args)...);
+    T& ref = *pass;
+    invariant_checkers_.push_back(std::move(pass));
+    return ref;
+  }
+  // Observers of the outermost pipeline see every leaf run, nested included.
+  void AddObserver(PassObserver* observer) { observers_.push_back(observer); }
+
+  // Every leaf occurrence with its id; freezes the pipeline.
+  const std::vector<PassOccurrence>& Occurrences();
+  const std::vector<std::unique_ptr<HloPassInterface>>& passes() const { return passes_; }
+
+  void EnumerateOccurrences(const std::string& path, bool in_fixed_point,
+                            std::vector<PassOccurrence>& out) override;
+
+ protected:
+  absl::StatusOr<bool> RunImpl(HloModule& module, PassRunContext* context) override;
+
+ private:
+  friend class HloPassFixBase;
+  void CheckNotFrozen() const;
+  void Freeze();
+  static absl::StatusOr<bool> RunChild(HloPassInterface& pass, HloModule& module,
+                                       PassRunContext& context,
+                                       const std::vector<std::unique_ptr<HloPassInterface>>& checkers);
+  static absl::StatusOr<bool> RunLeaf(HloPassInterface& pass, HloModule& module,
+                                      PassRunContext& context,
+                                      const std::vector<std::unique_ptr<HloPassInterface>>& checkers);
+
+  std::string name_;
+  PipelineOptions options_;
+  std::vector<std::unique_ptr<HloPassInterface>> passes_;
+  std::vector<std::unique_ptr<HloPassInterface>> invariant_checkers_;
+  std::vector<PassObserver*> observers_;
+  std::vector<PassOccurrence> occurrences_;
+  bool frozen_ = false;
+};
+
+class HloPassFixBase : public HloPassInterface {
+ public:
+  static constexpr int64_t kDefaultIterationLimit = 25;
+  explicit HloPassFixBase(std::unique_ptr<HloPassInterface> inner,
+                          int64_t iteration_limit = kDefaultIterationLimit)
+      : inner_(std::move(inner)), iteration_limit_(iteration_limit) {}
+  std::string_view name() const override { return inner_->name(); }
+  bool IsPipeline() const override { return true; }
+  HloPassInterface& inner() { return *inner_; }
+  void EnumerateOccurrences(const std::string& path, bool in_fixed_point,
+                            std::vector<PassOccurrence>& out) override;
+
+ protected:
+  absl::StatusOr<bool> RunImpl(HloModule& module, PassRunContext* context) override;
+
+ private:
+  std::unique_ptr<HloPassInterface> inner_;
+  int64_t iteration_limit_;
+};
+
+// HloPassFix<AlgebraicSimplifier>(options...) or HloPassFix<HloPassPipeline>("simplification").
+template <typename T>
+class HloPassFix : public HloPassFixBase {
+ public:
+  template <typename... Args>
+  explicit HloPassFix(Args&&... args)
+      : HloPassFixBase(std::make_unique<T>(std::forward<Args>(args)...)) {}
+  T& pass() { return static_cast<T&>(inner()); }
+};
+
+}  // namespace passlab
+
+#endif  // PASSLAB_CORE_PASS_HLO_PASS_PIPELINE_H_
