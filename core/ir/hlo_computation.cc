@@ -55,6 +55,7 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
   if (instruction->opcode() == HloOpcode::kParameter) {
     parameters_.erase(std::find(parameters_.begin(), parameters_.end(), instruction));
   }
+  if (removal_listener_) removal_listener_(instruction);
   instruction->DetachFromOperands();
   instruction->DropAllControlDeps();
   auto list_it = it->second;

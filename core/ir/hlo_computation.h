@@ -4,6 +4,7 @@
 #ifndef PASSLAB_CORE_IR_HLO_COMPUTATION_H_
 #define PASSLAB_CORE_IR_HLO_COMPUTATION_H_
 
+#include <functional>
 #include <list>
 #include <memory>
 #include <string>
@@ -37,6 +38,11 @@ class HloComputation {
                                  std::string_view name = "");
   // Adds a parameter; its number must be parameter_count().
   HloInstruction* AddParameter(std::unique_ptr<HloInstruction> parameter);
+  // Called with each instruction just before it is removed (the rewrite
+  // visitor uses it to skip removed instructions); empty to clear.
+  void set_removal_listener(std::function<void(const HloInstruction*)> listener) {
+    removal_listener_ = std::move(listener);
+  }
   // Removes an instruction without users (and not the root).
   absl::Status RemoveInstruction(HloInstruction* instruction);
   // Removes it and, transitively, operands left without users (not
@@ -100,6 +106,7 @@ class HloComputation {
   absl::flat_hash_map<const HloInstruction*, std::list<std::unique_ptr<HloInstruction>>::iterator>
       positions_;
   std::vector<HloInstruction*> parameters_;
+  std::function<void(const HloInstruction*)> removal_listener_;
 };
 
 }  // namespace passlab

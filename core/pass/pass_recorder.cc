@@ -1,0 +1,191 @@
+#include "core/pass/pass_recorder.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_format.h"
+
+#include "core/ir/str_util.h"
+#include "core/pass/hlo_pass_pipeline.h"
+#include "core/text/hlo_printer.h"
+
+namespace passlab {
+namespace {
+
+std::map<std::string, int64_t> OpcodeCounts(const HloModule& module) {
+  std::map<std::string, int64_t> counts;
+  for (const HloComputation* c : module.computations()) {
+    c->ForEachInstruction([&](const HloInstruction* i) { ++counts[std::string(HloOpcodeString(i->opcode()))]; });
+  }
+  return counts;
+}
+
+const char* OutcomeName(PassRunRecord::Outcome o) {
+  switch (o) {
+    case PassRunRecord::Outcome::kRan: return "ran";
+    case PassRunRecord::Outcome::kSkipped: return "skipped";
+    case PassRunRecord::Outcome::kFailed: return "failed";
+  }
+  return "?";
+}
+
+// File-name-safe: pipeline paths use '/', names may hold anything.
+std::string Sanitize(std::string s) {
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return s;
+}
+
+}  // namespace
+
+absl::Status PassRecorder::BeforePass(const PassRunInfo& info, const HloModule& module) {
+  opcode_counts_before_ = OpcodeCounts(module);
+  instructions_before_ = module.instruction_count();
+  if (initial_fingerprint_ == 0) {
+    // The first observed state is the pipeline input; later "before" states
+    // are earlier "after" states, already stored.
+    std::string text = PrintModule(module);
+    initial_fingerprint_ = ModuleFingerprint(module);
+    if (options_.snapshots) snapshots_[initial_fingerprint_] = std::move(text);
+  }
+  start_ = std::chrono::steady_clock::now();
+  return absl::OkStatus();
+}
+
+absl::Status PassRecorder::AfterPass(const PassRunInfo& info, const HloModule& module, bool changed,
+                                     uint64_t fingerprint_before, uint64_t fingerprint_after,
+                                     const PassCounters& counters) {
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  PassRunRecord r;
+  r.info = info;
+  r.changed = changed;
+  r.wall_ms = ms;
+  r.instructions_before = instructions_before_;
+  r.instructions_after = module.instruction_count();
+  r.counters = counters;
+  r.fingerprint_before = fingerprint_before;
+  r.fingerprint_after = fingerprint_after;
+  if (fingerprint_before != fingerprint_after) {
+    std::map<std::string, int64_t> after = OpcodeCounts(module);
+    for (const auto& [op, n] : after) {
+      auto it = opcode_counts_before_.find(op);
+      int64_t d = n - (it == opcode_counts_before_.end() ? 0 : it->second);
+      if (d != 0) r.opcode_delta[op] = d;
+    }
+    for (const auto& [op, n] : opcode_counts_before_) {
+      if (!after.contains(op)) r.opcode_delta[op] = -n;
+    }
+  }
+  if (options_.snapshots) {
+    // The "before" text equals the previous "after", except for the very
+    // first run; keep it when it is new.
+    if (!snapshots_.contains(fingerprint_after)) snapshots_[fingerprint_after] = PrintModule(module);
+  }
+  runs_.push_back(std::move(r));
+  return absl::OkStatus();
+}
+
+void PassRecorder::PassSkipped(const PassRunInfo& info) {
+  PassRunRecord r;
+  r.info = info;
+  r.outcome = PassRunRecord::Outcome::kSkipped;
+  runs_.push_back(std::move(r));
+}
+
+void PassRecorder::PassFailed(const PassRunInfo& info, const HloModule& module, const absl::Status& status) {
+  PassRunRecord r;
+  r.info = info;
+  r.outcome = PassRunRecord::Outcome::kFailed;
+  r.error = std::string(status.message());
+  r.instructions_before = instructions_before_;
+  r.instructions_after = module.instruction_count();
+  runs_.push_back(std::move(r));
+}
+
+void PassRecorder::FixedPointFinished(const std::string& path, int64_t iterations, bool hit_limit,
+                                      bool cycled) {
+  fixed_points_.push_back({path, iterations, hit_limit, cycled});
+}
+
+const std::string& PassRecorder::Snapshot(uint64_t fingerprint) const {
+  static const std::string* empty = new std::string();
+  auto it = snapshots_.find(fingerprint);
+  return it == snapshots_.end() ? *empty : it->second;
+}
+
+std::vector<PassRecorder::PassTotals> PassRecorder::TotalsByPass() const {
+  std::map<std::string, PassTotals> by_name;
+  for (const PassRunRecord& r : runs_) {
+    if (r.outcome != PassRunRecord::Outcome::kRan) continue;
+    PassTotals& t = by_name[r.info.pass_name];
+    t.pass_name = r.info.pass_name;
+    ++t.runs;
+    t.changed += r.changed ? 1 : 0;
+    t.total_ms += r.wall_ms;
+  }
+  std::vector<PassTotals> out;
+  for (auto& [name, t] : by_name) out.push_back(t);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PassTotals& a, const PassTotals& b) { return a.total_ms > b.total_ms; });
+  return out;
+}
+
+absl::Status WritePassDump(const PassRecorder& recorder, const std::string& directory) {
+  std::error_code ec;
+  std::filesystem::create_directories(directory, ec);
+  if (ec) return absl::InternalError(StrCat(directory, ": cannot create dump directory: ", ec.message()));
+  auto write = [&](const std::string& name, const std::string& text) -> absl::Status {
+    std::ofstream out(std::filesystem::path(directory) / name, std::ios::binary);
+    out << text;
+    if (!out) return absl::InternalError(StrCat(directory, "/", name, ": cannot write"));
+    return absl::OkStatus();
+  };
+  nlohmann::ordered_json index = nlohmann::ordered_json::array();
+  for (const PassRunRecord& r : recorder.runs()) {
+    nlohmann::ordered_json j;
+    j["run"] = r.info.run_index;
+    j["id"] = r.info.occurrence_id;
+    j["pipeline"] = r.info.pipeline_path;
+    j["pass"] = r.info.pass_name;
+    j["occurrence"] = r.info.occurrence_index;
+    j["iteration"] = r.info.iteration;
+    j["outcome"] = OutcomeName(r.outcome);
+    j["changed"] = r.changed;
+    j["wall_ms"] = r.wall_ms;
+    j["instructions_before"] = r.instructions_before;
+    j["instructions_after"] = r.instructions_after;
+    j["opcode_delta"] = r.opcode_delta;
+    j["counters"] = r.counters;
+    if (!r.error.empty()) j["error"] = r.error;
+    if (r.outcome == PassRunRecord::Outcome::kRan && r.fingerprint_before != r.fingerprint_after) {
+      std::string stem = StrCat(absl::StrFormat("%04d", r.info.run_index), ".",
+                                Sanitize(r.info.pipeline_path), ".", Sanitize(r.info.pass_name));
+      const std::string& before = recorder.Snapshot(r.fingerprint_before);
+      const std::string& after = recorder.Snapshot(r.fingerprint_after);
+      if (!before.empty()) {
+        if (absl::Status s = write(stem + ".before.hlo", before); !s.ok()) return s;
+        j["before_file"] = stem + ".before.hlo";
+      }
+      if (!after.empty()) {
+        if (absl::Status s = write(stem + ".after.hlo", after); !s.ok()) return s;
+        j["after_file"] = stem + ".after.hlo";
+      }
+    }
+    index.push_back(std::move(j));
+  }
+  nlohmann::ordered_json root;
+  root["schema"] = "passlab-pass-dump/1";
+  nlohmann::ordered_json fps = nlohmann::ordered_json::array();
+  for (const FixedPointRecord& f : recorder.fixed_points()) {
+    fps.push_back({{"path", f.path}, {"iterations", f.iterations}, {"hit_limit", f.hit_limit},
+                   {"cycled", f.cycled}});
+  }
+  root["fixed_points"] = fps;
+  root["runs"] = index;
+  return write("index.json", root.dump(2) + "\n");
+}
+
+}  // namespace passlab
