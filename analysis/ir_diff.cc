@@ -82,6 +82,19 @@ std::vector<DiffLine> DiffLines(std::string_view before, std::string_view after)
     }
     out.push_back(std::move(line));
   }
+  // Within each run of changes, list removals before additions (as diff -u
+  // does; dtl may interleave them).
+  for (size_t i = 0; i < out.size();) {
+    if (out[i].kind == DiffLine::Kind::kCommon) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < out.size() && out[j].kind != DiffLine::Kind::kCommon) ++j;
+    std::stable_partition(out.begin() + i, out.begin() + j,
+                          [](const DiffLine& l) { return l.kind == DiffLine::Kind::kRemoved; });
+    i = j;
+  }
   return out;
 }
 
