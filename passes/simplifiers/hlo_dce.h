@@ -1,0 +1,30 @@
+// HloDCE ("dce"): removes instructions whose values nobody uses (not roots,
+// not parameters, without side effects or control successors), in every
+// computation, then computations that nothing calls any more.
+// Runs anywhere; guarantees no dead instruction is left.
+#ifndef PASSLAB_PASSES_SIMPLIFIERS_HLO_DCE_H_
+#define PASSLAB_PASSES_SIMPLIFIERS_HLO_DCE_H_
+
+#include "core/pass/hlo_pass_interface.h"
+
+namespace passlab {
+
+struct HloDceOptions {
+  bool remove_unused_computations = true;
+};
+
+class HloDCE : public HloModulePass {
+ public:
+  explicit HloDCE(HloDceOptions options = {}) : options_(options) {}
+  std::string_view name() const override { return "dce"; }
+
+ protected:
+  absl::StatusOr<bool> RunImpl(HloModule& module, PassRunContext* context) override;
+
+ private:
+  HloDceOptions options_;
+};
+
+}  // namespace passlab
+
+#endif  // PASSLAB_PASSES_SIMPLIFIERS_HLO_DCE_H_
