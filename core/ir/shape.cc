@@ -153,8 +153,9 @@ std::string Shape::ToString(bool print_layout) const {
   out += "]";
   if (print_layout && IsArray() && layout_.has_value()) {
     std::string layout = layout_->ToString();
-    // XLA does not print "{}" for scalars.
-    if (layout != "{}") out += layout;
+    // XLA does not print "{}" for scalars (an invalid empty layout on an
+    // array still prints, so it survives a round trip to the verifier).
+    if (layout != "{}" || rank() > 0) out += layout;
   }
   return out;
 }
