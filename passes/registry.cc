@@ -2,8 +2,11 @@
 
 #include <algorithm>
 
+#include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
+#include "passes/simplifiers/tuple_simplifier.h"
+#include "passes/simplifiers/zero_sized_hlo_elimination.h"
 
 namespace passlab {
 namespace {
@@ -15,6 +18,15 @@ std::function<std::unique_ptr<HloPassInterface>()> Factory() {
 
 std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
+      {"call-inliner", "CallInliner", "simplifiers",
+       "Inlines every kCall into its caller and drops computations left uncalled.", false, "",
+       Factory<CallInliner>()},
+      {"tuple-simplifier", "TupleSimplifier", "simplifiers",
+       "Folds get-tuple-element(tuple(...)) and tuple(gte(t,0..n)) round trips.", false, "",
+       Factory<TupleSimplifier>()},
+      {"zero_sized_hlo_elimination", "ZeroSizedHloElimination", "simplifiers",
+       "Replaces side-effect-free zero-element arrays with empty constants.", false, "",
+       Factory<ZeroSizedHloElimination>()},
       {"cse", "HloCSE", "simplifiers",
        "Common-subexpression elimination: merges identical instructions and equal constants.", false,
        "", Factory<HloCSE>()},

@@ -11,7 +11,7 @@ struct OpcodeInfo {
 };
 
 constexpr OpcodeInfo kOpcodes[] = {
-#define PASSLAB_OPCODE_INFO(e, name, arity) {name, arity},
+#define PASSLAB_OPCODE_INFO(e, camel, name, arity) {name, arity},
     PASSLAB_HLO_OPCODES(PASSLAB_OPCODE_INFO)
 #undef PASSLAB_OPCODE_INFO
 };

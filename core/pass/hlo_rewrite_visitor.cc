@@ -6,9 +6,9 @@ namespace passlab {
 
 absl::Status HloRewriteVisitor::Dispatch(HloInstruction* inst) {
   switch (inst->opcode()) {
-#define PASSLAB_DISPATCH(e, name, arity) \
-  case HloOpcode::e:                     \
-    return Handle##e(inst);
+#define PASSLAB_DISPATCH(e, camel, name, arity) \
+  case HloOpcode::e:                            \
+    return Handle##camel(inst);
     PASSLAB_HLO_OPCODES(PASSLAB_DISPATCH)
 #undef PASSLAB_DISPATCH
   }

@@ -17,8 +17,8 @@ class HloRewriteVisitor {
  public:
   virtual ~HloRewriteVisitor() = default;
 
-#define PASSLAB_DECLARE_HANDLER(e, name, arity) \
-  virtual absl::Status Handle##e(HloInstruction* inst) { return DefaultAction(inst); }
+#define PASSLAB_DECLARE_HANDLER(e, camel, name, arity) \
+  virtual absl::Status Handle##camel(HloInstruction* inst) { return DefaultAction(inst); }
   PASSLAB_HLO_OPCODES(PASSLAB_DECLARE_HANDLER)
 #undef PASSLAB_DECLARE_HANDLER
 

@@ -1,0 +1,115 @@
+#include "passes/simplifiers/call_inliner.h"
+#include "passes/simplifiers/tuple_simplifier.h"
+#include "passes/simplifiers/zero_sized_hlo_elimination.h"
+#include "test/passes/pass_test_util.h"
+
+namespace passlab {
+namespace {
+
+TEST(TupleSimplifierTest, FoldsGteOfTupleAndTupleOfGtes) {
+  PassResult r = RunPass(std::make_unique<TupleSimplifier>(), R"(
+ENTRY e {
+  p = (f32[2], s32[]) parameter(0)
+  a = f32[2] parameter(1)
+  t = (f32[2], f32[2]) tuple(a, a)
+  g = f32[2] get-tuple-element(t), index=1
+  g0 = f32[2] get-tuple-element(p), index=0
+  g1 = s32[] get-tuple-element(p), index=1
+  re = (f32[2], s32[]) tuple(g0, g1)
+  ROOT out = ((f32[2], s32[]), f32[2]) tuple(re, g)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"ROOT %out = ((f32[2]{0}, s32[]), f32[2]{0}) tuple(%p, %a)"}));
+}
+
+TEST(TupleSimplifierTest, KeepsPartialOrReorderedTuples) {
+  PassResult r = RunPass(std::make_unique<TupleSimplifier>(), R"(
+ENTRY e {
+  p = (f32[2], f32[2]) parameter(0)
+  g0 = f32[2] get-tuple-element(p), index=0
+  g1 = f32[2] get-tuple-element(p), index=1
+  ROOT swapped = (f32[2], f32[2]) tuple(g1, g0)
+})");
+  EXPECT_FALSE(r.changed);
+}
+
+TEST(TupleSimplifierTest, EdgeCaseEmptyTupleAndNesting) {
+  PassResult r = RunPass(std::make_unique<TupleSimplifier>(), R"(
+ENTRY e {
+  e0 = () tuple()
+  a = f32[] parameter(0)
+  inner = (f32[]) tuple(a)
+  outer = ((f32[]), ()) tuple(inner, e0)
+  g = (f32[]) get-tuple-element(outer), index=0
+  ROOT x = f32[] get-tuple-element(g), index=0
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"ROOT %a = f32[] parameter(0)"}));
+}
+
+TEST(ZeroSizedHloEliminationTest, ReplacesEmptyArrays) {
+  PassResult r = RunPass(std::make_unique<ZeroSizedHloElimination>(), R"(
+ENTRY e {
+  p = f32[0,4] parameter(0)
+  n = f32[0,4] negate(p)
+  ROOT a = f32[0,4] add(n, n)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"constant({  })", "NOT:negate"})) << r.text;
+}
+
+TEST(ZeroSizedHloEliminationTest, KeepsNonEmptyAndSideEffects) {
+  PassResult r = RunPass(std::make_unique<ZeroSizedHloElimination>(), R"(
+ENTRY e {
+  p = f32[0] parameter(0)
+  c = f32[0] custom-call(p), custom_call_target="x", custom_call_has_side_effect=true
+  q = f32[3] parameter(1)
+  ROOT t = (f32[0], f32[3]) tuple(c, q)
+})");
+  EXPECT_FALSE(r.changed);
+}
+
+TEST(CallInlinerTest, InlinesNestedCalls) {
+  PassResult r = RunPass(std::make_unique<CallInliner>(), R"(
+HloModule m
+inner {
+  x = f32[] parameter(0)
+  ROOT e = f32[] exponential(x)
+}
+outer {
+  y = f32[] parameter(0)
+  c = f32[] call(y), to_apply=inner
+  ROOT n = f32[] negate(c)
+}
+ENTRY main {
+  p = f32[] parameter(0)
+  ROOT r = f32[] call(p), to_apply=outer
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"ENTRY %main", "exponential(%p)", "negate(", "NOT:call(", "NOT:inner",
+                               "NOT:outer"}));
+}
+
+TEST(CallInlinerTest, NothingToInline) {
+  PassResult r = RunPass(std::make_unique<CallInliner>(), "ENTRY e { ROOT p = f32[] parameter(0) }");
+  EXPECT_FALSE(r.changed);
+}
+
+TEST(CallInlinerTest, EdgeCaseCalleeUsedTwiceAndNameClash) {
+  PassResult r = RunPass(std::make_unique<CallInliner>(), R"(
+HloModule m
+f {
+  p = f32[] parameter(0)
+  ROOT n = f32[] negate(p)
+}
+ENTRY main {
+  p = f32[] parameter(0)
+  n = f32[] call(p), to_apply=f
+  ROOT m = f32[] call(n), to_apply=f
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%n.1 = f32[] negate(%p)", "ROOT %n.2 = f32[] negate(%n.1)", "NOT:call("}));
+}
+
+}  // namespace
+}  // namespace passlab
