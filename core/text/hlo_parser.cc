@@ -1977,7 +1977,8 @@ absl::Status Parser::ParseOneAttribute(const std::string& name, const char* at, 
   if (name == "window") {
     absl::StatusOr<Window> w = ParseWindow();
     if (!w.ok()) return w.status();
-    a.window = std::move(*w);
+    // "window={}" is the same as no window (and prints as none).
+    if (!w->dimensions.empty()) a.window = std::move(*w);
     return absl::OkStatus();
   }
   if (name == "dim_labels") {

@@ -170,8 +170,8 @@ class Printer {
           StrAppend(&out_, ", async_execution_thread=\"",
                           CEscape(inst.async_execution_thread()), "\"");
         }
-        Aliasing(inst.attrs());
       }
+      Aliasing(inst.attrs());
     } else {
       OpcodeAttributes(inst);
       CalledComputations(inst);
@@ -235,8 +235,8 @@ class Printer {
       case HloOpcode::kGetTupleElement: Attr("index", StrCat(inst.tuple_index())); break;
       case HloOpcode::kCompare: {
         Attr("direction", ComparisonDirectionString(a.comparison_direction));
-        if (a.comparison_type != ComparisonType::kDefault && inst.operand_count() > 0 &&
-            a.comparison_type != DefaultComparisonType(inst.operand(0)->shape().element_type())) {
+        // An explicit type prints back even when it is the default one.
+        if (a.comparison_type != ComparisonType::kDefault) {
           Attr("type", ComparisonTypeString(a.comparison_type));
         }
         break;
@@ -318,7 +318,8 @@ class Printer {
         break;
       case HloOpcode::kTopK:
         Attr("k", StrCat(a.k));
-        if (a.largest) Attr("largest", "true");
+        Attr("largest", a.largest ? "true" : "false");
+        if (a.is_stable) Attr("is_stable", "true");
         break;
       case HloOpcode::kAllReduce: case HloOpcode::kAllReduceStart: case HloOpcode::kReduceScatter:
       case HloOpcode::kAllGather: case HloOpcode::kAllGatherStart: case HloOpcode::kAllToAll:

@@ -20,7 +20,7 @@ absl::StatusOr<bool> HloDCE::RunImpl(HloModule& module, PassRunContext*) {
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       HloInstruction* inst = *it;
       if (!IsDead(inst)) continue;
-      BumpCounter(StrCat("removed ", HloOpcodeString(inst->opcode())));
+      BumpCounter("removed instructions");
       if (absl::Status s = c->RemoveInstruction(inst); !s.ok()) return s;
       changed = true;
     }

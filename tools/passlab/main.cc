@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   passlab::AddFmtCommand(app, result);
   passlab::AddVerifyCommand(app, result);
   passlab::AddStatsCommand(app, result);
-  passlab::AddEvalCommand(app, result);
+  passlab::AddOptCommand(app, result);
+  passlab::AddDiffCommand(app, result);
   CLI11_PARSE(app, argc, argv);
   return result.exit_code;
 }

@@ -1,0 +1,37 @@
+#include "passes/pipelines/pipelines.h"
+
+#include "core/ir/str_util.h"
+#include "passes/simplifiers/call_inliner.h"
+#include "passes/simplifiers/hlo_cse.h"
+#include "passes/simplifiers/hlo_dce.h"
+#include "passes/simplifiers/tuple_simplifier.h"
+#include "passes/simplifiers/zero_sized_hlo_elimination.h"
+
+namespace passlab {
+
+std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
+  auto pipeline = std::make_unique<HloPassPipeline>("optimization");
+  // First, so every later pass sees one flat computation per program (XLA
+  // runs CallInliner at the very start of "optimization").
+  pipeline->AddPass<CallInliner>();
+  // Expanders that can create empty arrays come before this once they land
+  // (XLA: "BatchNormExpander can create zero-sized ops").
+  pipeline->AddPass<ZeroSizedHloElimination>();
+  auto& simplification = pipeline->AddPass<HloPassFix<HloPassPipeline>>("simplification");
+  // Tuple round trips first: they hide common subexpressions from CSE.
+  simplification.pass().AddPass<TupleSimplifier>();
+  simplification.pass().AddPass<HloCSE>();
+  // DCE last in the loop: it cleans up after every rewrite above.
+  simplification.pass().AddPass<HloDCE>();
+  return pipeline;
+}
+
+std::vector<std::string> PipelineNames() { return {"default", "optimization"}; }
+
+absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
+  if (name == "default" || name == "optimization") return BuildOptimizationPipeline();
+  return absl::InvalidArgumentError(
+      StrCat("unknown pipeline '", name, "'; known pipelines: ", Join(PipelineNames(), ", ")));
+}
+
+}  // namespace passlab

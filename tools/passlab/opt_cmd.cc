@@ -1,0 +1,343 @@
+// passlab opt: run a pipeline (or a list of passes) with XLA-style filters and
+// LLVM/MLIR-style instrumentation; passlab diff: diff two HLO files.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "analysis/ir_diff.h"
+#include "core/ir/str_util.h"
+#include "core/pass/hlo_pass_pipeline.h"
+#include "core/pass/pass_filter.h"
+#include "core/pass/pass_recorder.h"
+#include "core/text/hlo_parser.h"
+#include "core/text/hlo_printer.h"
+#include "core/verify/hlo_verifier.h"
+#include "passes/pipelines/pipelines.h"
+#include "passes/registry.h"
+#include "tools/passlab/commands.h"
+
+namespace passlab {
+namespace {
+
+struct OptOptions {
+  std::string file;
+  std::string pipeline;
+  std::string passes;
+  std::string disable;
+  std::string enable_only;
+  bool disable_all = false;
+  std::string print_changed;  // quiet|full|diff|cdiff
+  std::string print_before;
+  std::string print_after;
+  std::string dump_to;
+  bool time_passes = false;
+  bool stats = false;
+  bool verify_each = false;
+  int64_t bisect_limit = -1;
+  std::string output;
+  bool list_passes = false;
+  std::string format = "text";
+};
+
+// Verifies after every pass that changed the module.
+class VerifyEachObserver : public PassObserver {
+ public:
+  absl::Status AfterPass(const PassRunInfo& info, const HloModule& module, bool, uint64_t before,
+                         uint64_t after, const PassCounters&) override {
+    if (before == after) return absl::OkStatus();
+    absl::Status s = VerifyModule(module);
+    if (s.ok()) return s;
+    return absl::FailedPreconditionError(StrCat("verifier failed after ", info.pass_name, " (@",
+                                                info.occurrence_id, " in ", info.pipeline_path,
+                                                "): ", s.message()));
+  }
+};
+
+// LLVM's -opt-bisect-limit: runs passes up to the limit, skips the rest,
+// and says which run was last.
+class BisectObserver : public PassObserver {
+ public:
+  explicit BisectObserver(int64_t limit) : limit_(limit) {}
+  bool ShouldRun(const PassRunInfo& info) override {
+    bool run = count_ < limit_;
+    std::fprintf(stderr, "BISECT: %s pass (%lld) %s (@%lld in %s)\n", run ? "running" : "NOT running",
+                 static_cast<long long>(count_ + 1), info.pass_name.c_str(),
+                 static_cast<long long>(info.occurrence_id), info.pipeline_path.c_str());
+    ++count_;
+    return run;
+  }
+
+ private:
+  int64_t limit_;
+  int64_t count_ = 0;
+};
+
+// --print-changed / --print-before / --print-after, printing to stdout as
+// LLVM's -print-changed and MLIR's --mlir-print-ir-after-change do.
+class PrintObserver : public PassObserver {
+ public:
+  PrintObserver(std::string mode, std::vector<PassFilterTerm> before, std::vector<PassFilterTerm> after)
+      : mode_(std::move(mode)), before_(std::move(before)), after_(std::move(after)) {}
+  absl::Status BeforePass(const PassRunInfo& info, const HloModule& module) override {
+    text_before_ = PrintModule(module);
+    for (const PassFilterTerm& t : before_) {
+      if (t.Matches(info)) {
+        fmt::print("*** IR dump before {} (@{} in {}, iteration {}) ***\n{}\n", info.pass_name,
+                   info.occurrence_id, info.pipeline_path, info.iteration, text_before_);
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
+  absl::Status AfterPass(const PassRunInfo& info, const HloModule& module, bool, uint64_t before,
+                         uint64_t after, const PassCounters&) override {
+    std::string header = fmt::format("{} (@{} in {}, iteration {})", info.pass_name,
+                                     info.occurrence_id, info.pipeline_path, info.iteration);
+    for (const PassFilterTerm& t : after_) {
+      if (t.Matches(info)) {
+        fmt::print("*** IR dump after {} ***\n{}\n", header, PrintModule(module));
+        break;
+      }
+    }
+    if (mode_.empty()) return absl::OkStatus();
+    if (before == after) {
+      if (mode_ != "quiet") fmt::print("*** IR dump after {} omitted because no change ***\n", header);
+      return absl::OkStatus();
+    }
+    std::string now = PrintModule(module);
+    if (mode_ == "full" || mode_ == "quiet") {
+      fmt::print("*** IR dump after {} ***\n{}\n", header, now);
+    } else {
+      UnifiedDiffOptions o;
+      o.color = mode_ == "cdiff";
+      o.before_label = "before " + info.pass_name;
+      o.after_label = "after " + info.pass_name;
+      fmt::print("*** IR diff after {} ***\n{}", header, UnifiedDiff(text_before_, now, o));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string mode_;
+  std::vector<PassFilterTerm> before_, after_;
+  std::string text_before_;
+};
+
+absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildPipeline(const OptOptions& o) {
+  if (!o.passes.empty()) {
+    auto pipeline = std::make_unique<HloPassPipeline>("passes");
+    for (std::string_view name : SplitAny(o.passes, ",")) {
+      const PassRegistryEntry* e = FindRegisteredPass(name);
+      if (e == nullptr) {
+        std::vector<std::string> names;
+        for (const PassRegistryEntry& r : PassRegistry()) names.emplace_back(r.name);
+        return absl::InvalidArgumentError(StrCat("unknown pass '", name, "'; known passes: ",
+                                                 Join(names, ", ")));
+      }
+      pipeline->AddPass<HloPassFixBase>(e->factory(), 1);
+    }
+    return pipeline;
+  }
+  return BuildNamedPipeline(o.pipeline.empty() ? "default" : o.pipeline);
+}
+
+int ListPasses(const OptOptions& o) {
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
+      BuildNamedPipeline(o.pipeline.empty() ? "default" : o.pipeline);
+  if (!pipeline.ok()) return ReportError(pipeline.status());
+  const std::vector<PassOccurrence>& occurrences = (*pipeline)->Occurrences();
+  if (o.format == "json") {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const PassRegistryEntry& e : PassRegistry()) {
+      nlohmann::ordered_json j;
+      j["name"] = e.name;
+      j["class"] = e.class_name;
+      j["group"] = e.group;
+      j["required"] = e.required;
+      if (e.required) j["required_reason"] = e.required_reason;
+      j["description"] = e.description;
+      nlohmann::ordered_json occ = nlohmann::ordered_json::array();
+      for (const PassOccurrence& p : occurrences) {
+        if (p.pass_name != e.name) continue;
+        occ.push_back({{"id", p.id}, {"pipeline", p.pipeline_path}, {"index", p.index_in_pipeline},
+                       {"occurrence", p.occurrence_index}, {"fixed_point", p.in_fixed_point}});
+      }
+      j["occurrences"] = occ;
+      out.push_back(j);
+    }
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  fmt::print("{} passes in the registry; pipeline '{}' has {} pass occurrences\n\n",
+             PassRegistry().size(), (*pipeline)->name(), occurrences.size());
+  fmt::print("{:<28} {:<12} {:<9} {}\n", "pass", "group", "required", "description");
+  for (const PassRegistryEntry& e : PassRegistry()) {
+    fmt::print("{:<28} {:<12} {:<9} {}\n", e.name, e.group, e.required ? "yes" : "no", e.description);
+  }
+  fmt::print("\n{:>4}  {:<36} {:<28} {}\n", "id", "pipeline", "pass", "occurrence");
+  for (const PassOccurrence& p : occurrences) {
+    fmt::print("{:>4}  {:<36} {:<28} {}{}\n", StrCat("@", p.id), p.pipeline_path, p.pass_name,
+               p.occurrence_index, p.in_fixed_point ? " (fixed point)" : "");
+  }
+  return 0;
+}
+
+int RunOpt(const OptOptions& o) {
+  if (o.list_passes) return ListPasses(o);
+  if (o.file.empty()) return ReportError(absl::InvalidArgumentError("opt: no input file"));
+  if (!o.pipeline.empty() && !o.passes.empty()) {
+    return ReportError(absl::InvalidArgumentError("--pipeline and --passes cannot be used together"));
+  }
+  auto module = LoadHloFile(o.file);
+  if (!module.ok()) return ReportError(module.status());
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildPipeline(o);
+  if (!pipeline.ok()) return ReportError(pipeline.status());
+  const std::vector<PassOccurrence>& occurrences = (*pipeline)->Occurrences();
+
+  std::vector<std::unique_ptr<PassObserver>> observers;
+  if (!o.disable.empty() || !o.enable_only.empty() || o.disable_all) {
+    auto filter = PassFilterObserver::Create(o.disable, o.enable_only, o.disable_all, occurrences);
+    if (!filter.ok()) return ReportError(filter.status());
+    observers.push_back(std::move(*filter));
+  }
+  if (o.bisect_limit >= 0) observers.push_back(std::make_unique<BisectObserver>(o.bisect_limit));
+  auto recorder = std::make_unique<PassRecorder>(PassRecorderOptions{.snapshots = !o.dump_to.empty()});
+  PassRecorder* rec = recorder.get();
+  observers.push_back(std::move(recorder));
+  if (o.verify_each) observers.push_back(std::make_unique<VerifyEachObserver>());
+  if (!o.print_changed.empty() || !o.print_before.empty() || !o.print_after.empty()) {
+    auto before = ParsePassFilterList(o.print_before);
+    auto after = ParsePassFilterList(o.print_after);
+    if (!before.ok()) return ReportError(before.status());
+    if (!after.ok()) return ReportError(after.status());
+    if (absl::Status s = ValidatePassFilters(*before, occurrences); !s.ok()) return ReportError(s);
+    if (absl::Status s = ValidatePassFilters(*after, occurrences); !s.ok()) return ReportError(s);
+    observers.push_back(std::make_unique<PrintObserver>(o.print_changed, std::move(*before), std::move(*after)));
+  }
+  for (auto& obs : observers) (*pipeline)->AddObserver(obs.get());
+
+  absl::StatusOr<bool> changed = (*pipeline)->Run(**module);
+  int exit_code = 0;
+  if (!changed.ok()) exit_code = ReportError(changed.status());
+  if (!o.dump_to.empty()) {
+    if (absl::Status s = WritePassDump(*rec, o.dump_to); !s.ok()) exit_code = ReportError(s);
+  }
+  if (o.time_passes) {
+    // LLVM -time-passes style, to stderr so stdout stays the module.
+    double total = 0;
+    for (const auto& t : rec->TotalsByPass()) total += t.total_ms;
+    std::fprintf(stderr, "===-------------------------------------------------===\n");
+    std::fprintf(stderr, "                 passlab pass timing report\n");
+    std::fprintf(stderr, "===-------------------------------------------------===\n");
+    std::fprintf(stderr, "  Total: %.3f ms over %zu runs\n\n", total, rec->runs().size());
+    std::fprintf(stderr, "  %10s %7s %6s %8s  %s\n", "wall ms", "%", "runs", "changed", "pass");
+    for (const auto& t : rec->TotalsByPass()) {
+      std::fprintf(stderr, "  %10.3f %6.1f%% %6lld %8lld  %s\n", t.total_ms,
+                   total > 0 ? 100.0 * t.total_ms / total : 0.0, static_cast<long long>(t.runs),
+                   static_cast<long long>(t.changed), t.pass_name.c_str());
+    }
+  }
+  if (o.stats) {
+    std::fprintf(stderr, "\n  %-5s %-40s %-4s %8s %8s  %s\n", "run", "pass (@id/iteration)", "chg",
+                 "instrs", "delta", "counters / opcode delta");
+    for (const PassRunRecord& r : rec->runs()) {
+      if (r.outcome == PassRunRecord::Outcome::kSkipped) {
+        std::fprintf(stderr, "  %-5lld %-40s skipped\n", static_cast<long long>(r.info.run_index),
+                     StrCat(r.info.pass_name, " (@", r.info.occurrence_id, ")").c_str());
+        continue;
+      }
+      std::string details;
+      for (const auto& [k, v] : r.counters) StrAppend(&details, details.empty() ? "" : ", ", k, ": ", v);
+      for (const auto& [k, v] : r.opcode_delta) {
+        StrAppend(&details, details.empty() ? "" : ", ", k, v > 0 ? " +" : " ", v);
+      }
+      std::fprintf(stderr, "  %-5lld %-40s %-4s %8lld %+8lld  %s\n", static_cast<long long>(r.info.run_index),
+                   StrCat(r.info.pass_name, " (@", r.info.occurrence_id, "/", r.info.iteration, ")").c_str(),
+                   r.changed ? "yes" : "no", static_cast<long long>(r.instructions_after),
+                   static_cast<long long>(r.instructions_after - r.instructions_before), details.c_str());
+    }
+    for (const FixedPointRecord& f : rec->fixed_points()) {
+      std::fprintf(stderr, "  fixed point %s: %lld iteration(s)%s%s\n", f.path.c_str(),
+                   static_cast<long long>(f.iterations), f.hit_limit ? ", HIT THE ITERATION LIMIT" : "",
+                   f.cycled ? ", stopped: the module cycled" : "");
+    }
+  }
+  std::fflush(stderr);
+  if (exit_code != 0) return exit_code;
+  std::string text = PrintModule(**module);
+  if (o.output.empty()) {
+    if (o.print_changed.empty() && o.print_after.empty()) fmt::print("{}", text);
+  } else {
+    std::ofstream f(o.output, std::ios::binary);
+    f << text;
+    if (!f) return ReportError(absl::InternalError(o.output + ": cannot write file"));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddOptCommand(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand("opt", "Run HLO passes with filters, diffs, timers and dumps");
+  auto o = std::make_shared<OptOptions>();
+  cmd->add_option("FILE", o->file, "HLO text file ('-' for stdin)");
+  cmd->add_option("--pipeline", o->pipeline, "Named pipeline (see --list-passes)");
+  cmd->add_option("--passes", o->passes, "Comma-separated passes to run instead of a pipeline");
+  cmd->add_option("--disable", o->disable, "Pass filters to skip: name, name:N, pipe/name, @ID, regex");
+  cmd->add_option("--enable-only", o->enable_only, "Run only passes matching these filters");
+  cmd->add_flag("--disable-all", o->disable_all, "Skip every pass (pipelines are still entered)");
+  cmd->add_option("--print-changed", o->print_changed, "Print IR after passes that change it")
+      ->check(CLI::IsMember({"quiet", "full", "diff", "cdiff"}));
+  cmd->add_option("--print-before", o->print_before, "Print IR before passes matching these filters");
+  cmd->add_option("--print-after", o->print_after, "Print IR after passes matching these filters");
+  cmd->add_option("--dump-to", o->dump_to, "Write before/after snapshots and index.json here");
+  cmd->add_flag("--time-passes", o->time_passes, "Report wall time per pass (stderr)");
+  cmd->add_flag("--stats", o->stats, "Report every run: changed, size delta, counters (stderr)");
+  cmd->add_flag("--verify-each", o->verify_each, "Run the verifier after every pass that changed the module");
+  cmd->add_option("--bisect-limit", o->bisect_limit, "Run only the first N pass runs (like -opt-bisect-limit)");
+  cmd->add_option("-o,--output", o->output, "Write the optimized module here");
+  cmd->add_flag("--list-passes", o->list_passes, "List registered passes and pipeline occurrences");
+  cmd->add_option("--format", o->format, "Output format of --list-passes")->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([o, &result] { result.exit_code = RunOpt(*o); });
+}
+
+void AddDiffCommand(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand("diff", "Diff two HLO modules (canonical text, or structurally)");
+  auto a = std::make_shared<std::string>();
+  auto b = std::make_shared<std::string>();
+  auto side = std::make_shared<bool>(false);
+  auto structural = std::make_shared<bool>(false);
+  auto width = std::make_shared<int>(90);
+  cmd->add_option("A", *a, "First HLO file")->required();
+  cmd->add_option("B", *b, "Second HLO file")->required();
+  cmd->add_flag("--side-by-side", *side, "Two columns instead of a unified diff");
+  cmd->add_flag("--structural", *structural, "Added/removed/changed instructions by name");
+  cmd->add_option("--width", *width, "Column width for --side-by-side");
+  cmd->callback([=, &result] {
+    auto ma = LoadHloFile(*a);
+    if (!ma.ok()) {
+      result.exit_code = ReportError(ma.status());
+      return;
+    }
+    auto mb = LoadHloFile(*b);
+    if (!mb.ok()) {
+      result.exit_code = ReportError(mb.status());
+      return;
+    }
+    if (*structural) {
+      fmt::print("{}", DiffModules(**ma, **mb).ToString());
+      return;
+    }
+    std::string ta = PrintModule(**ma), tb = PrintModule(**mb);
+    if (*side) {
+      fmt::print("{}", SideBySideDiff(ta, tb, *width));
+    } else {
+      fmt::print("{}", UnifiedDiff(ta, tb, {.before_label = *a, .after_label = *b}));
+    }
+  });
+}
+
+}  // namespace passlab
