@@ -5,6 +5,7 @@
 
 #include "core/ir/str_util.h"
 #include "core/text/hlo_parser.h"
+#include "core/verify/shape_inference.h"
 #include "tools/passlab/commands.h"
 
 namespace passlab {
@@ -22,7 +23,9 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadHloFile(const std::string& path) 
     ss << in.rdbuf();
     text = ss.str();
   }
-  return ParseHloModule(text, path == "-" ? "<stdin>" : path);
+  ParseOptions options;
+  options.infer_shape = InferInstructionShape;  // XLA lets instructions omit shapes
+  return ParseHloModule(text, path == "-" ? "<stdin>" : path, options);
 }
 
 int ReportError(const absl::Status& status) {
