@@ -26,6 +26,7 @@ void AddStatsCommand(CLI::App& app, CommandResult& result);
 void AddEvalCommand(CLI::App& app, CommandResult& result);
 void AddOptCommand(CLI::App& app, CommandResult& result);
 void AddDiffCommand(CLI::App& app, CommandResult& result);
+void AddVersionCommand(CLI::App& app, CommandResult& result);
 
 // Reads and parses an HLO file ("-" = stdin); errors name FILE:LINE:COL.
 absl::StatusOr<std::unique_ptr<HloModule>> LoadHloFile(const std::string& path);

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   passlab::AddStatsCommand(app, result);
   passlab::AddOptCommand(app, result);
   passlab::AddDiffCommand(app, result);
+  passlab::AddVersionCommand(app, result);
   CLI11_PARSE(app, argc, argv);
   return result.exit_code;
 }
