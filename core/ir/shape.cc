@@ -1,6 +1,7 @@
 #include "core/ir/shape.h"
 
 #include <cassert>
+#include <limits>
 
 #include "core/ir/str_util.h"
 
@@ -109,21 +110,31 @@ bool Shape::IsValidIndex(absl::Span<const int64_t> index) const {
   return true;
 }
 
+// Saturates at INT64_MAX instead of overflowing (shapes come from user text).
 int64_t Shape::element_count() const {
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d < 0 ? 0 : d;
+  for (int64_t d : dims_) {
+    if (d <= 0) return 0;
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
+  }
   return n;
 }
 
 int64_t Shape::byte_size() const {
   if (!IsArray()) return 0;
-  return element_count() * PrimitiveByteWidth(element_type_);
+  int64_t bytes;
+  if (__builtin_mul_overflow(element_count(), PrimitiveByteWidth(element_type_), &bytes)) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return bytes;
 }
 
 int64_t Shape::total_leaf_bytes() const {
   if (IsTuple()) {
     int64_t total = 0;
-    for (const Shape& s : tuple_shapes_) total += s.total_leaf_bytes();
+    for (const Shape& s : tuple_shapes_) {
+      if (__builtin_add_overflow(total, s.total_leaf_bytes(), &total)) return std::numeric_limits<int64_t>::max();
+    }
     return total;
   }
   return byte_size();

@@ -653,7 +653,9 @@ class Parser {
       return l;
     }
     if (!shape.IsArray()) return Error("constants must have an array or tuple shape");
-    if (shape.element_count() > (int64_t{1} << 31)) return Error("constant too large");
+    if (shape.byte_size() > (int64_t{1} << 32)) {
+      return Error(StrCat("constant of shape ", shape.ToString(), " is too large (over 4 GiB)"));
+    }
     Literal lit(shape);
     if (shape.rank() > 0 && PeekIs("{...}")) {
       p_ += 5;
