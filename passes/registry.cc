@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
@@ -18,6 +19,9 @@ std::function<std::unique_ptr<HloPassInterface>()> Factory() {
 
 std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
+      {"algsimp", "AlgebraicSimplifier", "simplifiers",
+       "Named algebraic rewrites (A+0, constants right, reshape/transpose/slice/broadcast folding, ...).",
+       false, "", Factory<AlgebraicSimplifier>()},
       {"call-inliner", "CallInliner", "simplifiers",
        "Inlines every kCall into its caller and drops computations left uncalled.", false, "",
        Factory<CallInliner>()},

@@ -1,6 +1,7 @@
 #include "passes/pipelines/pipelines.h"
 
 #include "core/ir/str_util.h"
+#include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
@@ -18,7 +19,9 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // (XLA: "BatchNormExpander can create zero-sized ops").
   pipeline->AddPass<ZeroSizedHloElimination>();
   auto& simplification = pipeline->AddPass<HloPassFix<HloPassPipeline>>("simplification");
-  // Tuple round trips first: they hide common subexpressions from CSE.
+  // algsimp first: its rewrites expose tuples, CSE and dead code to the rest.
+  simplification.pass().AddPass<AlgebraicSimplifier>();
+  // Tuple round trips next: they hide common subexpressions from CSE.
   simplification.pass().AddPass<TupleSimplifier>();
   simplification.pass().AddPass<HloCSE>();
   // DCE last in the loop: it cleans up after every rewrite above.
