@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/hlo_evaluator.h"
+#include "core/eval/literal_compare.h"
+#include "core/eval/random_inputs.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
@@ -27,11 +30,28 @@ inline PassResult RunPass(std::unique_ptr<HloPassInterface> pass, const std::str
   EXPECT_TRUE(m.ok()) << m.status().message();
   if (!m.ok()) return r;
   r.module = std::move(*m);
+  // Every pass test also checks that the module computes the same values
+  // before and after the pass (STYLE.md rule 10), on seeded random inputs.
+  HloEvaluator evaluator;
+  std::vector<Literal> args = MakeRandomArguments(*r.module->entry_computation(), 1234);
+  absl::StatusOr<Literal> before = evaluator.Evaluate(*r.module, args);
   HloPassPipeline pipeline("test");
   pipeline.AddPass<HloPassFixBase>(std::move(pass), 1);
   absl::StatusOr<bool> changed = pipeline.Run(*r.module);
   EXPECT_TRUE(changed.ok()) << changed.status().message();
   r.changed = changed.ok() && *changed;
+  if (before.ok()) {
+    absl::StatusOr<Literal> after = HloEvaluator().Evaluate(*r.module, args);
+    EXPECT_TRUE(after.ok()) << "the module no longer evaluates: " << after.status().message();
+    if (after.ok()) {
+      absl::Status same = CompareLiterals(*before, *after, {.abs = 1e-5, .rel = 1e-5});
+      EXPECT_TRUE(same.ok()) << "the pass changed the computed values: " << same.message();
+    }
+  } else {
+    // Only modules with side effects or not-yet-evaluated ops may skip.
+    EXPECT_TRUE(absl::IsUnimplemented(before.status()))
+        << "the input does not evaluate: " << before.status().message();
+  }
   PrintOptions options;
   options.print_metadata = false;
   options.print_operand_shape = false;
