@@ -4,6 +4,7 @@
 
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
+#include "passes/simplifiers/hlo_constant_folding.h"
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
 #include "passes/simplifiers/tuple_simplifier.h"
@@ -31,6 +32,9 @@ std::vector<PassRegistryEntry> MakeRegistry() {
       {"zero_sized_hlo_elimination", "ZeroSizedHloElimination", "simplifiers",
        "Replaces side-effect-free zero-element arrays with empty constants.", false, "",
        Factory<ZeroSizedHloElimination>()},
+      {"constant_folding", "HloConstantFolding", "simplifiers",
+       "Evaluates instructions whose operands are all constants into one constant.", false, "",
+       Factory<HloConstantFolding>()},
       {"cse", "HloCSE", "simplifiers",
        "Common-subexpression elimination: merges identical instructions and equal constants.", false,
        "", Factory<HloCSE>()},

@@ -3,6 +3,7 @@
 #include "core/ir/str_util.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
+#include "passes/simplifiers/hlo_constant_folding.h"
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
 #include "passes/simplifiers/tuple_simplifier.h"
@@ -21,6 +22,8 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   auto& simplification = pipeline->AddPass<HloPassFix<HloPassPipeline>>("simplification");
   // algsimp first: its rewrites expose tuples, CSE and dead code to the rest.
   simplification.pass().AddPass<AlgebraicSimplifier>();
+  // Folds the constant subexpressions algsimp leaves ((A+C1)+C2 => A+(C1+C2)).
+  simplification.pass().AddPass<HloConstantFolding>();
   // Tuple round trips next: they hide common subexpressions from CSE.
   simplification.pass().AddPass<TupleSimplifier>();
   simplification.pass().AddPass<HloCSE>();
