@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   passlab::AddFmtCommand(app, result);
   passlab::AddVerifyCommand(app, result);
   passlab::AddStatsCommand(app, result);
+  passlab::AddEvalCommand(app, result);
   passlab::AddOptCommand(app, result);
   passlab::AddDiffCommand(app, result);
   passlab::AddVersionCommand(app, result);
