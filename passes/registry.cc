@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "passes/expanders/comparison_expander.h"
+#include "passes/expanders/logistic_expander.h"
+#include "passes/expanders/operand_upcaster.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/hlo_constant_folding.h"
@@ -20,6 +23,16 @@ std::function<std::unique_ptr<HloPassInterface>()> Factory() {
 
 std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
+      {"comparison-expander", "ComparisonExpander", "expanders",
+       "Rewrites TOTALORDER float comparisons as integer comparisons of the bits.", false, "",
+       Factory<ComparisonExpander>()},
+      {"logistic-expander", "LogisticExpander", "expanders", "Expands logistic(x) into 1/(1+exp(-x)).", false, "",
+       Factory<LogisticExpander>()},
+      {"operand_upcaster", "OperandUpcaster", "expanders",
+       "Converts dot/convolution operands up to a wider result type.", false, "", Factory<OperandUpcaster>()},
+      {"result_caster", "ResultCaster", "expanders",
+       "Computes narrower-result dots/convolutions in the operand type and converts the result.", false, "",
+       Factory<ResultCaster>()},
       {"algsimp", "AlgebraicSimplifier", "simplifiers",
        "Named algebraic rewrites (A+0, constants right, reshape/transpose/slice/broadcast folding, ...).",
        false, "", Factory<AlgebraicSimplifier>()},

@@ -1,0 +1,87 @@
+#include "passes/expanders/comparison_expander.h"
+#include "passes/expanders/logistic_expander.h"
+#include "passes/expanders/operand_upcaster.h"
+#include "test/passes/pass_test_util.h"
+
+namespace passlab {
+namespace {
+
+TEST(LogisticExpanderTest, Expands) {
+  PassResult r = RunPass(std::make_unique<LogisticExpander>(), "ENTRY e {\n p = f32[4] parameter(0)\n ROOT l = f32[4] logistic(p)\n}");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"negate(%p)", "exponential(", "ROOT %divide", "NOT:logistic("})) << r.text;
+}
+
+TEST(LogisticExpanderTest, NothingToExpand) {
+  EXPECT_FALSE(RunPass(std::make_unique<LogisticExpander>(), "ENTRY e {\n p = f32[4] parameter(0)\n ROOT t = f32[4] tanh(p)\n}").changed);
+}
+
+TEST(LogisticExpanderTest, EdgeCaseBf16AndScalar) {
+  PassResult r = RunPass(std::make_unique<LogisticExpander>(), "ENTRY e {\n p = bf16[] parameter(0)\n ROOT l = bf16[] logistic(p)\n}");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"bf16[] constant(1)", "ROOT %divide = bf16[]"})) << r.text;
+}
+
+TEST(ComparisonExpanderTest, TotalOrderBecomesIntegerCompare) {
+  PassResult r = RunPass(std::make_unique<ComparisonExpander>(), R"(
+ENTRY e {
+  a = f32[6] constant({nan, -nan, -0, 0, -inf, 1})
+  b = f32[6] constant({1, -inf, 0, -0, -nan, 1})
+  ROOT c = pred[6] compare(a, b), direction=LT, type=TOTALORDER
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"bitcast-convert(", "type=SIGNED", "NOT:TOTALORDER"})) << r.text;
+  // The evaluator check in RunPass compares against the TOTALORDER semantics.
+}
+
+TEST(ComparisonExpanderTest, LeavesDefaultComparisons) {
+  EXPECT_FALSE(RunPass(std::make_unique<ComparisonExpander>(),
+                       "ENTRY e {\n a = f32[2] parameter(0)\n ROOT c = pred[2] compare(a, a), direction=LT\n}").changed);
+}
+
+TEST(ComparisonExpanderTest, EdgeCaseF64AndBf16) {
+  PassResult r = RunPass(std::make_unique<ComparisonExpander>(), R"(
+ENTRY e {
+  a = f64[2] parameter(0)
+  b = bf16[2] parameter(1)
+  c1 = pred[2] compare(a, a), direction=GE, type=TOTALORDER
+  c2 = pred[2] compare(b, b), direction=EQ, type=TOTALORDER
+  ROOT t = (pred[2], pred[2]) tuple(c1, c2)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"s64[2]{0} bitcast-convert(", "s16[2]{0} bitcast-convert("})) << r.text;
+}
+
+TEST(OperandUpcasterTest, ConvertsNarrowOperands) {
+  PassResult r = RunPass(std::make_unique<OperandUpcaster>(), R"(
+ENTRY e {
+  a = bf16[2,3] parameter(0)
+  b = bf16[3,4] parameter(1)
+  ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[2,3]{1,0} convert(%a)", "f32[3,4]{1,0} convert(%b)", "f32[2,4]{1,0} dot("})) << r.text;
+}
+
+TEST(OperandUpcasterTest, LeavesSameTypeDots) {
+  EXPECT_FALSE(RunPass(std::make_unique<OperandUpcaster>(), R"(
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,4] parameter(1)
+  ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})").changed);
+}
+
+TEST(ResultCasterTest, ComputesWideAndConverts) {
+  PassResult r = RunPass(std::make_unique<ResultCaster>(), R"(
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,4] parameter(1)
+  ROOT d = bf16[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[2,4]{1,0} dot(%a, %b)", "ROOT %convert = bf16[2,4]{1,0} convert("})) << r.text;
+}
+
+}  // namespace
+}  // namespace passlab
