@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
@@ -23,6 +24,9 @@ std::function<std::unique_ptr<HloPassInterface>()> Factory() {
 
 std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
+      {"batchnorm_expander", "BatchNormExpander", "expanders",
+       "Expands batch-norm-training/inference/grad into reductions and elementwise math.", false, "",
+       Factory<BatchNormExpander>()},
       {"comparison-expander", "ComparisonExpander", "expanders",
        "Rewrites TOTALORDER float comparisons as integer comparisons of the bits.", false, "",
        Factory<ComparisonExpander>()},

@@ -1,6 +1,10 @@
 #include "passes/pipelines/pipelines.h"
 
 #include "core/ir/str_util.h"
+#include "passes/expanders/batchnorm_expander.h"
+#include "passes/expanders/comparison_expander.h"
+#include "passes/expanders/logistic_expander.h"
+#include "passes/expanders/operand_upcaster.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/hlo_constant_folding.h"
@@ -16,8 +20,13 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // First, so every later pass sees one flat computation per program (XLA
   // runs CallInliner at the very start of "optimization").
   pipeline->AddPass<CallInliner>();
-  // Expanders that can create empty arrays come before this once they land
-  // (XLA: "BatchNormExpander can create zero-sized ops").
+  // Expanders into simpler HLO the backend emits as loops.
+  pipeline->AddPass<ComparisonExpander>();
+  pipeline->AddPass<LogisticExpander>();
+  pipeline->AddPass<OperandUpcaster>();
+  pipeline->AddPass<ResultCaster>();
+  pipeline->AddPass<BatchNormExpander>();
+  // After BatchNormExpander, which can create zero-sized ops (as in XLA).
   pipeline->AddPass<ZeroSizedHloElimination>();
   auto& simplification = pipeline->AddPass<HloPassFix<HloPassPipeline>>("simplification");
   // algsimp first: its rewrites expose tuples, CSE and dead code to the rest.

@@ -85,3 +85,52 @@ ENTRY e {
 
 }  // namespace
 }  // namespace passlab
+
+#include "passes/expanders/batchnorm_expander.h"
+
+namespace passlab {
+namespace {
+
+TEST(BatchNormExpanderTest, ExpandsTrainingInferenceAndGrad) {
+  // The evaluator check in RunPass compares with the batch-norm ops' values.
+  PassResult r = RunPass(std::make_unique<BatchNormExpander>(), R"(
+ENTRY e {
+  x = f32[2,3,4] parameter(0)
+  s = f32[3] parameter(1)
+  o = f32[3] parameter(2)
+  t = (f32[2,3,4], f32[3], f32[3]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=1
+  y = f32[2,3,4] get-tuple-element(t), index=0
+  m = f32[3] get-tuple-element(t), index=1
+  v = f32[3] get-tuple-element(t), index=2
+  i = f32[2,3,4] batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index=1
+  g = (f32[2,3,4], f32[3], f32[3]) batch-norm-grad(x, s, m, v, y), epsilon=0.001, feature_index=1
+  ROOT out = ((f32[2,3,4], f32[3], f32[3]), f32[2,3,4], (f32[2,3,4], f32[3], f32[3])) tuple(t, i, g)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"reduce(", "rsqrt(", "NOT:batch-norm"})) << r.text;
+}
+
+TEST(BatchNormExpanderTest, RespectsOptions) {
+  BatchNormExpanderOptions options;
+  options.rewrite_inference_op = false;
+  PassResult r = RunPass(std::make_unique<BatchNormExpander>(options), R"(
+ENTRY e {
+  x = f32[2,3] parameter(0)
+  s = f32[3] parameter(1)
+  ROOT i = f32[2,3] batch-norm-inference(x, s, s, s, s), epsilon=0.5, feature_index=1
+})");
+  EXPECT_FALSE(r.changed);
+}
+
+TEST(BatchNormExpanderTest, EdgeCaseFeatureIndexZeroAndSingleElement) {
+  PassResult r = RunPass(std::make_unique<BatchNormExpander>(), R"(
+ENTRY e {
+  x = f32[3,1] parameter(0)
+  s = f32[3] parameter(1)
+  ROOT t = (f32[3,1], f32[3], f32[3]) batch-norm-training(x, s, s), epsilon=0.001, feature_index=0
+})");
+  EXPECT_TRUE(r.changed);
+}
+
+}  // namespace
+}  // namespace passlab
