@@ -8,6 +8,9 @@
 #include "passes/expanders/operand_upcaster.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
+#include "passes/simplifiers/conditional_simplifier.h"
+#include "passes/simplifiers/flatten_call_graph.h"
+#include "passes/simplifiers/transpose_folding.h"
 #include "passes/simplifiers/hlo_constant_folding.h"
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
@@ -43,6 +46,14 @@ std::vector<PassRegistryEntry> MakeRegistry() {
       {"call-inliner", "CallInliner", "simplifiers",
        "Inlines every kCall into its caller and drops computations left uncalled.", false, "",
        Factory<CallInliner>()},
+      {"flatten-call-graph", "FlattenCallGraph", "simplifiers",
+       "Clones computations so each call/while/conditional body has a single call site.", false, "",
+       Factory<FlattenCallGraph>()},
+      {"simplify-conditional", "ConditionalSimplifier", "simplifiers",
+       "Inlines the branch a conditional always takes (constant index or one branch).", false, "",
+       Factory<ConditionalSimplifier>()},
+      {"transpose-folding", "TransposeFolding", "simplifiers",
+       "Folds transposes into dot and convolution dimension numbers.", false, "", Factory<TransposeFolding>()},
       {"tuple-simplifier", "TupleSimplifier", "simplifiers",
        "Folds get-tuple-element(tuple(...)) and tuple(gte(t,0..n)) round trips.", false, "",
        Factory<TupleSimplifier>()},

@@ -7,6 +7,9 @@
 #include "passes/expanders/operand_upcaster.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
+#include "passes/simplifiers/conditional_simplifier.h"
+#include "passes/simplifiers/flatten_call_graph.h"
+#include "passes/simplifiers/transpose_folding.h"
 #include "passes/simplifiers/hlo_constant_folding.h"
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
@@ -20,6 +23,8 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // First, so every later pass sees one flat computation per program (XLA
   // runs CallInliner at the very start of "optimization").
   pipeline->AddPass<CallInliner>();
+  // Each loop/branch body gets its own copy before passes edit bodies in place.
+  pipeline->AddPass<FlattenCallGraph>();
   // Expanders into simpler HLO the backend emits as loops.
   pipeline->AddPass<ComparisonExpander>();
   pipeline->AddPass<LogisticExpander>();
@@ -36,8 +41,12 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // Tuple round trips next: they hide common subexpressions from CSE.
   simplification.pass().AddPass<TupleSimplifier>();
   simplification.pass().AddPass<HloCSE>();
+  simplification.pass().AddPass<ConditionalSimplifier>();
   // DCE last in the loop: it cleans up after every rewrite above.
   simplification.pass().AddPass<HloDCE>();
+  // After the fixed point, so algsimp's transpose rewrites have settled; the
+  // gemm rewriter that follows later wants untransposed operands.
+  pipeline->AddPass<TransposeFolding>();
   return pipeline;
 }
 

@@ -1,0 +1,93 @@
+#include "passes/simplifiers/conditional_simplifier.h"
+#include "passes/simplifiers/flatten_call_graph.h"
+#include "passes/simplifiers/transpose_folding.h"
+#include "test/passes/pass_test_util.h"
+
+namespace passlab {
+namespace {
+
+TEST(TransposeFoldingTest, FoldsIntoDotAndConvolution) {
+  PassResult r = RunPass(std::make_unique<TransposeFolding>(), R"(
+ENTRY e {
+  a = f32[3,2] parameter(0)
+  b = f32[4,3] parameter(1)
+  at = f32[2,3] transpose(a), dimensions={1,0}
+  bt = f32[3,4] transpose(b), dimensions={1,0}
+  d = f32[2,4] dot(at, bt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  x = f32[1,4,4,2] parameter(2)
+  k = f32[2,3,3,5] parameter(3)
+  kt = f32[3,3,2,5] transpose(k), dimensions={1,2,0,3}
+  c = f32[1,4,4,5] convolution(x, kt), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[2,4], f32[1,4,4,5]) tuple(d, c)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"dot(%a, %b), lhs_contracting_dims={0}, rhs_contracting_dims={1}",
+                               "convolution(%x, %k)", "dim_labels=b01f_i01o->b01f", "NOT:transpose("}))
+      << r.text;
+}
+
+TEST(TransposeFoldingTest, KeepsTransposesThatReorderFreeDims) {
+  PassResult r = RunPass(std::make_unique<TransposeFolding>(), R"(
+ENTRY e {
+  a = f32[2,3,4] parameter(0)
+  b = f32[4,5] parameter(1)
+  at = f32[3,2,4] transpose(a), dimensions={1,0,2}
+  ROOT d = f32[3,2,5] dot(at, b), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+})");
+  EXPECT_FALSE(r.changed);
+}
+
+TEST(ConditionalSimplifierTest, InlinesTheTakenBranch) {
+  PassResult r = RunPass(std::make_unique<ConditionalSimplifier>(), R"(
+HloModule m
+b0 { x = f32[2] parameter(0)  ROOT n = f32[2] negate(x) }
+b1 { x = f32[2] parameter(0)  ROOT e = f32[2] exponential(x) }
+ENTRY e {
+  p = f32[2] parameter(0)
+  i = s32[] constant(7)
+  ROOT c = f32[2] conditional(i, p, p), branch_computations={b0, b1}
+})");
+  EXPECT_TRUE(r.changed);  // index 7 is out of range: the last branch
+  EXPECT_TRUE(Matches(r.text, {"exponential(%p)", "NOT:conditional(", "NOT:negate("})) << r.text;
+}
+
+TEST(ConditionalSimplifierTest, KeepsDataDependentConditionals) {
+  EXPECT_FALSE(RunPass(std::make_unique<ConditionalSimplifier>(), R"(
+HloModule m
+b0 { x = f32[2] parameter(0)  ROOT n = f32[2] negate(x) }
+b1 { x = f32[2] parameter(0)  ROOT e = f32[2] exponential(x) }
+ENTRY e {
+  p = f32[2] parameter(0)
+  i = pred[] parameter(1)
+  ROOT c = f32[2] conditional(i, p, p), true_computation=b0, false_computation=b1
+})").changed);
+}
+
+TEST(FlattenCallGraphTest, ClonesSharedBodies) {
+  PassResult r = RunPass(std::make_unique<FlattenCallGraph>(), R"(
+HloModule m
+f { x = f32[] parameter(0)  ROOT n = f32[] negate(x) }
+ENTRY e {
+  p = f32[] parameter(0)
+  a = f32[] call(p), to_apply=f
+  ROOT b = f32[] call(a), to_apply=f
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%f.clone", "to_apply=%f.clone"})) << r.text;
+}
+
+TEST(FlattenCallGraphTest, LeavesSharedReducersAlone) {
+  EXPECT_FALSE(RunPass(std::make_unique<FlattenCallGraph>(), R"(
+HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  a = f32[] reduce(p, z), dimensions={0}, to_apply=add
+  b = f32[] reduce(p, z), dimensions={0}, to_apply=add
+  ROOT t = (f32[], f32[]) tuple(a, b)
+})").changed);
+}
+
+}  // namespace
+}  // namespace passlab
