@@ -1,199 +1,175 @@
-// Value types for XLA's small floating-point formats (bf16, f16 and the 8-/4-
-// bit formats), each a struct holding raw bits, with conversions from float
-// and double that round to nearest even exactly as ml_dtypes/XLA do:
-//   - IEEE-like formats (f16, bf16, f8e5m2, f8e4m3, f8e3m4) overflow to inf;
-//   - "fn" formats (f8e4m3fn) have no inf: overflow becomes NaN (S.1111.111);
-//   - "fnuz" formats have one NaN (0x80), no inf and no negative zero;
-//   - f8e8m0fnu is exponent-only and unsigned (0xFF is NaN);
-//   - f4e2m1fn has neither inf nor NaN: overflow saturates to +-6.
+// Value types for XLA's small floating-point formats: bf16, f16 and the 8- and
+// 4-bit formats. Each is a 1- or 2-byte struct holding the raw encoding, with
+// conversions from float and double that round to nearest even the way
+// ml_dtypes (and so XLA's evaluator) does:
+//   - IEEE-like formats (f16, bf16, f8e5m2, f8e4m3, f8e3m4) overflow to +-inf;
+//   - "fn" (f8e4m3fn) has no inf: overflow and +-inf become NaN (S.1111.111);
+//   - "fnuz" formats have one NaN (0x80), no inf and no negative zero (-0 and
+//     negative values that round to zero give +0);
+//   - f8e8m0fnu is exponent-only and unsigned: 0xFF is NaN, there is no zero,
+//     and zero, negative values, inf and overflow all become NaN;
+//   - f4e2m1fn (low nibble of a byte) has neither inf nor NaN: overflow and
+//     +-inf saturate to +-6, and NaN becomes a zero (ml_dtypes: +NaN -> 0x8,
+//     the "-0" it uses as quiet_NaN(); -NaN -> 0x0).
+// A double converts directly (one rounding), never through float.
 // Arithmetic is done by callers in float/double and rounded back.
 #ifndef PASSLAB_CORE_IR_SMALL_FLOAT_H_
 #define PASSLAB_CORE_IR_SMALL_FLOAT_H_
 
-#include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 
 namespace passlab {
 
+// Which encodings a format spends on NaN and infinity.
 enum class NanEncoding : uint8_t {
-  kIeee,        // exponent all ones, mantissa != 0; inf exists
-  kAllOnes,     // only S.1...1 is NaN (fn formats); no inf
-  kNegZero,     // only the "negative zero" pattern is NaN (fnuz); no inf
-  kNone,        // no NaN, no inf (f4e2m1fn); overflow saturates
+  kIeee,          // exponent all ones: mantissa 0 is inf, anything else NaN
+  kAllOnes,       // only exponent and mantissa all ones is NaN; no inf
+  kNegativeZero,  // only the sign bit alone (0x80) is NaN; no inf, no -0
+  kNone,          // neither NaN nor inf; overflow saturates
 };
 
-template <typename Storage, int kExpBits, int kMantBits, int kBias, NanEncoding kNan,
-          bool kSigned = true, bool kSubnormals = true>
-class SmallFloat {
- public:
-  static constexpr int kBits = (kSigned ? 1 : 0) + kExpBits + kMantBits;
-  using StorageType = Storage;
+// The parameters that define one format. Bits are laid out sign (if any),
+// exponent, mantissa from the top of the format's width down to bit 0.
+struct SmallFloatFormat {
+  int exponent_bits;
+  int mantissa_bits;
+  int bias;
+  NanEncoding nan;
+  bool is_signed = true;
+  // false for the exponent-only f8e8m0fnu: encoding 0 is 2^-bias, so there is
+  // neither a zero nor subnormals.
+  bool has_zero = true;
+};
 
-  constexpr SmallFloat() = default;
+// Width of the encoding in bits.
+constexpr int SmallFloatWidth(SmallFloatFormat f) {
+  return (f.is_signed ? 1 : 0) + f.exponent_bits + f.mantissa_bits;
+}
+constexpr uint32_t SmallFloatSignMask(SmallFloatFormat f) {
+  return f.is_signed ? uint32_t{1} << (f.exponent_bits + f.mantissa_bits) : 0;
+}
+constexpr uint32_t SmallFloatExponentMask(SmallFloatFormat f) {
+  return ((uint32_t{1} << f.exponent_bits) - 1) << f.mantissa_bits;
+}
+// Encoding of the largest finite value.
+constexpr uint32_t SmallFloatMaxBits(SmallFloatFormat f) {
+  uint32_t all_ones = SmallFloatExponentMask(f) | ((uint32_t{1} << f.mantissa_bits) - 1);
+  switch (f.nan) {
+    case NanEncoding::kIeee: return SmallFloatExponentMask(f) - 1;  // below the inf exponent
+    case NanEncoding::kAllOnes: return all_ones - 1;
+    case NanEncoding::kNegativeZero:
+    case NanEncoding::kNone: return all_ones;
+  }
+  return 0;
+}
+// The NaN a conversion of a NaN with the given sign produces (ml_dtypes:
+// `negative ? -quiet_NaN() : quiet_NaN()`). For f4e2m1fn, which has no NaN,
+// this is ml_dtypes' stand-in: 0x8 (-0) for +NaN, 0x0 for -NaN.
+constexpr uint32_t SmallFloatNanBits(SmallFloatFormat f, bool negative) {
+  uint32_t sign = negative ? SmallFloatSignMask(f) : 0;
+  switch (f.nan) {
+    case NanEncoding::kIeee:  // quiet bit: the top mantissa bit
+      return SmallFloatExponentMask(f) | (uint32_t{1} << (f.mantissa_bits - 1)) | sign;
+    case NanEncoding::kAllOnes:
+      return SmallFloatExponentMask(f) | ((uint32_t{1} << f.mantissa_bits) - 1) | sign;
+    case NanEncoding::kNegativeZero: return SmallFloatSignMask(f);
+    case NanEncoding::kNone: return SmallFloatSignMask(f) ^ sign;
+  }
+  return 0;
+}
+// Encoding of 2^-mantissa_bits (std::numeric_limits::epsilon); a subnormal in
+// formats whose bias is not above the mantissa width (f8e3m4, f4e2m1fn).
+constexpr uint32_t SmallFloatEpsilonBits(SmallFloatFormat f) {
+  int biased = f.bias - f.mantissa_bits;
+  if (biased > 0 || !f.has_zero) return static_cast<uint32_t>(biased) << f.mantissa_bits;
+  return uint32_t{1} << (f.bias - 1);  // 2^-m / 2^(1 - bias - m)
+}
+
+// The encoding nearest to `value` in format `f` (ties to even), with the
+// format's rules for NaN, inf, zero and overflow listed at the top of this
+// file. Exactly one rounding step, also for double inputs.
+uint32_t EncodeSmallFloat(SmallFloatFormat f, double value);
+// The exact value of encoding `bits` (bits above the format's width are
+// ignored). NaN encodings give a NaN carrying the encoding's sign bit (fnuz:
+// positive, as its one NaN is the sign bit alone).
+double DecodeSmallFloat(SmallFloatFormat f, uint32_t bits);
+
+// A value of format `kFormat` stored in the low bits of `Storage`.
+template <typename Storage, SmallFloatFormat kFormat>
+class SmallFloat {
+  static_assert(SmallFloatWidth(kFormat) <= 8 * static_cast<int>(sizeof(Storage)));
+
+ public:
+  using StorageType = Storage;
+  static constexpr SmallFloatFormat kFormatDescription = kFormat;
+  static constexpr int kBits = SmallFloatWidth(kFormat);
+  static constexpr bool kHasInfinity = kFormat.nan == NanEncoding::kIeee;
+
+  constexpr SmallFloat() = default;  // encoding 0: +0 (2^-127 for f8e8m0fnu)
+  explicit SmallFloat(float v) : bits_(Round(v)) {}
+  explicit SmallFloat(double v) : bits_(Round(v)) {}
+
+  // The value with encoding `bits`, taken as is.
   static constexpr SmallFloat FromBits(Storage bits) {
     SmallFloat f;
     f.bits_ = bits;
     return f;
   }
+  // Nearest value to `v`, rounded once (see EncodeSmallFloat).
+  static SmallFloat FromFloat(float v) { return FromBits(Round(v)); }
+  static SmallFloat FromDouble(double v) { return FromBits(Round(v)); }
+
   constexpr Storage bits() const { return bits_; }
+  // Exact: every value of these formats is a float.
+  explicit operator float() const { return static_cast<float>(DecodeSmallFloat(kFormat, bits_)); }
+  explicit operator double() const { return DecodeSmallFloat(kFormat, bits_); }
 
-  static SmallFloat FromDouble(double v) { return FromBits(Encode(v)); }
-  static SmallFloat FromFloat(float v) { return FromBits(Encode(v)); }
-  explicit SmallFloat(float v) : bits_(Encode(v)) {}
-  explicit SmallFloat(double v) : bits_(Encode(v)) {}
-
-  explicit operator double() const { return Decode(bits_); }
-  explicit operator float() const { return static_cast<float>(Decode(bits_)); }
-
-  bool IsNaN() const { return std::isnan(Decode(bits_)); }
-
-  static SmallFloat QuietNaN() { return FromDouble(std::numeric_limits<double>::quiet_NaN()); }
-  static SmallFloat Infinity() {  // only meaningful when the format has inf
-    return FromBits(static_cast<Storage>(kExpMask));
+  bool IsNaN() const {
+    double v = DecodeSmallFloat(kFormat, bits_);
+    return v != v;
   }
-  static SmallFloat Max() { return FromBits(MaxBits()); }
-  static SmallFloat Lowest() {
-    return kSigned ? FromBits(static_cast<Storage>(MaxBits() | kSignMask)) : FromBits(0);
-  }
-  static SmallFloat Min() {  // smallest positive normal
-    return FromBits(static_cast<Storage>(kSubnormals ? (Storage{1} << kMantBits) : 0));
-  }
-  static SmallFloat Epsilon() { return FromDouble(std::ldexp(1.0, -kMantBits)); }
 
+  // std::numeric_limits counterparts, with ml_dtypes' values.
+  static constexpr SmallFloat Max() { return Make(SmallFloatMaxBits(kFormat)); }
+  static constexpr SmallFloat Lowest() {  // most negative finite; 2^-127 for e8m0
+    return kFormat.is_signed ? Make(SmallFloatMaxBits(kFormat) | SmallFloatSignMask(kFormat)) : Make(0);
+  }
+  static constexpr SmallFloat Min() {  // smallest positive normal
+    return Make(kFormat.has_zero ? uint32_t{1} << kFormat.mantissa_bits : 0);
+  }
+  static constexpr SmallFloat Epsilon() { return Make(SmallFloatEpsilonBits(kFormat)); }
+  static constexpr SmallFloat Infinity()
+    requires kHasInfinity
+  {
+    return Make(SmallFloatExponentMask(kFormat));
+  }
+  // A positive quiet NaN (f4e2m1fn: ml_dtypes' stand-in, -0; see above).
+  static constexpr SmallFloat QuietNaN() { return Make(SmallFloatNanBits(kFormat, false)); }
+
+  // Compares values: NaN != NaN, +0 == -0.
   friend bool operator==(SmallFloat a, SmallFloat b) {
     return static_cast<double>(a) == static_cast<double>(b);
   }
 
  private:
-  static constexpr uint32_t kMantMask = (uint32_t{1} << kMantBits) - 1;
-  static constexpr uint32_t kExpField = (uint32_t{1} << kExpBits) - 1;
-  static constexpr uint32_t kExpMask = kExpField << kMantBits;
-  static constexpr uint32_t kSignMask = kSigned ? uint32_t{1} << (kExpBits + kMantBits) : 0;
-
-  static constexpr Storage MaxBits() {
-    switch (kNan) {
-      case NanEncoding::kIeee:  // largest exponent below all-ones, full mantissa
-        return static_cast<Storage>(((kExpField - 1) << kMantBits) | kMantMask);
-      case NanEncoding::kAllOnes:  // all ones but the last mantissa bit
-        return static_cast<Storage>(kExpMask | (kMantMask - 1));
-      case NanEncoding::kNegZero:
-      case NanEncoding::kNone:
-        return static_cast<Storage>(kExpMask | kMantMask);
-    }
-    return 0;
-  }
-  static constexpr Storage NanBits(bool negative) {
-    switch (kNan) {
-      case NanEncoding::kIeee: {
-        uint32_t quiet = kMantBits > 0 ? uint32_t{1} << (kMantBits - 1) : 1;
-        return static_cast<Storage>(kExpMask | quiet | (negative ? kSignMask : 0));
-      }
-      case NanEncoding::kAllOnes:
-        return static_cast<Storage>(kExpMask | kMantMask | (negative ? kSignMask : 0));
-      case NanEncoding::kNegZero:
-        return static_cast<Storage>(kSignMask);
-      case NanEncoding::kNone:
-        return 0;
-    }
-    return 0;
-  }
-
-  static double Decode(Storage raw) {
-    uint32_t b = raw;
-    bool negative = (b & kSignMask) != 0;
-    uint32_t exp = (b & kExpMask) >> kMantBits;
-    uint32_t mant = b & kMantMask;
-    double sign = negative ? -1.0 : 1.0;
-    switch (kNan) {
-      case NanEncoding::kIeee:
-        if (exp == kExpField) {
-          if (mant == 0) return sign * std::numeric_limits<double>::infinity();
-          return std::copysign(std::numeric_limits<double>::quiet_NaN(), sign);
-        }
-        break;
-      case NanEncoding::kAllOnes:
-        if (exp == kExpField && mant == kMantMask) {
-          if (!kSigned || kMantBits == 0) return std::numeric_limits<double>::quiet_NaN();
-          return std::copysign(std::numeric_limits<double>::quiet_NaN(), sign);
-        }
-        break;
-      case NanEncoding::kNegZero:
-        if (b == kSignMask) return std::numeric_limits<double>::quiet_NaN();
-        break;
-      case NanEncoding::kNone:
-        break;
-    }
-    if (exp == 0 && kSubnormals) {
-      return sign * std::ldexp(static_cast<double>(mant), 1 - kBias - kMantBits);
-    }
-    return sign * std::ldexp(static_cast<double>((uint32_t{1} << kMantBits) | mant),
-                             static_cast<int>(exp) - kBias - kMantBits);
-  }
-
-  static Storage Encode(double v) {
-    bool negative = std::signbit(v);
-    if (std::isnan(v)) return NanBits(negative);
-    if (!kSigned && negative && v != 0) return NanBits(false);
-    uint32_t sign = negative ? kSignMask : 0;
-    if (kNan == NanEncoding::kNegZero) sign = negative ? kSignMask : 0;
-    double a = std::fabs(v);
-    if (std::isinf(a)) return Overflow(sign);
-    if (a == 0) {
-      if (!kSubnormals) return 0;  // e8m0 has no zero; 2^-127 is nearest
-      return kNan == NanEncoding::kNegZero ? 0 : static_cast<Storage>(sign);
-    }
-    int e2;
-    std::frexp(a, &e2);  // a = m * 2^e2, m in [0.5, 1)
-    int exponent = e2 - 1;  // a in [2^exponent, 2^(exponent+1))
-    int min_exponent = (kSubnormals ? 1 : 0) - kBias;
-    uint64_t bits;
-    if (exponent < min_exponent) {
-      // Subnormal range (or below e8m0's minimum): quantum is 2^(min - mant).
-      double q = std::nearbyint(std::ldexp(a, kMantBits - min_exponent));
-      if (!kSubnormals) {
-        // Exponent-only format: round to the nearer of 2^min and 0 -> 2^min.
-        return 0;
-      }
-      bits = static_cast<uint64_t>(q);  // a carry lands in the exponent field
-    } else {
-      double q = std::nearbyint(std::ldexp(a, kMantBits - exponent));  // in [2^m, 2^(m+1)]
-      uint64_t biased = static_cast<uint64_t>(exponent + kBias);
-      bits = (biased << kMantBits) + static_cast<uint64_t>(q) - (uint64_t{1} << kMantBits);
-    }
-    if (bits > MaxBits() || (kNan == NanEncoding::kIeee && bits >= kExpMask)) {
-      return Overflow(sign);
-    }
-    if (kNan == NanEncoding::kNegZero && bits == 0) return 0;
-    return static_cast<Storage>(bits | sign);
-  }
-
-  static Storage Overflow(uint32_t sign) {
-    switch (kNan) {
-      case NanEncoding::kIeee: return static_cast<Storage>(kExpMask | sign);
-      case NanEncoding::kAllOnes: return NanBits(sign != 0);
-      case NanEncoding::kNegZero: return NanBits(false);
-      case NanEncoding::kNone: return static_cast<Storage>(MaxBits() | sign);
-    }
-    return 0;
-  }
+  static constexpr SmallFloat Make(uint32_t bits) { return FromBits(static_cast<Storage>(bits)); }
+  static Storage Round(double v) { return static_cast<Storage>(EncodeSmallFloat(kFormat, v)); }
 
   Storage bits_ = 0;
 };
 
-using bfloat16 = SmallFloat<uint16_t, 8, 7, 127, NanEncoding::kIeee>;
-using half = SmallFloat<uint16_t, 5, 10, 15, NanEncoding::kIeee>;
-using float8_e5m2 = SmallFloat<uint8_t, 5, 2, 15, NanEncoding::kIeee>;
-using float8_e4m3 = SmallFloat<uint8_t, 4, 3, 7, NanEncoding::kIeee>;
-using float8_e3m4 = SmallFloat<uint8_t, 3, 4, 3, NanEncoding::kIeee>;
-using float8_e4m3fn = SmallFloat<uint8_t, 4, 3, 7, NanEncoding::kAllOnes>;
-using float8_e4m3fnuz = SmallFloat<uint8_t, 4, 3, 8, NanEncoding::kNegZero>;
-using float8_e5m2fnuz = SmallFloat<uint8_t, 5, 2, 16, NanEncoding::kNegZero>;
-using float8_e4m3b11fnuz = SmallFloat<uint8_t, 4, 3, 11, NanEncoding::kNegZero>;
-using float8_e8m0fnu =
-    SmallFloat<uint8_t, 8, 0, 127, NanEncoding::kAllOnes, /*kSigned=*/false, /*kSubnormals=*/false>;
-using float4_e2m1fn = SmallFloat<uint8_t, 2, 1, 1, NanEncoding::kNone>;
+using bfloat16 = SmallFloat<uint16_t, SmallFloatFormat{8, 7, 127, NanEncoding::kIeee}>;
+using half = SmallFloat<uint16_t, SmallFloatFormat{5, 10, 15, NanEncoding::kIeee}>;
+using float8_e5m2 = SmallFloat<uint8_t, SmallFloatFormat{5, 2, 15, NanEncoding::kIeee}>;
+using float8_e4m3 = SmallFloat<uint8_t, SmallFloatFormat{4, 3, 7, NanEncoding::kIeee}>;
+using float8_e3m4 = SmallFloat<uint8_t, SmallFloatFormat{3, 4, 3, NanEncoding::kIeee}>;
+using float8_e4m3fn = SmallFloat<uint8_t, SmallFloatFormat{4, 3, 7, NanEncoding::kAllOnes}>;
+using float8_e4m3fnuz = SmallFloat<uint8_t, SmallFloatFormat{4, 3, 8, NanEncoding::kNegativeZero}>;
+using float8_e5m2fnuz = SmallFloat<uint8_t, SmallFloatFormat{5, 2, 16, NanEncoding::kNegativeZero}>;
+using float8_e4m3b11fnuz = SmallFloat<uint8_t, SmallFloatFormat{4, 3, 11, NanEncoding::kNegativeZero}>;
+using float8_e8m0fnu = SmallFloat<uint8_t, SmallFloatFormat{8, 0, 127, NanEncoding::kAllOnes,
+                                                            /*is_signed=*/false, /*has_zero=*/false}>;
+using float4_e2m1fn = SmallFloat<uint8_t, SmallFloatFormat{2, 1, 1, NanEncoding::kNone}>;
 
 }  // namespace passlab
 

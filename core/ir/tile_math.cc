@@ -1,124 +1,161 @@
 #include "core/ir/tile_math.h"
 
 #include <cassert>
+#include <cstddef>
+#include <utility>
 
 #include "core/ir/str_util.h"
 
 namespace passlab {
 namespace {
 
-// Applies the combine markers of `tile` to (index, dims): a "*" folds its
-// dimension into the next more minor one. Returns the tile without markers.
-std::vector<int64_t> Combine(std::vector<int64_t>& index, std::vector<int64_t>& dims,
-                             const std::vector<int64_t>& tile) {
-  size_t offset = dims.size() - tile.size();
+// An element index together with the bounds it lives in.
+struct IndexedDims {
+  std::vector<int64_t> index;
+  std::vector<int64_t> dims;
+};
+
+// Merges every dimension marked "*" in `tile` into the next more minor one;
+// returns the tile without its markers.
+std::vector<int64_t> CombineDimensions(IndexedDims& x, absl::Span<const int64_t> tile) {
+  const size_t offset = x.dims.size() - tile.size();
+  IndexedDims combined;
+  combined.index.assign(x.index.begin(), x.index.begin() + offset);
+  combined.dims.assign(x.dims.begin(), x.dims.begin() + offset);
   std::vector<int64_t> kept_tile;
-  std::vector<int64_t> new_index(index.begin(), index.begin() + offset);
-  std::vector<int64_t> new_dims(dims.begin(), dims.begin() + offset);
-  int64_t carry_index = 0, carry_dim = 1;
+  int64_t carried_index = 0, carried_dim = 1;
   for (size_t i = 0; i < tile.size(); ++i) {
-    int64_t e = index[offset + i], d = dims[offset + i];
-    carry_index = carry_index * d + e;
-    carry_dim *= d;
-    if (tile[i] == kCombineTileDimension) continue;
-    new_index.push_back(carry_index);
-    new_dims.push_back(carry_dim);
+    carried_index = carried_index * x.dims[offset + i] + x.index[offset + i];
+    carried_dim *= x.dims[offset + i];
+    if (tile[i] == kCombineDimension) continue;
+    combined.index.push_back(carried_index);
+    combined.dims.push_back(carried_dim);
     kept_tile.push_back(tile[i]);
-    carry_index = 0;
-    carry_dim = 1;
+    carried_index = 0;
+    carried_dim = 1;
   }
-  index = std::move(new_index);
-  dims = std::move(new_dims);
+  assert(carried_dim == 1 && "a tile cannot end in '*'");
+  x = std::move(combined);
   return kept_tile;
 }
 
-// One tiling level: (index, dims) -> (tile index..., within-tile index...).
-void TileOnce(std::vector<int64_t>& index, std::vector<int64_t>& dims, const std::vector<int64_t>& tile_with_markers) {
-  std::vector<int64_t> tile = Combine(index, dims, tile_with_markers);
-  size_t offset = dims.size() - tile.size();
-  std::vector<int64_t> out_index(index.begin(), index.begin() + offset);
-  std::vector<int64_t> out_dims(dims.begin(), dims.begin() + offset);
+// One tiling level: (leading..., e) in (leading..., d) becomes
+// (leading..., e / t, e % t) in (leading..., ceil(d / t), t).
+void TileOnce(IndexedDims& x, absl::Span<const int64_t> tile_with_markers) {
+  const std::vector<int64_t> tile = CombineDimensions(x, tile_with_markers);
+  const size_t offset = x.dims.size() - tile.size();
+  IndexedDims tiled;
+  tiled.index.assign(x.index.begin(), x.index.begin() + offset);
+  tiled.dims.assign(x.dims.begin(), x.dims.begin() + offset);
   for (size_t i = 0; i < tile.size(); ++i) {
-    out_index.push_back(index[offset + i] / tile[i]);
-    out_dims.push_back((dims[offset + i] + tile[i] - 1) / tile[i]);
+    tiled.index.push_back(x.index[offset + i] / tile[i]);
+    tiled.dims.push_back((x.dims[offset + i] + tile[i] - 1) / tile[i]);
   }
   for (size_t i = 0; i < tile.size(); ++i) {
-    out_index.push_back(index[offset + i] % tile[i]);
-    out_dims.push_back(tile[i]);
+    tiled.index.push_back(x.index[offset + i] % tile[i]);
+    tiled.dims.push_back(tile[i]);
   }
-  index = std::move(out_index);
-  dims = std::move(out_dims);
+  x = std::move(tiled);
+}
+
+IndexedDims ApplyTiles(absl::Span<const int64_t> index, absl::Span<const int64_t> dims,
+                       absl::Span<const std::vector<int64_t>> tiles) {
+  IndexedDims x{std::vector<int64_t>(index.begin(), index.end()),
+                std::vector<int64_t>(dims.begin(), dims.end())};
+  for (const std::vector<int64_t>& tile : tiles) {
+    assert(!tile.empty() && tile.size() <= x.dims.size());
+    TileOnce(x, tile);
+  }
+  return x;
 }
 
 }  // namespace
 
-int64_t LinearIndex(absl::Span<const int64_t> index, absl::Span<const int64_t> dims) {
-  int64_t linear = 0;
-  for (size_t i = 0; i < dims.size(); ++i) linear = linear * dims[i] + index[i];
-  return linear;
-}
-
-absl::Status ValidateTiles(absl::Span<const int64_t> dims, absl::Span<const std::vector<int64_t>> tiles) {
-  int64_t rank = static_cast<int64_t>(dims.size());
-  for (const std::vector<int64_t>& tile : tiles) {
-    if (tile.empty()) return absl::InvalidArgumentError("a tile needs at least one dimension");
-    if (static_cast<int64_t>(tile.size()) > rank) {
-      return absl::InvalidArgumentError(StrCat("a tile of ", tile.size(), " dimensions is applied to a shape of rank ", rank));
+absl::Status ValidateTiles(absl::Span<const int64_t> dims,
+                           absl::Span<const std::vector<int64_t>> tiles) {
+  for (int64_t d : dims) {
+    if (d < 0) return absl::InvalidArgumentError(StrCat("negative dimension ", d));
+  }
+  std::vector<int64_t> current(dims.begin(), dims.end());
+  for (size_t level = 0; level < tiles.size(); ++level) {
+    const std::vector<int64_t>& tile = tiles[level];
+    if (tile.empty()) {
+      return absl::InvalidArgumentError(StrCat("tile ", level, " has no dimensions"));
+    }
+    if (tile.size() > current.size()) {
+      return absl::InvalidArgumentError(StrCat("tile ", level, " has ", tile.size(),
+                                               " dimensions but the shape it tiles has ",
+                                               current.size()));
     }
     for (int64_t t : tile) {
-      if (t == 0 || t < kCombineTileDimension) {
-        return absl::InvalidArgumentError(StrCat("tile dimension ", t, " is not positive (or * to combine)"));
+      if (t == 0 || t < kCombineDimension) {
+        return absl::InvalidArgumentError(
+            StrCat("tile ", level, " has dimension ", t, "; need a positive size or * (-1)"));
       }
     }
-    // The next tile applies to the shape this one produces.
-    std::vector<int64_t> index(rank, 0), d(dims.begin(), dims.end());
-    TileOnce(index, d, tile);
-    rank = static_cast<int64_t>(d.size());
+    if (tile.back() == kCombineDimension) {
+      return absl::InvalidArgumentError(
+          StrCat("tile ", level, " ends in *, which has no more minor dimension to merge into"));
+    }
+    current = TiledPhysicalDims(current, {tile});
   }
   return absl::OkStatus();
 }
 
+int64_t LinearIndex(absl::Span<const int64_t> index, absl::Span<const int64_t> dims) {
+  assert(index.size() == dims.size());
+  int64_t linear = 0;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    assert(index[i] >= 0 && index[i] < dims[i]);
+    linear = linear * dims[i] + index[i];
+  }
+  return linear;
+}
+
 int64_t LinearIndexWithTiles(absl::Span<const int64_t> index, absl::Span<const int64_t> dims,
                              absl::Span<const std::vector<int64_t>> tiles) {
-  std::vector<int64_t> e(index.begin(), index.end()), d(dims.begin(), dims.end());
-  for (const std::vector<int64_t>& tile : tiles) TileOnce(e, d, tile);
-  return LinearIndex(e, d);
+  IndexedDims tiled = ApplyTiles(index, dims, tiles);
+  return LinearIndex(tiled.index, tiled.dims);
 }
 
-std::vector<int64_t> TiledPhysicalDims(absl::Span<const int64_t> dims, absl::Span<const std::vector<int64_t>> tiles) {
-  std::vector<int64_t> e(dims.size(), 0), d(dims.begin(), dims.end());
-  for (const std::vector<int64_t>& tile : tiles) TileOnce(e, d, tile);
-  return d;
+std::vector<int64_t> TiledPhysicalDims(absl::Span<const int64_t> dims,
+                                       absl::Span<const std::vector<int64_t>> tiles) {
+  return ApplyTiles(std::vector<int64_t>(dims.size(), 0), dims, tiles).dims;
 }
 
-int64_t TiledElementCount(absl::Span<const int64_t> dims, absl::Span<const std::vector<int64_t>> tiles) {
-  int64_t n = 1;
-  for (int64_t d : TiledPhysicalDims(dims, tiles)) n *= d;
-  return n;
+int64_t TiledElementCount(absl::Span<const int64_t> dims,
+                          absl::Span<const std::vector<int64_t>> tiles) {
+  int64_t count = 1;
+  for (int64_t d : TiledPhysicalDims(dims, tiles)) count *= d;
+  return count;
 }
 
-TilingSteps TileAsPadReshapeTranspose(absl::Span<const int64_t> dims, absl::Span<const int64_t> tile) {
-  TilingSteps s;
-  size_t offset = dims.size() - tile.size();
+TilingSteps TileAsPadReshapeTranspose(absl::Span<const int64_t> dims,
+                                      absl::Span<const int64_t> tile) {
+  assert(!tile.empty() && tile.size() <= dims.size());
+  const size_t offset = dims.size() - tile.size();
+  TilingSteps steps;
+  std::vector<int64_t> count_positions, tile_positions;  // in reshaped_dims
   for (size_t i = 0; i < dims.size(); ++i) {
-    int64_t d = dims[i];
     if (i < offset) {
-      s.padded_dims.push_back(d);
-      s.reshaped_dims.push_back(d);
+      steps.transpose_permutation.push_back(static_cast<int64_t>(steps.reshaped_dims.size()));
+      steps.padded_dims.push_back(dims[i]);
+      steps.reshaped_dims.push_back(dims[i]);
       continue;
     }
-    int64_t t = tile[i - offset];
-    int64_t count = (d + t - 1) / t;
-    s.padded_dims.push_back(count * t);
-    s.reshaped_dims.push_back(count);
-    s.reshaped_dims.push_back(t);
+    const int64_t t = tile[i - offset];
+    assert(t > 0 && "combined dimensions are a reshape; apply them first");
+    const int64_t count = (dims[i] + t - 1) / t;
+    steps.padded_dims.push_back(count * t);
+    count_positions.push_back(static_cast<int64_t>(steps.reshaped_dims.size()));
+    steps.reshaped_dims.push_back(count);
+    tile_positions.push_back(static_cast<int64_t>(steps.reshaped_dims.size()));
+    steps.reshaped_dims.push_back(t);
   }
-  // Untiled dims, then tile counts, then tile dims (relative order kept).
-  for (size_t i = 0; i < offset; ++i) s.transpose_permutation.push_back(static_cast<int64_t>(i));
-  for (size_t i = 0; i < tile.size(); ++i) s.transpose_permutation.push_back(static_cast<int64_t>(offset + 2 * i));
-  for (size_t i = 0; i < tile.size(); ++i) s.transpose_permutation.push_back(static_cast<int64_t>(offset + 2 * i + 1));
-  for (int64_t p : s.transpose_permutation) s.result_dims.push_back(s.reshaped_dims[p]);
-  return s;
+  for (int64_t p : count_positions) steps.transpose_permutation.push_back(p);
+  for (int64_t p : tile_positions) steps.transpose_permutation.push_back(p);
+  for (int64_t p : steps.transpose_permutation) steps.result_dims.push_back(steps.reshaped_dims[p]);
+  return steps;
 }
 
 }  // namespace passlab

@@ -154,7 +154,16 @@ absl::StatusOr<bool> HloPassPipeline::RunLeaf(
       return false;
     }
   }
-  uint64_t before = ModuleFingerprint(module);
+  const bool instrument = context.options.instrument;
+  uint64_t before = 0;
+  if (instrument) {
+    if (!context.have_last) {
+      context.last_text = PrintModule(module);
+      context.last_fingerprint = XXH3_64bits(context.last_text.data(), context.last_text.size());
+      context.have_last = true;
+    }
+    before = context.last_fingerprint;
+  }
   for (PassObserver* o : context.observers) {
     if (absl::Status s = o->BeforePass(info, module); !s.ok()) return s;
   }
@@ -163,14 +172,21 @@ absl::StatusOr<bool> HloPassPipeline::RunLeaf(
   absl::StatusOr<bool> result = pass.Run(module, &context);
   pass.counters_ = nullptr;
   if (!result.ok()) {
+    context.have_last = false;
     for (PassObserver* o : context.observers) o->PassFailed(info, module, result.status());
     return absl::Status(result.status().code(),
                         StrCat("pass '", info.pass_name, "' (@", info.occurrence_id, " in ",
                                info.pipeline_path, ") failed: ", result.status().message()));
   }
-  uint64_t after = ModuleFingerprint(module);
   bool changed = *result;
-  if (changed != (before != after)) {
+  uint64_t after = changed ? 1 : 0;
+  if (instrument) {
+    context.last_text = PrintModule(module);
+    context.last_fingerprint = XXH3_64bits(context.last_text.data(), context.last_text.size());
+    after = context.last_fingerprint;
+    info.text_after = &context.last_text;
+  }
+  if (instrument && changed != (before != after)) {
     ++context.changed_audit_failures;
     if (context.options.audit_changed) {
       absl::Status s = absl::InternalError(StrCat(
@@ -212,7 +228,16 @@ absl::StatusOr<bool> HloPassFixBase::RunImpl(HloModule& module, PassRunContext* 
   PassRunContext local;
   if (context == nullptr) context = &local;
   int64_t saved_iteration = context->iteration;
-  absl::flat_hash_set<uint64_t> seen = {ModuleFingerprint(module)};
+  const bool instrument = context->options.instrument;
+  absl::flat_hash_set<uint64_t> seen;
+  if (instrument) {
+    if (!context->have_last) {
+      context->last_text = PrintModule(module);
+      context->last_fingerprint = XXH3_64bits(context->last_text.data(), context->last_text.size());
+      context->have_last = true;
+    }
+    seen.insert(context->last_fingerprint);
+  }
   bool changed = false;
   bool hit_limit = true;
   bool cycled = false;
@@ -231,7 +256,7 @@ absl::StatusOr<bool> HloPassFixBase::RunImpl(HloModule& module, PassRunContext* 
       break;
     }
     changed = true;
-    if (!seen.insert(ModuleFingerprint(module)).second) {
+    if (instrument && context->have_last && !seen.insert(context->last_fingerprint).second) {
       // The module returned to an earlier state: iterating further would loop.
       cycled = true;
       hit_limit = false;

@@ -21,6 +21,10 @@ struct PipelineOptions {
   // A pass whose "changed" answer disagrees with the fingerprint is an error
   // (on in tests and debug runs) or only counted (off).
   bool audit_changed = true;
+  // Fingerprint every run (needed by the audit, the observers' fingerprints
+  // and fixed-point cycle detection). Off only for benchmarking the bare
+  // passes: then observers see fingerprints of 0 and the audit is skipped.
+  bool instrument = true;
 };
 
 // State shared by every pass of one top-level pipeline run.
@@ -33,6 +37,11 @@ class PassRunContext {
   int64_t run_index = 0;
   int64_t changed_audit_failures = 0;
   std::vector<const PassOccurrence*> occurrence_by_id;
+  // The fingerprint and text of the module after the last run: passes are the
+  // only writers during a pipeline run, so it is the next run's "before".
+  bool have_last = false;
+  uint64_t last_fingerprint = 0;
+  std::string last_text;
 
   std::string Path() const;
 };

@@ -22,6 +22,9 @@ struct PassRunInfo {
   int64_t occurrence_index = 0;   // N-th occurrence of pass_name in the pipeline ("name:N")
   int64_t iteration = 0;          // fixed-point iteration (0 outside fixed points)
   int64_t run_index = 0;          // position of this run among all runs of the pipeline
+  // During AfterPass: the module's canonical text after the run, when the
+  // pipeline printed it for the fingerprint (observers reuse it).
+  const std::string* text_after = nullptr;
 };
 
 // Named counters a pass bumps ("rule A+0 fired"), collected per run.

@@ -42,7 +42,12 @@ std::string Sanitize(std::string s) {
 }  // namespace
 
 absl::Status PassRecorder::BeforePass(const PassRunInfo& info, const HloModule& module) {
-  opcode_counts_before_ = OpcodeCounts(module);
+  // Passes are the only writers during a run: the counts after the last
+  // change are still the module's.
+  if (!have_counts_) {
+    opcode_counts_before_ = OpcodeCounts(module);
+    have_counts_ = true;
+  }
   instructions_before_ = module.instruction_count();
   if (initial_fingerprint_ == 0) {
     // The first observed state is the pipeline input; later "before" states
@@ -78,11 +83,14 @@ absl::Status PassRecorder::AfterPass(const PassRunInfo& info, const HloModule& m
     for (const auto& [op, n] : opcode_counts_before_) {
       if (!after.contains(op)) r.opcode_delta[op] = -n;
     }
+    opcode_counts_before_ = std::move(after);
   }
   if (options_.snapshots) {
     // The "before" text equals the previous "after", except for the very
     // first run; keep it when it is new.
-    if (!snapshots_.contains(fingerprint_after)) snapshots_[fingerprint_after] = PrintModule(module);
+    if (!snapshots_.contains(fingerprint_after)) {
+      snapshots_[fingerprint_after] = info.text_after != nullptr ? *info.text_after : PrintModule(module);
+    }
   }
   runs_.push_back(std::move(r));
   return absl::OkStatus();
@@ -96,6 +104,7 @@ void PassRecorder::PassSkipped(const PassRunInfo& info) {
 }
 
 void PassRecorder::PassFailed(const PassRunInfo& info, const HloModule& module, const absl::Status& status) {
+  have_counts_ = false;
   PassRunRecord r;
   r.info = info;
   r.outcome = PassRunRecord::Outcome::kFailed;

@@ -79,6 +79,7 @@ class PassRecorder : public PassObserver {
   std::vector<FixedPointRecord> fixed_points_;
   absl::flat_hash_map<uint64_t, std::string> snapshots_;
   std::map<std::string, int64_t> opcode_counts_before_;
+  bool have_counts_ = false;  // opcode_counts_before_ is the current module's
   int64_t instructions_before_ = 0;
   std::chrono::steady_clock::time_point start_;
   uint64_t initial_fingerprint_ = 0;
