@@ -180,3 +180,18 @@ inner {
 
 }  // namespace
 }  // namespace passlab
+
+namespace passlab {
+namespace {
+
+TEST(LiteralTest, SmallFloatStoresUseTheFormatsRounding) {
+  Literal l(Shape(PrimitiveType::kF8E4M3FN, {3}));
+  l.SetDouble(0, 1.1875);  // tie between 1.125 and 1.25 -> even (1.25)
+  l.SetDouble(1, 500);     // past 448 with no inf -> NaN
+  l.SetDouble(2, -0.0);
+  EXPECT_EQ(l.ToString(), "{1.2, nan, -0}");
+  EXPECT_EQ(l.GetDouble(0), 1.25);
+}
+
+}  // namespace
+}  // namespace passlab
