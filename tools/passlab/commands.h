@@ -27,6 +27,7 @@ void AddEvalCommand(CLI::App& app, CommandResult& result);
 void AddOptCommand(CLI::App& app, CommandResult& result);
 void AddDiffCommand(CLI::App& app, CommandResult& result);
 void AddVersionCommand(CLI::App& app, CommandResult& result);
+void AddBisectCommand(CLI::App& app, CommandResult& result);
 
 // Reads and parses an HLO file ("-" = stdin); errors name FILE:LINE:COL.
 absl::StatusOr<std::unique_ptr<HloModule>> LoadHloFile(const std::string& path);

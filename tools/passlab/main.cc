@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   passlab::AddEvalCommand(app, result);
   passlab::AddOptCommand(app, result);
   passlab::AddDiffCommand(app, result);
+  passlab::AddBisectCommand(app, result);
   passlab::AddVersionCommand(app, result);
   CLI11_PARSE(app, argc, argv);
   return result.exit_code;
