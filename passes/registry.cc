@@ -10,6 +10,7 @@
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
 #include "passes/simplifiers/flatten_call_graph.h"
+#include "passes/simplifiers/sort_simplifier.h"
 #include "passes/simplifiers/transpose_folding.h"
 #include "passes/simplifiers/hlo_constant_folding.h"
 #include "passes/simplifiers/hlo_cse.h"
@@ -52,6 +53,9 @@ std::vector<PassRegistryEntry> MakeRegistry() {
       {"simplify-conditional", "ConditionalSimplifier", "simplifiers",
        "Inlines the branch a conditional always takes (constant index or one branch).", false, "",
        Factory<ConditionalSimplifier>()},
+      {"simplify-sorts", "SortSimplifier", "simplifiers",
+       "Drops sort operands whose outputs are unused and that the comparator ignores.", false, "",
+       Factory<SortSimplifier>()},
       {"transpose-folding", "TransposeFolding", "simplifiers",
        "Folds transposes into dot and convolution dimension numbers.", false, "", Factory<TransposeFolding>()},
       {"tuple-simplifier", "TupleSimplifier", "simplifiers",

@@ -9,6 +9,7 @@
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
 #include "passes/simplifiers/flatten_call_graph.h"
+#include "passes/simplifiers/sort_simplifier.h"
 #include "passes/simplifiers/transpose_folding.h"
 #include "passes/simplifiers/hlo_constant_folding.h"
 #include "passes/simplifiers/hlo_cse.h"
@@ -42,6 +43,7 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   simplification.pass().AddPass<TupleSimplifier>();
   simplification.pass().AddPass<HloCSE>();
   simplification.pass().AddPass<ConditionalSimplifier>();
+  simplification.pass().AddPass<SortSimplifier>();
   // DCE last in the loop: it cleans up after every rewrite above.
   simplification.pass().AddPass<HloDCE>();
   // After the fixed point, so algsimp's transpose rewrites have settled; the
