@@ -11,6 +11,7 @@
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/sort_simplifier.h"
 #include "passes/simplifiers/transpose_folding.h"
+#include "passes/simplifiers/while_loop_simplifier.h"
 #include "passes/simplifiers/hlo_constant_folding.h"
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
@@ -44,6 +45,7 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   simplification.pass().AddPass<HloCSE>();
   simplification.pass().AddPass<ConditionalSimplifier>();
   simplification.pass().AddPass<SortSimplifier>();
+  simplification.pass().AddPass<WhileLoopSimplifier>();
   // DCE last in the loop: it cleans up after every rewrite above.
   simplification.pass().AddPass<HloDCE>();
   // After the fixed point, so algsimp's transpose rewrites have settled; the

@@ -147,3 +147,47 @@ ENTRY e {
 
 }  // namespace
 }  // namespace passlab
+
+#include "passes/simplifiers/while_loop_simplifier.h"
+
+namespace passlab {
+namespace {
+
+std::string Loop(int64_t start, int64_t bound) {
+  return "HloModule m\n"
+         "cond { s = (s32[], f32[4]) parameter(0)  i = s32[] get-tuple-element(s), index=0\n"
+         "       n = s32[] constant(" + std::to_string(bound) + ")  ROOT lt = pred[] compare(i, n), direction=LT }\n"
+         "body { s = (s32[], f32[4]) parameter(0)  i = s32[] get-tuple-element(s), index=0\n"
+         "       x = f32[4] get-tuple-element(s), index=1  one = s32[] constant(1)\n"
+         "       i1 = s32[] add(i, one)  x1 = f32[4] exponential(x)\n"
+         "       ROOT t = (s32[], f32[4]) tuple(i1, x1) }\n"
+         "ENTRY e { p = f32[4] parameter(0)  z = s32[] constant(" + std::to_string(start) + ")\n"
+         "  init = (s32[], f32[4]) tuple(z, p)\n"
+         "  w = (s32[], f32[4]) while(init), condition=cond, body=body\n"
+         "  ROOT r = f32[4] get-tuple-element(w), index=1 }\n";
+}
+
+TEST(WhileLoopSimplifierTest, ZeroTripLoopBecomesItsInit) {
+  PassResult r = RunPass(std::make_unique<WhileLoopSimplifier>(), Loop(5, 3));
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"NOT:while(", "NOT:exponential("})) << r.text;
+}
+
+TEST(WhileLoopSimplifierTest, OneTripLoopIsInlined) {
+  PassResult r = RunPass(std::make_unique<WhileLoopSimplifier>(), Loop(2, 3));
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"exponential(", "NOT:while("})) << r.text;
+}
+
+TEST(WhileLoopSimplifierTest, LongerLoopsStay) {
+  PassResult r = RunPass(std::make_unique<WhileLoopSimplifier>(), Loop(0, 3));
+  EXPECT_FALSE(r.changed);
+  auto m = ParseHloModule(Loop(0, 3));
+  ASSERT_TRUE(m.ok());
+  for (HloInstruction* i : (*m)->entry_computation()->instructions()) {
+    if (i->opcode() == HloOpcode::kWhile) EXPECT_EQ(ComputeWhileTripCount(*i), 3);
+  }
+}
+
+}  // namespace
+}  // namespace passlab
