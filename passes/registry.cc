@@ -12,6 +12,7 @@
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/sort_simplifier.h"
 #include "passes/simplifiers/transpose_folding.h"
+#include "passes/simplifiers/while_loop_constant_sinking.h"
 #include "passes/simplifiers/while_loop_simplifier.h"
 #include "passes/simplifiers/hlo_constant_folding.h"
 #include "passes/simplifiers/hlo_cse.h"
@@ -54,6 +55,9 @@ std::vector<PassRegistryEntry> MakeRegistry() {
       {"simplify-conditional", "ConditionalSimplifier", "simplifiers",
        "Inlines the branch a conditional always takes (constant index or one branch).", false, "",
        Factory<ConditionalSimplifier>()},
+      {"while-loop-constant-sinking", "WhileLoopConstantSinking", "simplifiers",
+       "Turns reads of loop-carried constants inside loop bodies and conditions into constants.", false, "",
+       Factory<WhileLoopConstantSinking>()},
       {"simplify-while-loops", "WhileLoopSimplifier", "simplifiers",
        "Removes zero-trip loops and inlines one-trip loops (induction-variable trip counts).", false, "",
        Factory<WhileLoopSimplifier>()},

@@ -11,6 +11,7 @@
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/sort_simplifier.h"
 #include "passes/simplifiers/transpose_folding.h"
+#include "passes/simplifiers/while_loop_constant_sinking.h"
 #include "passes/simplifiers/while_loop_simplifier.h"
 #include "passes/simplifiers/hlo_constant_folding.h"
 #include "passes/simplifiers/hlo_cse.h"
@@ -45,6 +46,8 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   simplification.pass().AddPass<HloCSE>();
   simplification.pass().AddPass<ConditionalSimplifier>();
   simplification.pass().AddPass<SortSimplifier>();
+  // Sinking first: a sunk loop bound is what lets the trip count be known.
+  simplification.pass().AddPass<WhileLoopConstantSinking>();
   simplification.pass().AddPass<WhileLoopSimplifier>();
   // DCE last in the loop: it cleans up after every rewrite above.
   simplification.pass().AddPass<HloDCE>();

@@ -191,3 +191,54 @@ TEST(WhileLoopSimplifierTest, LongerLoopsStay) {
 
 }  // namespace
 }  // namespace passlab
+
+#include "passes/simplifiers/while_loop_constant_sinking.h"
+
+namespace passlab {
+namespace {
+
+const char* kSinkLoop = R"(
+HloModule m
+cond { s = (s32[], f32[4]) parameter(0)  i = s32[] get-tuple-element(s), index=0
+       n = s32[] constant(3)  ROOT lt = pred[] compare(i, n), direction=LT }
+body { s = (s32[], f32[4]) parameter(0)  i = s32[] get-tuple-element(s), index=0
+       c = f32[4] get-tuple-element(s), index=1  one = s32[] constant(1)
+       i1 = s32[] add(i, one)  ROOT t = (s32[], f32[4]) tuple(i1, c) }
+ENTRY e { z = s32[] constant(0)  k = f32[4] constant({1, 2, 3, 4})
+  init = (s32[], f32[4]) tuple(z, k)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body })";
+
+TEST(WhileLoopConstantSinkingTest, PassThroughConstantsAreSunk) {
+  // Here the constant is only passed through: nothing reads it but the root.
+  EXPECT_FALSE(RunPass(std::make_unique<WhileLoopConstantSinking>(), kSinkLoop).changed);
+  // Here the loop bound is the carried constant: the condition's read sinks.
+  PassResult r = RunPass(std::make_unique<WhileLoopConstantSinking>(), R"(
+HloModule m
+cond { s = (s32[], s32[]) parameter(0)  i = s32[] get-tuple-element(s), index=0
+       n = s32[] get-tuple-element(s), index=1  ROOT lt = pred[] compare(i, n), direction=LT }
+body { s = (s32[], s32[]) parameter(0)  i = s32[] get-tuple-element(s), index=0
+       n = s32[] get-tuple-element(s), index=1  one = s32[] constant(1)
+       i1 = s32[] add(i, one)  ROOT t = (s32[], s32[]) tuple(i1, n) }
+ENTRY e { z = s32[] constant(0)  limit = s32[] constant(4)
+  init = (s32[], s32[]) tuple(z, limit)
+  ROOT w = (s32[], s32[]) while(init), condition=cond, body=body })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"compare(%i, %constant"})) << r.text;
+}
+
+TEST(WhileLoopConstantSinkingTest, ChangingValuesStay) {
+  PassResult r = RunPass(std::make_unique<WhileLoopConstantSinking>(), R"(
+HloModule m
+cond { s = (s32[], s32[]) parameter(0)  i = s32[] get-tuple-element(s), index=0
+       n = s32[] get-tuple-element(s), index=1  ROOT lt = pred[] compare(i, n), direction=LT }
+body { s = (s32[], s32[]) parameter(0)  i = s32[] get-tuple-element(s), index=0
+       n = s32[] get-tuple-element(s), index=1  one = s32[] constant(1)
+       i1 = s32[] add(i, one)  n1 = s32[] subtract(n, one)  ROOT t = (s32[], s32[]) tuple(i1, n1) }
+ENTRY e { z = s32[] constant(0)  limit = s32[] constant(8)
+  init = (s32[], s32[]) tuple(z, limit)
+  ROOT w = (s32[], s32[]) while(init), condition=cond, body=body })");
+  EXPECT_FALSE(r.changed);
+}
+
+}  // namespace
+}  // namespace passlab
