@@ -4,6 +4,7 @@
 
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
+#include "passes/expanders/dot_decomposer.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
@@ -36,6 +37,9 @@ std::vector<PassRegistryEntry> MakeRegistry() {
       {"comparison-expander", "ComparisonExpander", "expanders",
        "Rewrites TOTALORDER float comparisons as integer comparisons of the bits.", false, "",
        Factory<ComparisonExpander>()},
+      {"dot_decomposer", "DotDecomposer", "expanders",
+       "Puts every dot in the canonical [batch.., M, K] x [batch.., K, N] form.", false, "",
+       Factory<DotDecomposer>()},
       {"logistic-expander", "LogisticExpander", "expanders", "Expands logistic(x) into 1/(1+exp(-x)).", false, "",
        Factory<LogisticExpander>()},
       {"operand_upcaster", "OperandUpcaster", "expanders",

@@ -3,6 +3,7 @@
 #include "core/ir/str_util.h"
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
+#include "passes/expanders/dot_decomposer.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
@@ -34,6 +35,11 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   pipeline->AddPass<OperandUpcaster>();
   pipeline->AddPass<ResultCaster>();
   pipeline->AddPass<BatchNormExpander>();
+  // Canonical dots ([batch.., M, K] x [batch.., K, N], seed 003) before the
+  // simplification loop cleans up the reshapes/transposes it adds; XLA runs
+  // it here too. TransposeFolding (below, later in XLA) may then fold the
+  // transposes back into the dimension numbers for the gemm rewriter.
+  pipeline->AddPass<DotDecomposer>();
   // After BatchNormExpander, which can create zero-sized ops (as in XLA).
   pipeline->AddPass<ZeroSizedHloElimination>();
   auto& simplification = pipeline->AddPass<HloPassFix<HloPassPipeline>>("simplification");
