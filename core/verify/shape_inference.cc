@@ -687,7 +687,37 @@ absl::StatusOr<Shape> InferGatherShape(const Shape& operand, const Shape& indice
   return Shape(operand.element_type(), out);
 }
 
+// The fewest operands an opcode's inference reads (fixed arities exactly;
+// variadic ones at least this many).
+int64_t MinOperands(HloOpcode op) {
+  int arity = HloOpcodeArity(op);
+  if (arity != kVariadic) return arity;
+  switch (op) {
+    case HloOpcode::kDot: case HloOpcode::kReduce: case HloOpcode::kReduceWindow:
+    case HloOpcode::kDynamicUpdateSlice: case HloOpcode::kRng:
+      return 2;
+    case HloOpcode::kScatter:
+      return 3;
+    case HloOpcode::kDynamicSlice: case HloOpcode::kConcatenate: case HloOpcode::kSort:
+    case HloOpcode::kMap: case HloOpcode::kConditional: case HloOpcode::kDynamicReshape:
+    case HloOpcode::kAllGather: case HloOpcode::kAllGatherStart: case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart: case HloOpcode::kAllToAll: case HloOpcode::kReduceScatter:
+    case HloOpcode::kCollectiveBroadcast: case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart: case HloOpcode::kWhile: case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kRaggedAllToAll:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& inst) {
+  int arity = HloOpcodeArity(inst.opcode());
+  int64_t needed = MinOperands(inst.opcode());
+  if (inst.operand_count() < needed || (arity != kVariadic && inst.operand_count() != arity)) {
+    return Err(inst, StrCat("has ", inst.operand_count(), " operand(s) but needs ",
+                            arity != kVariadic ? "exactly " : "at least ", needed));
+  }
   for (const HloInstruction* op : inst.operands()) {
     if (op->shape().element_type() == PrimitiveType::kInvalid) {
       return Err(inst, StrCat("operand '", op->name(), "' has no shape"));
