@@ -1,10 +1,12 @@
 // Elementwise arithmetic with XLA's semantics.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "core/eval/eval_internal.h"
+#include "core/ir/hlo_instruction.h"
 #include "core/ir/str_util.h"
 
 namespace passlab::eval {
@@ -126,7 +128,8 @@ absl::Status BinaryElement(HloOpcode op, ComparisonDirection dir, ComparisonType
           return absl::UnimplementedError(StrCat("'", HloOpcodeString(op), "' on floats"));
       }
       // f32 arithmetic is correctly rounded from the exact double result for
-      // + - * /; store rounds to the element type.
+      // + - * /; narrower floats compute in f32 and round again on store.
+      if (width < 32) r = static_cast<double>(static_cast<float>(r));
       out.SetDouble(k, r);
       return absl::OkStatus();
     }
@@ -262,6 +265,10 @@ double ReducePrecision(double value, PrimitiveType type, int exponent_bits, int 
 
 absl::Status UnaryElement(const HloInstruction& inst, const Literal& a, int64_t i, Literal& out, int64_t k) {
   HloOpcode op = inst.opcode();
+  if (op == HloOpcode::kReal && !IsComplexType(a.shape().element_type())) {
+    CopyElement(out, k, a, i);
+    return absl::OkStatus();
+  }
   PrimitiveType t = a.shape().element_type();
   int width = PrimitiveBitWidth(t);
   switch (KindOf(t)) {
@@ -298,6 +305,7 @@ absl::Status UnaryElement(const HloInstruction& inst, const Literal& a, int64_t 
         default:
           return absl::UnimplementedError(StrCat("'", HloOpcodeString(op), "' on floats"));
       }
+      if (width < 32) r = static_cast<double>(static_cast<float>(r));
       out.SetDouble(k, r);
       return absl::OkStatus();
     }
@@ -314,6 +322,12 @@ absl::Status UnaryElement(const HloInstruction& inst, const Literal& a, int64_t 
         case HloOpcode::kSin: out.SetComplex(k, std::sin(x)); return absl::OkStatus();
         case HloOpcode::kCos: out.SetComplex(k, std::cos(x)); return absl::OkStatus();
         case HloOpcode::kTanh: out.SetComplex(k, std::tanh(x)); return absl::OkStatus();
+        case HloOpcode::kTan: out.SetComplex(k, std::tan(x)); return absl::OkStatus();
+        case HloOpcode::kRsqrt: out.SetComplex(k, 1.0 / std::sqrt(x)); return absl::OkStatus();
+        case HloOpcode::kExpm1: out.SetComplex(k, std::exp(x) - 1.0); return absl::OkStatus();
+        case HloOpcode::kLog1p: out.SetComplex(k, std::log(1.0 + x)); return absl::OkStatus();
+        case HloOpcode::kSign: out.SetComplex(k, x == 0.0 ? x : x / std::abs(x)); return absl::OkStatus();
+        case HloOpcode::kIsFinite: out.SetBits(k, std::isfinite(x.real()) && std::isfinite(x.imag())); return absl::OkStatus();
         case HloOpcode::kCopy: out.SetComplex(k, x); return absl::OkStatus();
         default:
           return absl::UnimplementedError(StrCat("'", HloOpcodeString(op), "' on complex numbers"));
@@ -375,6 +389,236 @@ std::optional<SimpleBinary> RecognizeSimpleBinary(const HloComputation* c) {
     s.type = r->attrs().comparison_type;
   }
   return s;
+}
+
+namespace {
+
+// Typed loops for the common float cases; results equal the generic path's.
+template <typename T>
+bool FastBinary(HloOpcode op, const T* a, const T* b, T* out, int64_t n) {
+  switch (op) {
+    case HloOpcode::kAdd: for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i]; return true;
+    case HloOpcode::kSubtract: for (int64_t i = 0; i < n; ++i) out[i] = a[i] - b[i]; return true;
+    case HloOpcode::kMultiply: for (int64_t i = 0; i < n; ++i) out[i] = a[i] * b[i]; return true;
+    case HloOpcode::kDivide: for (int64_t i = 0; i < n; ++i) out[i] = a[i] / b[i]; return true;
+    default: return false;
+  }
+}
+
+template <typename T>
+bool FastUnary(HloOpcode op, const T* a, T* out, int64_t n) {
+  auto each = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(f(static_cast<double>(a[i])));
+    return true;
+  };
+  switch (op) {
+    case HloOpcode::kNegate: return each([](double x) { return -x; });
+    case HloOpcode::kAbs: return each([](double x) { return std::fabs(x); });
+    case HloOpcode::kExp: return each([](double x) { return std::exp(x); });
+    case HloOpcode::kLog: return each([](double x) { return std::log(x); });
+    case HloOpcode::kSqrt: return each([](double x) { return std::sqrt(x); });
+    case HloOpcode::kRsqrt: return each([](double x) { return 1.0 / std::sqrt(x); });
+    case HloOpcode::kTanh: return each([](double x) { return std::tanh(x); });
+    case HloOpcode::kLogistic: return each([](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+    default: return false;
+  }
+}
+
+bool SameArrayType(Operands ops, PrimitiveType t) {
+  for (const Literal* l : ops) {
+    if (l->shape().element_type() != t) return false;
+  }
+  return true;
+}
+
+// Stochastic rounding into a narrower float type: of the two neighbours
+// around x, the one away from zero is taken when the random bits are below
+// the distance to the one toward zero, scaled to 2^width.
+absl::StatusOr<Literal> StochasticRoundFloat(const Literal& x, const Literal& bits, const Shape& shape) {
+  PrimitiveType t = shape.element_type();
+  Literal out(shape);
+  int width = PrimitiveBitWidth(bits.shape().element_type());
+  int out_width = PrimitiveBitWidth(t);
+  bool is_signed = t != PrimitiveType::kF8E8M0FNU;
+  uint64_t sign_mask = is_signed ? uint64_t{1} << (out_width - 1) : 0;
+  for (int64_t i = 0, count = out.element_count(); i < count; ++i) {
+    double v = x.GetDouble(i);
+    uint64_t nearest = DoubleToSmallFloatBits(t, v);
+    double r = SmallFloatToDouble(t, nearest);
+    if (!std::isfinite(v) || r == v || std::isnan(r)) {
+      out.SetBits(i, nearest);
+      continue;
+    }
+    uint64_t sign = std::signbit(v) ? sign_mask : 0;
+    uint64_t mag = nearest & ~sign_mask;
+    uint64_t lo_mag = std::fabs(r) > std::fabs(v) ? mag - 1 : mag;
+    uint64_t lo = lo_mag == 0 ? DoubleToSmallFloatBits(t, std::signbit(v) ? -0.0 : 0.0) : (sign | lo_mag);
+    uint64_t hi = sign | (lo_mag + 1);
+    double lo_v = std::fabs(SmallFloatToDouble(t, lo)), hi_v = std::fabs(SmallFloatToDouble(t, hi));
+    double fraction = (std::fabs(v) - lo_v) / (hi_v - lo_v);
+    double threshold = std::ldexp(fraction, width);
+    out.SetBits(i, static_cast<double>(bits.GetUint(i)) < threshold ? hi : lo);
+  }
+  return out;
+}
+
+// XLA's stochastic-convert: round |x| down or up with probability given by
+// its fraction against the random bits, restore the sign, saturate.
+absl::StatusOr<Literal> StochasticConvert(const HloInstruction& inst, const Literal& x, const Literal& bits) {
+  const Shape& shape = inst.shape();
+  if (IsFloatingPointType(shape.element_type())) return StochasticRoundFloat(x, bits, shape);
+  if (!IsIntegralType(shape.element_type())) {
+    return absl::UnimplementedError("stochastic-convert to a non-numeric type");
+  }
+  Literal out(shape);
+  int width = PrimitiveBitWidth(bits.shape().element_type());
+  int out_width = PrimitiveBitWidth(shape.element_type());
+  bool is_signed = IsSignedIntegralType(shape.element_type());
+  double lo = is_signed ? -std::ldexp(1.0, out_width - 1) : 0;
+  double hi = is_signed ? std::ldexp(1.0, out_width - 1) - 1 : std::ldexp(1.0, out_width) - 1;
+  for (int64_t i = 0, count = out.element_count(); i < count; ++i) {
+    double v = x.GetDouble(i);
+    if (std::isnan(v)) {
+      out.SetInt(i, 0);
+      continue;
+    }
+    double mag = std::fabs(v), whole = std::floor(mag);
+    double scaled = std::ldexp(mag - whole, width);
+    uint64_t threshold = static_cast<uint64_t>(std::min(scaled, std::ldexp(1.0, 64) - 1));
+    if (bits.GetUint(i) < threshold) whole += 1;
+    double r = std::signbit(v) ? -whole : whole;
+    r = std::clamp(r, lo, hi);
+    if (is_signed) {
+      out.SetInt(i, static_cast<int64_t>(r));
+    } else {
+      out.SetBits(i, static_cast<uint64_t>(r));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Literal> BitcastConvert(const Literal& src, const Shape& shape) {
+  // Reinterpret the bits; element widths may differ (XLA adds or removes a
+  // minor dimension, lower addresses holding the less significant parts).
+  Literal out(shape);
+  int in_bits = PrimitiveBitWidth(src.shape().element_type());
+  int out_bits = PrimitiveBitWidth(shape.element_type());
+  if (in_bits == out_bits) {
+    if (in_bits > 64) {
+      std::memcpy(out.untyped_data(), src.untyped_data(), std::min(out.size_bytes(), src.size_bytes()));
+      return out;
+    }
+    for (int64_t i = 0, count = out.element_count(); i < count; ++i) out.SetBits(i, src.GetBits(i));
+  } else if (in_bits > out_bits) {
+    int ratio = in_bits / out_bits;
+    uint64_t mask = out_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << out_bits) - 1;
+    for (int64_t i = 0, count = src.element_count(); i < count; ++i) {
+      uint64_t bits = src.GetBits(i);
+      for (int r = 0; r < ratio; ++r) out.SetBits(i * ratio + r, (bits >> (r * out_bits)) & mask);
+    }
+  } else {
+    int ratio = out_bits / in_bits;
+    uint64_t mask = in_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << in_bits) - 1;
+    for (int64_t i = 0, count = out.element_count(); i < count; ++i) {
+      uint64_t bits = 0;
+      for (int r = 0; r < ratio; ++r) bits |= (src.GetBits(i * ratio + r) & mask) << (r * in_bits);
+      out.SetBits(i, bits);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalElementwise(const HloInstruction& inst, Operands ops) {
+  const Shape& shape = inst.shape();
+  HloOpcode op = inst.opcode();
+  switch (op) {
+    case HloOpcode::kIota: {
+      Literal out(shape);
+      int64_t dim = inst.iota_dimension();
+      bool is_float = IsFloatingPointType(shape.element_type()) || IsComplexType(shape.element_type());
+      ForEachIndex(shape.dimensions(), [&](const Index& idx, int64_t linear) {
+        if (is_float) {
+          out.SetDouble(linear, static_cast<double>(idx[dim]));
+        } else {
+          out.SetInt(linear, idx[dim]);
+        }
+      });
+      return out;
+    }
+    case HloOpcode::kConvert: {
+      absl::StatusOr<Literal> r = ops[0]->Convert(shape.element_type());
+      if (!r.ok()) return r;
+      r->set_shape_layout(shape);
+      return r;
+    }
+    case HloOpcode::kBitcastConvert:
+      return BitcastConvert(*ops[0], shape);
+    case HloOpcode::kStochasticConvert:
+      return StochasticConvert(inst, *ops[0], *ops[1]);
+    case HloOpcode::kSelect: {
+      Literal out(shape);
+      const Literal& p = *ops[0];
+      bool scalar = p.shape().rank() == 0;
+      int w = PrimitiveByteWidth(shape.element_type());
+      for (int64_t i = 0, count = out.element_count(); i < count; ++i) {
+        const Literal& src = p.GetBits(scalar ? 0 : i) ? *ops[1] : *ops[2];
+        std::memcpy(out.untyped_data() + i * w, src.untyped_data() + i * w, w);
+      }
+      return out;
+    }
+    case HloOpcode::kClamp: {
+      const Literal& lo = *ops[0];
+      const Literal& x = *ops[1];
+      const Literal& hi = *ops[2];
+      Literal out(shape), tmp(shape);
+      bool lo_scalar = lo.shape().rank() == 0 && shape.rank() > 0, hi_scalar = hi.shape().rank() == 0 && shape.rank() > 0;
+      for (int64_t i = 0, count = out.element_count(); i < count; ++i) {
+        // clamp = min(max(x, lo), hi) with XLA's NaN propagation.
+        if (absl::Status s = BinaryElement(HloOpcode::kMaximum, {}, {}, x, i, lo, lo_scalar ? 0 : i, tmp, i); !s.ok()) {
+          return s;
+        }
+        if (absl::Status s = BinaryElement(HloOpcode::kMinimum, {}, {}, tmp, i, hi, hi_scalar ? 0 : i, out, i); !s.ok()) {
+          return s;
+        }
+      }
+      return out;
+    }
+    default:
+      break;
+  }
+  Literal out(shape);
+  int64_t n = out.element_count();
+  PrimitiveType t = ops[0]->shape().element_type();
+  if (ops.size() == 2) {
+    if (t == shape.element_type() && SameArrayType(ops, t)) {
+      if (t == PrimitiveType::kF32 &&
+          FastBinary(op, ops[0]->data<float>().data(), ops[1]->data<float>().data(), out.data<float>().data(), n)) {
+        return out;
+      }
+      if (t == PrimitiveType::kF64 &&
+          FastBinary(op, ops[0]->data<double>().data(), ops[1]->data<double>().data(), out.data<double>().data(), n)) {
+        return out;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (absl::Status s = BinaryElement(op, inst.attrs().comparison_direction, inst.attrs().comparison_type, *ops[0], i,
+                                         *ops[1], i, out, i);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return out;
+  }
+  if (t == shape.element_type()) {
+    if (t == PrimitiveType::kF32 && FastUnary(op, ops[0]->data<float>().data(), out.data<float>().data(), n)) return out;
+    if (t == PrimitiveType::kF64 && FastUnary(op, ops[0]->data<double>().data(), out.data<double>().data(), n)) return out;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (absl::Status s = UnaryElement(inst, *ops[0], i, out, i); !s.ok()) return s;
+  }
+  return out;
 }
 
 }  // namespace passlab::eval

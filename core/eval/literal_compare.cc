@@ -50,7 +50,7 @@ absl::Status Compare(const Literal& e, const Literal& a, const ErrorSpec& spec, 
   PrimitiveType t = e.shape().element_type();
   int64_t worst = -1, mismatches = 0;
   double worst_err = -1;
-  for (int64_t i = 0; i < e.element_count(); ++i) {
+  for (int64_t i = 0, count = e.element_count(); i < count; ++i) {
     bool ok;
     double err = 0;
     if (IsFloatingPointType(t) || IsComplexType(t)) {

@@ -97,7 +97,10 @@ absl::StatusOr<Literal> ReadNpy(const std::string& path) {
   }
   if (!descr.empty() && descr[0] == '>') return absl::InvalidArgumentError(StrCat(path, ": big-endian arrays are not supported"));
   std::optional<PrimitiveType> type = FromDescr(descr);
-  if (!type) return absl::InvalidArgumentError(StrCat(path, ": unsupported dtype '", descr, "'"));
+  if (!type) {
+    return absl::InvalidArgumentError(StrCat(path, ": unsupported dtype '", descr,
+                                             "' (bf16 and the f8 types travel as float32, see npy.h)"));
+  }
   std::vector<int64_t> dims;
   for (std::string_view part : SplitAny(field("shape"), ",")) {
     std::string p(part);
@@ -129,14 +132,16 @@ absl::Status WriteNpy(const Literal& literal, const std::string& path) {
   for (int64_t d : literal.shape().dimensions()) StrAppend(&shape, d, ",");
   if (literal.shape().rank() > 1) shape.pop_back();
   std::string header = StrCat("{'descr': '", NpyDescr(stored), "', 'fortran_order': False, 'shape': (", shape, "), }");
-  size_t total = 10 + header.size() + 1;
+  // Version 1.0 has a 2-byte header length; 2.0 (4 bytes) for longer ones.
+  bool v2 = header.size() + 64 + 11 > 65535;
+  size_t prefix = v2 ? 12 : 10;
+  size_t total = prefix + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
   std::ofstream out(path, std::ios::binary);
   if (!out) return absl::InternalError(StrCat(path, ": cannot write"));
-  out.write("\x93NUMPY\x01\x00", 8);
-  char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
-  out.write(len, 2);
+  out.write(v2 ? "\x93NUMPY\x02\x00" : "\x93NUMPY\x01\x00", 8);
+  for (size_t i = 0; i < prefix - 8; ++i) out.put(static_cast<char>((header.size() >> (8 * i)) & 0xff));
   out << header;
   out.write(reinterpret_cast<const char*>(data.untyped_data()), data.size_bytes());
   if (!out) return absl::InternalError(StrCat(path, ": write failed"));

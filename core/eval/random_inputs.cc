@@ -1,27 +1,86 @@
 #include "core/eval/random_inputs.h"
 
+#include <algorithm>
+#include <cmath>
 #include <random>
+
+#include "core/ir/hlo_instruction.h"
 
 namespace passlab {
 namespace {
 
-// The smallest dimension a value used as an index by `user` may address.
-int64_t IndexBound(const HloInstruction* param) {
-  int64_t bound = 8;
-  for (const HloInstruction* user : param->users()) {
-    switch (user->opcode()) {
-      case HloOpcode::kDynamicSlice: case HloOpcode::kDynamicUpdateSlice: case HloOpcode::kGather:
-      case HloOpcode::kScatter: {
-        const Shape& operand = user->operand(0)->shape();
-        for (int64_t d : operand.dimensions()) bound = std::min(bound, std::max<int64_t>(d, 1));
-        break;
+bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// Exclusive upper bound for values of `value` when `user` reads it as
+// operand `k`, or -1 when that use is not an index.
+int64_t IndexUseBound(const HloInstruction* user, int64_t k) {
+  const Shape& operand = user->operand(0)->shape();
+  switch (user->opcode()) {
+    case HloOpcode::kDynamicSlice:
+      if (k < 1 || k - 1 >= operand.rank()) return -1;
+      return operand.dimensions(k - 1) - user->shape().dimensions(k - 1) + 1;
+    case HloOpcode::kDynamicUpdateSlice:
+      if (k < 2 || k - 2 >= operand.rank()) return -1;
+      return operand.dimensions(k - 2) - user->operand(1)->shape().dimensions(k - 2) + 1;
+    case HloOpcode::kGather: {
+      if (k != 1) return -1;
+      int64_t bound = INT64_MAX;
+      const auto& sizes = user->attrs().slice_sizes;
+      for (int64_t d : user->attrs().gather_dnums.start_index_map) {
+        if (d < operand.rank() && d < static_cast<int64_t>(sizes.size())) {
+          bound = std::min(bound, operand.dimensions(d) - sizes[d] + 1);
+        }
       }
+      return bound;
+    }
+    case HloOpcode::kScatter: {
+      int64_t n = (user->operand_count() - 1) / 2;
+      if (k != n) return -1;
+      const ScatterDimensionNumbers& sd = user->attrs().scatter_dnums;
+      const Shape& updates = user->operand(n + 1)->shape();
+      // Window extent of each operand dimension.
+      std::vector<int64_t> window(operand.rank(), 1);
+      size_t w = 0;
+      for (int64_t d = 0; d < operand.rank(); ++d) {
+        if (Contains(sd.inserted_window_dims, d) || Contains(sd.input_batching_dims, d)) continue;
+        if (w < sd.update_window_dims.size()) window[d] = updates.dimensions(sd.update_window_dims[w++]);
+      }
+      int64_t bound = INT64_MAX;
+      for (int64_t d : sd.scatter_dims_to_operand_dims) {
+        if (d < operand.rank()) bound = std::min(bound, operand.dimensions(d) - window[d] + 1);
+      }
+      return bound;
+    }
+    default:
+      return -1;
+  }
+}
+
+// The tightest index bound over every use of `value`, following ops that
+// pass values through unchanged.
+int64_t IndexBound(const HloInstruction* value, int depth = 0) {
+  int64_t bound = INT64_MAX;
+  if (depth > 8) return bound;
+  for (const HloInstruction* user : value->users()) {
+    switch (user->opcode()) {
+      case HloOpcode::kConvert: case HloOpcode::kReshape: case HloOpcode::kBitcast: case HloOpcode::kCopy:
+      case HloOpcode::kGetTupleElement: case HloOpcode::kBroadcast: case HloOpcode::kSlice:
+        bound = std::min(bound, IndexBound(user, depth + 1));
+        continue;
       default:
         break;
+    }
+    for (int64_t k = 0; k < user->operand_count(); ++k) {
+      if (user->operand(k) != value) continue;
+      int64_t b = IndexUseBound(user, k);
+      if (b >= 0) bound = std::min(bound, std::max<int64_t>(b, 1));
     }
   }
   return bound;
 }
+
+// Multiples of 1/64 in [-1, 1).
+double RandomUnit(std::mt19937_64& gen) { return static_cast<double>(static_cast<int64_t>(gen() % 128) - 64) / 64.0; }
 
 }  // namespace
 
@@ -39,17 +98,24 @@ Literal MakeRandomLiteral(const Shape& shape, uint64_t seed, int64_t int_bound) 
   if (!shape.IsArray()) return l;
   std::mt19937_64 gen(seed);
   PrimitiveType t = shape.element_type();
-  for (int64_t i = 0; i < l.element_count(); ++i) {
+  if (IsIntegralType(t)) {
+    // Stay inside the type: [0, max] at most.
+    int width = PrimitiveBitWidth(t) - (IsSignedIntegralType(t) ? 1 : 0);
+    if (width < 62) int_bound = std::min<int64_t>(int_bound, int64_t{1} << width);
+  }
+  uint64_t bound = static_cast<uint64_t>(std::max<int64_t>(int_bound, 1));
+  for (int64_t i = 0, count = l.element_count(); i < count; ++i) {
     if (t == PrimitiveType::kPred) {
       l.SetBits(i, gen() & 1);
     } else if (IsIntegralType(t)) {
-      // Non-negative and below the bound, so values used as indices are valid.
-      l.SetInt(i, static_cast<int64_t>(gen() % static_cast<uint64_t>(std::max<int64_t>(int_bound, 1))));
+      l.SetInt(i, static_cast<int64_t>(gen() % bound));
     } else if (IsComplexType(t)) {
-      l.SetComplex(i, {std::uniform_real_distribution<double>(-1, 1)(gen), std::uniform_real_distribution<double>(-1, 1)(gen)});
+      double re = RandomUnit(gen);
+      l.SetComplex(i, {re, RandomUnit(gen)});
+    } else if (t == PrimitiveType::kF8E8M0FNU) {
+      l.SetDouble(i, std::ldexp(1.0, static_cast<int>(gen() % 9) - 4));
     } else {
-      // Multiples of 1/64 in [-1, 1): exact in every float type with >= 3 mantissa bits.
-      l.SetDouble(i, static_cast<double>(static_cast<int64_t>(gen() % 128) - 64) / 64.0);
+      l.SetDouble(i, RandomUnit(gen));
     }
   }
   return l;
@@ -59,7 +125,7 @@ std::vector<Literal> MakeRandomArguments(const HloComputation& computation, uint
   std::vector<Literal> args;
   for (int64_t i = 0; i < computation.num_parameters(); ++i) {
     const HloInstruction* p = computation.parameter_instruction(i);
-    args.push_back(MakeRandomLiteral(p->shape(), seed * 1000003 + i, IndexBound(p)));
+    args.push_back(MakeRandomLiteral(p->shape(), seed * 1000003 + i, std::min<int64_t>(8, IndexBound(p))));
   }
   return args;
 }

@@ -1,7 +1,13 @@
-// Seeded random arguments for a computation's parameters: floats in
-// [-1, 1) (exactly representable in the type), integers small and, for
-// operands used as indices (dynamic-slice/update starts, gather/scatter
-// indices), within the dimension they index; preds fair coins.
+// Seeded random arguments for a computation's parameters, identical on every
+// platform (raw mt19937_64 bits, no std distributions):
+//   - floats: multiples of 1/64 in [-1, 1), rounded to the type (f8e8m0fnu,
+//     which has no zero or sign: powers of two in [2^-4, 2^4]);
+//   - integers: in [0, int_bound) and within the type's range;
+//   - integers used as indices (dynamic-slice / dynamic-update-slice starts,
+//     gather / scatter indices, also through convert, reshape, bitcast, copy
+//     or get-tuple-element) stay where the whole slice or window fits, so no
+//     clamping or skipping hides a bug;
+//   - preds: fair coins; complex: both parts as floats.
 #ifndef PASSLAB_CORE_EVAL_RANDOM_INPUTS_H_
 #define PASSLAB_CORE_EVAL_RANDOM_INPUTS_H_
 

@@ -31,13 +31,17 @@ Summary Summarize(const Literal& l) {
   if (l.element_count() == 0) return s;
   s.min = HUGE_VAL;
   s.max = -HUGE_VAL;
+  // min/max skip NaNs (the mean shows them).
   double sum = 0;
   for (int64_t i = 0; i < l.element_count(); ++i) {
     double v = l.GetDouble(i);
-    s.min = std::min(s.min, v);
-    s.max = std::max(s.max, v);
+    if (!std::isnan(v)) {
+      s.min = std::min(s.min, v);
+      s.max = std::max(s.max, v);
+    }
     sum += v;
   }
+  if (s.min > s.max) s.min = s.max = NAN;
   s.mean = sum / l.element_count();
   return s;
 }
@@ -98,12 +102,21 @@ void AddEvalCommand(CLI::App& app, CommandResult& result) {
                      " holds ", lit->shape().ToString(false))));
           return;
         }
-        if (lit->shape().element_type() != p->shape().element_type()) {
-          absl::StatusOr<Literal> converted = lit->Convert(p->shape().element_type());
-          if (!converted.ok()) {
+        // Types NumPy lacks travel as the dtype NpyDescr names (bf16 and the
+        // f8 types as float32, 4-bit ints as int8/uint8) and convert here;
+        // any other dtype difference is an error.
+        PrimitiveType want = p->shape().element_type(), have = lit->shape().element_type();
+        if (have != want) {
+          if (NpyDescr(want) != NpyDescr(have)) {
             result.exit_code = ReportError(absl::InvalidArgumentError(
-                StrCat("parameter ", i, " ('", p->name(), "') is ", PrimitiveTypeName(p->shape().element_type()),
-                       " but ", (*inputs)[i], " holds ", PrimitiveTypeName(lit->shape().element_type()))));
+                StrCat("parameter ", i, " ('", p->name(), "') is ", PrimitiveTypeName(want), " (.npy dtype '",
+                       NpyDescr(want), "') but ", (*inputs)[i], " holds ", PrimitiveTypeName(have), " ('",
+                       NpyDescr(have), "')")));
+            return;
+          }
+          absl::StatusOr<Literal> converted = lit->Convert(want);
+          if (!converted.ok()) {
+            result.exit_code = ReportError(converted.status());
             return;
           }
           lit = std::move(converted);
