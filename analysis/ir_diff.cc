@@ -176,21 +176,7 @@ StructuralDiff DiffModules(const HloModule& before, const HloModule& after) {
     size_t eq = t.find(" = ");
     return eq == std::string::npos ? t : t.substr(eq + 3);
   };
-  auto opcode_counts = [](const HloModule& m) {
-    std::map<std::string, int64_t> counts;
-    for (const HloComputation* c : m.computations()) {
-      c->ForEachInstruction([&](const HloInstruction* i) { ++counts[std::string(HloOpcodeString(i->opcode()))]; });
-    }
-    return counts;
-  };
-  std::map<std::string, int64_t> ca = opcode_counts(before), cb = opcode_counts(after);
-  for (const auto& [op, n] : cb) {
-    int64_t delta = n - (ca.contains(op) ? ca[op] : 0);
-    if (delta != 0) d.opcode_delta[op] = delta;
-  }
-  for (const auto& [op, n] : ca) {
-    if (!cb.contains(op)) d.opcode_delta[op] = -n;
-  }
+  d.opcode_delta = OpcodeCountDelta(CountInstructionsByOpcode(before), CountInstructionsByOpcode(after));
   for (const HloComputation* c : after.MakeComputationPostOrder()) {
     const HloComputation* old = before.GetComputationWithName(c->name());
     if (old == nullptr) {

@@ -233,4 +233,26 @@ std::unique_ptr<HloModule> HloModule::Clone(std::string_view suffix) const {
   return clone;
 }
 
+std::map<std::string, int64_t> CountInstructionsByOpcode(const HloModule& module) {
+  std::map<std::string, int64_t> counts;
+  for (const HloComputation* c : module.computations()) {
+    c->ForEachInstruction([&](const HloInstruction* i) { ++counts[std::string(HloOpcodeString(i->opcode()))]; });
+  }
+  return counts;
+}
+
+std::map<std::string, int64_t> OpcodeCountDelta(const std::map<std::string, int64_t>& before,
+                                                const std::map<std::string, int64_t>& after) {
+  std::map<std::string, int64_t> delta;
+  for (const auto& [op, n] : after) {
+    auto it = before.find(op);
+    int64_t d = n - (it == before.end() ? 0 : it->second);
+    if (d != 0) delta[op] = d;
+  }
+  for (const auto& [op, n] : before) {
+    if (!after.contains(op)) delta[op] = -n;
+  }
+  return delta;
+}
+
 }  // namespace passlab

@@ -5,6 +5,7 @@
 #define PASSLAB_CORE_IR_HLO_MODULE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -116,6 +117,12 @@ class HloModule {
   absl::flat_hash_map<std::string, int64_t> computation_name_next_;
   int64_t next_unique_id_ = 0;
 };
+
+// Instructions per opcode name over every computation (sorted by name).
+std::map<std::string, int64_t> CountInstructionsByOpcode(const HloModule& module);
+// after - before per opcode; only the opcodes whose count changed.
+std::map<std::string, int64_t> OpcodeCountDelta(const std::map<std::string, int64_t>& before,
+                                                const std::map<std::string, int64_t>& after);
 
 }  // namespace passlab
 

@@ -14,14 +14,6 @@
 namespace passlab {
 namespace {
 
-std::map<std::string, int64_t> OpcodeCounts(const HloModule& module) {
-  std::map<std::string, int64_t> counts;
-  for (const HloComputation* c : module.computations()) {
-    c->ForEachInstruction([&](const HloInstruction* i) { ++counts[std::string(HloOpcodeString(i->opcode()))]; });
-  }
-  return counts;
-}
-
 const char* OutcomeName(PassRunRecord::Outcome o) {
   switch (o) {
     case PassRunRecord::Outcome::kRan: return "ran";
@@ -45,7 +37,7 @@ absl::Status PassRecorder::BeforePass(const PassRunInfo& info, const HloModule& 
   // Passes are the only writers during a run: the counts after the last
   // change are still the module's.
   if (!have_counts_) {
-    opcode_counts_before_ = OpcodeCounts(module);
+    opcode_counts_before_ = CountInstructionsByOpcode(module);
     have_counts_ = true;
   }
   instructions_before_ = module.instruction_count();
@@ -74,15 +66,8 @@ absl::Status PassRecorder::AfterPass(const PassRunInfo& info, const HloModule& m
   r.fingerprint_before = fingerprint_before;
   r.fingerprint_after = fingerprint_after;
   if (fingerprint_before != fingerprint_after) {
-    std::map<std::string, int64_t> after = OpcodeCounts(module);
-    for (const auto& [op, n] : after) {
-      auto it = opcode_counts_before_.find(op);
-      int64_t d = n - (it == opcode_counts_before_.end() ? 0 : it->second);
-      if (d != 0) r.opcode_delta[op] = d;
-    }
-    for (const auto& [op, n] : opcode_counts_before_) {
-      if (!after.contains(op)) r.opcode_delta[op] = -n;
-    }
+    std::map<std::string, int64_t> after = CountInstructionsByOpcode(module);
+    r.opcode_delta = OpcodeCountDelta(opcode_counts_before_, after);
     opcode_counts_before_ = std::move(after);
   }
   if (options_.snapshots) {
