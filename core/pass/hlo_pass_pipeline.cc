@@ -19,6 +19,12 @@ uint64_t ModuleFingerprint(const HloModule& module) {
 
 std::string PassRunContext::Path() const { return Join(path, "/"); }
 
+void PassRunContext::Remember(const HloModule& module) {
+  last_text = PrintModule(module);
+  last_fingerprint = XXH3_64bits(last_text.data(), last_text.size());
+  have_last = true;
+}
+
 absl::StatusOr<bool> HloPassInterface::Run(HloModule& module, PassRunContext* context) {
   return RunImpl(module, context);
 }
@@ -157,11 +163,7 @@ absl::StatusOr<bool> HloPassPipeline::RunLeaf(
   const bool instrument = context.options.instrument;
   uint64_t before = 0;
   if (instrument) {
-    if (!context.have_last) {
-      context.last_text = PrintModule(module);
-      context.last_fingerprint = XXH3_64bits(context.last_text.data(), context.last_text.size());
-      context.have_last = true;
-    }
+    if (!context.have_last) context.Remember(module);
     before = context.last_fingerprint;
   }
   for (PassObserver* o : context.observers) {
@@ -181,8 +183,7 @@ absl::StatusOr<bool> HloPassPipeline::RunLeaf(
   bool changed = *result;
   uint64_t after = changed ? 1 : 0;
   if (instrument) {
-    context.last_text = PrintModule(module);
-    context.last_fingerprint = XXH3_64bits(context.last_text.data(), context.last_text.size());
+    context.Remember(module);
     after = context.last_fingerprint;
     info.text_after = &context.last_text;
   }
@@ -231,11 +232,7 @@ absl::StatusOr<bool> HloPassFixBase::RunImpl(HloModule& module, PassRunContext* 
   const bool instrument = context->options.instrument;
   absl::flat_hash_set<uint64_t> seen;
   if (instrument) {
-    if (!context->have_last) {
-      context->last_text = PrintModule(module);
-      context->last_fingerprint = XXH3_64bits(context->last_text.data(), context->last_text.size());
-      context->have_last = true;
-    }
+    if (!context->have_last) context->Remember(module);
     seen.insert(context->last_fingerprint);
   }
   bool changed = false;

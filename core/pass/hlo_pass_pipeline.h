@@ -44,6 +44,8 @@ class PassRunContext {
   std::string last_text;
 
   std::string Path() const;
+  // Prints and fingerprints the module as the new "last" state.
+  void Remember(const HloModule& module);
 };
 
 class HloPassPipeline : public HloPassInterface {
