@@ -18,6 +18,8 @@
 #include "passes/simplifiers/hlo_constant_folding.h"
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
+#include "passes/simplifiers/reshape_mover.h"
+#include "passes/simplifiers/while_loop_invariant_code_motion.h"
 #include "passes/simplifiers/tuple_simplifier.h"
 #include "passes/simplifiers/zero_sized_hlo_elimination.h"
 
@@ -62,8 +64,14 @@ std::vector<PassRegistryEntry> MakeRegistry() {
       {"while-loop-constant-sinking", "WhileLoopConstantSinking", "simplifiers",
        "Turns reads of loop-carried constants inside loop bodies and conditions into constants.", false, "",
        Factory<WhileLoopConstantSinking>()},
+      {"while-loop-invariant-code-motion", "WhileLoopInvariantCodeMotion", "simplifiers",
+       "Hoists loop-invariant computation out of while bodies (new loop state carries it in).", false, "",
+       Factory<WhileLoopInvariantCodeMotion>()},
+      {"reshape-mover", "ReshapeMover", "simplifiers",
+       "Sinks equivalent reshapes/transposes below elementwise ops so they cancel or fold.", false, "",
+       Factory<ReshapeMover>()},
       {"simplify-while-loops", "WhileLoopSimplifier", "simplifiers",
-       "Removes zero-trip loops and inlines one-trip loops (induction-variable trip counts).", false, "",
+       "Removes zero-trip loops, inlines one-trip loops, flattens nested loop state, drops unused/duplicate state.", false, "",
        Factory<WhileLoopSimplifier>()},
       {"simplify-sorts", "SortSimplifier", "simplifiers",
        "Drops sort operands whose outputs are unused and that the comparator ignores.", false, "",

@@ -1,11 +1,16 @@
 // WhileLoopSimplifier ("simplify-while-loops"), seed 003's rules:
 //   - a loop whose trip count is 0 is replaced by its initial value;
-//   - a loop whose trip count is 1 is replaced by its body, inlined once.
+//   - a loop whose trip count is 1 is replaced by its body, inlined once;
+//   - a nested loop state ((a, (b, c))) is flattened to (a, b, c);
+//   - duplicate loop-carried values (same initial value, updated alike) are
+//     merged into one;
+//   - loop-carried values nothing reads (only passed on unchanged) are
+//     removed from the state.
 // The trip count comes from an induction variable: a tuple element with a
 // constant initial value, incremented by a constant in the body, compared
 // with a constant in the condition (LT/LE/GT/GE/NE). Loops with side effects
-// are left alone. (Removing unused and duplicate loop-carried values and
-// flattening nested tuples are not done yet.)
+// are left alone; the state rewrites also need a body and condition called
+// only by the loop (FlattenCallGraph runs first) and a tuple body root.
 #ifndef PASSLAB_PASSES_SIMPLIFIERS_WHILE_LOOP_SIMPLIFIER_H_
 #define PASSLAB_PASSES_SIMPLIFIERS_WHILE_LOOP_SIMPLIFIER_H_
 
