@@ -7,6 +7,7 @@
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/pass/pass_recorder.h"
 #include "core/text/hlo_parser.h"
+#include "core/text/hlo_printer.h"
 #include "passes/pipelines/pipelines.h"
 #include "passes/registry.h"
 
@@ -48,13 +49,15 @@ std::unique_ptr<HloModule> Parse(const std::string& text) {
   return m.ok() ? std::move(*m) : nullptr;
 }
 
-void BM_Pipeline(benchmark::State& state, bool instrumented) {
+void BM_Pipeline(benchmark::State& state, bool instrumented, bool snapshots = true) {
   std::string text = LargeModule(static_cast<int>(state.range(0)));
   for (auto _ : state) {
     state.PauseTiming();
     auto m = Parse(text);
     std::unique_ptr<HloPassPipeline> p = BuildOptimizationPipeline();
-    PassRecorder recorder;
+    PassRecorderOptions recorder_options;
+    recorder_options.snapshots = snapshots;
+    PassRecorder recorder(recorder_options);
     state.ResumeTiming();
     if (instrumented) {
       p->AddObserver(&recorder);
@@ -74,6 +77,17 @@ void BM_Pipeline(benchmark::State& state, bool instrumented) {
 
 void BM_PipelineBare(benchmark::State& state) { BM_Pipeline(state, false); }
 void BM_PipelineInstrumented(benchmark::State& state) { BM_Pipeline(state, true); }
+void BM_PipelineInstrumentedNoSnapshots(benchmark::State& state) { BM_Pipeline(state, true, false); }
+
+// The per-run costs instrumentation is made of, on the same module.
+void BM_ModuleFingerprint(benchmark::State& state) {
+  auto m = Parse(LargeModule(static_cast<int>(state.range(0))));
+  for (auto _ : state) benchmark::DoNotOptimize(ModuleFingerprint(*m));
+}
+void BM_PrintModule(benchmark::State& state) {
+  auto m = Parse(LargeModule(static_cast<int>(state.range(0))));
+  for (auto _ : state) benchmark::DoNotOptimize(PrintModule(*m));
+}
 
 void BM_SinglePass(benchmark::State& state, std::string name) {
   std::string text = LargeModule(static_cast<int>(state.range(0)));
@@ -89,6 +103,9 @@ void BM_SinglePass(benchmark::State& state, std::string name) {
 
 BENCHMARK(BM_PipelineBare)->Arg(300)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PipelineInstrumented)->Arg(300)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PipelineInstrumentedNoSnapshots)->Arg(300)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ModuleFingerprint)->Arg(300)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrintModule)->Arg(300)->Unit(benchmark::kMillisecond);
 
 int RegisterSinglePasses() {
   for (const PassRegistryEntry& e : PassRegistry()) {

@@ -8,6 +8,18 @@
 
 namespace passlab {
 
+void HloComputation::SetName(std::string name) {
+  name_ = std::move(name);
+  if (parent_ == nullptr) return;
+  for (HloComputation* c : parent_->computations()) {
+    c->ForEachInstruction([&](HloInstruction* inst) {
+      for (const HloComputation* callee : inst->called_computations()) {
+        if (callee == this) inst->InvalidateFingerprint();
+      }
+    });
+  }
+}
+
 // Operands and users never cross computations, so the instructions can go
 // together without unlinking them one by one (which is quadratic for an
 // operand with many users).

@@ -26,7 +26,9 @@ class HloComputation {
   HloComputation& operator=(const HloComputation&) = delete;
 
   const std::string& name() const { return name_; }
-  void SetName(std::string name) { name_ = std::move(name); }
+  // Renaming invalidates the cached fingerprints of the module's
+  // instructions that call this computation (they print its name).
+  void SetName(std::string name);
   int64_t unique_id() const { return unique_id_; }
   void set_unique_id(int64_t id) { unique_id_ = id; }
   HloModule* parent() const { return parent_; }

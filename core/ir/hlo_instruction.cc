@@ -337,9 +337,17 @@ bool HloInstruction::IsUserOf(const HloInstruction* operand) const {
   return std::find(operand->users_.begin(), operand->users_.end(), this) != operand->users_.end();
 }
 
+void HloInstruction::SetName(std::string name) {
+  name_ = std::move(name);
+  InvalidateFingerprint();
+  for (HloInstruction* user : users_) user->InvalidateFingerprint();
+  for (HloInstruction* s : control_successors_) s->InvalidateFingerprint();
+}
+
 void HloInstruction::AppendOperand(HloInstruction* operand) {
   operands_.push_back(operand);
   operand->AddUser(this);
+  InvalidateFingerprint();
 }
 
 void HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) {
@@ -347,6 +355,7 @@ void HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) 
   if (old == new_operand) return;
   operands_[i] = new_operand;
   new_operand->AddUser(this);
+  InvalidateFingerprint();
   if (std::find(operands_.begin(), operands_.end(), old) == operands_.end()) {
     old->RemoveUser(this);
   }
@@ -363,6 +372,7 @@ void HloInstruction::ReplaceUsesOfOperand(HloInstruction* old_operand,
     }
   }
   if (replaced) {
+    InvalidateFingerprint();
     old_operand->RemoveUser(this);
     new_operand->AddUser(this);
   }
@@ -371,6 +381,7 @@ void HloInstruction::ReplaceUsesOfOperand(HloInstruction* old_operand,
 void HloInstruction::RemoveOperandAt(int64_t i) {
   HloInstruction* old = operands_[i];
   operands_.erase(operands_.begin() + i);
+  InvalidateFingerprint();
   if (std::find(operands_.begin(), operands_.end(), old) == operands_.end()) {
     old->RemoveUser(this);
   }
@@ -379,6 +390,7 @@ void HloInstruction::RemoveOperandAt(int64_t i) {
 void HloInstruction::DetachFromOperands() {
   for (HloInstruction* op : operands_) op->RemoveUser(this);
   operands_.clear();
+  InvalidateFingerprint();
 }
 
 absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* replacement) {
@@ -406,6 +418,7 @@ void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {
   }
   control_successors_.push_back(successor);
   successor->control_predecessors_.push_back(this);
+  successor->InvalidateFingerprint();
 }
 
 void HloInstruction::RemoveControlDependencyTo(HloInstruction* successor) {
@@ -414,6 +427,7 @@ void HloInstruction::RemoveControlDependencyTo(HloInstruction* successor) {
   control_successors_.erase(it);
   auto& preds = successor->control_predecessors_;
   preds.erase(std::find(preds.begin(), preds.end(), this));
+  successor->InvalidateFingerprint();
 }
 
 void HloInstruction::DropAllControlDeps() {
@@ -440,6 +454,7 @@ void HloInstruction::set_to_apply(HloComputation* c) {
   } else {
     called_computations_[0] = c;
   }
+  InvalidateFingerprint();
 }
 
 HloInstruction* HloInstruction::async_wrapped_instruction() const {
@@ -461,6 +476,7 @@ HloInstruction* HloInstruction::fused_parameter(int64_t i) const {
 
 void HloInstruction::set_literal(Literal literal) {
   literal_ = std::make_unique<Literal>(std::move(literal));
+  InvalidateFingerprint();
 }
 
 const HloAttributes& HloInstruction::attrs() const {
@@ -469,6 +485,7 @@ const HloAttributes& HloInstruction::attrs() const {
 }
 
 HloAttributes& HloInstruction::mutable_attrs() {
+  InvalidateFingerprint();
   if (!attrs_) attrs_ = std::make_unique<HloAttributes>();
   return *attrs_;
 }

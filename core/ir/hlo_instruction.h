@@ -183,7 +183,9 @@ class HloInstruction {
   // Identity.
   HloOpcode opcode() const { return opcode_; }
   const std::string& name() const { return name_; }
-  void SetName(std::string name) { name_ = std::move(name); }  // no uniquing
+  // Renaming also invalidates the cached fingerprints of users and control
+  // successors, which print this name.
+  void SetName(std::string name);  // no uniquing
   int64_t unique_id() const { return unique_id_; }
   void set_unique_id(int64_t id) { unique_id_ = id; }
   HloComputation* parent() const { return parent_; }
@@ -191,7 +193,10 @@ class HloInstruction {
   HloModule* GetModule() const;
 
   const Shape& shape() const { return shape_; }
-  Shape* mutable_shape() { return &shape_; }
+  Shape* mutable_shape() {
+    InvalidateFingerprint();
+    return &shape_;
+  }
 
   // Operands and users.
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
@@ -227,13 +232,20 @@ class HloInstruction {
 
   // Called computations (to_apply, condition/body, branches, calls, ...).
   const std::vector<HloComputation*>& called_computations() const { return called_computations_; }
-  void AppendCalledComputation(HloComputation* c) { called_computations_.push_back(c); }
+  void AppendCalledComputation(HloComputation* c) {
+    called_computations_.push_back(c);
+    InvalidateFingerprint();
+  }
   // Sets slot i, growing the list (with nullptr) when needed.
   void set_called_computation(int64_t i, HloComputation* c) {
     if (static_cast<int64_t>(called_computations_.size()) <= i) called_computations_.resize(i + 1);
     called_computations_[i] = c;
+    InvalidateFingerprint();
   }
-  void ClearCalledComputations() { called_computations_.clear(); }
+  void ClearCalledComputations() {
+    called_computations_.clear();
+    InvalidateFingerprint();
+  }
   HloComputation* to_apply() const;                 // map, reduce, sort, call, ...
   void set_to_apply(HloComputation* c);
   HloComputation* while_condition() const { return called_computations_[0]; }
@@ -254,40 +266,76 @@ class HloInstruction {
   // Common attributes.
   const std::vector<int64_t>& dimensions() const { return dimensions_; }
   int64_t dimensions(int64_t i) const { return dimensions_[i]; }
-  std::vector<int64_t>* mutable_dimensions() { return &dimensions_; }
-  void set_dimensions(std::vector<int64_t> d) { dimensions_ = std::move(d); }
+  std::vector<int64_t>* mutable_dimensions() {
+    InvalidateFingerprint();
+    return &dimensions_;
+  }
+  void set_dimensions(std::vector<int64_t> d) {
+    dimensions_ = std::move(d);
+    InvalidateFingerprint();
+  }
   int64_t concatenate_dimension() const { return dimensions_[0]; }
   int64_t parameter_number() const { return index_; }
   int64_t tuple_index() const { return index_; }
   int64_t iota_dimension() const { return index_; }
-  void set_index(int64_t v) { index_ = v; }  // parameter number / tuple index / iota dim
+  void set_index(int64_t v) {
+    index_ = v;
+    InvalidateFingerprint();
+  }  // parameter number / tuple index / iota dim
   int64_t index() const { return index_; }
 
   bool has_literal() const { return literal_ != nullptr; }
   const Literal& literal() const { return *literal_; }
-  Literal* mutable_literal() { return literal_.get(); }
+  Literal* mutable_literal() {
+    InvalidateFingerprint();
+    return literal_.get();
+  }
   void set_literal(Literal literal);
 
   FusionKind fusion_kind() const { return fusion_kind_; }
-  void set_fusion_kind(FusionKind k) { fusion_kind_ = k; }
+  void set_fusion_kind(FusionKind k) {
+    fusion_kind_ = k;
+    InvalidateFingerprint();
+  }
 
   const std::string& async_execution_thread() const { return async_execution_thread_; }
-  void set_async_execution_thread(std::string t) { async_execution_thread_ = std::move(t); }
+  void set_async_execution_thread(std::string t) {
+    async_execution_thread_ = std::move(t);
+    InvalidateFingerprint();
+  }
 
   const OpMetadata& metadata() const { return metadata_; }
-  OpMetadata* mutable_metadata() { return &metadata_; }
-  void set_metadata(OpMetadata m) { metadata_ = std::move(m); }
+  OpMetadata* mutable_metadata() {
+    InvalidateFingerprint();
+    return &metadata_;
+  }
+  void set_metadata(OpMetadata m) {
+    metadata_ = std::move(m);
+    InvalidateFingerprint();
+  }
 
   const std::string& raw_backend_config() const { return backend_config_; }
-  void set_raw_backend_config(std::string c) { backend_config_ = std::move(c); }
+  void set_raw_backend_config(std::string c) {
+    backend_config_ = std::move(c);
+    InvalidateFingerprint();
+  }
 
   bool has_sharding() const { return sharding_ != nullptr; }
   const HloSharding& sharding() const { return *sharding_; }
-  void set_sharding(HloSharding s) { sharding_ = std::make_unique<HloSharding>(std::move(s)); }
-  void clear_sharding() { sharding_.reset(); }
+  void set_sharding(HloSharding s) {
+    sharding_ = std::make_unique<HloSharding>(std::move(s));
+    InvalidateFingerprint();
+  }
+  void clear_sharding() {
+    sharding_.reset();
+    InvalidateFingerprint();
+  }
 
   const FrontendAttributes& frontend_attributes() const { return frontend_attributes_; }
-  FrontendAttributes* mutable_frontend_attributes() { return &frontend_attributes_; }
+  FrontendAttributes* mutable_frontend_attributes() {
+    InvalidateFingerprint();
+    return &frontend_attributes_;
+  }
 
   // Opcode-specific attributes (a shared empty instance when none are set).
   const HloAttributes& attrs() const;
@@ -305,6 +353,18 @@ class HloInstruction {
   bool IsRoot() const;
   bool IsElementwise() const;
   bool IsFused() const;  // lives in a fusion computation
+
+  // A hash of this instruction's printed fields, cached for the pass
+  // pipeline's module fingerprint (core/pass/module_fingerprint.h). Every
+  // mutator above invalidates it; code that edits an instruction must go
+  // through them.
+  bool fingerprint_valid() const { return fingerprint_valid_; }
+  uint64_t cached_fingerprint() const { return fingerprint_; }
+  void set_cached_fingerprint(uint64_t f) const {
+    fingerprint_ = f;
+    fingerprint_valid_ = true;
+  }
+  void InvalidateFingerprint() { fingerprint_valid_ = false; }
 
   // A copy with new operands (same attributes, called computations, name).
   std::unique_ptr<HloInstruction> CloneWithNewOperands(
@@ -341,6 +401,8 @@ class HloInstruction {
   std::unique_ptr<HloSharding> sharding_;
   FrontendAttributes frontend_attributes_;
   std::unique_ptr<HloAttributes> attrs_;
+  mutable uint64_t fingerprint_ = 0;
+  mutable bool fingerprint_valid_ = false;
 };
 
 // The name an async-start's wrapped computation gets when it is written with

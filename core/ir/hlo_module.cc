@@ -234,9 +234,14 @@ std::unique_ptr<HloModule> HloModule::Clone(std::string_view suffix) const {
 }
 
 std::map<std::string, int64_t> CountInstructionsByOpcode(const HloModule& module) {
-  std::map<std::string, int64_t> counts;
+  // Count by opcode number first: no string per instruction.
+  std::vector<int64_t> by_opcode(kHloOpcodeCount, 0);
   for (const HloComputation* c : module.computations()) {
-    c->ForEachInstruction([&](const HloInstruction* i) { ++counts[std::string(HloOpcodeString(i->opcode()))]; });
+    c->ForEachInstruction([&](const HloInstruction* i) { ++by_opcode[static_cast<int>(i->opcode())]; });
+  }
+  std::map<std::string, int64_t> counts;
+  for (int op = 0; op < kHloOpcodeCount; ++op) {
+    if (by_opcode[op] > 0) counts[std::string(HloOpcodeString(static_cast<HloOpcode>(op)))] = by_opcode[op];
   }
   return counts;
 }

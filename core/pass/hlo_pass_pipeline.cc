@@ -12,16 +12,14 @@
 
 namespace passlab {
 
-uint64_t ModuleFingerprint(const HloModule& module) {
-  std::string text = PrintModule(module);
-  return XXH3_64bits(text.data(), text.size());
-}
-
 std::string PassRunContext::Path() const { return Join(path, "/"); }
 
 void PassRunContext::Remember(const HloModule& module) {
-  last_text = PrintModule(module);
-  last_fingerprint = XXH3_64bits(last_text.data(), last_text.size());
+  uint64_t fingerprint = ModuleFingerprint(module);
+  if (want_text && (last_text == nullptr || !have_last || fingerprint != last_fingerprint)) {
+    last_text = std::make_shared<const std::string>(PrintModule(module));
+  }
+  last_fingerprint = fingerprint;
   have_last = true;
 }
 
@@ -110,6 +108,7 @@ absl::StatusOr<bool> HloPassPipeline::RunImpl(HloModule& module, PassRunContext*
     root.observers = observers_;
     root.options = options_;
     root.path = {name_};
+    for (PassObserver* o : observers_) root.want_text |= o->WantsModuleText();
     for (const PassOccurrence& o : occurrences_) root.occurrence_by_id.push_back(&o);
     bool changed = false;
     for (auto& pass : passes_) {
@@ -175,6 +174,7 @@ absl::StatusOr<bool> HloPassPipeline::RunLeaf(
   pass.counters_ = nullptr;
   if (!result.ok()) {
     context.have_last = false;
+    context.last_text = nullptr;
     for (PassObserver* o : context.observers) o->PassFailed(info, module, result.status());
     return absl::Status(result.status().code(),
                         StrCat("pass '", info.pass_name, "' (@", info.occurrence_id, " in ",
@@ -185,7 +185,7 @@ absl::StatusOr<bool> HloPassPipeline::RunLeaf(
   if (instrument) {
     context.Remember(module);
     after = context.last_fingerprint;
-    info.text_after = &context.last_text;
+    info.text_after = context.last_text;
   }
   if (instrument && changed != (before != after)) {
     ++context.changed_audit_failures;

@@ -11,11 +11,9 @@
 #include <vector>
 
 #include "core/pass/hlo_pass_interface.h"
+#include "core/pass/module_fingerprint.h"
 
 namespace passlab {
-
-// xxhash64 of the module's canonical text.
-uint64_t ModuleFingerprint(const HloModule& module);
 
 struct PipelineOptions {
   // A pass whose "changed" answer disagrees with the fingerprint is an error
@@ -37,14 +35,18 @@ class PassRunContext {
   int64_t run_index = 0;
   int64_t changed_audit_failures = 0;
   std::vector<const PassOccurrence*> occurrence_by_id;
-  // The fingerprint and text of the module after the last run: passes are the
-  // only writers during a pipeline run, so it is the next run's "before".
+  // The fingerprint of the module after the last run: passes are the only
+  // writers during a pipeline run, so it is the next run's "before". The
+  // canonical text is printed only when an observer wants it and the
+  // fingerprint changed (most runs in a fixed point change nothing).
   bool have_last = false;
   uint64_t last_fingerprint = 0;
-  std::string last_text;
+  bool want_text = false;
+  std::shared_ptr<const std::string> last_text;  // null until printed
 
   std::string Path() const;
-  // Prints and fingerprints the module as the new "last" state.
+  // Fingerprints the module as the new "last" state (and prints it, when
+  // observers want text and it differs from the previous state).
   void Remember(const HloModule& module);
 };
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -22,9 +23,9 @@ struct PassRunInfo {
   int64_t occurrence_index = 0;   // N-th occurrence of pass_name in the pipeline ("name:N")
   int64_t iteration = 0;          // fixed-point iteration (0 outside fixed points)
   int64_t run_index = 0;          // position of this run among all runs of the pipeline
-  // During AfterPass: the module's canonical text after the run, when the
-  // pipeline printed it for the fingerprint (observers reuse it).
-  const std::string* text_after = nullptr;
+  // During AfterPass: the module's canonical text after the run, when an
+  // observer asked for text (WantsModuleText) and the run changed the module.
+  std::shared_ptr<const std::string> text_after;
 };
 
 // Named counters a pass bumps ("rule A+0 fired"), collected per run.
@@ -33,13 +34,16 @@ using PassCounters = std::map<std::string, int64_t>;
 class PassObserver {
  public:
   virtual ~PassObserver() = default;
+  // True when the observer uses PassRunInfo::text_after (snapshots, dumps):
+  // the pipeline then prints the module after each run that changed it.
+  virtual bool WantsModuleText() const { return false; }
   // Return false to skip the run (how ablations disable a pass).
   virtual bool ShouldRun(const PassRunInfo& info) { return true; }
   virtual void PassSkipped(const PassRunInfo& info) {}
   virtual absl::Status BeforePass(const PassRunInfo& info, const HloModule& module) {
     return absl::OkStatus();
   }
-  // `fingerprint_*` are the xxhash64 of the canonical text before and after.
+  // `fingerprint_*` are ModuleFingerprint before and after the run.
   virtual absl::Status AfterPass(const PassRunInfo& info, const HloModule& module, bool changed,
                                  uint64_t fingerprint_before, uint64_t fingerprint_after,
                                  const PassCounters& counters) {

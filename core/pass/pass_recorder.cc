@@ -46,7 +46,7 @@ absl::Status PassRecorder::BeforePass(const PassRunInfo& info, const HloModule& 
     // are earlier "after" states, already stored.
     std::string text = PrintModule(module);
     initial_fingerprint_ = ModuleFingerprint(module);
-    if (options_.snapshots) snapshots_[initial_fingerprint_] = std::move(text);
+    if (options_.snapshots) snapshots_[initial_fingerprint_] = std::make_shared<const std::string>(std::move(text));
   }
   start_ = std::chrono::steady_clock::now();
   return absl::OkStatus();
@@ -74,7 +74,9 @@ absl::Status PassRecorder::AfterPass(const PassRunInfo& info, const HloModule& m
     // The "before" text equals the previous "after", except for the very
     // first run; keep it when it is new.
     if (!snapshots_.contains(fingerprint_after)) {
-      snapshots_[fingerprint_after] = info.text_after != nullptr ? *info.text_after : PrintModule(module);
+      snapshots_[fingerprint_after] = info.text_after != nullptr
+                                          ? info.text_after
+                                          : std::make_shared<const std::string>(PrintModule(module));
     }
   }
   runs_.push_back(std::move(r));
@@ -107,7 +109,7 @@ void PassRecorder::FixedPointFinished(const std::string& path, int64_t iteration
 const std::string& PassRecorder::Snapshot(uint64_t fingerprint) const {
   static const std::string* empty = new std::string();
   auto it = snapshots_.find(fingerprint);
-  return it == snapshots_.end() ? *empty : it->second;
+  return it == snapshots_.end() ? *empty : *it->second;
 }
 
 std::vector<PassRecorder::PassTotals> PassRecorder::TotalsByPass() const {
