@@ -56,7 +56,10 @@ Op SoftmaxCrossEntropy(HloBuilder& b, Op logits, Op labels) {
   HloBuilder::ScopedName scope(b, "loss");
   HloBuilder::ScopedOpType type(b, "SoftmaxCrossEntropyWithLogits");
   if (logits == nullptr || labels == nullptr) return b.Add(logits, labels);
-  Op x = b.Convert(logits, PrimitiveType::kF32);
+  // f32 (or f64 for f64 models: gradient checks need the precision).
+  PrimitiveType t = logits->shape().element_type() == PrimitiveType::kF64 ? PrimitiveType::kF64 : PrimitiveType::kF32;
+  Op x = b.Convert(logits, t);
+  labels = b.Convert(labels, t);
   const std::vector<int64_t>& dims = x->shape().dimensions();
   Op shifted = b.Sub(x, b.Broadcast(b.ReduceMax(x, {1}), dims, {0}));
   Op lse = b.Log(b.ReduceSum(b.Exp(shifted), {1}));

@@ -25,7 +25,8 @@ Op Softmax(HloBuilder& b, Op x);
 // Layer norm over the last dimension with scale and offset [D].
 Op LayerNorm(HloBuilder& b, Op x, Op gamma, Op beta, double epsilon);
 // Mean over the batch of -sum(labels * log_softmax(logits)); logits [B, C]
-// (converted to f32), labels one-hot f32 [B, C]. Returns an f32 scalar.
+// (converted to f32; f64 stays f64), labels one-hot f32 [B, C]. Returns an
+// f32 (f64) scalar.
 Op SoftmaxCrossEntropy(HloBuilder& b, Op logits, Op labels);
 // Mean of (x - y)^2 over all elements, as an x-typed scalar.
 Op MeanSquaredError(HloBuilder& b, Op x, Op y);

@@ -101,7 +101,7 @@ class ResNetBuilder {
     }
     std::vector<Op> outputs;
     if (c_.inference) {
-      outputs.push_back(b_.Convert(logits, PrimitiveType::kF32));
+      outputs.push_back(b_.Convert(logits, c_.dtype == PrimitiveType::kF64 ? PrimitiveType::kF64 : PrimitiveType::kF32));
     } else {
       Op loss = SoftmaxCrossEntropy(b_, logits, labels_);
       if (!b_.ok()) return b_.status();
@@ -167,13 +167,15 @@ class ResNetBuilder {
     }
     HloBuilder::ScopedName bn_scope(b_, "bn");
     HloBuilder::ScopedOpType type(b_, "FusedBatchNormV3");
-    Op gamma = Param(Shape(PrimitiveType::kF32, {cout}), pname + ".bn.scale");
-    Op beta = Param(Shape(PrimitiveType::kF32, {cout}), pname + ".bn.offset");
-    Op mean = b_.Parameter(Shape(PrimitiveType::kF32, {cout}), pname + ".bn.running_mean");
-    Op var = b_.Parameter(Shape(PrimitiveType::kF32, {cout}), pname + ".bn.running_var");
+    // Batch norm in f32 (f64 models stay f64, for gradient checks).
+    PrimitiveType bn_type = c_.dtype == PrimitiveType::kF64 ? PrimitiveType::kF64 : PrimitiveType::kF32;
+    Op gamma = Param(Shape(bn_type, {cout}), pname + ".bn.scale");
+    Op beta = Param(Shape(bn_type, {cout}), pname + ".bn.offset");
+    Op mean = b_.Parameter(Shape(bn_type, {cout}), pname + ".bn.running_mean");
+    Op var = b_.Parameter(Shape(bn_type, {cout}), pname + ".bn.running_var");
     stats_.push_back(mean);
     stats_.push_back(var);
-    Op y32 = b_.Convert(y, PrimitiveType::kF32);
+    Op y32 = b_.Convert(y, bn_type);
     Op normed;
     if (c_.inference) {
       normed = b_.BatchNormInference(y32, gamma, beta, mean, var, c_.bn_epsilon, feature_);

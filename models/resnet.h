@@ -21,7 +21,8 @@
 // Weights are HWIO (NHWC) or OIHW (NCHW), without bias (torchvision's count:
 // ResNet-50 with 1000 classes has 25,557,032 trainable parameters). bf16:
 // activations, weights and momentum bf16; batch norm runs in f32 (converts
-// around it); the loss is f32.
+// around it); the loss is f32. f64 (for gradient checks) keeps everything,
+// batch norm included, in f64.
 #ifndef PASSLAB_MODELS_RESNET_H_
 #define PASSLAB_MODELS_RESNET_H_
 
