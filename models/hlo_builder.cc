@@ -84,7 +84,9 @@ bool HloBuilder::CheckOperands(std::string_view op, std::initializer_list<Op> op
   if (!status_.ok()) return false;
   for (Op o : operands) {
     if (o == nullptr) {
-      Fail(op, HloOpcode::kParameter, "operand is null");
+      std::string where = ScopePath();
+      status_ = absl::InvalidArgumentError(StrCat("op '", op, "'", where.empty() ? "" : StrCat(" in '", where, "'"),
+                                                  ": an operand is null"));
       return false;
     }
   }

@@ -13,7 +13,6 @@
 #define PASSLAB_MODELS_HLO_BUILDER_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
