@@ -299,7 +299,9 @@ const std::map<HloOpcode, Rule>& Rules() {
          int64_t ns = d.input_spatial_dimensions.size();
          r.out = {nullptr, nullptr};
          if (r.need[0]) {
-           // d in[b,i,x] = sum g[b,o,y] w[k,i,o] with x = y*s + k - pad_low.
+           // d in[b,i,x] = sum g[b,o,y] w[k,i,o] with x = y*s + k - pad_low:
+           // the output gradient, dilated by the stride, convolved with the
+           // reversed kernel (in and out features swapped).
            ConvolutionDimensionNumbers bd;
            bd.input_batch_dimension = d.output_batch_dimension;
            bd.input_feature_dimension = d.output_feature_dimension;
@@ -322,10 +324,10 @@ const std::map<HloOpcode, Rule>& Rules() {
              wd.base_dilation = f.stride;
              wd.padding_low = k - 1 - f.padding_low;
              wd.padding_high = i_size - (o_size - 1) * f.stride - 1 + f.padding_low;
+             wd.window_reversal = true;  // the kernel runs backwards (JAX's rhs_reversal form)
              bw.dimensions.push_back(wd);
            }
-           Op reversed = r.b.Reverse(kernel, d.kernel_spatial_dimensions);
-           r.out[0] = r.b.Convolution(r.g, reversed, bw, bd);
+           r.out[0] = r.b.Convolution(r.g, kernel, bw, bd);
          }
          if (r.need[1]) {
            // d w[k,i,o] = sum in[b,i,y*s + k - pad_low] g[b,o,y]: batch and

@@ -4,8 +4,9 @@
 // them rule by rule). The rules emit the HLO a framework hands XLA:
 //   - dot: two dots (and a transpose where the dimension order needs one);
 //   - convolution: backward-data as a convolution of the output gradient with
-//     the spatially reversed kernel (lhs dilation = stride, swapped kernel
-//     feature dimensions, padding K-1-pad_low), backward-filter as a
+//     the kernel under window reversal (rhs_reversal; lhs dilation = stride,
+//     swapped kernel feature dimensions, padding K-1-pad_low), as JAX emits
+//     it; backward-filter as a
 //     convolution of the input with the output gradient (window dilation =
 //     stride); feature/batch grouping and dilated forward convolutions are
 //     rejected with an error;

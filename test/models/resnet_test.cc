@@ -88,6 +88,30 @@ TEST(ResNetTest, TrainStepSignature) {
   }
 }
 
+// The ablation-size model builds, verifies and prints quickly (timings are
+// in bench/model_bench.cc; here only that it works at full size).
+TEST(ResNetTest, ResNet50Batch256At224BuildsAndPrints) {
+  ResNetConfig c;
+  c.depth = 50;
+  c.batch = 256;
+  c.image_size = 224;
+  auto start = std::chrono::steady_clock::now();
+  auto m = BuildResNet(c);
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::string text = PrintModule(**m);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(VerifyModule(**m).ok());
+  EXPECT_EQ((*m)->entry_computation()->root_instruction()->shape().tuple_shapes(0), Shape::Scalar(PrimitiveType::kF32));
+  const HloInstruction* images = (*m)->entry_computation()->parameter_instruction(
+      (*m)->entry_computation()->num_parameters() - 2);
+  EXPECT_EQ(images->shape().dimensions(), (std::vector<int64_t>{256, 224, 224, 3}));
+  std::map<std::string, int64_t> counts = CountInstructionsByOpcode(**m);
+  EXPECT_EQ(counts["batch-norm-training"], 53);
+  EXPECT_EQ(counts["convolution"], 53 * 3 - 1);
+  RecordProperty("instructions", static_cast<int>((*m)->instruction_count()));
+  RecordProperty("build_and_print_ms", static_cast<int>(seconds * 1000));
+}
+
 TEST(ResNetTest, UnknownDepthIsAnError) {
   ResNetConfig c = Tiny(19);
   auto m = BuildResNet(c);
