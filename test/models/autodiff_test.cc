@@ -119,6 +119,15 @@ TEST(AutodiffTest, ShapeRules) {
   });
 }
 
+TEST(AutodiffTest, ConvertAndCopy) {
+  // Through f32 and back: the gradient converts back to f64 (f32 rounding
+  // over the finite-difference step of 1e-5 bounds the tolerance).
+  CheckGradients({F({2, 3})}, [](HloBuilder& b, const std::vector<Op>& p) {
+    Op narrow = b.Convert(b.Unary(HloOpcode::kCopy, p[0]), PrimitiveType::kF32);
+    return b.Convert(b.Mul(narrow, narrow), kF64);
+  }, 1e-2);
+}
+
 TEST(AutodiffTest, UnsortedBroadcastDimensions) {
   CheckGradients({F({3, 2})}, [](HloBuilder& b, const std::vector<Op>& p) {
     return b.Broadcast(p[0], {2, 4, 3}, {2, 0});
