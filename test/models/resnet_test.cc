@@ -50,6 +50,8 @@ TEST(ResNetTest, EveryDepthLayoutAndDtypeVerifiesAndRoundTrips) {
     for (ImageLayout layout : {ImageLayout::kNhwc, ImageLayout::kNchw}) {
       for (PrimitiveType t : {PrimitiveType::kF32, PrimitiveType::kBF16}) {
         for (bool inference : {false, true}) {
+          // The deep ones share every layer kind with ResNet-50: one variant each.
+          if (depth > 50 && (layout != ImageLayout::kNhwc || t != PrimitiveType::kF32 || inference)) continue;
           ResNetConfig c = Tiny(depth);
           c.layout = layout;
           c.dtype = t;
