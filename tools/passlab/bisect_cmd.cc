@@ -62,13 +62,14 @@ void AddBisectCommand(CLI::App& app, CommandResult& result) {
   auto check = std::make_shared<std::string>();
   auto seed = std::make_shared<int64_t>(1);
   auto tolerance = std::make_shared<double>(1e-5);
-  cmd->add_option("FILE", *file, "HLO text file")->required();
+  cmd->add_option("FILE", *file, "HLO text file");
+  auto source = AddModelSourceOptions(cmd);
   cmd->add_option("--pipeline", *pipeline_name, "Named pipeline");
   cmd->add_option("--check", *check, "Command run as `CMD MODULE.hlo`; exit 0 means good (default: evaluator comparison)");
   cmd->add_option("--seed", *seed, "Seed of the random arguments for the evaluator check");
   cmd->add_option("--tolerance", *tolerance, "Absolute and relative tolerance of the evaluator check");
   cmd->callback([=, &result] {
-    auto input = LoadHloFile(*file);
+    auto input = LoadModule(*file, *source);
     if (!input.ok()) {
       result.exit_code = ReportError(input.status());
       return;
@@ -87,7 +88,7 @@ void AddBisectCommand(CLI::App& app, CommandResult& result) {
     }
     std::filesystem::path tmp = std::filesystem::temp_directory_path() / StrCat("passlab-bisect-", getpid(), ".hlo");
     auto run_trial = [&](int64_t limit) -> absl::StatusOr<Trial> {
-      auto module = LoadHloFile(*file);
+      auto module = LoadModule(*file, *source);
       if (!module.ok()) return module.status();
       absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(*pipeline_name);
       if (!pipeline.ok()) return pipeline.status();

@@ -28,9 +28,24 @@ void AddOptCommand(CLI::App& app, CommandResult& result);
 void AddDiffCommand(CLI::App& app, CommandResult& result);
 void AddVersionCommand(CLI::App& app, CommandResult& result);
 void AddBisectCommand(CLI::App& app, CommandResult& result);
+void AddModelCommand(CLI::App& app, CommandResult& result);
 
 // Reads and parses an HLO file ("-" = stdin); errors name FILE:LINE:COL.
 absl::StatusOr<std::unique_ptr<HloModule>> LoadHloFile(const std::string& path);
+// `--model NAME [--batch N --image-size N ...]`: a registered model instead
+// of a FILE (model_source.cc). AddModelSourceOptions adds the flags to a
+// subcommand; LoadModule builds the model when --model was given, else reads
+// FILE; giving both or neither is an error.
+struct ModelSource {
+  std::string model;
+  int64_t batch = 0, image_size = 0, classes = 0, depth = 0, width = 0, seq_len = 0, heads = 0, vocab = 0;
+  std::string dtype, layout;
+  bool inference = false;
+};
+std::shared_ptr<ModelSource> AddModelSourceOptions(CLI::App* cmd, bool with_model_flag = true);
+absl::StatusOr<std::unique_ptr<HloModule>> BuildModelFromSource(const std::string& name, const ModelSource& source);
+absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& file, const ModelSource& source);
+
 // Prints "passlab: error: <message>" to stderr and returns 1.
 int ReportError(const absl::Status& status);
 

@@ -63,13 +63,14 @@ void AddEvalCommand(CLI::App& app, CommandResult& result) {
   auto seed = std::make_shared<int64_t>(-1);
   auto out_dir = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>("text");
-  cmd->add_option("FILE", *file, "HLO text file ('-' for stdin)")->required();
+  cmd->add_option("FILE", *file, "HLO text file ('-' for stdin)");
+  auto source = AddModelSourceOptions(cmd);
   cmd->add_option("--input", *inputs, "One .npy file per entry parameter, in order");
   cmd->add_option("--random-inputs", *seed, "Use seeded random arguments instead of --input");
   cmd->add_option("--output-dir", *out_dir, "Write each output leaf as DIR/output_<i>.npy");
   cmd->add_option("--format", *format, "Summary format")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([=, &result] {
-    auto module = LoadHloFile(*file);
+    auto module = LoadModule(*file, *source);
     if (!module.ok()) {
       result.exit_code = ReportError(module.status());
       return;

@@ -51,10 +51,11 @@ void AddFmtCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("fmt", "Print an HLO file in canonical XLA text form");
   auto file = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
-  cmd->add_option("FILE", *file, "HLO text file ('-' for stdin)")->required();
+  cmd->add_option("FILE", *file, "HLO text file ('-' for stdin)");
+  auto source = AddModelSourceOptions(cmd);
   cmd->add_option("-o,--output", *out, "Write to this file instead of stdout");
-  cmd->callback([file, out, &result] {
-    auto module = LoadHloFile(*file);
+  cmd->callback([file, out, source, &result] {
+    auto module = LoadModule(*file, *source);
     if (!module.ok()) {
       result.exit_code = ReportError(module.status());
       return;
@@ -74,11 +75,12 @@ void AddVerifyCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("verify", "Check an HLO module's shapes, attributes and structure");
   auto file = std::make_shared<std::string>();
   auto layout_sensitive = std::make_shared<bool>(false);
-  cmd->add_option("FILE", *file, "HLO text file ('-' for stdin)")->required();
+  cmd->add_option("FILE", *file, "HLO text file ('-' for stdin)");
+  auto source = AddModelSourceOptions(cmd);
   cmd->add_flag("--layout-sensitive", *layout_sensitive,
                 "Also require operand and result layouts to agree where XLA does");
-  cmd->callback([file, layout_sensitive, &result] {
-    auto module = LoadHloFile(*file);
+  cmd->callback([file, layout_sensitive, source, &result] {
+    auto module = LoadModule(*file, *source);
     if (!module.ok()) {
       result.exit_code = ReportError(module.status());
       return;
@@ -89,7 +91,7 @@ void AddVerifyCommand(CLI::App& app, CommandResult& result) {
       result.exit_code = ReportError(s);
       return;
     }
-    fmt::print("{}: OK ({} computations, {} instructions)\n", *file, (*module)->computation_count(),
+    fmt::print("{}: OK ({} computations, {} instructions)\n", file->empty() ? source->model : *file, (*module)->computation_count(),
                (*module)->instruction_count());
   });
 }
@@ -98,10 +100,11 @@ void AddStatsCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("stats", "Count instructions by opcode, fusions and I/O bytes");
   auto file = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>("text");
-  cmd->add_option("FILE", *file, "HLO text file ('-' for stdin)")->required();
+  cmd->add_option("FILE", *file, "HLO text file ('-' for stdin)");
+  auto source = AddModelSourceOptions(cmd);
   cmd->add_option("--format", *format, "Output format")->check(CLI::IsMember({"text", "json"}));
-  cmd->callback([file, format, &result] {
-    auto module = LoadHloFile(*file);
+  cmd->callback([file, format, source, &result] {
+    auto module = LoadModule(*file, *source);
     if (!module.ok()) {
       result.exit_code = ReportError(module.status());
       return;

@@ -24,6 +24,7 @@ namespace {
 
 struct OptOptions {
   std::string file;
+  std::shared_ptr<ModelSource> source;  // --model NAME instead of FILE
   std::string pipeline;
   std::string passes;
   std::string disable;
@@ -187,11 +188,11 @@ int ListPasses(const OptOptions& o) {
 
 int RunOpt(const OptOptions& o) {
   if (o.list_passes) return ListPasses(o);
-  if (o.file.empty()) return ReportError(absl::InvalidArgumentError("opt: no input file"));
+  if (o.file.empty() && o.source->model.empty()) return ReportError(absl::InvalidArgumentError("opt: no input file"));
   if (!o.pipeline.empty() && !o.passes.empty()) {
     return ReportError(absl::InvalidArgumentError("--pipeline and --passes cannot be used together"));
   }
-  auto module = LoadHloFile(o.file);
+  auto module = LoadModule(o.file, *o.source);
   if (!module.ok()) return ReportError(module.status());
   absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildPipeline(o);
   if (!pipeline.ok()) return ReportError(pipeline.status());
@@ -284,6 +285,7 @@ void AddOptCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("opt", "Run HLO passes with filters, diffs, timers and dumps");
   auto o = std::make_shared<OptOptions>();
   cmd->add_option("FILE", o->file, "HLO text file ('-' for stdin)");
+  o->source = AddModelSourceOptions(cmd);
   cmd->add_option("--pipeline", o->pipeline, "Named pipeline (see --list-passes)");
   cmd->add_option("--passes", o->passes, "Comma-separated passes to run instead of a pipeline");
   cmd->add_option("--disable", o->disable, "Pass filters to skip: name, name:N, pipe/name, @ID, regex");
