@@ -5,8 +5,10 @@
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
+#include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
+#include "passes/expanders/scatter_expander.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -27,6 +29,17 @@ namespace {
 template <typename T>
 std::function<std::unique_ptr<HloPassInterface>()> Factory() {
   return [] { return std::make_unique<T>(); };
+}
+
+// Gather/scatter/rng expanders and friends (issue 4's second batch), kept in
+// their own list so concurrent registry edits merge cleanly.
+void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"gpu_scatter_expander", "GpuScatterExpander", "expanders",
+               "Expands the scatters XLA:GPU's emitter cannot handle (>64-bit elements, non-unique variadic).",
+               false, "", Factory<GpuScatterExpander>()});
+  r.push_back({"scatter_expander", "ScatterExpander", "expanders",
+               "Rewrites scatter into a while loop of dynamic-slice, update computation, dynamic-update-slice.",
+               false, "", Factory<ScatterExpander>()});
 }
 
 std::vector<PassRegistryEntry> MakeRegistry() {
@@ -86,6 +99,7 @@ std::vector<PassRegistryEntry> MakeRegistry() {
        "Dead-code elimination: removes unused side-effect-free instructions and computations.",
        false, "", Factory<HloDCE>()},
   };
+  AddIndexingPasses(r);
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return r;
 }

@@ -4,8 +4,10 @@
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
+#include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
+#include "passes/expanders/scatter_expander.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -35,6 +37,10 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   pipeline->AddPass<OperandUpcaster>();
   pipeline->AddPass<ResultCaster>();
   pipeline->AddPass<BatchNormExpander>();
+  // Scatters the GPU emitter cannot handle become loops early, so the
+  // simplification loop below cleans up the loop's index arithmetic (XLA:GPU
+  // runs GpuScatterExpander among its first expanders).
+  pipeline->AddPass<GpuScatterExpander>();
   // Canonical dots ([batch.., M, K] x [batch.., K, N], seed 003) before the
   // simplification loop cleans up the reshapes/transposes it adds; XLA runs
   // it here too. TransposeFolding (below, later in XLA) may then fold the
@@ -52,6 +58,10 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   simplification.pass().AddPass<HloCSE>();
   simplification.pass().AddPass<ConditionalSimplifier>();
   simplification.pass().AddPass<SortSimplifier>();
+  // One-index scatters become a one-trip loop that WhileLoopSimplifier (below)
+  // inlines into a dynamic-update-slice; in the loop because algsimp can
+  // shrink a scatter's indices to one (XLA places it in its simplification).
+  simplification.pass().AddPass<ScatterExpander>(ScatterExpander::Mode::kEliminateSimpleScatters);
   // Sinking first: a sunk loop bound is what lets the trip count be known.
   simplification.pass().AddPass<WhileLoopConstantSinking>();
   simplification.pass().AddPass<WhileLoopSimplifier>();
