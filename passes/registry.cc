@@ -5,6 +5,7 @@
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
+#include "passes/expanders/gather_expander.h"
 #include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
@@ -13,6 +14,7 @@
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
 #include "passes/simplifiers/flatten_call_graph.h"
+#include "passes/simplifiers/gather_simplifier.h"
 #include "passes/simplifiers/sort_simplifier.h"
 #include "passes/simplifiers/transpose_folding.h"
 #include "passes/simplifiers/while_loop_constant_sinking.h"
@@ -34,6 +36,12 @@ std::function<std::unique_ptr<HloPassInterface>()> Factory() {
 // Gather/scatter/rng expanders and friends (issue 4's second batch), kept in
 // their own list so concurrent registry edits merge cleanly.
 void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"gather_expander", "GatherExpander", "expanders",
+               "Rewrites gather into a while loop of dynamic-slices (one dynamic-slice for one index).", false,
+               "", Factory<GatherExpander>()});
+  r.push_back({"gather_simplifier", "GatherSimplifier", "simplifiers",
+               "Puts every gather in the canonical [N,K]-indices form the GPU gather emitter accepts.", false, "",
+               Factory<GatherSimplifier>()});
   r.push_back({"gpu_scatter_expander", "GpuScatterExpander", "expanders",
                "Expands the scatters XLA:GPU's emitter cannot handle (>64-bit elements, non-unique variadic).",
                false, "", Factory<GpuScatterExpander>()});

@@ -1,5 +1,7 @@
 #include "passes/expanders/expansion_builder.h"
 
+#include <algorithm>
+
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
 
@@ -19,6 +21,8 @@ HloInstruction* ExpansionBuilder::ConstantScalar(PrimitiveType type, int64_t val
   }
   return ConstantLiteral(std::move(l));
 }
+
+HloInstruction* ExpansionBuilder::Zero(PrimitiveType type) { return ConstantLiteral(Literal(Shape::Scalar(type))); }
 
 HloInstruction* ExpansionBuilder::ConstantLiteral(Literal literal) {
   return Add(HloInstruction::CreateConstant(std::move(literal)));
@@ -102,6 +106,49 @@ HloInstruction* ExpansionBuilder::GetTupleElement(HloInstruction* tuple, int64_t
 
 HloInstruction* ExpansionBuilder::ElementAsScalar(HloInstruction* vector, int64_t k) {
   return Reshape(Slice(vector, {k}, {k + 1}), {});
+}
+
+std::vector<int64_t> IndexBatchDims(const Shape& indices, int64_t index_vector_dim) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < indices.rank(); ++d) {
+    if (d != index_vector_dim) dims.push_back(d);
+  }
+  return dims;
+}
+
+HloInstruction* CanonicalizeGatherScatterIndices(ExpansionBuilder& b, HloInstruction* indices,
+                                                 int64_t index_vector_dim) {
+  const Shape& s = indices->shape();
+  std::vector<int64_t> perm = IndexBatchDims(s, index_vector_dim);
+  int64_t count = 1;
+  for (int64_t d : perm) count *= s.dimensions(d);
+  int64_t vector_size = 1;
+  if (index_vector_dim < s.rank()) {
+    vector_size = s.dimensions(index_vector_dim);
+    perm.push_back(index_vector_dim);
+    indices = b.Transpose(indices, perm);
+  }
+  return b.Reshape(indices, {count, vector_size});
+}
+
+HloInstruction* GatherOutputFromCanonical(ExpansionBuilder& b, HloInstruction* gathered,
+                                          const HloInstruction& gather) {
+  const GatherDimensionNumbers& g = gather.attrs().gather_dnums;
+  const Shape& indices = gather.operand(1)->shape();
+  std::vector<int64_t> dims;
+  for (int64_t d : IndexBatchDims(indices, g.index_vector_dim)) dims.push_back(indices.dimensions(d));
+  const int64_t batch_rank = static_cast<int64_t>(dims.size());
+  for (int64_t d = 1; d < gathered->shape().rank(); ++d) dims.push_back(gathered->shape().dimensions(d));
+  HloInstruction* result = b.Reshape(gathered, dims);
+  // Output dimension i comes from an offset dimension (in order) or from the
+  // next batch dimension.
+  std::vector<int64_t> perm;
+  int64_t next_offset = batch_rank, next_batch = 0;
+  for (int64_t i = 0; i < gather.shape().rank(); ++i) {
+    bool is_offset = std::find(g.offset_dims.begin(), g.offset_dims.end(), i) != g.offset_dims.end();
+    perm.push_back(is_offset ? next_offset++ : next_batch++);
+  }
+  return b.Transpose(result, perm);
 }
 
 absl::StatusOr<std::vector<HloInstruction*>> MakeCountedLoop(

@@ -30,6 +30,8 @@ class ExpansionBuilder {
   // Scalar constant of any integer or floating type.
   HloInstruction* ConstantScalar(PrimitiveType type, int64_t value);
   HloInstruction* ConstantLiteral(Literal literal);
+  // Scalar zero of any array type (pred false, complex 0+0i).
+  HloInstruction* Zero(PrimitiveType type);
   HloInstruction* Convert(HloInstruction* x, PrimitiveType type);
   HloInstruction* Reshape(HloInstruction* x, std::vector<int64_t> dims);
   HloInstruction* Transpose(HloInstruction* x, std::vector<int64_t> permutation);
@@ -53,6 +55,22 @@ class ExpansionBuilder {
   HloComputation* c_;
   OpMetadata metadata_;
 };
+
+// Gather/scatter indices as [N, K]: index_vector_dim moved last (or added as
+// a trailing 1 when it equals the rank), every other dimension flattened in
+// order into the leading one (XLA's TransformStartIndices).
+HloInstruction* CanonicalizeGatherScatterIndices(ExpansionBuilder& b, HloInstruction* indices,
+                                                 int64_t index_vector_dim);
+// The dimensions of `indices` other than index_vector_dim, in order.
+std::vector<int64_t> IndexBatchDims(const Shape& indices, int64_t index_vector_dim);
+
+// The last steps shared by GatherSimplifier and GatherExpander: `gathered`
+// is [N, slice dims...] with N the flattened index batch and the slice dims
+// those of the operand that are neither collapsed nor batching, in operand
+// order. Splits N into the indices' batch dimensions and moves the offset
+// dimensions to their places in the gather's output.
+HloInstruction* GatherOutputFromCanonical(ExpansionBuilder& b, HloInstruction* gathered,
+                                          const HloInstruction& gather);
 
 // Builds `for (i = 0; i < trip_count; ++i) state = body(i, state)` as a
 // while loop in `parent` and returns the final state. The body gets the

@@ -15,28 +15,6 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.beg
 
 int64_t OperandCount(const HloInstruction& scatter) { return (scatter.operand_count() - 1) / 2; }
 
-// Dimensions of the indices other than index_vector_dim, in order.
-std::vector<int64_t> IndexScatterDims(const Shape& indices, int64_t index_vector_dim) {
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < indices.rank(); ++d) {
-    if (d != index_vector_dim) dims.push_back(d);
-  }
-  return dims;
-}
-
-// indices -> [N, K]: index_vector_dim moved last (or added as a trailing 1),
-// every other dimension flattened into the leading one, in order.
-HloInstruction* CanonicalizeIndices(ExpansionBuilder& b, HloInstruction* indices, int64_t index_vector_dim,
-                                    int64_t count, int64_t vector_size) {
-  const Shape& s = indices->shape();
-  if (index_vector_dim < s.rank()) {
-    std::vector<int64_t> perm = IndexScatterDims(s, index_vector_dim);
-    perm.push_back(index_vector_dim);
-    indices = b.Transpose(indices, perm);
-  }
-  return b.Reshape(indices, {count, vector_size});
-}
-
 // updates -> [N, window dims...]: scatter dims first (flattened), window
 // dims after, each group in its original order.
 HloInstruction* CanonicalizeUpdates(ExpansionBuilder& b, HloInstruction* updates,
@@ -112,7 +90,7 @@ absl::Status CheckScatterShapes(const HloInstruction& scatter) {
   for (int64_t d = 0; d < updates.rank(); ++d) {
     if (!Contains(dn.update_window_dims, d)) update_scatter_sizes.push_back(updates.dimensions(d));
   }
-  for (int64_t d : IndexScatterDims(indices, dn.index_vector_dim)) index_scatter_sizes.push_back(indices.dimensions(d));
+  for (int64_t d : IndexBatchDims(indices, dn.index_vector_dim)) index_scatter_sizes.push_back(indices.dimensions(d));
   if (update_scatter_sizes != index_scatter_sizes) {
     return error(StrCat("the updates' scatter dimensions [", Join(update_scatter_sizes, ","),
                         "] do not match the indices' [", Join(index_scatter_sizes, ","), "]"));
@@ -141,7 +119,7 @@ absl::Status CheckScatterShapes(const HloInstruction& scatter) {
 int64_t ScatterIndicesCount(const HloInstruction& scatter) {
   const Shape& indices = scatter.operand(OperandCount(scatter))->shape();
   int64_t count = 1;
-  for (int64_t d : IndexScatterDims(indices, scatter.attrs().scatter_dnums.index_vector_dim)) {
+  for (int64_t d : IndexBatchDims(indices, scatter.attrs().scatter_dnums.index_vector_dim)) {
     count *= indices.dimensions(d);
   }
   return count;
@@ -189,7 +167,7 @@ absl::StatusOr<HloInstruction*> ScatterExpander::ExpandInstruction(HloInstructio
 
   const int64_t count = ScatterIndicesCount(*scatter);
   const int64_t vector_size = static_cast<int64_t>(dn.scatter_dims_to_operand_dims.size());
-  const std::vector<int64_t> index_scatter_dims = IndexScatterDims(indices_shape, dn.index_vector_dim);
+  const std::vector<int64_t> index_scatter_dims = IndexBatchDims(indices_shape, dn.index_vector_dim);
 
   if (absl::Status s = CheckScatterShapes(*scatter); !s.ok()) return s;
   // The window each update covers, in operand dimensions (1 on inserted and
@@ -204,7 +182,7 @@ absl::StatusOr<HloInstruction*> ScatterExpander::ExpandInstruction(HloInstructio
   }
 
   std::vector<HloInstruction*> state = operands;
-  state.push_back(CanonicalizeIndices(b, indices, dn.index_vector_dim, count, vector_size));
+  state.push_back(CanonicalizeGatherScatterIndices(b, indices, dn.index_vector_dim));
   for (HloInstruction* u : updates) state.push_back(CanonicalizeUpdates(b, u, dn.update_window_dims, count));
 
   // The map's computation per output.

@@ -4,6 +4,7 @@
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
+#include "passes/expanders/gather_expander.h"
 #include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
@@ -12,6 +13,7 @@
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
 #include "passes/simplifiers/flatten_call_graph.h"
+#include "passes/simplifiers/gather_simplifier.h"
 #include "passes/simplifiers/sort_simplifier.h"
 #include "passes/simplifiers/transpose_folding.h"
 #include "passes/simplifiers/while_loop_constant_sinking.h"
@@ -48,6 +50,9 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   pipeline->AddPass<DotDecomposer>();
   // After BatchNormExpander, which can create zero-sized ops (as in XLA).
   pipeline->AddPass<ZeroSizedHloElimination>();
+  // Canonical gathers ([N,K] indices) before the loop, so the simple-gather
+  // expander and algsimp see one form.
+  pipeline->AddPass<GatherSimplifier>();
   auto& simplification = pipeline->AddPass<HloPassFix<HloPassPipeline>>("simplification");
   // algsimp first: its rewrites expose tuples, CSE and dead code to the rest.
   simplification.pass().AddPass<AlgebraicSimplifier>();
@@ -62,6 +67,8 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // inlines into a dynamic-update-slice; in the loop because algsimp can
   // shrink a scatter's indices to one (XLA places it in its simplification).
   simplification.pass().AddPass<ScatterExpander>(ScatterExpander::Mode::kEliminateSimpleScatters);
+  // One-index gathers become a dynamic-slice that algsimp can fold further.
+  simplification.pass().AddPass<GatherExpander>(GatherExpander::Mode::kEliminateSimpleGathers);
   // Sinking first: a sunk loop bound is what lets the trip count be known.
   simplification.pass().AddPass<WhileLoopConstantSinking>();
   simplification.pass().AddPass<WhileLoopSimplifier>();

@@ -3,13 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "passes/pipelines/pipelines.h"
+#include "test/passes/pass_test_util.h"
 #include "passes/registry.h"
 
 namespace passlab {
 namespace {
 
 TEST(IndexingRegistryTest, EntriesCreatePassesWithTheirNames) {
-  for (std::string_view name : {"scatter_expander", "gpu_scatter_expander"}) {
+  for (std::string_view name : {"scatter_expander", "gpu_scatter_expander", "gather_expander", "gather_simplifier"}) {
     const PassRegistryEntry* e = FindRegisteredPass(name);
     ASSERT_NE(e, nullptr) << name;
     EXPECT_EQ(e->factory()->name(), name);
@@ -32,8 +33,45 @@ TEST(IndexingRegistryTest, OptimizationPipelineRunsThem) {
   };
   ASSERT_NE(find("gpu_scatter_expander"), nullptr);
   EXPECT_FALSE(find("gpu_scatter_expander")->in_fixed_point);
+  ASSERT_NE(find("gather_simplifier"), nullptr);
+  EXPECT_FALSE(find("gather_simplifier")->in_fixed_point);
+  ASSERT_NE(find("gather_expander"), nullptr);
+  EXPECT_TRUE(find("gather_expander")->in_fixed_point);
   ASSERT_NE(find("scatter_expander"), nullptr);
   EXPECT_TRUE(find("scatter_expander")->in_fixed_point);
+}
+
+TEST(IndexingRegistryTest, PipelineTurnsOneIndexScatterAndGatherIntoSlices) {
+  auto m = ParseHloModule(R"(
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  op = f32[6,3] parameter(0)
+  i = s32[1] parameter(1)
+  upd = f32[1,3] parameter(2)
+  s = f32[6,3] scatter(op, i, upd), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT g = f32[3] gather(s, i), offset_dims={0}, collapsed_slice_dims={0},
+      start_index_map={0}, index_vector_dim=0, slice_sizes={1,3}
+})", "pipeline.hlo");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::vector<Literal> args = MakeRandomArguments(*(*m)->entry_computation(), 7);
+  absl::StatusOr<Literal> before = HloEvaluator().Evaluate(**m, args);
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  absl::StatusOr<bool> changed = BuildOptimizationPipeline()->Run(**m);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_TRUE(*changed);
+  PrintOptions options;
+  options.print_metadata = false;
+  std::string text = PrintModule(**m, options);
+  EXPECT_TRUE(Matches(text, {"NOT:scatter(", "NOT:gather(", "NOT:while(", "dynamic-update-slice(", "dynamic-slice("}))
+      << text;
+  absl::StatusOr<Literal> after = HloEvaluator().Evaluate(**m, args);
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  EXPECT_TRUE(CompareLiterals(*before, *after, {.abs = 1e-5, .rel = 1e-5}).ok());
 }
 
 }  // namespace
