@@ -9,6 +9,7 @@
 #include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
+#include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scatter_expander.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
@@ -45,6 +46,9 @@ void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"gpu_scatter_expander", "GpuScatterExpander", "expanders",
                "Expands the scatters XLA:GPU's emitter cannot handle (>64-bit elements, non-unique variadic).",
                false, "", Factory<GpuScatterExpander>()});
+  r.push_back({"rng-bit-generator-expander", "RngBitGeneratorExpander", "expanders",
+               "Expands rng-bit-generator (three-fry, philox) into a call of bit-exact generated HLO.", false, "",
+               Factory<RngBitGeneratorExpander>()});
   r.push_back({"scatter_expander", "ScatterExpander", "expanders",
                "Rewrites scatter into a while loop of dynamic-slice, update computation, dynamic-update-slice.",
                false, "", Factory<ScatterExpander>()});

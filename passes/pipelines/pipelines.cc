@@ -8,6 +8,7 @@
 #include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
+#include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scatter_expander.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
@@ -39,6 +40,10 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   pipeline->AddPass<OperandUpcaster>();
   pipeline->AddPass<ResultCaster>();
   pipeline->AddPass<BatchNormExpander>();
+  // rng-bit-generator becomes plain integer HLO (a call of a generated
+  // computation) that fusion can then handle; philox for RNG_DEFAULT, as on
+  // GPU. Among XLA:GPU's first expanders too.
+  pipeline->AddPass<RngBitGeneratorExpander>();
   // Scatters the GPU emitter cannot handle become loops early, so the
   // simplification loop below cleans up the loop's index arithmetic (XLA:GPU
   // runs GpuScatterExpander among its first expanders).

@@ -10,7 +10,8 @@ namespace passlab {
 namespace {
 
 TEST(IndexingRegistryTest, EntriesCreatePassesWithTheirNames) {
-  for (std::string_view name : {"scatter_expander", "gpu_scatter_expander", "gather_expander", "gather_simplifier"}) {
+  for (std::string_view name : {"scatter_expander", "gpu_scatter_expander", "gather_expander", "gather_simplifier",
+                                 "rng-bit-generator-expander"}) {
     const PassRegistryEntry* e = FindRegisteredPass(name);
     ASSERT_NE(e, nullptr) << name;
     EXPECT_EQ(e->factory()->name(), name);
@@ -33,6 +34,7 @@ TEST(IndexingRegistryTest, OptimizationPipelineRunsThem) {
   };
   ASSERT_NE(find("gpu_scatter_expander"), nullptr);
   EXPECT_FALSE(find("gpu_scatter_expander")->in_fixed_point);
+  ASSERT_NE(find("rng-bit-generator-expander"), nullptr);
   ASSERT_NE(find("gather_simplifier"), nullptr);
   EXPECT_FALSE(find("gather_simplifier")->in_fixed_point);
   ASSERT_NE(find("gather_expander"), nullptr);
