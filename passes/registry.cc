@@ -15,6 +15,7 @@
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
 #include "passes/simplifiers/flatten_call_graph.h"
+#include "passes/simplifiers/float_normalization.h"
 #include "passes/simplifiers/gather_simplifier.h"
 #include "passes/simplifiers/sort_simplifier.h"
 #include "passes/simplifiers/transpose_folding.h"
@@ -37,6 +38,9 @@ std::function<std::unique_ptr<HloPassInterface>()> Factory() {
 // Gather/scatter/rng expanders and friends (issue 4's second batch), kept in
 // their own list so concurrent registry edits merge cleanly.
 void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"float-normalization-bf16", "FloatNormalization", "simplifiers",
+               "Inserts f32 converts around ops the (GPU-like) float support table cannot run in bf16.", false, "",
+               Factory<FloatNormalization>()});
   r.push_back({"gather_expander", "GatherExpander", "expanders",
                "Rewrites gather into a while loop of dynamic-slices (one dynamic-slice for one index).", false,
                "", Factory<GatherExpander>()});

@@ -14,6 +14,7 @@
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
 #include "passes/simplifiers/flatten_call_graph.h"
+#include "passes/simplifiers/float_normalization.h"
 #include "passes/simplifiers/gather_simplifier.h"
 #include "passes/simplifiers/sort_simplifier.h"
 #include "passes/simplifiers/transpose_folding.h"
@@ -82,6 +83,9 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // After the fixed point, so algsimp's transpose rewrites have settled; the
   // gemm rewriter that follows later wants untransposed operands.
   pipeline->AddPass<TransposeFolding>();
+  // Last for now: XLA runs it after layout assignment (not modelled yet), once
+  // no later pass creates bf16 arithmetic; it must stay after every such pass.
+  pipeline->AddPass<FloatNormalization>();
   return pipeline;
 }
 

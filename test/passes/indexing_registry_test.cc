@@ -11,7 +11,7 @@ namespace {
 
 TEST(IndexingRegistryTest, EntriesCreatePassesWithTheirNames) {
   for (std::string_view name : {"scatter_expander", "gpu_scatter_expander", "gather_expander", "gather_simplifier",
-                                 "rng-bit-generator-expander"}) {
+                                 "rng-bit-generator-expander", "float-normalization-bf16"}) {
     const PassRegistryEntry* e = FindRegisteredPass(name);
     ASSERT_NE(e, nullptr) << name;
     EXPECT_EQ(e->factory()->name(), name);
@@ -35,6 +35,8 @@ TEST(IndexingRegistryTest, OptimizationPipelineRunsThem) {
   ASSERT_NE(find("gpu_scatter_expander"), nullptr);
   EXPECT_FALSE(find("gpu_scatter_expander")->in_fixed_point);
   ASSERT_NE(find("rng-bit-generator-expander"), nullptr);
+  ASSERT_NE(find("float-normalization-bf16"), nullptr);
+  EXPECT_FALSE(find("float-normalization-bf16")->in_fixed_point);
   ASSERT_NE(find("gather_simplifier"), nullptr);
   EXPECT_FALSE(find("gather_simplifier")->in_fixed_point);
   ASSERT_NE(find("gather_expander"), nullptr);
