@@ -14,6 +14,7 @@
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
+#include "passes/simplifiers/dot_merger.h"
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/float_normalization.h"
 #include "passes/simplifiers/gather_simplifier.h"
@@ -38,6 +39,9 @@ std::function<std::unique_ptr<HloPassInterface>()> Factory() {
 // Gather/scatter/rng expanders and friends (issue 4's second batch), kept in
 // their own list so concurrent registry edits merge cleanly.
 void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"dot-merger", "DotMerger", "simplifiers",
+               "Merges dots sharing an operand into one dot over concatenated operands, then slices.", false, "",
+               Factory<DotMerger>()});
   r.push_back({"float-normalization-bf16", "FloatNormalization", "simplifiers",
                "Inserts f32 converts around ops the (GPU-like) float support table cannot run in bf16.", false, "",
                Factory<FloatNormalization>()});

@@ -13,6 +13,7 @@
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
+#include "passes/simplifiers/dot_merger.h"
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/float_normalization.h"
 #include "passes/simplifiers/gather_simplifier.h"
@@ -78,6 +79,9 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // Sinking first: a sunk loop bound is what lets the trip count be known.
   simplification.pass().AddPass<WhileLoopConstantSinking>();
   simplification.pass().AddPass<WhileLoopSimplifier>();
+  // After CSE (shared operands are then one instruction) and in the loop, as
+  // in XLA, so algsimp folds the concatenates and slices it leaves.
+  simplification.pass().AddPass<DotMerger>();
   // DCE last in the loop: it cleans up after every rewrite above.
   simplification.pass().AddPass<HloDCE>();
   // After the fixed point, so algsimp's transpose rewrites have settled; the

@@ -11,7 +11,7 @@ namespace {
 
 TEST(IndexingRegistryTest, EntriesCreatePassesWithTheirNames) {
   for (std::string_view name : {"scatter_expander", "gpu_scatter_expander", "gather_expander", "gather_simplifier",
-                                 "rng-bit-generator-expander", "float-normalization-bf16"}) {
+                                 "rng-bit-generator-expander", "float-normalization-bf16", "dot-merger"}) {
     const PassRegistryEntry* e = FindRegisteredPass(name);
     ASSERT_NE(e, nullptr) << name;
     EXPECT_EQ(e->factory()->name(), name);
@@ -35,6 +35,8 @@ TEST(IndexingRegistryTest, OptimizationPipelineRunsThem) {
   ASSERT_NE(find("gpu_scatter_expander"), nullptr);
   EXPECT_FALSE(find("gpu_scatter_expander")->in_fixed_point);
   ASSERT_NE(find("rng-bit-generator-expander"), nullptr);
+  ASSERT_NE(find("dot-merger"), nullptr);
+  EXPECT_TRUE(find("dot-merger")->in_fixed_point);
   ASSERT_NE(find("float-normalization-bf16"), nullptr);
   EXPECT_FALSE(find("float-normalization-bf16")->in_fixed_point);
   ASSERT_NE(find("gather_simplifier"), nullptr);
@@ -75,6 +77,31 @@ ENTRY e {
       << text;
   absl::StatusOr<Literal> after = HloEvaluator().Evaluate(**m, args);
   ASSERT_TRUE(after.ok()) << after.status().message();
+  EXPECT_TRUE(CompareLiterals(*before, *after, {.abs = 1e-5, .rel = 1e-5}).ok());
+}
+
+TEST(IndexingRegistryTest, PipelineMergesDotsAndConverges) {
+  auto m = ParseHloModule(R"(
+ENTRY e {
+  x = f32[8,6] parameter(0)
+  w0 = f32[6,3] parameter(1)
+  w1 = f32[6,5] parameter(2)
+  d0 = f32[8,3] dot(x, w0), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d1 = f32[8,5] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t0 = f32[8,3] tanh(d0)
+  ROOT t = (f32[8,3], f32[8,5]) tuple(t0, d1)
+})", "dots.hlo");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::vector<Literal> args = MakeRandomArguments(*(*m)->entry_computation(), 11);
+  absl::StatusOr<Literal> before = HloEvaluator().Evaluate(**m, args);
+  ASSERT_TRUE(before.ok());
+  absl::StatusOr<bool> changed = BuildOptimizationPipeline()->Run(**m);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  int64_t dots = 0;
+  for (HloInstruction* i : (*m)->entry_computation()->instructions()) dots += i->opcode() == HloOpcode::kDot;
+  EXPECT_EQ(dots, 1);
+  absl::StatusOr<Literal> after = HloEvaluator().Evaluate(**m, args);
+  ASSERT_TRUE(after.ok());
   EXPECT_TRUE(CompareLiterals(*before, *after, {.abs = 1e-5, .rel = 1e-5}).ok());
 }
 

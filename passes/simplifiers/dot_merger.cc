@@ -1,0 +1,181 @@
+#include "passes/simplifiers/dot_merger.h"
+
+#include <map>
+#include <set>
+
+#include "absl/container/flat_hash_set.h"
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_module.h"
+#include "core/ir/str_util.h"
+
+namespace passlab {
+namespace {
+
+bool SameLayout(const Shape& a, const Shape& b) {
+  if (a.has_layout() != b.has_layout()) return false;
+  return !a.has_layout() || a.layout() == b.layout();
+}
+
+// Whether `to` is reachable from `from` along users and control edges.
+bool Reaches(const HloInstruction* from, const HloInstruction* to) {
+  std::vector<const HloInstruction*> stack = {from};
+  absl::flat_hash_set<const HloInstruction*> seen = {from};
+  while (!stack.empty()) {
+    const HloInstruction* x = stack.back();
+    stack.pop_back();
+    if (x == to) return true;
+    for (const auto* list : {&x->users(), &x->control_successors()}) {
+      for (const HloInstruction* next : *list) {
+        if (seen.insert(next).second) stack.push_back(next);
+      }
+    }
+  }
+  return false;
+}
+
+class Merger {
+ public:
+  Merger(HloComputation& c, int64_t max_size) : c_(c), max_size_(max_size) {}
+
+  bool IsCandidate(const HloInstruction* dot) const {
+    int64_t bytes = dot->shape().byte_size();
+    for (const HloInstruction* op : dot->operands()) bytes += op->shape().byte_size();
+    return bytes <= max_size_;
+  }
+
+  // d(x, wa), d(x, wb) => slices of d(x, concat(wa, wb)) (or the mirror
+  // image with the rhs shared). Returns the merged dot, or null.
+  absl::StatusOr<HloInstruction*> TryMerge(HloInstruction* a, HloInstruction* b) {
+    // Guards: a shared operand, same types, numbers, precision and layouts.
+    bool lhs_same = a->operand(0) == b->operand(0);
+    if (!lhs_same && a->operand(1) != b->operand(1)) return nullptr;
+    if (a->operand_count() != 2 || b->operand_count() != 2) return nullptr;  // sparse
+    if (a->operand(0)->shape().element_type() != b->operand(0)->shape().element_type() ||
+        a->operand(1)->shape().element_type() != b->operand(1)->shape().element_type() ||
+        a->shape().element_type() != b->shape().element_type()) {
+      return nullptr;
+    }
+    const DotDimensionNumbers& dnums = a->attrs().dot_dnums;
+    if (!(dnums == b->attrs().dot_dnums) || !(a->attrs().precision_config == b->attrs().precision_config) ||
+        !a->attrs().sparsity.empty() || !b->attrs().sparsity.empty()) {
+      return nullptr;
+    }
+    if (!SameLayout(a->shape(), b->shape())) return nullptr;
+    HloInstruction* shared = a->mutable_operand(lhs_same ? 0 : 1);
+    HloInstruction* diff_a = a->mutable_operand(lhs_same ? 1 : 0);
+    HloInstruction* diff_b = b->mutable_operand(lhs_same ? 1 : 0);
+    if (!SameLayout(diff_a->shape(), diff_b->shape())) return nullptr;
+
+    // The differing operands must have exactly one free (non-contracting,
+    // non-batch) dimension: the one to concatenate along.
+    std::set<int64_t> used;
+    const auto& contracting = lhs_same ? dnums.rhs_contracting_dimensions : dnums.lhs_contracting_dimensions;
+    const auto& batch = lhs_same ? dnums.rhs_batch_dimensions : dnums.lhs_batch_dimensions;
+    used.insert(contracting.begin(), contracting.end());
+    used.insert(batch.begin(), batch.end());
+    if (static_cast<int64_t>(used.size()) + 1 != diff_a->shape().rank()) return nullptr;
+    int64_t concat_dim = 0;
+    while (used.count(concat_dim) != 0) ++concat_dim;
+    for (int64_t d = 0; d < diff_a->shape().rank(); ++d) {
+      if (d != concat_dim && diff_a->shape().dimensions(d) != diff_b->shape().dimensions(d)) return nullptr;
+    }
+    int64_t shared_free = shared->shape().rank() - static_cast<int64_t>(dnums.lhs_batch_dimensions.size()) -
+                          static_cast<int64_t>((lhs_same ? dnums.lhs_contracting_dimensions
+                                                         : dnums.rhs_contracting_dimensions).size());
+
+    std::vector<int64_t> concat_dims = diff_a->shape().dimensions();
+    concat_dims[concat_dim] += diff_b->shape().dimensions(concat_dim);
+    Shape concat_shape = diff_a->shape();
+    for (int64_t d = 0; d < concat_shape.rank(); ++d) concat_shape.set_dimensions(d, concat_dims[d]);
+    HloInstruction* concat =
+        c_.AddInstruction(HloInstruction::CreateConcatenate(concat_shape, {diff_a, diff_b}, concat_dim));
+
+    // Result dims: batch, lhs free, rhs free. The concatenated dimension is
+    // the last (rhs differs) or the last lhs free one (lhs differs).
+    const int64_t rank = a->shape().rank();
+    const int64_t slice_dim = lhs_same ? rank - 1 : rank - 1 - shared_free;
+    Shape merged_shape = a->shape();
+    merged_shape.set_dimensions(slice_dim, a->shape().dimensions(slice_dim) + b->shape().dimensions(slice_dim));
+    HloInstruction* lhs = lhs_same ? shared : concat;
+    HloInstruction* rhs = lhs_same ? concat : shared;
+    HloInstruction* merged = c_.AddInstruction(
+        HloInstruction::CreateDot(merged_shape, lhs, rhs, dnums, a->attrs().precision_config));
+    merged->set_metadata(!a->metadata().op_name.empty() ? a->metadata() : b->metadata());
+
+    std::vector<SliceDimension> slice;
+    for (int64_t d = 0; d < rank; ++d) slice.push_back({0, merged_shape.dimensions(d), 1});
+    slice[slice_dim].limit = a->shape().dimensions(slice_dim);
+    HloInstruction* new_a = c_.AddInstruction(HloInstruction::CreateSlice(a->shape(), merged, slice));
+    slice[slice_dim] = {a->shape().dimensions(slice_dim), merged_shape.dimensions(slice_dim), 1};
+    HloInstruction* new_b = c_.AddInstruction(HloInstruction::CreateSlice(b->shape(), merged, slice));
+    // Uses move now; the old dots are removed at the end, so that pointers
+    // held in the candidate lists stay valid.
+    if (absl::Status s = a->ReplaceAllUsesWith(new_a); !s.ok()) return s;
+    if (absl::Status s = b->ReplaceAllUsesWith(new_b); !s.ok()) return s;
+    return merged;
+  }
+
+  absl::StatusOr<bool> Run() {
+    // Operand -> dots using it, both ordered by unique id for determinism.
+    std::map<int64_t, std::vector<HloInstruction*>> classes;
+    for (HloInstruction* inst : c_.MakeInstructionPostOrder()) {
+      if (inst->opcode() != HloOpcode::kDot || !inst->control_predecessors().empty() ||
+          !inst->control_successors().empty()) {
+        continue;
+      }
+      for (HloInstruction* op : inst->operands()) {
+        std::vector<HloInstruction*>& dots = classes[op->unique_id()];
+        if (std::find(dots.begin(), dots.end(), inst) == dots.end()) dots.push_back(inst);
+      }
+    }
+    absl::flat_hash_set<HloInstruction*> dead;
+    std::vector<HloInstruction*> dead_in_order;
+    for (auto& [id, dots] : classes) {
+      if (dots.size() < 2) continue;
+      std::sort(dots.begin(), dots.end(),
+                [](const HloInstruction* x, const HloInstruction* y) { return x->unique_id() < y->unique_id(); });
+      for (size_t i = 0; i < dots.size(); ++i) {
+        for (size_t j = i + 1; j < dots.size() && dots[i] != nullptr; ++j) {
+          HloInstruction* a = dots[i];
+          HloInstruction* b = dots[j];
+          if (b == nullptr || dead.contains(a) || dead.contains(b)) continue;
+          if (!IsCandidate(a) && !IsCandidate(b)) continue;
+          if (Reaches(a, b) || Reaches(b, a)) continue;
+          absl::StatusOr<HloInstruction*> merged = TryMerge(a, b);
+          if (!merged.ok()) return merged.status();
+          if (*merged == nullptr) continue;
+          for (HloInstruction* d : {a, b}) {
+            dead.insert(d);
+            dead_in_order.push_back(d);
+          }
+          dots[i] = *merged;
+          dots[j] = nullptr;
+        }
+      }
+    }
+    for (HloInstruction* d : dead_in_order) {
+      if (absl::Status s = c_.RemoveInstruction(d); !s.ok()) return s;
+    }
+    return !dead_in_order.empty();
+  }
+
+ private:
+  HloComputation& c_;
+  int64_t max_size_;
+};
+
+}  // namespace
+
+absl::StatusOr<bool> DotMerger::RunImpl(HloModule& module, PassRunContext*) {
+  bool changed = false;
+  for (HloComputation* c : module.MakeComputationPostOrder()) {
+    if (c->IsFusionComputation()) continue;
+    absl::StatusOr<bool> merged = Merger(*c, options_.max_size_to_merge).Run();
+    if (!merged.ok()) return merged.status();
+    if (*merged) BumpCounter("merged dot pairs");
+    changed = changed || *merged;
+  }
+  return changed;
+}
+
+}  // namespace passlab
