@@ -11,6 +11,11 @@
 #include "passes/expanders/operand_upcaster.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scatter_expander.h"
+#include "passes/gpu/reduction_degenerate_dim_remover.h"
+#include "passes/gpu/reduction_dimension_grouper.h"
+#include "passes/gpu/reduction_layout_normalizer.h"
+#include "passes/gpu/reduction_splitter.h"
+#include "passes/gpu/tree_reduction_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -57,6 +62,21 @@ void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"rng-bit-generator-expander", "RngBitGeneratorExpander", "expanders",
                "Expands rng-bit-generator (three-fry, philox) into a call of bit-exact generated HLO.", false, "",
                Factory<RngBitGeneratorExpander>()});
+  r.push_back({"reduction-degenerate-dim-remover", "ReductionDegenerateDimRemover", "gpu",
+               "Removes size-1 dimensions from reduce inputs (reshape in, reshape out).", false, "",
+               Factory<ReductionDegenerateDimRemover>()});
+  r.push_back({"reduction-dimension-grouper", "ReductionDimensionGrouper", "gpu",
+               "Merges adjacent reduced dimensions of a reduce into one.", false, "",
+               Factory<ReductionDimensionGrouper>()});
+  r.push_back({"reduction-layout-normalizer", "ReductionLayoutNormalizer", "gpu",
+               "Gives reduce inputs the default layout (transpose into memory order and back).", false, "",
+               Factory<ReductionLayoutNormalizer>()});
+  r.push_back({"reduction-splitter", "ReductionSplitter", "gpu",
+               "Splits a reduce over non-contiguous dimensions into two, largest dimension first.", false, "",
+               Factory<ReductionSplitter>()});
+  r.push_back({"tree_reduction_rewriter", "TreeReductionRewriter", "gpu",
+               "Rewrites reductions too large for one race-free kernel into a two-level tree (sqrt(n) split).",
+               false, "", Factory<TreeReductionRewriter>()});
   r.push_back({"scatter_expander", "ScatterExpander", "expanders",
                "Rewrites scatter into a while loop of dynamic-slice, update computation, dynamic-update-slice.",
                false, "", Factory<ScatterExpander>()});

@@ -10,6 +10,11 @@
 #include "passes/expanders/operand_upcaster.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scatter_expander.h"
+#include "passes/gpu/reduction_degenerate_dim_remover.h"
+#include "passes/gpu/reduction_dimension_grouper.h"
+#include "passes/gpu/reduction_layout_normalizer.h"
+#include "passes/gpu/reduction_splitter.h"
+#include "passes/gpu/tree_reduction_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -87,6 +92,15 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // After the fixed point, so algsimp's transpose rewrites have settled; the
   // gemm rewriter that follows later wants untransposed operands.
   pipeline->AddPass<TransposeFolding>();
+  // Reduction canonicalization for the GPU reduction emitter, in XLA:GPU's
+  // post-layout order (no layout pipeline yet, so here): size-1 dims out,
+  // default layouts, adjacent reduced dims merged, then the splitter and the
+  // tree rewriter, each to its fixed point, on canonical reduces.
+  pipeline->AddPass<ReductionDegenerateDimRemover>();
+  pipeline->AddPass<ReductionLayoutNormalizer>();
+  pipeline->AddPass<ReductionDimensionGrouper>();
+  pipeline->AddPass<HloPassFix<ReductionSplitter>>();
+  pipeline->AddPass<HloPassFix<TreeReductionRewriter>>();
   // Last for now: XLA runs it after layout assignment (not modelled yet), once
   // no later pass creates bf16 arithmetic; it must stay after every such pass.
   pipeline->AddPass<FloatNormalization>();

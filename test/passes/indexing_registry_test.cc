@@ -11,7 +11,9 @@ namespace {
 
 TEST(IndexingRegistryTest, EntriesCreatePassesWithTheirNames) {
   for (std::string_view name : {"scatter_expander", "gpu_scatter_expander", "gather_expander", "gather_simplifier",
-                                 "rng-bit-generator-expander", "float-normalization-bf16", "dot-merger"}) {
+                                 "rng-bit-generator-expander", "float-normalization-bf16", "dot-merger",
+                                 "reduction-degenerate-dim-remover", "reduction-dimension-grouper",
+                                 "reduction-layout-normalizer", "reduction-splitter", "tree_reduction_rewriter"}) {
     const PassRegistryEntry* e = FindRegisteredPass(name);
     ASSERT_NE(e, nullptr) << name;
     EXPECT_EQ(e->factory()->name(), name);
@@ -35,6 +37,10 @@ TEST(IndexingRegistryTest, OptimizationPipelineRunsThem) {
   ASSERT_NE(find("gpu_scatter_expander"), nullptr);
   EXPECT_FALSE(find("gpu_scatter_expander")->in_fixed_point);
   ASSERT_NE(find("rng-bit-generator-expander"), nullptr);
+  for (std::string_view name : {"reduction-degenerate-dim-remover", "reduction-layout-normalizer",
+                                "reduction-dimension-grouper", "reduction-splitter", "tree_reduction_rewriter"}) {
+    EXPECT_NE(find(name), nullptr) << name;
+  }
   ASSERT_NE(find("dot-merger"), nullptr);
   EXPECT_TRUE(find("dot-merger")->in_fixed_point);
   ASSERT_NE(find("float-normalization-bf16"), nullptr);
