@@ -48,8 +48,8 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   pipeline->AddPass<ResultCaster>();
   pipeline->AddPass<BatchNormExpander>();
   // rng-bit-generator becomes plain integer HLO (a call of a generated
-  // computation) that fusion can then handle; philox for RNG_DEFAULT, as on
-  // GPU. Among XLA:GPU's first expanders too.
+  // computation, philox for RNG_DEFAULT as on GPU), among XLA:GPU's first
+  // expanders. The call stays: XLA inlines it in a later CallInliner run.
   pipeline->AddPass<RngBitGeneratorExpander>();
   // Scatters the GPU emitter cannot handle become loops early, so the
   // simplification loop below cleans up the loop's index arithmetic (XLA:GPU

@@ -111,5 +111,27 @@ ENTRY e {
   EXPECT_TRUE(CompareLiterals(*before, *after, {.abs = 1e-5, .rel = 1e-5}).ok());
 }
 
+TEST(IndexingRegistryTest, PipelineExpandsTheRngGenerator) {
+  auto m = ParseHloModule(R"(
+ENTRY e {
+  s = u64[2] parameter(0)
+  r = (u64[2], u32[5]) rng-bit-generator(s), algorithm=rng_philox
+  ROOT b = u32[5] get-tuple-element(r), index=1
+})", "rng.hlo");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::vector<Literal> args = MakeRandomArguments(*(*m)->entry_computation(), 5);
+  absl::StatusOr<Literal> before = HloEvaluator().Evaluate(**m, args);
+  ASSERT_TRUE(before.ok());
+  absl::StatusOr<bool> changed = BuildOptimizationPipeline()->Run(**m);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  PrintOptions options;
+  options.print_metadata = false;
+  std::string text = PrintModule(**m, options);
+  EXPECT_TRUE(Matches(text, {"%rng_philox_u64_2_to_u32_5", "xor(", "call(", "NOT:rng-bit-generator("})) << text;
+  absl::StatusOr<Literal> after = HloEvaluator().Evaluate(**m, args);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(CompareLiterals(*before, *after, {.abs = 0, .rel = 0}).ok());
+}
+
 }  // namespace
 }  // namespace passlab
