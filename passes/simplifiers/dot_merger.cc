@@ -87,8 +87,20 @@ class Merger {
     concat_dims[concat_dim] += diff_b->shape().dimensions(concat_dim);
     Shape concat_shape = diff_a->shape();
     for (int64_t d = 0; d < concat_shape.rank(); ++d) concat_shape.set_dimensions(d, concat_dims[d]);
-    HloInstruction* concat =
-        c_.AddInstruction(HloInstruction::CreateConcatenate(concat_shape, {diff_a, diff_b}, concat_dim));
+    // concat(concat(w0, w1), w2) => concat(w0, w1, w2) when the inner one
+    // only fed `a` (a dot this pass merged before): a third dot joining a
+    // merged pair does not nest concatenates.
+    std::vector<HloInstruction*> parts;
+    for (HloInstruction* op : {diff_a, diff_b}) {
+      if (op->opcode() == HloOpcode::kConcatenate && op->concatenate_dimension() == concat_dim &&
+          op->user_count() == 1) {
+        parts.insert(parts.end(), op->operands().begin(), op->operands().end());
+        flattened_.push_back(op);
+      } else {
+        parts.push_back(op);
+      }
+    }
+    HloInstruction* concat = c_.AddInstruction(HloInstruction::CreateConcatenate(concat_shape, parts, concat_dim));
 
     // Result dims: batch, lhs free, rhs free. The concatenated dimension is
     // the last (rhs differs) or the last lhs free one (lhs differs).
@@ -110,9 +122,35 @@ class Merger {
     HloInstruction* new_b = c_.AddInstruction(HloInstruction::CreateSlice(b->shape(), merged, slice));
     // Uses move now; the old dots are removed at the end, so that pointers
     // held in the candidate lists stay valid.
-    if (absl::Status s = a->ReplaceAllUsesWith(new_a); !s.ok()) return s;
-    if (absl::Status s = b->ReplaceAllUsesWith(new_b); !s.ok()) return s;
+    if (absl::Status s = MoveUses(a, new_a); !s.ok()) return s;
+    if (absl::Status s = MoveUses(b, new_b); !s.ok()) return s;
     return merged;
+  }
+
+  // Replaces the uses of `old` by `slice` (a unit-stride slice of the merged
+  // dot); users that are unit-stride slices themselves (of a dot merged
+  // before) become one slice of the merged dot: slice(slice(A)) => slice(A).
+  absl::Status MoveUses(HloInstruction* old, HloInstruction* slice) {
+    std::vector<HloInstruction*> users = old->users();
+    for (HloInstruction* user : users) {
+      if (user->user_count() == 0 && !user->IsRoot()) continue;  // garbage already
+      bool unit = user->opcode() == HloOpcode::kSlice;
+      for (const SliceDimension& d : user->attrs().slice) unit = unit && d.stride == 1;
+      if (!unit) continue;
+      std::vector<SliceDimension> composed = user->attrs().slice;
+      for (size_t d = 0; d < composed.size(); ++d) {
+        composed[d].start += slice->attrs().slice[d].start;
+        composed[d].limit += slice->attrs().slice[d].start;
+      }
+      HloInstruction* direct = c_.AddInstruction(
+          HloInstruction::CreateSlice(user->shape(), slice->mutable_operand(0), std::move(composed)));
+      direct->set_metadata(user->metadata());
+      created_slices_.push_back(direct);
+      if (absl::Status s = user->ReplaceAllUsesWith(direct); !s.ok()) return s;
+      stale_slices_.push_back(user);
+    }
+    created_slices_.push_back(slice);  // unused when every use was composed
+    return old->ReplaceAllUsesWith(slice);
   }
 
   absl::StatusOr<bool> Run() {
@@ -153,8 +191,23 @@ class Merger {
         }
       }
     }
-    for (HloInstruction* d : dead_in_order) {
-      if (absl::Status s = c_.RemoveInstruction(d); !s.ok()) return s;
+    // Remove what the merges left unused: composed-away slices first, then
+    // dots (users before operands), then flattened concatenates.
+    std::vector<HloInstruction*> garbage;
+    absl::flat_hash_set<HloInstruction*> listed;
+    for (const auto* list : {&stale_slices_, &created_slices_, &dead_in_order, &flattened_}) {
+      for (HloInstruction* g : *list) {
+        if (listed.insert(g).second) garbage.push_back(g);
+      }
+    }
+    for (bool progress = true; progress && !garbage.empty();) {
+      progress = false;
+      for (HloInstruction*& g : garbage) {
+        if (g == nullptr || g->user_count() != 0 || g->IsRoot()) continue;
+        if (absl::Status s = c_.RemoveInstruction(g); !s.ok()) return s;
+        g = nullptr;
+        progress = true;
+      }
     }
     return !dead_in_order.empty();
   }
@@ -162,6 +215,9 @@ class Merger {
  private:
   HloComputation& c_;
   int64_t max_size_;
+  std::vector<HloInstruction*> flattened_;     // concatenates replaced by flat ones
+  std::vector<HloInstruction*> stale_slices_;    // slices replaced by composed ones
+  std::vector<HloInstruction*> created_slices_;  // may end up unused
 };
 
 }  // namespace

@@ -54,6 +54,31 @@ ENTRY e {
   EXPECT_TRUE(Matches(r.text, {"f32[2,9,7]{2,1,0} dot("})) << r.text;
 }
 
+TEST(DotMergerTest, ManyDotsGiveOneFlatConcatAndDirectSlices) {
+  PassResult r = RunPass(std::make_unique<DotMerger>(), R"(
+ENTRY e {
+  x = f32[8,6] parameter(0)
+  w0 = f32[6,1] parameter(1)
+  w1 = f32[6,2] parameter(2)
+  w2 = f32[6,3] parameter(3)
+  w3 = f32[6,4] parameter(4)
+  d0 = f32[8,1] dot(x, w0), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d1 = f32[8,2] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = f32[8,3] dot(x, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d3 = f32[8,4] dot(x, w3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[8,1], f32[8,2], f32[8,3], f32[8,4]) tuple(d0, d1, d2, d3)
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectVerifies(r);
+  EXPECT_EQ(CountOpcode(*r.module, HloOpcode::kDot), 1) << r.text;
+  EXPECT_EQ(CountOpcode(*r.module, HloOpcode::kConcatenate), 1) << r.text;
+  EXPECT_EQ(CountOpcode(*r.module, HloOpcode::kSlice), 4) << r.text;
+  EXPECT_TRUE(Matches(r.text, {"f32[6,10]{1,0} concatenate(%w0, %w1, %w2, %w3), dimensions={1}",
+                               "slice={[0:8], [0:1]}", "slice={[0:8], [1:3]}", "slice={[0:8], [3:6]}",
+                               "slice={[0:8], [6:10]}"}))
+      << r.text;
+}
+
 TEST(DotMergerTest, KeepsDependentDots) {
   // d1 reads d0: merging would make the dot depend on itself.
   PassResult r = RunPass(std::make_unique<DotMerger>(), R"(
