@@ -1,6 +1,7 @@
 #include "passes/expanders/scatter_expander.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <numeric>
 
 #include "core/ir/hlo_module.h"
@@ -48,18 +49,18 @@ HloComputation* ProjectOutput(HloModule* module, HloComputation* to_apply, int64
   return proj;
 }
 
+bool OneOf(HloOpcode opcode, std::initializer_list<HloOpcode> opcodes) {
+  return std::find(opcodes.begin(), opcodes.end(), opcode) != opcodes.end();
+}
+
 bool IsAssociativeCommutative(HloOpcode opcode, PrimitiveType type) {
-  switch (opcode) {
-    case HloOpcode::kAdd: case HloOpcode::kMultiply:
-      // Float add/multiply round differently in another order.
-      return IsIntegralType(type);
-    case HloOpcode::kMaximum: case HloOpcode::kMinimum:
-      return !IsComplexType(type);
-    case HloOpcode::kAnd: case HloOpcode::kOr: case HloOpcode::kXor:
-      return IsIntegralType(type) || type == PrimitiveType::kPred;
-    default:
-      return false;
+  // Float add/multiply round differently in another order.
+  if (OneOf(opcode, {HloOpcode::kAdd, HloOpcode::kMultiply})) return IsIntegralType(type);
+  if (OneOf(opcode, {HloOpcode::kMaximum, HloOpcode::kMinimum})) return !IsComplexType(type);
+  if (OneOf(opcode, {HloOpcode::kAnd, HloOpcode::kOr, HloOpcode::kXor})) {
+    return IsIntegralType(type) || type == PrimitiveType::kPred;
   }
+  return false;
 }
 
 // The shape rules the expansion relies on (XLA's scatter shape inference):

@@ -1,15 +1,9 @@
 #include "core/verify/hlo_verifier.h"
 #include "passes/simplifiers/dot_merger.h"
-#include "test/passes/pass_test_util.h"
+#include "test/passes/checked_pass_util.h"
 
 namespace passlab {
 namespace {
-
-void ExpectVerifies(const PassResult& r) {
-  ASSERT_NE(r.module, nullptr);
-  absl::Status s = VerifyModule(*r.module);
-  EXPECT_TRUE(s.ok()) << s.message() << "\n" << r.text;
-}
 
 int64_t CountOpcode(const HloModule& m, HloOpcode op) {
   int64_t n = 0;
@@ -28,7 +22,7 @@ ENTRY e {
   ROOT t = (f32[8,3], f32[8,5]) tuple(d0, d1)
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"f32[6,8]{1,0} concatenate(%w0, %w1), dimensions={1}", "f32[8,8]{1,0} dot(%x, ",
                                "f32[8,3]{1,0} slice(", "slice={[0:8], [0:3]}", "f32[8,5]{1,0} slice(",
                                "slice={[0:8], [3:8]}"}))
@@ -49,7 +43,7 @@ ENTRY e {
   ROOT t = (f32[2,3,7], f32[2,5,7], f32[2,1,7]) tuple(d0, d1, d2)
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_EQ(CountOpcode(*r.module, HloOpcode::kDot), 1) << r.text;
   EXPECT_TRUE(Matches(r.text, {"f32[2,9,7]{2,1,0} dot("})) << r.text;
 }
@@ -69,7 +63,7 @@ ENTRY e {
   ROOT t = (f32[8,1], f32[8,2], f32[8,3], f32[8,4]) tuple(d0, d1, d2, d3)
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_EQ(CountOpcode(*r.module, HloOpcode::kDot), 1) << r.text;
   EXPECT_EQ(CountOpcode(*r.module, HloOpcode::kConcatenate), 1) << r.text;
   EXPECT_EQ(CountOpcode(*r.module, HloOpcode::kSlice), 4) << r.text;
@@ -136,7 +130,7 @@ ENTRY e {
   ROOT t = (f32[3], f32[2]) tuple(d0, n)
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"f32[5,5]{1,0} concatenate(%a, %b), dimensions={0}", "f32[5]{0} dot("})) << r.text;
 }
 

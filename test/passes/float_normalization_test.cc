@@ -1,15 +1,9 @@
 #include "core/verify/hlo_verifier.h"
 #include "passes/simplifiers/float_normalization.h"
-#include "test/passes/pass_test_util.h"
+#include "test/passes/checked_pass_util.h"
 
 namespace passlab {
 namespace {
-
-void ExpectVerifies(const PassResult& r) {
-  ASSERT_NE(r.module, nullptr);
-  absl::Status s = VerifyModule(*r.module);
-  EXPECT_TRUE(s.ok()) << s.message() << "\n" << r.text;
-}
 
 TEST(FloatNormalizationTest, NameFollowsXla) {
   EXPECT_EQ(FloatNormalization().name(), "float-normalization-bf16");
@@ -24,7 +18,7 @@ ENTRY e {
   ROOT t = bf16[8] tanh(p)
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"f32[8]{0} convert(%p)", "%t = f32[8]{0} tanh(", "ROOT %convert", "bf16[8]{0} convert(%t)"}))
       << r.text;
 }
@@ -61,7 +55,7 @@ TEST(FloatNormalizationTest, WideningUserKeepsRoundTripWithoutExcessPrecision) {
                              FloatNormalizationOptions{.allow_excess_precision = false}),
                          kMixed);
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"%t = f32[4]{0} tanh(", "%convert.1 = bf16[4]{0} convert(%t)", "%w = f32[4]{0} convert(%convert.1)",
                                "%d = bf16[4]{0} subtract(%convert.1, %c)"}))
       << r.text;
@@ -120,7 +114,7 @@ ENTRY e {
   ROOT r = bf16[4] reduce(p, z), dimensions={1}, to_apply=add_bf16
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"%add_bf16_f32 (", "-> f32[]", "%r = f32[4]{0} reduce(",
                                "to_apply=%add_bf16_f32", "ROOT %convert"}))
       << r.text;
@@ -139,7 +133,7 @@ TEST(FloatNormalizationTest, DotWithoutBf16SupportReadsF32) {
       std::make_unique<FloatNormalization>(FloatNormalizationOptions{.support = std::make_shared<FloatSupport>()}),
       kBf16Dot);
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"f32[2,3]{1,0} convert(%a)", "f32[3,4]{1,0} convert(%b)", "ROOT %d = f32[2,4]"}))
       << r.text;
 }

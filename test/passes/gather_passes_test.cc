@@ -1,16 +1,10 @@
 #include "core/verify/hlo_verifier.h"
 #include "passes/expanders/gather_expander.h"
 #include "passes/simplifiers/gather_simplifier.h"
-#include "test/passes/pass_test_util.h"
+#include "test/passes/checked_pass_util.h"
 
 namespace passlab {
 namespace {
-
-void ExpectVerifies(const PassResult& r) {
-  ASSERT_NE(r.module, nullptr);
-  absl::Status s = VerifyModule(*r.module);
-  EXPECT_TRUE(s.ok()) << s.message() << "\n" << r.text;
-}
 
 // Embedding lookup: rows of a table by a [2,3] index array.
 constexpr char kRowGather[] = R"(
@@ -34,7 +28,7 @@ ENTRY e {
 TEST(GatherSimplifierTest, CanonicalizesRowGather) {
   PassResult r = RunPass(std::make_unique<GatherSimplifier>(), kRowGather);
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"s32[6,1]{1,0} reshape(%idx)",
                                "f32[6,1,4]{2,1,0} gather(", "offset_dims={1,2}", "collapsed_slice_dims={}",
                                "start_index_map={0}", "index_vector_dim=1", "slice_sizes={1,4}",
@@ -50,7 +44,7 @@ TEST(GatherSimplifierTest, GeneralDimensionNumbersAndClampedIndices) {
   // compares against the evaluator's gather.
   PassResult r = RunPass(std::make_unique<GatherSimplifier>(), kGeneralGather);
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"f32[6,5,4]{2,1,0} transpose(%op), dimensions={1,0,2}", "start_index_map={0,1}",
                                "transpose("}))
       << r.text;
@@ -89,7 +83,7 @@ ENTRY e {
       start_index_map={1,0}, index_vector_dim=0, slice_sizes={1,3}
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
 }
 
 TEST(GatherSimplifierTest, BadShapeIsAnError) {
@@ -109,14 +103,14 @@ ENTRY e {
 TEST(GatherExpanderTest, ExpandsIntoLoop) {
   PassResult r = RunPass(std::make_unique<GatherExpander>(), kRowGather);
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"dynamic-slice(", "dynamic-update-slice(", "while(", "NOT:gather("})) << r.text;
 }
 
 TEST(GatherExpanderTest, GeneralDimensionNumbersAndClampedIndices) {
   PassResult r = RunPass(std::make_unique<GatherExpander>(), kGeneralGather);
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"while(", "NOT:gather("})) << r.text;
   // Check one clamped window by value too: batch (1,1) has index vector
   // idx[1,:,1] = (2,9), naming operand dims 1 then 0; dim 0 clamps 9 -> 3,
@@ -146,7 +140,7 @@ ENTRY e {
       start_index_map={1}, index_vector_dim=2, slice_sizes={1,1,2}
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
 }
 
 TEST(GatherExpanderTest, SimpleModeKeepsMultiIndexGather) {
@@ -164,7 +158,7 @@ ENTRY e {
       start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,3}
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"f32[1,3]{1,0} dynamic-slice(%op", "NOT:while(", "NOT:gather("})) << r.text;
 }
 
@@ -178,7 +172,7 @@ ENTRY e {
       start_index_map={1}, index_vector_dim=1, slice_sizes={3,4}
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"broadcast(%op)", "NOT:while(", "NOT:gather("})) << r.text;
 }
 

@@ -1,5 +1,5 @@
 #include "passes/gpu/reduction_splitter.h"
-#include "test/passes/reduction_test_util.h"
+#include "test/passes/checked_pass_util.h"
 
 namespace passlab {
 namespace {

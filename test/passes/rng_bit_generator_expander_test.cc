@@ -1,7 +1,7 @@
 #include "core/ir/str_util.h"
 #include "core/verify/hlo_verifier.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
-#include "test/passes/pass_test_util.h"
+#include "test/passes/checked_pass_util.h"
 
 namespace passlab {
 namespace {

@@ -1,7 +1,7 @@
 #include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/scatter_expander.h"
 #include "core/verify/hlo_verifier.h"
-#include "test/passes/pass_test_util.h"
+#include "test/passes/checked_pass_util.h"
 
 namespace passlab {
 namespace {
@@ -18,12 +18,6 @@ std::unique_ptr<ScatterExpander> All() {
   return std::make_unique<ScatterExpander>(ScatterExpander::Mode::kEliminateAllScatters);
 }
 
-void ExpectVerifies(const PassResult& r) {
-  ASSERT_NE(r.module, nullptr);
-  absl::Status s = VerifyModule(*r.module);
-  EXPECT_TRUE(s.ok()) << s.message() << "\n" << r.text;
-}
-
 TEST(ScatterExpanderTest, ExpandsRowScatterIntoLoop) {
   PassResult r = RunPass(All(), std::string(kAddF32) + R"(
 ENTRY e {
@@ -34,7 +28,7 @@ ENTRY e {
       scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"dynamic-slice(", "map(", "to_apply=%add_f32", "dynamic-update-slice(", "while(",
                                "NOT:scatter("}))
       << r.text;
@@ -54,7 +48,7 @@ ENTRY e {
       scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   absl::StatusOr<Literal> out = HloEvaluator().Evaluate(*r.module, {});
   ASSERT_TRUE(out.ok()) << out.status().message();
   std::vector<double> expected = {0, 0, 2, 2, 2, 2, 8, 8, 8, 8};
@@ -74,7 +68,7 @@ ENTRY e {
       scatter_dims_to_operand_dims={2,0}, index_vector_dim=1, to_apply=add_f32
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"transpose(", "while(", "NOT:scatter("})) << r.text;
 }
 
@@ -101,7 +95,7 @@ ENTRY e {
       scatter_dims_to_operand_dims={1}, index_vector_dim=2, to_apply=add_pair
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"add_pair_output_0", "call(", "get-tuple-element(", "NOT:scatter("})) << r.text;
 }
 
@@ -158,7 +152,7 @@ ENTRY e {
       scatter_dims_to_operand_dims={0}, index_vector_dim=0, to_apply=add_f32
 })");
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"s32[] constant(1)", "while(", "NOT:scatter("})) << r.text;
 }
 
@@ -230,7 +224,7 @@ TEST(GpuScatterExpanderTest, ExpandsVariadicScatterWithNonUniqueIndices) {
   hlo.replace(hlo.find("UNIQUE "), 7, "");
   PassResult r = RunPass(std::make_unique<GpuScatterExpander>(), hlo);
   EXPECT_TRUE(r.changed);
-  ExpectVerifies(r);
+  ExpectModuleVerifies(r);
   EXPECT_TRUE(Matches(r.text, {"while(", "NOT:scatter("})) << r.text;
 }
 

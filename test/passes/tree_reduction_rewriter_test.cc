@@ -1,5 +1,5 @@
 #include "passes/gpu/tree_reduction_rewriter.h"
-#include "test/passes/reduction_test_util.h"
+#include "test/passes/checked_pass_util.h"
 
 namespace passlab {
 namespace {

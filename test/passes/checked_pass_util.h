@@ -1,6 +1,8 @@
-// Shared bits of the GPU reduction pass tests.
-#ifndef PASSLAB_TEST_PASSES_REDUCTION_TEST_UTIL_H_
-#define PASSLAB_TEST_PASSES_REDUCTION_TEST_UTIL_H_
+// Shared bits of the gather/scatter/rng/float/dot/reduction pass tests:
+// reducers, and a check that a pass's output verifies and round-trips
+// through the text format (print(parse(print(m))) == print(m)).
+#ifndef PASSLAB_TEST_PASSES_CHECKED_PASS_UTIL_H_
+#define PASSLAB_TEST_PASSES_CHECKED_PASS_UTIL_H_
 
 #include <string>
 
@@ -29,6 +31,12 @@ inline void ExpectModuleVerifies(const PassResult& r) {
   ASSERT_NE(r.module, nullptr);
   absl::Status s = VerifyModule(*r.module);
   EXPECT_TRUE(s.ok()) << s.message() << "\n" << r.text;
+  PrintOptions options;
+  options.print_metadata = false;
+  std::string printed = PrintModule(*r.module, options);
+  absl::StatusOr<std::unique_ptr<HloModule>> reparsed = ParseHloModule(printed, "roundtrip.hlo");
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status().message() << "\n" << printed;
+  EXPECT_EQ(PrintModule(**reparsed, options), printed);
 }
 
 inline int64_t CountReduces(const HloModule& m) {
@@ -39,4 +47,4 @@ inline int64_t CountReduces(const HloModule& m) {
 
 }  // namespace passlab
 
-#endif  // PASSLAB_TEST_PASSES_REDUCTION_TEST_UTIL_H_
+#endif  // PASSLAB_TEST_PASSES_CHECKED_PASS_UTIL_H_
