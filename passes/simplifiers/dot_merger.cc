@@ -43,9 +43,19 @@ class Merger {
     return bytes <= max_size_;
   }
 
+  absl::StatusOr<HloInstruction*> TryMerge(HloInstruction* a, HloInstruction* b) {
+    absl::StatusOr<HloInstruction*> merged = TryMergeSameOperand(a, b);
+    if (!merged.ok() || *merged != nullptr) return merged;
+    // The shared operand may sit on different sides, once transposed; the
+    // merge is not symmetric, so try both orders.
+    merged = TryMergeLhsWithRhs(a, b);
+    if (!merged.ok() || *merged != nullptr) return merged;
+    return TryMergeLhsWithRhs(b, a);
+  }
+
   // d(x, wa), d(x, wb) => slices of d(x, concat(wa, wb)) (or the mirror
   // image with the rhs shared). Returns the merged dot, or null.
-  absl::StatusOr<HloInstruction*> TryMerge(HloInstruction* a, HloInstruction* b) {
+  absl::StatusOr<HloInstruction*> TryMergeSameOperand(HloInstruction* a, HloInstruction* b) {
     // Guards: a shared operand, same types, numbers, precision and layouts.
     bool lhs_same = a->operand(0) == b->operand(0);
     if (!lhs_same && a->operand(1) != b->operand(1)) return nullptr;
@@ -127,10 +137,65 @@ class Merger {
     return merged;
   }
 
-  // Replaces the uses of `old` by `slice` (a unit-stride slice of the merged
-  // dot); users that are unit-stride slices themselves (of a dot merged
-  // before) become one slice of the merged dot: slice(slice(A)) => slice(A).
-  absl::Status MoveUses(HloInstruction* old, HloInstruction* slice) {
+  // a = dot(x[m,k], wa[k,na]), b = dot(wb[nb,k], transpose(x)[k,m]), both
+  // in DotDecomposer form (rank 2, contracting {1} x {0}, no batch):
+  //   => d = dot(x, concat(wa, transpose(wb)))  [m, na+nb]
+  //      a = slice(d)[:, 0:na], b = transpose(slice(d)[:, na:])
+  // (XLA's TryMergeLHSWithRHSOperand; x and its transpose may be either
+  // way round.)
+  absl::StatusOr<HloInstruction*> TryMergeLhsWithRhs(HloInstruction* a, HloInstruction* b) {
+    auto canonical = [](const HloInstruction* d) {
+      const DotDimensionNumbers& n = d->attrs().dot_dnums;
+      return d->operand_count() == 2 && d->attrs().sparsity.empty() && n.lhs_batch_dimensions.empty() &&
+             n.rhs_batch_dimensions.empty() && n.lhs_contracting_dimensions == std::vector<int64_t>{1} &&
+             n.rhs_contracting_dimensions == std::vector<int64_t>{0} && d->operand(0)->shape().rank() == 2 &&
+             d->operand(1)->shape().rank() == 2;
+    };
+    if (!canonical(a) || !canonical(b)) return nullptr;
+    HloInstruction* a_lhs = a->mutable_operand(0);
+    HloInstruction* a_rhs = a->mutable_operand(1);
+    HloInstruction* b_lhs = b->mutable_operand(0);
+    HloInstruction* b_rhs = b->mutable_operand(1);
+    if (a->shape().element_type() != b->shape().element_type() ||
+        a_rhs->shape().element_type() != b_lhs->shape().element_type() ||
+        a_lhs->shape().element_type() != b_rhs->shape().element_type() ||
+        !(a->attrs().precision_config == b->attrs().precision_config) ||
+        a->shape().dimensions(0) != b->shape().dimensions(1)) {
+      return nullptr;
+    }
+    // One of a_lhs, b_rhs is the 2-d transpose of the other.
+    auto transpose_of = [](const HloInstruction* t, const HloInstruction* x) {
+      return t->opcode() == HloOpcode::kTranspose && t->operand(0) == x &&
+             t->dimensions() == std::vector<int64_t>{1, 0};
+    };
+    if (!transpose_of(a_lhs, b_rhs) && !transpose_of(b_rhs, a_lhs)) return nullptr;
+
+    const int64_t m = a->shape().dimensions(0), na = a->shape().dimensions(1), nb = b->shape().dimensions(0);
+    const int64_t k = a_rhs->shape().dimensions(0);
+    HloInstruction* b_lhs_t = c_.AddInstruction(HloInstruction::CreateTranspose(
+        Shape(b_lhs->shape().element_type(), {k, nb}), b_lhs, {1, 0}));
+    HloInstruction* concat = c_.AddInstruction(HloInstruction::CreateConcatenate(
+        Shape(a_rhs->shape().element_type(), {k, na + nb}), {a_rhs, b_lhs_t}, 1));
+    HloInstruction* merged = c_.AddInstruction(HloInstruction::CreateDot(
+        Shape(a->shape().element_type(), {m, na + nb}), a_lhs, concat, a->attrs().dot_dnums,
+        a->attrs().precision_config));
+    merged->set_metadata(!a->metadata().op_name.empty() ? a->metadata() : b->metadata());
+    HloInstruction* new_a = c_.AddInstruction(HloInstruction::CreateSlice(a->shape(), merged, {{0, m, 1}, {0, na, 1}}));
+    HloInstruction* slice_b = c_.AddInstruction(HloInstruction::CreateSlice(
+        Shape(a->shape().element_type(), {m, nb}), merged, {{0, m, 1}, {na, na + nb, 1}}));
+    HloInstruction* new_b = c_.AddInstruction(HloInstruction::CreateTranspose(b->shape(), slice_b, {1, 0}));
+    if (absl::Status s = MoveUses(a, new_a); !s.ok()) return s;
+    if (absl::Status s = MoveUses(b, new_b); !s.ok()) return s;
+    return merged;
+  }
+
+  // Replaces the uses of `old` by `replacement`. When that is a unit-stride
+  // slice of the merged dot, users that are unit-stride slices themselves
+  // (of a dot merged before) become one slice of the merged dot:
+  // slice(slice(A)) => slice(A).
+  absl::Status MoveUses(HloInstruction* old, HloInstruction* replacement) {
+    if (replacement->opcode() != HloOpcode::kSlice) return old->ReplaceAllUsesWith(replacement);
+    HloInstruction* slice = replacement;
     std::vector<HloInstruction*> users = old->users();
     for (HloInstruction* user : users) {
       if (user->user_count() == 0 && !user->IsRoot()) continue;  // garbage already
@@ -162,8 +227,12 @@ class Merger {
         continue;
       }
       for (HloInstruction* op : inst->operands()) {
-        std::vector<HloInstruction*>& dots = classes[op->unique_id()];
-        if (std::find(dots.begin(), dots.end(), inst) == dots.end()) dots.push_back(inst);
+        // A transposed operand also counts as its operand (DotDecomposer
+        // transposes operands into its canonical form).
+        for (HloInstruction* key : {op, op->opcode() == HloOpcode::kTranspose ? op->mutable_operand(0) : op}) {
+          std::vector<HloInstruction*>& dots = classes[key->unique_id()];
+          if (std::find(dots.begin(), dots.end(), inst) == dots.end()) dots.push_back(inst);
+        }
       }
     }
     absl::flat_hash_set<HloInstruction*> dead;

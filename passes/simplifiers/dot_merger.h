@@ -11,9 +11,9 @@
 // differing operands have exactly one non-contracting dimension (the one
 // concatenated); neither dot depends on the other; no control edges; and at
 // least one of the two is small (its operands plus result at most
-// max_size_to_merge bytes). Only dots sharing the same operand instruction
-// are merged (XLA's newer lhs-with-transposed-rhs variant is not modelled).
-// Sparse dots are left alone.
+// max_size_to_merge bytes). Also XLA's newer variant for canonical rank-2
+// dots whose shared operand is the lhs of one and, transposed, the rhs of
+// the other. Sparse dots are left alone.
 #ifndef PASSLAB_PASSES_SIMPLIFIERS_DOT_MERGER_H_
 #define PASSLAB_PASSES_SIMPLIFIERS_DOT_MERGER_H_
 

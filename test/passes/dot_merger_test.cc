@@ -73,6 +73,43 @@ ENTRY e {
       << r.text;
 }
 
+TEST(DotMergerTest, MergesSharedOperandOnDifferentSides) {
+  // a = x . wa, b = wb . x^T  =>  one dot x . concat(wa, wb^T).
+  PassResult r = RunPass(std::make_unique<DotMerger>(), R"(
+ENTRY e {
+  x = f32[8,6] parameter(0)
+  wa = f32[6,3] parameter(1)
+  wb = f32[5,6] parameter(2)
+  xt = f32[6,8] transpose(x), dimensions={1,0}
+  a = f32[8,3] dot(x, wa), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b = f32[5,8] dot(wb, xt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[8,3], f32[5,8]) tuple(a, b)
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_EQ(CountOpcode(*r.module, HloOpcode::kDot), 1) << r.text;
+  EXPECT_TRUE(Matches(r.text, {"f32[6,5]{1,0} transpose(%wb)", "f32[6,8]{1,0} concatenate(%wa, ",
+                               "f32[8,8]{1,0} dot(%x, ", "f32[8,5]{1,0} slice(", "f32[5,8]{1,0} transpose("}))
+      << r.text;
+}
+
+TEST(DotMergerTest, MergesSharedOperandOnDifferentSidesEitherOrder) {
+  // The rhs user comes first, and the lhs is the transposed one.
+  PassResult r = RunPass(std::make_unique<DotMerger>(), R"(
+ENTRY e {
+  z = f32[6,8] parameter(0)
+  wa = f32[6,3] parameter(1)
+  wb = f32[5,6] parameter(2)
+  b = f32[5,8] dot(wb, z), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y = f32[8,6] transpose(z), dimensions={1,0}
+  a = f32[8,3] dot(y, wa), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[5,8], f32[8,3]) tuple(b, a)
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_EQ(CountOpcode(*r.module, HloOpcode::kDot), 1) << r.text;
+}
+
 TEST(DotMergerTest, KeepsDependentDots) {
   // d1 reads d0: merging would make the dot depend on itself.
   PassResult r = RunPass(std::make_unique<DotMerger>(), R"(
