@@ -130,6 +130,7 @@ bool IsScatterDeterministic(const HloInstruction& scatter) {
   if (scatter.attrs().unique_indices) return true;
   if (OperandCount(scatter) != 1) return false;
   const HloComputation* c = scatter.to_apply();
+  if (c == nullptr || c->root_instruction() == nullptr) return false;
   const HloInstruction* root = c->root_instruction();
   if (root->operand_count() != 2) return false;
   const HloInstruction* a = root->operand(0);

@@ -11,6 +11,7 @@ namespace {
 class Visitor : public HloRewriteVisitor {
  public:
   absl::Status HandleReduce(HloInstruction* reduce) override {
+    if (!IsRewritableReduce(*reduce)) return absl::OkStatus();
     std::vector<HloInstruction*> inputs = ReduceInputs(*reduce);
     const Shape& in = inputs[0]->shape();
     // reduce(A with size-1 dims) => reshape(reduce(reshape(A) without them))

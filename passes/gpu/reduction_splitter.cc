@@ -11,6 +11,7 @@ constexpr int64_t kMinSplitDimSize = 128;
 class Visitor : public HloRewriteVisitor {
  public:
   absl::Status HandleReduce(HloInstruction* reduce) override {
+    if (!IsRewritableReduce(*reduce)) return absl::OkStatus();
     if (reduce->shape().IsTuple() || reduce->dimensions().size() < 2) return absl::OkStatus();
     HloInstruction* input = reduce->mutable_operand(0);
     if (!HasDefaultLayout(input->shape()) || GetReductionKind(*reduce).has_value()) return absl::OkStatus();

@@ -4,6 +4,20 @@
 
 namespace passlab {
 
+bool IsRewritableReduce(const HloInstruction& reduce) {
+  const int64_t n = reduce.operand_count() / 2;
+  if (n == 0 || reduce.operand_count() % 2 != 0 || reduce.to_apply() == nullptr) return false;
+  const Shape& first = reduce.operand(0)->shape();
+  for (int64_t k = 0; k < n; ++k) {
+    if (!reduce.operand(k)->shape().IsArray() || !reduce.operand(k)->shape().SameDimensions(first)) return false;
+    if (!reduce.operand(n + k)->shape().IsScalar()) return false;
+  }
+  std::vector<int64_t> dims = reduce.dimensions();
+  std::sort(dims.begin(), dims.end());
+  if (std::adjacent_find(dims.begin(), dims.end()) != dims.end()) return false;
+  return dims.empty() || (dims.front() >= 0 && dims.back() < first.rank());
+}
+
 std::vector<HloInstruction*> ReduceInputs(const HloInstruction& reduce) {
   const std::vector<HloInstruction*>& ops = reduce.operands();
   return std::vector<HloInstruction*>(ops.begin(), ops.begin() + ops.size() / 2);
@@ -48,6 +62,7 @@ bool HasDefaultLayout(const Shape& shape) {
 }
 
 std::optional<ReductionDimensions> GetReductionKind(const HloInstruction& reduce) {
+  if (!IsRewritableReduce(reduce)) return std::nullopt;
   const Shape& in = reduce.operand(0)->shape();
   const std::vector<int64_t>& reduced = reduce.dimensions();
   // Runs of (reduced?, product) in memory order, size-1 dims skipped.

@@ -15,6 +15,12 @@
 
 namespace passlab {
 
+// Whether the reduce is well formed enough to rewrite: an even operand
+// count, array inputs of one rank and dimensions, scalar inits, reduced
+// dimensions in range and distinct. The passes leave other reduces for the
+// verifier to report.
+bool IsRewritableReduce(const HloInstruction& reduce);
+
 // A reduce's inputs (first half of its operands) and init values.
 std::vector<HloInstruction*> ReduceInputs(const HloInstruction& reduce);
 std::vector<HloInstruction*> ReduceInits(const HloInstruction& reduce);

@@ -18,6 +18,7 @@ int64_t CeilSqrt(int64_t n) {
 class Visitor : public HloRewriteVisitor {
  public:
   absl::Status HandleReduce(HloInstruction* reduce) override {
+    if (!IsRewritableReduce(*reduce)) return absl::OkStatus();
     std::optional<ReductionDimensions> kind = GetReductionKind(*reduce);
     if (!kind.has_value() || IsReductionRaceFree(*kind)) return absl::OkStatus();
     std::vector<HloInstruction*> inputs = ReduceInputs(*reduce);
