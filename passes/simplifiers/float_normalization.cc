@@ -43,7 +43,8 @@ class Normalizer {
       if (c->IsFusionComputation()) continue;
       for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
         if (Skipped(*inst)) continue;
-        if (absl::Status s = Handle(inst); !s.ok()) {
+        absl::Status s = IsMultiOutput(*inst) ? HandleMultipleOutputs(inst) : Handle(inst);
+        if (!s.ok()) {
           return absl::Status(s.code(), StrCat("normalizing '", inst->name(), "': ", s.message()));
         }
       }
@@ -62,7 +63,7 @@ class Normalizer {
         inst.HasSideEffect()) {
       return true;
     }
-    if (!inst.shape().IsArray()) return true;
+    if (!inst.shape().IsArray() && !IsMultiOutput(inst)) return true;
     for (const HloInstruction* op : inst.operands()) {
       if (!op->shape().IsArray()) return true;
     }
@@ -73,6 +74,86 @@ class Normalizer {
       }
     }
     return false;
+  }
+
+  // Sort (and the collectives) with one array output per array operand:
+  // each output is handled with its operand (XLA's HandleMultipleOutputs).
+  static bool IsMultiOutput(const HloInstruction& inst) {
+    if (!OneOf(inst.opcode(), {HloOpcode::kSort, HloOpcode::kAllReduce, HloOpcode::kReduceScatter}) ||
+        !inst.shape().IsTuple() || inst.shape().tuple_shapes_size() != inst.operand_count()) {
+      return false;
+    }
+    for (const Shape& s : inst.shape().tuple_shapes()) {
+      if (!s.IsArray()) return false;
+    }
+    return true;
+  }
+
+  absl::Status HandleMultipleOutputs(HloInstruction* inst) {
+    const int64_t n = inst->operand_count();
+    int64_t high = 0, low = 0;
+    bool unsupported_operand = false, unsupported_output = false;
+    for (int64_t i = 0; i < n; ++i) {
+      PrimitiveType in = inst->operand(i)->shape().element_type();
+      PrimitiveType out = inst->shape().tuple_shapes(i).element_type();
+      high += (in == high_) + (out == high_);
+      low += (in == low_) + (out == low_);
+      unsupported_operand = unsupported_operand || (in == low_ && !support_.SupportsLowPrecisionOperand(*inst, i));
+      unsupported_output = unsupported_output || (out == low_ && !support_.SupportsLowPrecisionOutput(*inst));
+    }
+    if (low == 0) return absl::OkStatus();
+    const bool mixed_ok = support_.SupportsMixedPrecisions(*inst);
+    for (int64_t i = 0; i < n; ++i) {
+      if (inst->operand(i)->shape().element_type() != low_) continue;
+      bool convert = !support_.SupportsLowPrecisionOperand(*inst, i) ||
+                     (!mixed_ok && (unsupported_operand || unsupported_output || high > 0));
+      if (!convert) continue;
+      ConvertOperand(inst, i, low_, high_);
+      ++high;
+      --low;
+    }
+    if (!unsupported_output && (mixed_ok || high == 0 || low == 0)) return absl::OkStatus();
+
+    // Outputs in the high type (converted back for the users); comparators
+    // and reducers with low-type parameters get high-type clones.
+    std::vector<HloComputation*> low_comps;
+    bool collective = OneOf(inst->opcode(), {HloOpcode::kAllReduce, HloOpcode::kReduceScatter});
+    if (!collective) {
+      for (HloComputation* c : inst->called_computations()) {
+        bool has_low = c->root_instruction()->shape().element_type() == low_;
+        for (const HloInstruction* p : c->parameter_instructions()) has_low = has_low || p->shape().element_type() == low_;
+        if (has_low) low_comps.push_back(c);
+      }
+    }
+    Shape wide_shape = inst->shape();
+    for (Shape& s : wide_shape.mutable_tuple_shapes()) {
+      if (s.element_type() == low_) s.set_element_type(high_);
+    }
+    HloComputation* comp = inst->parent();
+    HloInstruction* wide = comp->AddInstruction(inst->CloneWithNewOperands(wide_shape, inst->operands()));
+    wide->set_metadata(inst->metadata());
+    std::vector<HloInstruction*> elements;
+    for (int64_t i = 0; i < n; ++i) {
+      HloInstruction* gte = comp->AddInstruction(HloInstruction::CreateGetTupleElement(wide, i));
+      const Shape& original = inst->shape().tuple_shapes(i);
+      elements.push_back(original.element_type() == gte->shape().element_type()
+                             ? gte
+                             : comp->AddInstruction(HloInstruction::CreateConvert(original, gte)));
+    }
+    HloInstruction* tuple = comp->AddInstruction(HloInstruction::CreateTuple(elements));
+    std::string name = inst->name();
+    inst->CopyControlDependenciesTo(wide);
+    inst->DropAllControlDeps();
+    if (absl::Status s = comp->ReplaceInstruction(inst, tuple); !s.ok()) return s;
+    wide->SetName(name);
+    for (HloComputation* c : low_comps) {
+      HloComputation* clone = HighPrecisionClone(c);
+      for (int64_t k = 0; k < static_cast<int64_t>(wide->called_computations().size()); ++k) {
+        if (wide->called_computations()[k] == c) wide->set_called_computation(k, clone);
+      }
+    }
+    changed_ = true;
+    return absl::OkStatus();
   }
 
   // `x` converted to `to` (a convert's operand when x = convert(y) with y of

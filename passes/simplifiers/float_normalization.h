@@ -11,9 +11,10 @@
 //     cloned with f32 parameters and result.
 // Skipped as in XLA: tuple, get-tuple-element, constant, domain, parameter,
 // fusion, convert, call, custom-call, while, conditional, bitcast-convert
-// and side-effecting instructions. Instructions with tuple operands or
-// results are left alone (XLA's multi-output sort/all-reduce handling is not
-// modelled). Runs DCE afterwards when it changed something.
+// and side-effecting instructions. Sort, all-reduce and reduce-scatter with
+// one output per operand are handled output by output (XLA's
+// HandleMultipleOutputs); other instructions with tuple operands or results
+// are left alone. Runs DCE afterwards when it changed something.
 //
 // XLA runs it after layout assignment; it must run after every pass that
 // creates bf16 arithmetic.

@@ -142,6 +142,28 @@ TEST(FloatNormalizationTest, KeepsMixedPrecisionDotOnGpu) {
   EXPECT_FALSE(RunPass(std::make_unique<FloatNormalization>(), kBf16Dot).changed);
 }
 
+TEST(FloatNormalizationTest, VariadicSortRunsInF32WithClonedComparator) {
+  PassResult r = RunPass(std::make_unique<FloatNormalization>(), R"(
+less {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  k = bf16[16] parameter(0)
+  v = s32[16] parameter(1)
+  s = (bf16[16], s32[16]) sort(k, v), dimensions={0}, to_apply=less
+  ROOT keys = bf16[16] get-tuple-element(s), index=0
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"%less_f32 (", "f32[16]{0} convert(%k)", "%s = (f32[16]{0}, s32[16]{0}) sort(",
+                               "to_apply=%less_f32", "bf16[16]{0} convert("}))
+      << r.text;
+}
+
 TEST(FloatNormalizationTest, LeavesF32Modules) {
   EXPECT_FALSE(RunPass(std::make_unique<FloatNormalization>(), R"(
 ENTRY e {
