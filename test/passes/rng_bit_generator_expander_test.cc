@@ -90,6 +90,11 @@ ENTRY e {
       << r.text;
 }
 
+TEST(RngBitGeneratorExpanderTest, EdgeCaseZeroElementsStillAdvanceNothing) {
+  ExpandAndCompareBits("rng_philox", "u64[2]", "u32[0]", kStates2);
+  ExpandAndCompareBits("rng_three_fry", "u64[2]", "u32[3,0]", kStates2);
+}
+
 TEST(RngBitGeneratorExpanderTest, LeavesPredOutput) {
   EXPECT_FALSE(RunPass(std::make_unique<RngBitGeneratorExpander>(), R"(
 ENTRY e {
