@@ -5,12 +5,24 @@
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
+#include "passes/expanders/gather_expander.h"
+#include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
+#include "passes/expanders/rng_bit_generator_expander.h"
+#include "passes/expanders/scatter_expander.h"
+#include "passes/gpu/reduction_degenerate_dim_remover.h"
+#include "passes/gpu/reduction_dimension_grouper.h"
+#include "passes/gpu/reduction_layout_normalizer.h"
+#include "passes/gpu/reduction_splitter.h"
+#include "passes/gpu/tree_reduction_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
+#include "passes/simplifiers/dot_merger.h"
 #include "passes/simplifiers/flatten_call_graph.h"
+#include "passes/simplifiers/float_normalization.h"
+#include "passes/simplifiers/gather_simplifier.h"
 #include "passes/simplifiers/sort_simplifier.h"
 #include "passes/simplifiers/transpose_folding.h"
 #include "passes/simplifiers/while_loop_constant_sinking.h"
@@ -29,6 +41,47 @@ namespace {
 template <typename T>
 std::function<std::unique_ptr<HloPassInterface>()> Factory() {
   return [] { return std::make_unique<T>(); };
+}
+
+// Gather/scatter/rng expanders and friends (issue 4's second batch), kept in
+// their own list so concurrent registry edits merge cleanly.
+void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"dot-merger", "DotMerger", "simplifiers",
+               "Merges dots sharing an operand into one dot over concatenated operands, then slices.", false, "",
+               Factory<DotMerger>()});
+  r.push_back({"float-normalization-bf16", "FloatNormalization", "simplifiers",
+               "Inserts f32 converts around ops the (GPU-like) float support table cannot run in bf16.", false, "",
+               Factory<FloatNormalization>()});
+  r.push_back({"gather_expander", "GatherExpander", "expanders",
+               "Rewrites gather into a while loop of dynamic-slices (one dynamic-slice for one index).", false,
+               "", Factory<GatherExpander>()});
+  r.push_back({"gather_simplifier", "GatherSimplifier", "simplifiers",
+               "Puts every gather in the canonical [N,K]-indices form the GPU gather emitter accepts.", false, "",
+               Factory<GatherSimplifier>()});
+  r.push_back({"gpu_scatter_expander", "GpuScatterExpander", "expanders",
+               "Expands the scatters XLA:GPU's emitter cannot handle (>64-bit elements, non-unique variadic).",
+               false, "", Factory<GpuScatterExpander>()});
+  r.push_back({"rng-bit-generator-expander", "RngBitGeneratorExpander", "expanders",
+               "Expands rng-bit-generator (three-fry, philox) into a call of bit-exact generated HLO.", false, "",
+               Factory<RngBitGeneratorExpander>()});
+  r.push_back({"reduction-degenerate-dim-remover", "ReductionDegenerateDimRemover", "gpu",
+               "Removes size-1 dimensions from reduce inputs (reshape in, reshape out).", false, "",
+               Factory<ReductionDegenerateDimRemover>()});
+  r.push_back({"reduction-dimension-grouper", "ReductionDimensionGrouper", "gpu",
+               "Merges adjacent reduced dimensions of a reduce into one.", false, "",
+               Factory<ReductionDimensionGrouper>()});
+  r.push_back({"reduction-layout-normalizer", "ReductionLayoutNormalizer", "gpu",
+               "Gives reduce inputs the default layout (transpose into memory order and back).", false, "",
+               Factory<ReductionLayoutNormalizer>()});
+  r.push_back({"reduction-splitter", "ReductionSplitter", "gpu",
+               "Splits a reduce over non-contiguous dimensions into two, largest dimension first.", false, "",
+               Factory<ReductionSplitter>()});
+  r.push_back({"tree_reduction_rewriter", "TreeReductionRewriter", "gpu",
+               "Rewrites reductions too large for one race-free kernel into a two-level tree (sqrt(n) split).",
+               false, "", Factory<TreeReductionRewriter>()});
+  r.push_back({"scatter_expander", "ScatterExpander", "expanders",
+               "Rewrites scatter into a while loop of dynamic-slice, update computation, dynamic-update-slice.",
+               false, "", Factory<ScatterExpander>()});
 }
 
 std::vector<PassRegistryEntry> MakeRegistry() {
@@ -94,6 +147,7 @@ std::vector<PassRegistryEntry> MakeRegistry() {
        "Dead-code elimination: removes unused side-effect-free instructions and computations.",
        false, "", Factory<HloDCE>()},
   };
+  AddIndexingPasses(r);
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return r;
 }
