@@ -1,0 +1,288 @@
+// Library calls on OpenBLAS / oneDNN against the evaluator: every algorithm
+// ListAlgorithms offers runs and matches the oracle, on odd shapes, unusual
+// dim_labels and layouts, bf16/f64, epilogues and fused activations.
+#include "core/runtime/library_call_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/eval/hlo_evaluator.h"
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_module.h"
+#include "core/ir/str_util.h"
+#include "core/libcall/library_call.h"
+#include "core/runtime/host_buffer.h"
+#include "core/text/hlo_parser.h"
+
+namespace passlab {
+namespace {
+
+Literal Random(const Shape& shape, uint64_t seed) {
+  Literal l(Shape::Array(shape.element_type(), shape.dimensions()));
+  uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (int64_t i = 0; i < l.element_count(); ++i) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    l.SetDouble(i, static_cast<double>((s >> 33) % 2001) / 1000.0 - 1.0);
+  }
+  return l;
+}
+
+// Buffers for one instruction: operands (filled from literals) then result
+// leaves (zeroed).
+struct Buffers {
+  std::vector<std::vector<double>> storage;
+  std::vector<void*> ptrs;
+  void* Add(const Shape& s) {
+    storage.emplace_back((s.byte_size() + 7) / 8 + 1, 0.0);
+    ptrs.push_back(storage.back().data());
+    return ptrs.back();
+  }
+};
+
+struct Case {
+  std::unique_ptr<HloModule> module;
+  const HloInstruction* call = nullptr;
+  std::vector<Literal> args;
+  Literal expected;  // the evaluator's result leaf 0
+};
+
+Case Prepare(const std::string& text) {
+  Case c;
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (!m.ok()) return c;
+  c.module = std::move(*m);
+  c.call = c.module->entry_computation()->root_instruction();
+  for (int64_t i = 0; i < c.call->operand_count(); ++i) c.args.push_back(Random(c.call->operand(i)->shape(), i + 1));
+  absl::StatusOr<Literal> want = HloEvaluator().Evaluate(*c.module, c.args);
+  EXPECT_TRUE(want.ok()) << want.status().message();
+  if (want.ok()) c.expected = want->shape().IsTuple() ? want->tuple_elements()[0] : std::move(*want);
+  return c;
+}
+
+// Runs `c` with `algorithm` and returns result leaf 0.
+absl::StatusOr<Literal> RunWith(const Case& c, int64_t algorithm) {
+  Buffers b;
+  for (int64_t i = 0; i < c.call->operand_count(); ++i) {
+    void* p = b.Add(c.call->operand(i)->shape());
+    if (absl::Status s = CopyLiteralToBuffer(c.args[i], c.call->operand(i)->shape(), p); !s.ok()) return s;
+  }
+  std::vector<Shape> leaves = LeafShapes(c.call->shape());
+  for (const Shape& s : leaves) b.Add(s);
+  absl::StatusOr<int64_t> ns = RunLibraryCall(*c.call, algorithm, b.ptrs);
+  if (!ns.ok()) return ns.status();
+  EXPECT_GE(*ns, 0);
+  return LiteralFromBuffer(leaves[0], b.ptrs[c.call->operand_count()]);
+}
+
+void ExpectClose(const Literal& got, const Literal& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.element_count(), want.element_count()) << what;
+  double worst = 0;
+  int64_t worst_i = 0;
+  for (int64_t i = 0; i < got.element_count(); ++i) {
+    double err = std::abs(got.GetDouble(i) - want.GetDouble(i)) / (1 + std::abs(want.GetDouble(i)));
+    if (!(err <= worst)) {
+      worst = err;
+      worst_i = i;
+    }
+  }
+  EXPECT_LE(worst, tol) << what << ": element " << worst_i << " is " << got.GetDouble(worst_i) << ", expected "
+                        << want.GetDouble(worst_i);
+}
+
+// Every listed algorithm matches the evaluator; returns the names listed.
+std::vector<std::string> CheckAllAlgorithms(const std::string& text, double tol) {
+  Case c = Prepare(text);
+  std::vector<std::string> names;
+  if (c.call == nullptr) return names;
+  absl::StatusOr<std::vector<LibraryAlgorithm>> algos = ListAlgorithms(*c.call);
+  EXPECT_TRUE(algos.ok()) << algos.status().message();
+  if (!algos.ok()) return names;
+  for (const LibraryAlgorithm& a : *algos) {
+    names.push_back(a.name);
+    absl::StatusOr<Literal> got = RunWith(c, a.id);
+    EXPECT_TRUE(got.ok()) << a.name << ": " << got.status().message();
+    if (got.ok()) ExpectClose(*got, c.expected, tol, a.name);
+  }
+  return names;
+}
+
+bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+std::string Gemm(const std::string& params, const std::string& operands, const std::string& result,
+                 const std::string& config) {
+  return StrCat("HloModule m\nENTRY e {\n", params, "\n  ROOT g = ", result, " custom-call(", operands,
+                "), custom_call_target=\"__blas$gemm\", backend_config={\"gemm_backend_config\":", config, "}\n}\n");
+}
+
+constexpr char kMatmul[] =
+    R"("dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"]})";
+
+// ---------------------------------------------------------------- gemm
+
+TEST(GemmRunnerTest, OddSizesOnBlasAndReference) {
+  std::vector<std::string> names =
+      CheckAllAlgorithms(Gemm("  a = f32[37,29] parameter(0)\n  b = f32[29,41] parameter(1)", "a, b", "f32[37,41]",
+                              StrCat("{", kMatmul, "}")),
+                         1e-5);
+  EXPECT_TRUE(Has(names, "blas"));
+  EXPECT_TRUE(Has(names, "reference"));
+}
+
+TEST(GemmRunnerTest, TransposedOperandsAndColumnMajorResult) {
+  // lhs contracts its dim 0 (a transposed view), rhs is column-major, the
+  // result column-major: all handed to BLAS without packing.
+  CheckAllAlgorithms(
+      Gemm("  a = f32[13,7] parameter(0)\n  b = f32[13,9]{0,1} parameter(1)", "a, b", "f32[7,9]{0,1}",
+           R"({"dot_dimension_numbers":{"lhs_contracting_dimensions":["0"],"rhs_contracting_dimensions":["0"]}})"),
+      1e-5);
+}
+
+TEST(GemmRunnerTest, BatchedWithScrambledLayoutsIsPacked) {
+  CheckAllAlgorithms(Gemm("  a = f32[3,5,4]{0,2,1} parameter(0)\n  b = f32[6,3,5]{1,0,2} parameter(1)", "a, b",
+                          "f32[3,4,6]{1,2,0}",
+                          R"({"dot_dimension_numbers":{"lhs_batch_dimensions":["0"],"rhs_batch_dimensions":["1"],
+                              "lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["2"]}})"),
+                     1e-5);
+}
+
+TEST(GemmRunnerTest, AlphaBetaBiasRelu) {
+  CheckAllAlgorithms(Gemm("  a = f32[8,16] parameter(0)\n  b = f32[16,12] parameter(1)\n  c = f32[8,12]{0,1} "
+                          "parameter(2)\n  bias = f32[12] parameter(3)",
+                          "a, b, c, bias", "f32[8,12]",
+                          StrCat("{", kMatmul, R"(,"alpha_real":0.75,"beta":-1.25,"epilogue":"BIAS_RELU"})")),
+                     1e-5);
+}
+
+TEST(GemmRunnerTest, GeluEpilogueAndBf16Inputs) {
+  CheckAllAlgorithms(Gemm("  a = bf16[9,10] parameter(0)\n  b = bf16[10,11] parameter(1)", "a, b", "f32[9,11]",
+                          StrCat("{", kMatmul, R"(,"epilogue":"GELU"})")),
+                     1e-5);
+  // A bf16 result is rounded once, like the evaluator's.
+  CheckAllAlgorithms(Gemm("  a = bf16[9,10] parameter(0)\n  b = bf16[10,11] parameter(1)", "a, b", "bf16[9,11]",
+                          StrCat("{", kMatmul, "}")),
+                     1e-2);
+}
+
+TEST(GemmRunnerTest, F64AndTupleResultWithWorkspace) {
+  CheckAllAlgorithms(Gemm("  a = f64[6,5] parameter(0)\n  b = f64[5,4] parameter(1)", "a, b", "(f64[6,4], s8[64])",
+                          StrCat("{", kMatmul, "}")),
+                     1e-12);
+}
+
+TEST(GemmRunnerTest, DegenerateDims) {
+  CheckAllAlgorithms(Gemm("  a = f32[1,7] parameter(0)\n  b = f32[7,1] parameter(1)", "a, b", "f32[1,1]",
+                          StrCat("{", kMatmul, "}")),
+                     1e-5);
+  CheckAllAlgorithms(Gemm("  a = f32[4,0] parameter(0)\n  b = f32[0,3] parameter(1)", "a, b", "f32[4,3]",
+                          StrCat("{", kMatmul, "}")),
+                     0);
+}
+
+// ---------------------------------------------------------------- convolution
+
+std::string Conv(const std::string& target, const std::string& a, const std::string& b, const std::string& result,
+                 const std::string& attrs, const std::string& extra_params = "", const std::string& extra_ops = "",
+                 const std::string& config = "") {
+  return StrCat("HloModule m\nENTRY e {\n  a = ", a, " parameter(0)\n  b = ", b, " parameter(1)\n", extra_params,
+                "  ROOT c = (", result, ", u8[0]) custom-call(a, b", extra_ops, "), ", attrs,
+                ", custom_call_target=\"", target, "\"", config.empty() ? "" : StrCat(", backend_config=", config),
+                "\n}\n");
+}
+
+TEST(ConvRunnerTest, ResnetLikeForwardOnEveryAlgorithm) {
+  std::vector<std::string> names =
+      CheckAllAlgorithms(Conv("__dnn$convForward", "f32[2,9,9,8]", "f32[3,3,8,16]", "f32[2,9,9,16]",
+                              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                         1e-4);
+  EXPECT_TRUE(Has(names, "auto"));
+  EXPECT_TRUE(Has(names, "direct"));
+  EXPECT_TRUE(Has(names, "reference"));
+}
+
+TEST(ConvRunnerTest, StridedGroupedDilatedForwardNchw) {
+  CheckAllAlgorithms(Conv("__dnn$convForward", "f32[1,6,11,10]", "f32[4,3,3,2]", "f32[1,4,4,5]",
+                          "window={size=3x2 stride=2x2 pad=1_0x0_1 rhs_dilate=2x1}, dim_labels=bf01_oi01->bf01, "
+                          "feature_group_count=2"),
+                     1e-4);
+}
+
+TEST(ConvRunnerTest, BackwardInputAndFilterOddShapes) {
+  // Forward: x f32[2,7,7,3] (b01f), w f32[3,3,3,5] (01io), y f32[2,4,4,5].
+  CheckAllAlgorithms(Conv("__dnn$convBackwardInput", "f32[2,4,4,5]", "f32[3,3,3,5]", "f32[2,7,7,3]",
+                          "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                     1e-4);
+  CheckAllAlgorithms(Conv("__dnn$convBackwardFilter", "f32[2,7,7,3]", "f32[2,4,4,5]", "f32[3,3,3,5]",
+                          "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                     1e-4);
+  // Grouped, dilated, NCHW with a non-default layout on the input.
+  CheckAllAlgorithms(Conv("__dnn$convBackwardFilter", "f32[3,4,9,8]{1,3,2,0}", "f32[3,6,7,7]", "f32[6,2,3,2]",
+                          "window={size=3x2 rhs_dilate=2x1 pad=1_1x0_0}, dim_labels=bf01_oi01->bf01, "
+                          "feature_group_count=2"),
+                     1e-4);
+  CheckAllAlgorithms(Conv("__dnn$convBackwardInput", "f32[3,6,7,7]", "f32[6,2,3,2]", "f32[3,4,9,8]",
+                          "window={size=3x2 rhs_dilate=2x1 pad=1_1x0_0}, dim_labels=bf01_oi01->bf01, "
+                          "feature_group_count=2"),
+                     1e-4);
+}
+
+TEST(ConvRunnerTest, FusedBiasSideInputRelu) {
+  CheckAllAlgorithms(Conv("__dnn$convBiasActivationForward", "f32[2,6,6,4]", "f32[3,3,4,8]", "f32[2,6,6,8]",
+                          "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
+                          "  bias = f32[8] parameter(2)\n  side = f32[2,6,6,8]{0,3,2,1} parameter(3)\n", ", bias, side",
+                          R"({"cudnn_conv_backend_config":{"conv_result_scale":0.5,"side_input_scale":2,"activation_mode":"kRelu"}})"),
+                     1e-4);
+  CheckAllAlgorithms(Conv("__dnn$convBiasActivationForward", "f32[1,5,5,3]", "f32[1,1,3,4]", "f32[1,5,5,4]",
+                          "window={size=1x1}, dim_labels=b01f_01io->b01f", "  bias = f32[4] parameter(2)\n", ", bias",
+                          R"({"cudnn_conv_backend_config":{"activation_mode":"kTanh"}})"),
+                     1e-4);
+}
+
+TEST(ConvRunnerTest, Bf16ThroughF32AndF64OnlyOnReference) {
+  CheckAllAlgorithms(Conv("__dnn$convForward", "bf16[1,5,5,4]", "bf16[3,3,4,4]", "bf16[1,5,5,4]",
+                          "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                     2e-2);
+  std::vector<std::string> names = CheckAllAlgorithms(
+      Conv("__dnn$convForward", "f64[1,5,5,2]", "f64[3,3,2,3]", "f64[1,3,3,3]",
+           "window={size=3x3}, dim_labels=b01f_01io->b01f"),
+      1e-12);
+  EXPECT_EQ(names, std::vector<std::string>{"reference"});
+}
+
+TEST(ConvRunnerTest, WinogradListedOnlyWhereValid) {
+  // Strided: never winograd.
+  Case strided = Prepare(Conv("__dnn$convForward", "f32[1,8,8,4]", "f32[3,3,4,4]", "f32[1,4,4,4]",
+                              "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
+  ASSERT_NE(strided.call, nullptr);
+  absl::StatusOr<std::vector<LibraryAlgorithm>> algos = ListAlgorithms(*strided.call);
+  ASSERT_TRUE(algos.ok()) << algos.status().message();
+  for (const LibraryAlgorithm& a : *algos) EXPECT_NE(a.name, "winograd");
+  absl::StatusOr<Literal> r = RunWith(strided, static_cast<int64_t>(ConvAlgorithm::kWinograd));
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(LibraryCallRunnerTest, ConfigAlgorithmIsUsedAndBadIdsAreErrors) {
+  Case c = Prepare(Conv("__dnn$convForward", "f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,3,3,3]",
+                        "window={size=3x3}, dim_labels=b01f_01io->b01f", "", "",
+                        R"({"cudnn_conv_backend_config":{"algorithm":{"algo_id":"3"}}})"));
+  ASSERT_NE(c.call, nullptr);
+  absl::StatusOr<std::unique_ptr<LibraryCallRunner>> runner = LibraryCallRunner::Create(*c.call);
+  ASSERT_TRUE(runner.ok()) << runner.status().message();
+  EXPECT_EQ((*runner)->algorithm().name, "reference");
+  EXPECT_EQ((*runner)->flops(), 2 * 9 * 3 * 2 * 9);
+  EXPECT_FALSE(LibraryCallRunner::Create(*c.call, 17).ok());
+  // Not a library call.
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT n = f32[2] negate(a)
+})");
+  ASSERT_TRUE(m.ok());
+  absl::StatusOr<std::vector<LibraryAlgorithm>> none = ListAlgorithms(*(*m)->entry_computation()->root_instruction());
+  EXPECT_FALSE(none.ok());
+}
+
+}  // namespace
+}  // namespace passlab
