@@ -49,6 +49,7 @@ struct Tensor {
   memory user;
   memory prim;
   bool reorder = false;
+  dnnl::reorder to_prim, to_user;  // created once: reorders are JIT-compiled
   std::vector<float> f32;  // the f32 image of a non-f32 buffer
   int dnnl_arg = 0;
 };
@@ -89,7 +90,7 @@ class DnnConvRunner : public LibraryCallRunner {
         } else {
           t.user.set_data_handle(data);
         }
-        if (!t.output && t.reorder) dnnl::reorder(t.user, t.prim).execute(stream_, t.user, t.prim);
+        if (!t.output && t.reorder) t.to_prim.execute(stream_, t.user, t.prim);
         if (t.dnnl_arg != 0) args[t.dnnl_arg] = t.reorder ? t.prim : t.user;
       }
       if (side_input_ >= 0) {
@@ -97,11 +98,11 @@ class DnnConvRunner : public LibraryCallRunner {
         Tensor& side = tensors_[side_input_];
         Tensor& dst = tensors_[output_];
         memory& target = dst.reorder ? dst.prim : dst.user;
-        dnnl::reorder(side.user, target).execute(stream_, side.user, target);
+        side_to_dst_.execute(stream_, side.user, target);
       }
       primitive_.execute(stream_, args);
       Tensor& out = tensors_[output_];
-      if (out.reorder) dnnl::reorder(out.prim, out.user).execute(stream_, out.prim, out.user);
+      if (out.reorder) out.to_user.execute(stream_, out.prim, out.user);
       stream_.wait();
       if (!out.f32.empty()) {
         void* data = buffers[out.buffer];
@@ -143,6 +144,11 @@ class DnnConvRunner : public LibraryCallRunner {
     if (wanted != t.user.get_desc()) {
       t.reorder = true;
       t.prim = memory(wanted, Engine());
+      if (t.output) {
+        t.to_user = dnnl::reorder(t.prim, t.user);
+      } else {
+        t.to_prim = dnnl::reorder(t.user, t.prim);
+      }
     }
   }
 
@@ -273,6 +279,10 @@ class DnnConvRunner : public LibraryCallRunner {
       Bind(src, pd.src_desc(), DNNL_ARG_SRC);
       Bind(wei, pd.weights_desc(), DNNL_ARG_WEIGHTS);
       Bind(dst, pd.dst_desc(), DNNL_ARG_DST);
+      if (side_input_ >= 0) {
+        Tensor& out_tensor = tensors_[dst];
+        side_to_dst_ = dnnl::reorder(tensors_[side_input_].user, out_tensor.reorder ? out_tensor.prim : out_tensor.user);
+      }
       primitive_ = dnnl::convolution_forward(pd);
       return absl::OkStatus();
     }
@@ -303,6 +313,7 @@ class DnnConvRunner : public LibraryCallRunner {
   ConvCall call_;
   dnnl::stream stream_;
   dnnl::primitive primitive_;
+  dnnl::reorder side_to_dst_;
   std::vector<Tensor> tensors_;
   int output_ = -1;
   int side_input_ = -1;
