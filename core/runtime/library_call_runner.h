@@ -46,7 +46,10 @@ absl::StatusOr<std::vector<LibraryAlgorithm>> ListAlgorithms(const HloInstructio
 class LibraryCallRunner {
  public:
   // `algorithm`: an id from ListAlgorithms, or nullopt for the one recorded
-  // in the instruction's backend_config (unset: the library's default).
+  // in the instruction's backend_config (unset, or an id passlab does not
+  // know such as a cuDNN/cuBLAS one from an XLA:GPU dump: the library's
+  // default — OpenBLAS, oneDNN's auto where it takes the problem, else the
+  // reference). An explicit id that cannot run the call is an error.
   static absl::StatusOr<std::unique_ptr<LibraryCallRunner>> Create(const HloInstruction& inst,
                                                                     std::optional<int64_t> algorithm = std::nullopt);
   virtual ~LibraryCallRunner() = default;
