@@ -156,6 +156,19 @@ TEST(GemmRunnerTest, AlphaBetaBiasRelu) {
                      1e-5);
 }
 
+TEST(GemmRunnerTest, ColumnMajorResultWithBetaAndBiasGelu) {
+  // C^T = B^T A^T path with C read through its own layout.
+  CheckAllAlgorithms(Gemm("  a = f32[5,7] parameter(0)\n  b = f32[7,6] parameter(1)\n  c = f32[5,6] "
+                          "parameter(2)\n  bias = f32[6] parameter(3)",
+                          "a, b, c, bias", "f32[5,6]{0,1}",
+                          StrCat("{", kMatmul, R"(,"alpha_real":2,"beta":0.5,"epilogue":"BIAS_GELU"})")),
+                     1e-5);
+  // f16 everywhere (through f32).
+  CheckAllAlgorithms(Gemm("  a = f16[4,9] parameter(0)\n  b = f16[9,3] parameter(1)", "a, b", "f16[4,3]",
+                          StrCat("{", kMatmul, "}")),
+                     2e-3);
+}
+
 TEST(GemmRunnerTest, GeluEpilogueAndBf16Inputs) {
   CheckAllAlgorithms(Gemm("  a = bf16[9,10] parameter(0)\n  b = bf16[10,11] parameter(1)", "a, b", "f32[9,11]",
                           StrCat("{", kMatmul, R"(,"epilogue":"GELU"})")),
