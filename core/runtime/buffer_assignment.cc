@@ -75,6 +75,19 @@ int64_t BufferAssignment::NewBuffer(const HloInstruction* inst, int64_t leaf, in
   return b.id;
 }
 
+bool BufferAssignment::Reads(const HloInstruction* user, const HloInstruction* holder, int64_t buffer) const {
+  // A get-tuple-element reads only the leaves of its element.
+  if (user->opcode() != HloOpcode::kGetTupleElement || !holder->shape().IsTuple()) return true;
+  const std::vector<int64_t>& leaves = leaf_buffers_.at(holder);
+  int64_t first = LeafOrdinal(holder->shape(), {user->tuple_index()});
+  if (first < 0) return true;
+  int64_t count = LeafCount(user->shape());
+  for (int64_t i = first; i < first + count && i < static_cast<int64_t>(leaves.size()); ++i) {
+    if (leaves[i] == buffer) return true;
+  }
+  return false;
+}
+
 bool BufferAssignment::CanOverwrite(int64_t buffer, const HloInstruction* writer,
                                     const BufferAssignmentOptions& options) const {
   const Buffer& b = buffers_[buffer];
@@ -95,6 +108,7 @@ bool BufferAssignment::CanOverwrite(int64_t buffer, const HloInstruction* writer
   for (const HloInstruction* h : holders_[buffer]) {
     if (h->IsRoot()) return false;  // the old value is an output
     for (const HloInstruction* user : h->users()) {
+      if (!Reads(user, h, buffer)) continue;
       if (user == writer) {
         // Read only as the overwritten operand.
         int64_t target = InPlaceOperand(*writer);
@@ -178,6 +192,7 @@ absl::Status BufferAssignment::Assign(const HloComputation& computation, const B
       b.last_use_step = std::max(b.last_use_step, step_.at(h));
       if (h == root) b.live_out = true;
       for (const HloInstruction* user : h->users()) {
+        if (!Reads(user, h, b.id)) continue;
         auto it = step_.find(user);
         if (it != step_.end()) b.last_use_step = std::max(b.last_use_step, it->second);
       }

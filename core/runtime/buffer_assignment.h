@@ -94,6 +94,8 @@ class BufferAssignment {
   BufferAssignment() = default;
   absl::Status Assign(const HloComputation& computation, const BufferAssignmentOptions& options);
   int64_t NewBuffer(const HloInstruction* inst, int64_t leaf, int64_t size, BufferSlice slice);
+  // Whether `user` (a user of `holder`) reads `buffer` through it.
+  bool Reads(const HloInstruction* user, const HloInstruction* holder, int64_t buffer) const;
   bool CanOverwrite(int64_t buffer, const HloInstruction* writer, const BufferAssignmentOptions& options) const;
 
   std::vector<const HloInstruction*> schedule_;

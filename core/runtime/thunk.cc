@@ -138,6 +138,7 @@ class WhileThunk : public Thunk {
       : Thunk(inst), cond_(std::move(cond)), body_(std::move(body)), max_iterations_(max_iterations) {}
   KernelKind kind() const override { return KernelKind::kControlFlow; }
   std::string detail() const override { return StrCat("while (", iterations_, " iterations)"); }
+  std::vector<const Program*> nested() const override { return {cond_.get(), body_.get()}; }
   int64_t bytes_read() const override { return 0; }
   int64_t bytes_written() const override { return 0; }
   absl::Status Run(const Program& p, Frame& f, RunContext& ctx) override {
@@ -177,6 +178,11 @@ class BranchThunk : public Thunk {
   std::string detail() const override { return std::string(HloOpcodeString(instruction_.opcode())); }
   int64_t bytes_read() const override { return 0; }
   int64_t bytes_written() const override { return 0; }
+  std::vector<const Program*> nested() const override {
+    std::vector<const Program*> out;
+    for (const std::unique_ptr<Program>& b : branches_) out.push_back(b.get());
+    return out;
+  }
   absl::Status Run(const Program& p, Frame& f, RunContext& ctx) override {
     const Program* branch = branches_[0].get();
     std::vector<std::vector<void*>> params;
@@ -329,7 +335,17 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
   if (op == HloOpcode::kWhile) {
     absl::StatusOr<std::unique_ptr<Program>> cond = Build(*inst.while_condition(), {}, kernels);
     if (!cond.ok()) return cond.status();
-    absl::StatusOr<std::unique_ptr<Program>> body = Build(*inst.while_body(), {}, kernels);
+    // The loop state is the body's parameter and its result: body results
+    // are placed straight in the state buffers when the old state is dead
+    // by then, and the body may update the state in place (the while owns
+    // it), so a loop copies only what it must.
+    BufferAssignmentOptions body_options;
+    ForEachSubshape(inst.while_body()->root_instruction()->shape(), [&](const Shape& s, const ShapeIndex& index) {
+      if (s.IsTuple()) return;
+      body_options.output_aliases.push_back(InputOutputAlias{index, 0, index});
+      body_options.donors.push_back(BufferDonor{0, index});
+    });
+    absl::StatusOr<std::unique_ptr<Program>> body = Build(*inst.while_body(), body_options, kernels);
     if (!body.ok()) return body.status();
     thunks_.push_back(std::make_unique<WhileThunk>(inst, std::move(*cond), std::move(*body), kMaxWhileIterations));
     return absl::OkStatus();
@@ -409,6 +425,9 @@ std::string Program::ToString(int indent) const {
   std::string pad(indent, ' ');
   for (const std::unique_ptr<Thunk>& t : thunks_) {
     StrAppend(&out, pad, KernelKindName(t->kind()), " ", t->instruction().name(), " (", t->detail(), ")\n");
+    for (const Program* nested : t->nested()) {
+      StrAppend(&out, pad, "  ", nested->computation().name(), ":\n", nested->ToString(indent + 4));
+    }
   }
   return out;
 }

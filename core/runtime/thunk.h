@@ -55,6 +55,8 @@ class Thunk {
   virtual int64_t bytes_read() const;
   virtual int64_t bytes_written() const;
   virtual int64_t flops() const { return 0; }
+  // The programs a control-flow thunk runs (condition and body, branches).
+  virtual std::vector<const Program*> nested() const { return {}; }
 
   absl::Status Execute(const Program& program, Frame& frame, RunContext& ctx);
   const HloInstruction& instruction() const { return instruction_; }

@@ -162,6 +162,32 @@ ENTRY e {
   EXPECT_EQ(c.Slice("b").kind, BufferSlice::Kind::kArena);
 }
 
+TEST(BufferAssignmentTest, GetTupleElementOfAnotherElementIsNotAUse) {
+  // x dies at d although the tuple holding it is read (for y) afterwards.
+  Assigned a = Assign(R"(HloModule m
+ENTRY e {
+  p = f32[16] parameter(0)
+  q = f32[16] parameter(1)
+  u = f32[4] parameter(2)
+  x = f32[16] negate(p)
+  y = f32[16] negate(q)
+  t = (f32[16], f32[16]) tuple(x, y)
+  tx = f32[16] get-tuple-element(t), index=0
+  d = f32[16] dynamic-update-slice(tx, u, s32[] constant(2))
+  ty = f32[16] get-tuple-element(t), index=1
+  ROOT r = f32[16] add(d, ty)
+})");
+  ASSERT_NE(a.assignment, nullptr);
+  const HloComputation* entry = a.module->entry_computation();
+  std::vector<HloInstruction*> order = entry->MakeInstructionPostOrder();
+  auto pos = [&](std::string_view n) {
+    return std::find(order.begin(), order.end(), entry->GetInstructionWithName(n)) - order.begin();
+  };
+  ASSERT_LT(pos("d"), pos("ty"));  // the tuple is read after the update
+  EXPECT_TRUE(a.assignment->IsInPlace(a.Get("d")));
+  EXPECT_EQ(a.assignment->BufferAt(a.Get("x"), 0).last_use_step, pos("r"));
+}
+
 TEST(BufferAssignmentTest, BadOutputAliasIsAnError) {
   absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(R"(HloModule m, input_output_alias={ {3}: (0, {}, may-alias) }
 ENTRY e {
