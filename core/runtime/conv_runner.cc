@@ -6,7 +6,6 @@
 // act(conv_result_scale * conv + side_input_scale * side_input + bias) as an
 // output scale plus sum, binary-add and eltwise post-ops.
 #include <oneapi/dnnl/dnnl.hpp>
-
 #include <optional>
 #include <unordered_map>
 
@@ -46,11 +45,14 @@ struct Tensor {
   int64_t buffer = -1;  // index into the run's buffers
   Shape shape;
   bool output = false;
+  // Offsets to read the image from (the filter of a window-reversed
+  // convolution, spatially flipped); empty = element i from offset i.
+  std::vector<int64_t> gather;
   memory user;
   memory prim;
   bool reorder = false;
   dnnl::reorder to_prim, to_user;  // created once: reorders are JIT-compiled
-  std::vector<float> f32;  // the f32 image of a non-f32 buffer
+  std::vector<float> f32;          // the f32 image of a non-f32 buffer
   int dnnl_arg = 0;
 };
 
@@ -83,8 +85,12 @@ class DnnConvRunner : public LibraryCallRunner {
         if (data == nullptr) return absl::InvalidArgumentError(StrCat(name_, ": null buffer ", t.buffer));
         if (!t.f32.empty() || t.shape.element_count() == 0) {
           if (!t.output) {
-            for (int64_t i = 0; i < static_cast<int64_t>(t.f32.size()); ++i) {
-              t.f32[i] = static_cast<float>(ReadFloat(t.shape.element_type(), data, i));
+            PrimitiveType type = t.shape.element_type();
+            int64_t n = static_cast<int64_t>(t.f32.size());
+            if (t.gather.empty()) {
+              for (int64_t i = 0; i < n; ++i) t.f32[i] = static_cast<float>(ReadFloat(type, data, i));
+            } else {
+              for (int64_t i = 0; i < n; ++i) t.f32[i] = static_cast<float>(ReadFloat(type, data, t.gather[i]));
             }
           }
         } else {
@@ -137,6 +143,37 @@ class DnnConvRunner : public LibraryCallRunner {
     return static_cast<int>(tensors_.size()) - 1;
   }
 
+  // Reads the filter through an f32 image whose spatial dimensions marked
+  // window_reversal are flipped.
+  void FlipFilter(Tensor& t, const Shape& f, const ConvolutionDimensionNumbers& d) {
+    std::vector<int64_t> strides = PhysicalStrides(f);
+    std::vector<bool> flip(f.rank(), false);
+    for (size_t s = 0; s < d.kernel_spatial_dimensions.size(); ++s) {
+      flip[d.kernel_spatial_dimensions[s]] = call_.window.dimensions[s].window_reversal;
+    }
+    int64_t n = f.element_count();
+    t.gather.assign(n, 0);
+    if (t.f32.empty()) {
+      t.f32.resize(n);
+      t.user.set_data_handle(t.f32.data());
+    }
+    // For each element (logical row-major index), its offset and the offset
+    // of its flipped source.
+    std::vector<int64_t> idx(f.rank(), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t dst = 0, src = 0;
+      for (int64_t k = 0; k < f.rank(); ++k) {
+        dst += idx[k] * strides[k];
+        src += (flip[k] ? f.dimensions(k) - 1 - idx[k] : idx[k]) * strides[k];
+      }
+      t.gather[dst] = src;
+      for (int64_t k = f.rank() - 1; k >= 0; --k) {
+        if (++idx[k] < f.dimensions(k)) break;
+        idx[k] = 0;
+      }
+    }
+  }
+
   // Binds a tensor to a primitive argument with the primitive's format.
   void Bind(int index, const memory::desc& wanted, int arg) {
     Tensor& t = tensors_[index];
@@ -158,25 +195,30 @@ class DnnConvRunner : public LibraryCallRunner {
     operand_count_ = inst.operand_count();
     for (const HloInstruction* op : inst.operands()) {
       if (!DnnType(op->shape().element_type())) {
-        return absl::UnimplementedError(StrCat(name_, ": oneDNN path takes f32/bf16/f16, not ", op->shape().ToString()));
+        return absl::UnimplementedError(
+            StrCat(name_, ": oneDNN path takes f32/bf16/f16, not ", op->shape().ToString()));
       }
       if (absl::Status s = CheckPlainLayout(op->shape()); !s.ok()) return s;
       bytes_read_ += op->shape().byte_size();
     }
     if (!DnnType(c.result_shape.element_type())) {
-      return absl::UnimplementedError(StrCat(name_, ": oneDNN path takes f32/bf16/f16, not ", c.result_shape.ToString()));
+      return absl::UnimplementedError(
+          StrCat(name_, ": oneDNN path takes f32/bf16/f16, not ", c.result_shape.ToString()));
     }
     if (absl::Status s = CheckPlainLayout(c.result_shape); !s.ok()) return s;
     bytes_written_ = c.result_shape.byte_size();
     int64_t spatial = d.input_spatial_dimensions.size();
     if (spatial < 1 || spatial > 3) {
-      return absl::UnimplementedError(StrCat(name_, ": oneDNN convolutions have 1 to 3 spatial dimensions, not ", spatial));
+      return absl::UnimplementedError(
+          StrCat(name_, ": oneDNN convolutions have 1 to 3 spatial dimensions, not ", spatial));
     }
     Dims strides, dilates, pad_l, pad_r;
+    bool reversed = false;
     for (const WindowDimension& w : c.window.dimensions) {
-      if (w.base_dilation != 1 || w.window_reversal) {
-        return absl::UnimplementedError(StrCat(name_, ": oneDNN has no base dilation or window reversal"));
-      }
+      if (w.base_dilation != 1) return absl::UnimplementedError(StrCat(name_, ": oneDNN has no base dilation"));
+      // Window reversal (forward kinds only; AnalyzeConvCall rejects it on
+      // backward ones) is a flipped filter.
+      reversed = reversed || w.window_reversal;
       strides.push_back(w.stride);
       dilates.push_back(w.window_dilation - 1);
       pad_l.push_back(w.padding_low);
@@ -216,6 +258,7 @@ class DnnConvRunner : public LibraryCallRunner {
         wei = AddTensor(1, f, w_dims, w_strides, false);
         dst = AddTensor(result_buffer, out, dst_dims, dst_strides, true);
         output_ = dst;
+        if (reversed) FlipFilter(tensors_[wei], f, d);
         break;
       case LibraryCallKind::kConvBackwardInput:
         dst = AddTensor(0, out, dst_dims, dst_strides, false);
@@ -229,8 +272,7 @@ class DnnConvRunner : public LibraryCallRunner {
         wei = AddTensor(result_buffer, f, w_dims, w_strides, true);
         output_ = wei;
         break;
-      case LibraryCallKind::kGemm:
-        return absl::InternalError("gemm is not a convolution");
+      case LibraryCallKind::kGemm: return absl::InternalError("gemm is not a convolution");
     }
     auto any = [](const Dims& dims) { return memory::desc(dims, memory::data_type::f32, memory::format_tag::any); };
     memory::desc src_any = any(src_dims), w_any = any(w_dims), dst_any = any(dst_dims);
@@ -281,7 +323,8 @@ class DnnConvRunner : public LibraryCallRunner {
       Bind(dst, pd.dst_desc(), DNNL_ARG_DST);
       if (side_input_ >= 0) {
         Tensor& out_tensor = tensors_[dst];
-        side_to_dst_ = dnnl::reorder(tensors_[side_input_].user, out_tensor.reorder ? out_tensor.prim : out_tensor.user);
+        side_to_dst_ =
+            dnnl::reorder(tensors_[side_input_].user, out_tensor.reorder ? out_tensor.prim : out_tensor.user);
       }
       primitive_ = dnnl::convolution_forward(pd);
       return absl::OkStatus();
@@ -329,7 +372,8 @@ bool DnnAccepts(const HloInstruction& inst, const ConvCall& call, ConvAlgorithm 
 
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateDnnConvRunner(const HloInstruction& inst, ConvCall call,
                                                                        ConvAlgorithm algorithm) {
-  if (algorithm == ConvAlgorithm::kReference) return absl::InvalidArgumentError("the reference is not a oneDNN algorithm");
+  if (algorithm == ConvAlgorithm::kReference)
+    return absl::InvalidArgumentError("the reference is not a oneDNN algorithm");
   return DnnConvRunner::Create(inst, std::move(call), algorithm);
 }
 

@@ -222,6 +222,18 @@ TEST(ConvRunnerTest, StridedGroupedDilatedForwardNchw) {
                      1e-4);
 }
 
+TEST(ConvRunnerTest, WindowReversalFlipsTheFilter) {
+  // Reversed along one spatial dimension only, filter in a scrambled layout.
+  std::vector<std::string> names =
+      CheckAllAlgorithms(Conv("__dnn$convForward", "f32[2,3,7,6]", "f32[3,2,3,4]{0,2,3,1}", "f32[2,4,7,6]",
+                              "window={size=3x2 pad=1_1x0_1 rhs_reversal=1x0}, dim_labels=bf01_01io->bf01"),
+                         1e-4);
+  EXPECT_TRUE(Has(names, "direct"));
+  CheckAllAlgorithms(Conv("__dnn$convForward", "bf16[1,5,5,4]", "bf16[3,3,4,4]", "bf16[1,5,5,4]",
+                          "window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f"),
+                     2e-2);
+}
+
 TEST(ConvRunnerTest, BackwardInputAndFilterOddShapes) {
   // Forward: x f32[2,7,7,3] (b01f), w f32[3,3,3,5] (01io), y f32[2,4,4,5].
   CheckAllAlgorithms(Conv("__dnn$convBackwardInput", "f32[2,4,4,5]", "f32[3,3,3,5]", "f32[2,7,7,3]",

@@ -20,6 +20,7 @@
 #include "core/runtime/host_buffer.h"
 #include "core/runtime/library_call_runner.h"
 #include "core/text/hlo_parser.h"
+#include "test/core/runtime/test_rewrite.h"
 
 namespace passlab {
 namespace {
@@ -41,33 +42,6 @@ std::vector<std::string> CaseNames() {
   return names;
 }
 
-// Replaces the root convolution/dot by its library call.
-absl::Status RewriteRoot(HloModule& module) {
-  HloComputation* entry = module.entry_computation();
-  HloInstruction* root = entry->root_instruction();
-  std::vector<HloInstruction*> operands(root->operands().begin(), root->operands().end());
-  HloInstruction* replacement = nullptr;
-  if (root->opcode() == HloOpcode::kConvolution) {
-    Shape shape = Shape::Tuple({root->shape(), Shape(PrimitiveType::kU8, {0})});
-    std::unique_ptr<HloInstruction> call =
-        HloInstruction::CreateCustomCall(shape, operands, std::string(kConvForwardCallTarget));
-    call->mutable_attrs().window = root->window();
-    call->mutable_attrs().conv_dnums = root->attrs().conv_dnums;
-    call->mutable_attrs().feature_group_count = root->attrs().feature_group_count;
-    HloInstruction* c = entry->AddInstruction(std::move(call), "library_call");
-    replacement = entry->AddInstruction(HloInstruction::CreateGetTupleElement(c, 0), "result");
-  } else if (root->opcode() == HloOpcode::kDot) {
-    GemmBackendConfig config;
-    config.dot_dimension_numbers = root->attrs().dot_dnums;
-    replacement = entry->AddInstruction(
-        HloInstruction::CreateCustomCall(root->shape(), operands, std::string(kGemmCallTarget), config.ToJson()),
-        "library_call");
-  } else {
-    return absl::InvalidArgumentError("root is neither a convolution nor a dot");
-  }
-  return entry->ReplaceInstruction(root, replacement);
-}
-
 class PyTorchFixtureTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PyTorchFixtureTest, EveryAlgorithmAndTheExecutableMatchPyTorch) {
@@ -77,7 +51,9 @@ TEST_P(PyTorchFixtureTest, EveryAlgorithmAndTheExecutableMatchPyTorch) {
   text << in.rdbuf();
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text.str(), (dir / "module.hlo").string());
   ASSERT_TRUE(module.ok()) << module.status().message();
-  ASSERT_TRUE(RewriteRoot(**module).ok());
+  absl::StatusOr<int> rewritten = testing_only::RewriteToLibraryCalls(*(*module)->entry_computation());
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status().message();
+  ASSERT_EQ(*rewritten, 1);
   const HloComputation* entry = (*module)->entry_computation();
   std::vector<Literal> args;
   for (int64_t i = 0; i < entry->num_parameters(); ++i) {
@@ -91,7 +67,7 @@ TEST_P(PyTorchFixtureTest, EveryAlgorithmAndTheExecutableMatchPyTorch) {
   const ErrorSpec spec{.abs = 1e-4, .rel = 1e-4};
 
   // Each algorithm on raw buffers.
-  const HloInstruction* call = entry->GetInstructionWithName("library_call");
+  const HloInstruction* call = entry->GetInstructionWithName(GetParam().rfind("dot", 0) == 0 ? "d.call" : "c.call");
   ASSERT_NE(call, nullptr);
   absl::StatusOr<std::vector<LibraryAlgorithm>> algos = ListAlgorithms(*call);
   ASSERT_TRUE(algos.ok()) << algos.status().message();
