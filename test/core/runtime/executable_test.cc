@@ -342,6 +342,42 @@ ENTRY e {
   EXPECT_TRUE(r.executable->buffer_assignment().IsInPlace(d));
 }
 
+TEST(ExecutableTest, LinearAlgebraFftTopkAndRngRoutines) {
+  const std::string text = R"(HloModule routines
+ENTRY e {
+  spd = f32[4,4] parameter(0)
+  b = f32[4,3] parameter(1)
+  x = f32[3,7] parameter(2)
+  c = c64[8] parameter(3)
+  state = u64[2] parameter(4)
+  l = f32[4,4] cholesky(spd), lower=true
+  s = f32[4,3] triangular-solve(l, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  t = (f32[3,2], s32[3,2]) topk(x), k=2, largest=true
+  f = c64[8] fft(c), fft_type=FFT, fft_length={8}
+  r = (u64[2], u32[5]) rng-bit-generator(state), algorithm=rng_philox
+  ROOT out = (f32[4,3], (f32[3,2], s32[3,2]), c64[8], (u64[2], u32[5])) tuple(s, t, f, r)
+})";
+  // A symmetric positive definite matrix: diagonally dominant.
+  Literal spd = Random(Shape(PrimitiveType::kF32, {4, 4}), 1);
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < i; ++j) spd.Set<float>({j, i}, spd.Get<float>({i, j}));
+    spd.Set<float>({i, i}, 5.0f + i);
+  }
+  Literal c(Shape(PrimitiveType::kC64, {8}));
+  for (int64_t i = 0; i < 8; ++i) c.SetComplex(i, {0.25 * i, 1.0 - 0.5 * i});
+  Ran r = RunAndCompare(text, {std::move(spd), Random(Shape(PrimitiveType::kF32, {4, 3}), 2),
+                               Random(Shape(PrimitiveType::kF32, {3, 7}), 3), std::move(c),
+                               Literal::Vector<uint64_t>({42, 7})},
+                        1e-4);
+  ASSERT_NE(r.executable, nullptr);
+  for (std::string_view name : {"l", "s", "t", "f", "r"}) {
+    const KernelRecord* k = Find(r.records, name);
+    ASSERT_NE(k, nullptr) << name;
+    EXPECT_EQ(k->kind, KernelKind::kRuntimeRoutine) << name;
+  }
+  EXPECT_EQ(Find(r.records, "f")->detail, "fft");
+}
+
 TEST(ExecutableTest, DonatedParameterHoldsTheOutput) {
   Ran r = RunAndCompare(R"(HloModule donate, input_output_alias={ {}: (0, {}, may-alias) }
 ENTRY e {
