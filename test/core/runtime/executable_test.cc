@@ -378,6 +378,23 @@ ENTRY e {
   EXPECT_EQ(Find(r.records, "f")->detail, "fft");
 }
 
+TEST(ExecutableTest, GemmAccumulatesIntoItsCOperandInPlace) {
+  // As XLA's GemmRewriter emits it: C aliased to the output.
+  Ran r = RunAndCompare(R"(HloModule gemm
+ENTRY e {
+  a = f32[6,5] parameter(0)
+  b = f32[5,7] parameter(1)
+  c0 = f32[6,7] parameter(2)
+  c = f32[6,7] negate(c0)
+  ROOT g = f32[6,7] custom-call(a, b, c), custom_call_target="__blas$gemm", output_to_operand_aliasing={{}: (2, {})}, backend_config={"gemm_backend_config":{"beta":1,"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"]}}}
+})");
+  ASSERT_NE(r.executable, nullptr);
+  const HloComputation* entry = r.module->entry_computation();
+  EXPECT_TRUE(r.executable->buffer_assignment().IsInPlace(entry->root_instruction()));
+  EXPECT_EQ(r.executable->buffer_assignment().LeafSlices(entry->root_instruction())[0],
+            r.executable->buffer_assignment().LeafSlices(entry->GetInstructionWithName("c"))[0]);
+}
+
 TEST(ExecutableTest, DonatedParameterHoldsTheOutput) {
   Ran r = RunAndCompare(R"(HloModule donate, input_output_alias={ {}: (0, {}, may-alias) }
 ENTRY e {
