@@ -163,7 +163,9 @@ absl::Status BufferAssignment::Assign(const HloComputation& computation, const B
       int64_t first = LeafOrdinal(inst->operand(0)->shape(), {inst->tuple_index()});
       if (first < 0) return absl::InvalidArgumentError(StrCat(inst->name(), ": tuple index out of range"));
       ids.assign(o.begin() + first, o.begin() + first + static_cast<int64_t>(leaves.size()));
-    } else if (op == HloOpcode::kBitcast) {
+    } else if (op == HloOpcode::kBitcast || op == HloOpcode::kOptimizationBarrier || op == HloOpcode::kDomain ||
+               op == HloOpcode::kAddDependency) {
+      // The operand's storage under another name (add-dependency: operand 0).
       ids = leaf_buffers_.at(inst->operand(0));
     } else {
       int64_t target = InPlaceOperand(*inst);

@@ -3,8 +3,8 @@
 // the computation's arena, in a caller-provided parameter buffer, or in a
 // constant's storage.
 //
-//  - Aliases share storage: get-tuple-element, tuple and bitcast define no
-//    new buffers.
+//  - Aliases share storage: get-tuple-element, tuple, bitcast,
+//    opt-barrier, domain and add-dependency define no new buffers.
 //  - In-place ops (dynamic-update-slice, single-operand scatter, custom
 //    calls and fusions with output_to_operand_aliasing) write into their
 //    operand's buffer when that is the operand's last use and the buffer is

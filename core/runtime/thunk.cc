@@ -216,7 +216,8 @@ class BranchThunk : public Thunk {
 
 bool IsAlias(HloOpcode op) {
   return op == HloOpcode::kParameter || op == HloOpcode::kConstant || op == HloOpcode::kTuple ||
-         op == HloOpcode::kGetTupleElement || op == HloOpcode::kBitcast;
+         op == HloOpcode::kGetTupleElement || op == HloOpcode::kBitcast || op == HloOpcode::kOptimizationBarrier ||
+         op == HloOpcode::kDomain || op == HloOpcode::kAddDependency || op == HloOpcode::kAfterAll;
 }
 
 bool IsRuntimeRoutine(HloOpcode op) {

@@ -395,6 +395,22 @@ ENTRY e {
             r.executable->buffer_assignment().LeafSlices(entry->GetInstructionWithName("c"))[0]);
 }
 
+TEST(ExecutableTest, BarriersAndDependenciesAreAliases) {
+  Ran r = RunAndCompare(R"(HloModule barrier
+ENTRY e {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  t = (f32[8], f32[8]) opt-barrier((f32[8], f32[8]) tuple(a, b))
+  x = f32[8] get-tuple-element(t), index=0
+  tok = token[] after-all()
+  d = f32[8] add-dependency(x, tok)
+  y = f32[8] get-tuple-element(t), index=1
+  ROOT s = f32[8] add(d, y)
+})");
+  ASSERT_NE(r.executable, nullptr);
+  EXPECT_EQ(r.records.size(), 1u);  // only the add runs
+}
+
 TEST(ExecutableTest, DonatedParameterHoldsTheOutput) {
   Ran r = RunAndCompare(R"(HloModule donate, input_output_alias={ {}: (0, {}, may-alias) }
 ENTRY e {
