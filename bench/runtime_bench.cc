@@ -1,11 +1,13 @@
 // The CPU runtime's library calls: sgemm 1024^3 on OpenBLAS (GFLOP/s), and a
 // ResNet-like 3x3 convolution (NHWC, 64 -> 64 channels, stride 1, pad 1)
 // forward, backward-input and backward-filter on each oneDNN algorithm this
-// CPU offers. Preparation (primitive creation) is outside the timed loop;
-// inputs are built once.
+// CPU offers; buffer assignment of the ResNet-18 training step. Preparation
+// (primitive creation) is outside the timed loop; inputs are built once.
 #include <benchmark/benchmark.h>
 
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
+#include "core/runtime/buffer_assignment.h"
 #include "core/runtime/host_buffer.h"
 #include "core/runtime/library_call_runner.h"
 #include "core/text/hlo_parser.h"
@@ -114,6 +117,31 @@ void RegisterConvBenchmarks() {
     }
   }
 }
+
+// Buffer assignment of the ResNet-18 training step (batch 2, 32x32; ~700
+// instructions): its cost, and arena vs. no-reuse bytes as counters.
+void BM_BufferAssignmentResNet18(benchmark::State& state) {
+  std::ifstream in(std::string(PASSLAB_SOURCE_DIR) + "/test/eval_fixtures/resnet18_train_step.hlo");
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text.str(), "resnet18_train_step.hlo");
+  if (!module.ok()) {
+    state.SkipWithError(std::string(module.status().message()).c_str());
+    return;
+  }
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<BufferAssignment>> a = BufferAssignment::ForEntry(**module);
+    if (!a.ok()) {
+      state.SkipWithError(std::string(a.status().message()).c_str());
+      return;
+    }
+    state.counters["arena_MiB"] = (*a)->arena_bytes() / 1048576.0;
+    state.counters["peak_live_MiB"] = (*a)->peak_live_bytes() / 1048576.0;
+    state.counters["no_reuse_MiB"] = (*a)->total_bytes() / 1048576.0;
+    benchmark::DoNotOptimize(a);
+  }
+}
+BENCHMARK(BM_BufferAssignmentResNet18)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace passlab

@@ -5,6 +5,8 @@
 // converted through f32 temporaries. The fused forward computes
 // act(conv_result_scale * conv + side_input_scale * side_input + bias) as an
 // output scale plus sum, binary-add and eltwise post-ops.
+#include "core/runtime/library_call_internal.h"
+
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <unordered_map>
@@ -12,7 +14,6 @@
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/host_buffer.h"
-#include "core/runtime/library_call_internal.h"
 
 namespace passlab::runtime_internal {
 namespace {

@@ -7,6 +7,8 @@
 // written in place when its layout allows (computing C^T = B^T A^T for a
 // column-major result), else through a temporary. beta, bias and the
 // activation epilogue follow XLA: D = act(alpha*A*B + beta*C + bias).
+#include "core/runtime/library_call_internal.h"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -17,7 +19,6 @@
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/host_buffer.h"
-#include "core/runtime/library_call_internal.h"
 
 namespace passlab::runtime_internal {
 namespace {
