@@ -1,10 +1,14 @@
 #include "core/runtime/library_call_runner.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
+#include "core/runtime/host_buffer.h"
 #include "core/runtime/instruction_evaluator.h"
 #include "core/runtime/library_call_internal.h"
 
@@ -99,7 +103,8 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(con
     if (id == -1) id = BlasSupports(inst, *call) ? kGemmBlas : kGemmReference;
     if (id == kGemmBlas) return CreateBlasGemmRunner(inst, std::move(*call));
     if (id == kGemmReference) return CreateReferenceRunner(inst, {kGemmReference, "reference"});
-    return absl::InvalidArgumentError(StrCat(inst.name(), ": unknown gemm algorithm ", id, " (0 = blas, 1 = reference)"));
+    return absl::InvalidArgumentError(
+        StrCat(inst.name(), ": unknown gemm algorithm ", id, " (0 = blas, 1 = reference)"));
   }
   absl::StatusOr<ConvCall> call = AnalyzeConvCall(inst);
   if (!call.ok()) return call.status();
@@ -132,6 +137,76 @@ absl::StatusOr<int64_t> RunLibraryCall(const HloInstruction& inst, int64_t algor
   auto end = std::chrono::steady_clock::now();
   if (!s.ok()) return s;
   return std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();
+}
+
+absl::StatusOr<std::vector<AlgorithmTiming>> TimeAlgorithms(const HloInstruction& inst, absl::Span<void* const> buffers,
+                                                            int repeats, bool include_reference, double tolerance) {
+  absl::StatusOr<std::vector<LibraryAlgorithm>> algorithms = ListAlgorithms(inst);
+  if (!algorithms.ok()) return algorithms.status();
+  std::vector<Shape> leaves = LeafShapes(inst.shape());
+  size_t result_index = static_cast<size_t>(inst.operand_count());
+  if (buffers.size() < result_index + 1 || buffers[result_index] == nullptr) {
+    return absl::InvalidArgumentError(StrCat(inst.name(), ": expected operand buffers and a result buffer"));
+  }
+  const Shape& result = leaves[0];
+  PrimitiveType type = result.element_type();
+  bool comparable = type == PrimitiveType::kF32 || type == PrimitiveType::kF64 || type == PrimitiveType::kBF16 ||
+                    type == PrimitiveType::kF16;
+  std::vector<double> first;  // result of the first algorithm that ran
+  std::string first_name;
+  std::vector<AlgorithmTiming> out;
+  for (const LibraryAlgorithm& a : *algorithms) {
+    bool reference = (a.name == "reference");
+    if (reference && !include_reference) continue;
+    AlgorithmTiming t;
+    t.algorithm = a;
+    absl::StatusOr<std::unique_ptr<LibraryCallRunner>> runner = LibraryCallRunner::Create(inst, a.id);
+    if (!runner.ok()) {
+      t.status = runner.status();
+      out.push_back(std::move(t));
+      continue;
+    }
+    t.status = (*runner)->Run(buffers);  // warm-up
+    std::vector<int64_t> times;
+    for (int r = 0; r < std::max(repeats, 1) && t.status.ok(); ++r) {
+      auto start = std::chrono::steady_clock::now();
+      t.status = (*runner)->Run(buffers);
+      times.push_back(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    }
+    if (t.status.ok()) {
+      std::sort(times.begin(), times.end());
+      t.median_ns = times[times.size() / 2];
+      if (comparable) {
+        std::vector<double> values(result.element_count());
+        for (size_t i = 0; i < values.size(); ++i) values[i] = ReadFloat(type, buffers[result_index], i);
+        if (first_name.empty()) {
+          first = std::move(values);
+          first_name = a.name;
+        } else {
+          for (size_t i = 0; i < values.size(); ++i) {
+            double err = std::abs(values[i] - first[i]) / (1 + std::abs(first[i]));
+            if (!(err <= t.max_rel_error)) t.max_rel_error = std::isnan(err) ? INFINITY : err;
+          }
+          if (!(t.max_rel_error <= tolerance)) {
+            t.status = absl::InternalError(StrCat(inst.name(), ": algorithm ", a.name, " differs from ", first_name,
+                                                  " by ", t.max_rel_error, " (relative)"));
+          }
+        }
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+absl::StatusOr<LibraryAlgorithm> FastestAlgorithm(absl::Span<const AlgorithmTiming> timings) {
+  const AlgorithmTiming* best = nullptr;
+  for (const AlgorithmTiming& t : timings) {
+    if (t.status.ok() && (best == nullptr || t.median_ns < best->median_ns)) best = &t;
+  }
+  if (best == nullptr) return absl::NotFoundError("no algorithm ran");
+  return best->algorithm;
 }
 
 }  // namespace passlab

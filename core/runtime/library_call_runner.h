@@ -79,6 +79,26 @@ class LibraryCallRunner {
 absl::StatusOr<int64_t> RunLibraryCall(const HloInstruction& inst, int64_t algorithm,
                                        absl::Span<void* const> buffers);
 
+// One algorithm's result in TimeAlgorithms.
+struct AlgorithmTiming {
+  LibraryAlgorithm algorithm;
+  absl::Status status;     // why it could not run, or disagreed with the others
+  int64_t median_ns = 0;   // of the timed runs (after one warm-up run)
+  double max_rel_error = 0;  // of result leaf 0 against the first algorithm that ran
+};
+
+// What the algorithm picker needs: every listed algorithm (the reference only
+// when `include_reference`) run on `buffers`, one warm-up and `repeats` timed
+// runs each, its result compared with the first algorithm's (an algorithm
+// whose result differs by more than `tolerance`, relative, gets an error
+// status). `buffers` hold the last algorithm's outputs afterwards.
+absl::StatusOr<std::vector<AlgorithmTiming>> TimeAlgorithms(const HloInstruction& inst,
+                                                            absl::Span<void* const> buffers, int repeats = 3,
+                                                            bool include_reference = false, double tolerance = 1e-2);
+
+// The fastest algorithm that ran and agreed, or an error when none did.
+absl::StatusOr<LibraryAlgorithm> FastestAlgorithm(absl::Span<const AlgorithmTiming> timings);
+
 }  // namespace passlab
 
 #endif  // PASSLAB_CORE_RUNTIME_LIBRARY_CALL_RUNNER_H_

@@ -288,6 +288,39 @@ TEST(ConvRunnerTest, WinogradListedOnlyWhereValid) {
   EXPECT_FALSE(r.ok());
 }
 
+TEST(LibraryCallRunnerTest, TimeAlgorithmsComparesAndPicksTheFastest) {
+  Case c = Prepare(Conv("__dnn$convForward", "f32[2,9,9,8]", "f32[3,3,8,16]", "f32[2,9,9,16]",
+                        "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
+  ASSERT_NE(c.call, nullptr);
+  Buffers b;
+  for (int64_t i = 0; i < c.call->operand_count(); ++i) {
+    ASSERT_TRUE(CopyLiteralToBuffer(c.args[i], c.call->operand(i)->shape(), b.Add(c.call->operand(i)->shape())).ok());
+  }
+  for (const Shape& s : LeafShapes(c.call->shape())) b.Add(s);
+  absl::StatusOr<std::vector<AlgorithmTiming>> t = TimeAlgorithms(*c.call, b.ptrs, 2, /*include_reference=*/true);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_GE(t->size(), 3u);  // auto, direct, ..., reference
+  EXPECT_EQ(t->back().algorithm.name, "reference");
+  for (const AlgorithmTiming& a : *t) {
+    EXPECT_TRUE(a.status.ok()) << a.algorithm.name << ": " << a.status.message();
+    EXPECT_GT(a.median_ns, 0);
+    EXPECT_LT(a.max_rel_error, 1e-4) << a.algorithm.name;
+  }
+  absl::StatusOr<LibraryAlgorithm> best = FastestAlgorithm(*t);
+  ASSERT_TRUE(best.ok());
+  // The last run's output is in the buffers and right.
+  absl::StatusOr<Literal> out = LiteralFromBuffer(LeafShapes(c.call->shape())[0], b.ptrs[2]);
+  ASSERT_TRUE(out.ok());
+  ExpectClose(*out, c.expected, 1e-4, "after timing");
+  // A disagreeing algorithm is flagged; none running is an error.
+  std::vector<AlgorithmTiming> fake = {{{0, "a"}, absl::OkStatus(), 50, 0},
+                                       {{1, "b"}, absl::InternalError("differs"), 10, 0.5},
+                                       {{2, "c"}, absl::OkStatus(), 20, 0}};
+  EXPECT_EQ(FastestAlgorithm(fake)->name, "c");
+  fake[0].status = fake[2].status = absl::UnavailableError("x");
+  EXPECT_FALSE(FastestAlgorithm(fake).ok());
+}
+
 TEST(LibraryCallRunnerTest, ConfigAlgorithmIsUsedAndBadIdsAreErrors) {
   Case c = Prepare(Conv("__dnn$convForward", "f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,3,3,3]",
                         "window={size=3x3}, dim_labels=b01f_01io->b01f", "", "",
