@@ -65,6 +65,13 @@ absl::Status NotLibraryCall(const HloInstruction& inst) {
                                            "\")"));
 }
 
+// XLA:GPU's spelling of the target: its recorded algorithm ids are cuBLAS /
+// cuDNN ones, meaningless here.
+bool FromXlaGpu(const HloInstruction& inst) {
+  std::string_view t = inst.custom_call_target();
+  return t.rfind("__cublas$", 0) == 0 || t.rfind("__cudnn$", 0) == 0;
+}
+
 constexpr ConvAlgorithm kDnnAlgorithms[] = {ConvAlgorithm::kAuto, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd};
 
 }  // namespace
@@ -99,7 +106,7 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(con
     int64_t id = algorithm.value_or(call->config.selected_algorithm);
     // A recorded id passlab does not know (e.g. a cuBLAS algorithm from an
     // XLA:GPU dump) means nothing on the CPU: use the default.
-    if (!algorithm.has_value() && id != kGemmBlas && id != kGemmReference) id = -1;
+    if (!algorithm.has_value() && (FromXlaGpu(inst) || (id != kGemmBlas && id != kGemmReference))) id = -1;
     if (id == -1) id = BlasSupports(inst, *call) ? kGemmBlas : kGemmReference;
     if (id == kGemmBlas) return CreateBlasGemmRunner(inst, std::move(*call));
     if (id == kGemmReference) return CreateReferenceRunner(inst, {kGemmReference, "reference"});
@@ -109,7 +116,9 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(con
   absl::StatusOr<ConvCall> call = AnalyzeConvCall(inst);
   if (!call.ok()) return call.status();
   int64_t id = algorithm.value_or(call->config.algo_id);
-  if (!algorithm.has_value() && !call->config.algorithm().has_value()) id = -1;  // unset or not passlab's
+  if (!algorithm.has_value() && (FromXlaGpu(inst) || !call->config.algorithm().has_value())) {
+    id = -1;  // unset or not passlab's
+  }
   if (id == -1) {
     // Unset: oneDNN's own choice where it takes the problem, else the reference.
     absl::StatusOr<std::unique_ptr<LibraryCallRunner>> dnn = CreateDnnConvRunner(inst, *call, ConvAlgorithm::kAuto);

@@ -331,10 +331,11 @@ TEST(LibraryCallRunnerTest, ConfigAlgorithmIsUsedAndBadIdsAreErrors) {
   EXPECT_EQ((*runner)->algorithm().name, "reference");
   EXPECT_EQ((*runner)->flops(), 2 * 9 * 3 * 2 * 9);
   EXPECT_FALSE(LibraryCallRunner::Create(*c.call, 17).ok());
-  // A cuDNN algorithm id recorded by XLA:GPU means the default here.
+  // A cuDNN algorithm id recorded by XLA:GPU means the default here (3 would
+  // be passlab's reference).
   Case xla = Prepare(Conv("__cudnn$convForward", "f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,3,3,3]",
                           "window={size=3x3}, dim_labels=b01f_01io->b01f", "", "",
-                          R"({"cudnn_conv_backend_config":{"algorithm":{"algo_id":"14","math_type":"DEFAULT_MATH"}}})"));
+                          R"({"cudnn_conv_backend_config":{"algorithm":{"algo_id":"3","math_type":"DEFAULT_MATH"}}})"));
   ASSERT_NE(xla.call, nullptr);
   absl::StatusOr<std::unique_ptr<LibraryCallRunner>> dflt = LibraryCallRunner::Create(*xla.call);
   ASSERT_TRUE(dflt.ok()) << dflt.status().message();
