@@ -215,6 +215,19 @@ TEST(ConvRunnerTest, ResnetLikeForwardOnEveryAlgorithm) {
   EXPECT_TRUE(Has(names, "reference"));
 }
 
+TEST(ConvRunnerTest, BenchmarkShapeOnEveryAlgorithm) {
+  // The shape bench/runtime_bench.cc times (ResNet's 64-channel stage).
+  CheckAllAlgorithms(Conv("__dnn$convForward", "f32[8,16,16,64]", "f32[3,3,64,64]", "f32[8,16,16,64]",
+                          "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                     1e-4);
+  CheckAllAlgorithms(Conv("__dnn$convBackwardInput", "f32[8,16,16,64]", "f32[3,3,64,64]", "f32[8,16,16,64]",
+                          "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                     1e-4);
+  CheckAllAlgorithms(Conv("__dnn$convBackwardFilter", "f32[8,16,16,64]", "f32[8,16,16,64]", "f32[3,3,64,64]",
+                          "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                     1e-4);
+}
+
 TEST(ConvRunnerTest, StridedGroupedDilatedForwardNchw) {
   CheckAllAlgorithms(Conv("__dnn$convForward", "f32[1,6,11,10]", "f32[4,3,3,2]", "f32[1,4,4,5]",
                           "window={size=3x2 stride=2x2 pad=1_0x0_1 rhs_dilate=2x1}, dim_labels=bf01_oi01->bf01, "
