@@ -228,6 +228,11 @@ class DnnConvRunner : public LibraryCallRunner {
     int64_t g = c.feature_group_count;
     const Shape &in = c.input_shape, &f = c.filter_shape, &out = c.output_shape;
     empty_ = in.element_count() == 0 || f.element_count() == 0 || out.element_count() == 0;
+    if (empty_ && c.result_shape.element_count() > 0) {
+      // A non-empty result of an empty sum (zeros, or the fused epilogue of
+      // zeros): oneDNN rejects empty operands; the reference computes it.
+      return absl::UnimplementedError(StrCat(name_, ": oneDNN takes no empty operands"));
+    }
     int64_t taps = 1;
     for (int64_t k : d.kernel_spatial_dimensions) taps *= f.dimensions(k);
     flops_ = 2 * out.element_count() * f.dimensions(d.kernel_input_feature_dimension) * taps;

@@ -289,6 +289,19 @@ TEST(ConvRunnerTest, Bf16ThroughF32AndF64OnlyOnReference) {
   EXPECT_EQ(names, std::vector<std::string>{"reference"});
 }
 
+TEST(ConvRunnerTest, EmptyOperandsGiveZerosOrNothing) {
+  // No input features: the result is all zeros (the reference computes it).
+  std::vector<std::string> names =
+      CheckAllAlgorithms(Conv("__dnn$convForward", "f32[2,5,5,0]", "f32[3,3,0,4]", "f32[2,5,5,4]",
+                              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                         0);
+  EXPECT_EQ(names, std::vector<std::string>{"reference"});
+  // Empty batch: the filter gradient is all zeros.
+  CheckAllAlgorithms(Conv("__dnn$convBackwardFilter", "f32[0,5,5,3]", "f32[0,5,5,4]", "f32[3,3,3,4]",
+                          "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                     0);
+}
+
 TEST(ConvRunnerTest, WinogradListedOnlyWhereValid) {
   // Strided: never winograd.
   Case strided = Prepare(Conv("__dnn$convForward", "f32[1,8,8,4]", "f32[3,3,4,4]", "f32[1,4,4,4]",
