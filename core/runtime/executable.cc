@@ -34,6 +34,23 @@ absl::StatusOr<Literal> Assemble(const Shape& shape, const std::vector<void*>& l
 
 }  // namespace
 
+ExecutableMemory Executable::memory() const {
+  ExecutableMemory m;
+  m.arena_bytes = program_->assignment().arena_bytes();
+  m.parameter_bytes = program_->assignment().parameter_bytes();
+  std::vector<const Program*> pending = {program_.get()};
+  while (!pending.empty()) {
+    const Program* p = pending.back();
+    pending.pop_back();
+    m.constant_bytes += p->assignment().constant_bytes();
+    if (p != program_.get()) m.nested_arena_bytes += p->assignment().arena_bytes();
+    for (const std::unique_ptr<Thunk>& t : p->thunks()) {
+      for (const Program* n : t->nested()) pending.push_back(n);
+    }
+  }
+  return m;
+}
+
 absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(const HloModule& module, const KernelProvider& kernels) {
   if (module.entry_computation() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
   std::unique_ptr<Executable> e(new Executable());

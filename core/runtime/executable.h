@@ -22,6 +22,15 @@
 
 namespace passlab {
 
+// Host memory an executable uses while it runs.
+struct ExecutableMemory {
+  int64_t arena_bytes = 0;         // the entry computation's temporaries
+  int64_t nested_arena_bytes = 0;  // control-flow bodies' arenas (kept between runs)
+  int64_t parameter_bytes = 0;
+  int64_t constant_bytes = 0;      // of every program
+  int64_t peak_bytes() const { return arena_bytes + nested_arena_bytes + parameter_bytes + constant_bytes; }
+};
+
 class Executable {
  public:
   // The module must outlive the executable.
@@ -34,6 +43,7 @@ class Executable {
   const Program& program() const { return *program_; }
   const BufferAssignment& buffer_assignment() const { return program_->assignment(); }
   std::string ToString() const { return program_->ToString(); }
+  ExecutableMemory memory() const;
 
  private:
   Executable() = default;

@@ -225,6 +225,12 @@ ENTRY e {
   int body_adds = 0;
   for (const KernelRecord& k : r.records) body_adds += k.hlo_computation == "body" && k.kind == KernelKind::kEmitted;
   EXPECT_EQ(body_adds, 10);  // two adds per iteration
+  ExecutableMemory mem = r.executable->memory();
+  EXPECT_EQ(mem.parameter_bytes, 64);
+  EXPECT_EQ(mem.arena_bytes, 128);          // the loop state: s32 and f32[16], 64-byte aligned
+  EXPECT_EQ(mem.constant_bytes, 3 * 4);     // 0 in the entry, 5 in cond, 1 in body
+  EXPECT_GT(mem.nested_arena_bytes, 0);
+  EXPECT_EQ(mem.peak_bytes(), 64 + 128 + 12 + mem.nested_arena_bytes);
 }
 
 TEST(ExecutableTest, WhileLoopUpdatesItsStateInPlace) {
