@@ -194,6 +194,89 @@ TEST(GemmRunnerTest, DegenerateDims) {
                      0);
 }
 
+// Random dimension numbers, sizes (1 to 5, so degenerate dims appear) and
+// layouts for lhs, rhs, C and the result: every plan (direct, transposed,
+// packed, column-major result) against the evaluator.
+TEST(GemmRunnerTest, RandomDimensionNumbersAndLayouts) {
+  uint64_t state = 12345;
+  auto next = [&](int64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(n));
+  };
+  auto layout = [&](int64_t rank) {
+    std::vector<int64_t> perm(rank);
+    for (int64_t i = 0; i < rank; ++i) perm[i] = i;
+    for (int64_t i = rank - 1; i > 0; --i) std::swap(perm[i], perm[next(i + 1)]);
+    return StrCat("{", Join(perm, ","), "}");
+  };
+  for (int trial = 0; trial < 150; ++trial) {
+    int64_t nb = next(3), nk = 1 + next(2), nm = next(3), nn = next(3);
+    std::vector<int64_t> b(nb), k(nk), m(nm), n(nn);
+    for (int64_t& x : b) x = 1 + next(4);
+    for (int64_t& x : k) x = 1 + next(5);
+    for (int64_t& x : m) x = 1 + next(5);
+    for (int64_t& x : n) x = 1 + next(5);
+    // lhs/rhs dims in a random order of their groups.
+    auto shuffle_dims = [&](const std::vector<std::pair<char, int64_t>>& parts) {
+      std::vector<std::pair<char, int64_t>> order = parts;
+      for (int64_t i = static_cast<int64_t>(order.size()) - 1; i > 0; --i) std::swap(order[i], order[next(i + 1)]);
+      return order;
+    };
+    std::vector<std::pair<char, int64_t>> lparts, rparts;
+    for (int64_t i = 0; i < nb; ++i) lparts.push_back({'b', i}), rparts.push_back({'b', i});
+    for (int64_t i = 0; i < nk; ++i) lparts.push_back({'k', i}), rparts.push_back({'k', i});
+    for (int64_t i = 0; i < nm; ++i) lparts.push_back({'m', i});
+    for (int64_t i = 0; i < nn; ++i) rparts.push_back({'n', i});
+    std::vector<std::pair<char, int64_t>> lo = shuffle_dims(lparts), ro = shuffle_dims(rparts);
+    auto size_of = [&](std::pair<char, int64_t> p) {
+      return p.first == 'b' ? b[p.second] : p.first == 'k' ? k[p.second] : p.first == 'm' ? m[p.second] : n[p.second];
+    };
+    std::vector<int64_t> ldims, rdims, lb(nb), rb(nb), lk(nk), rk(nk), lm, rn;
+    for (size_t i = 0; i < lo.size(); ++i) {
+      ldims.push_back(size_of(lo[i]));
+      if (lo[i].first == 'b') lb[lo[i].second] = i;
+      if (lo[i].first == 'k') lk[lo[i].second] = i;
+    }
+    for (size_t i = 0; i < ro.size(); ++i) {
+      rdims.push_back(size_of(ro[i]));
+      if (ro[i].first == 'b') rb[ro[i].second] = i;
+      if (ro[i].first == 'k') rk[ro[i].second] = i;
+    }
+    // Result: batch, lhs free dims in lhs order, rhs free dims in rhs order.
+    std::vector<int64_t> out = b;
+    for (const auto& p : lo) if (p.first == 'm') out.push_back(size_of(p));
+    for (const auto& p : ro) if (p.first == 'n') out.push_back(size_of(p));
+    auto ints = [](const std::vector<int64_t>& v) {
+      std::vector<std::string> q;
+      for (int64_t x : v) q.push_back(StrCat("\"", x, "\""));
+      return StrCat("[", Join(q, ","), "]");
+    };
+    bool beta = next(2) == 1, bias = next(2) == 1 && !out.empty();
+    const char* epilogues[] = {"DEFAULT", "RELU", "GELU"};
+    std::string epilogue = epilogues[next(3)];
+    if (bias) epilogue = epilogue == "DEFAULT" ? "BIAS" : StrCat("BIAS_", epilogue);
+    std::string result = StrCat("f32[", Join(out, ","), "]", layout(out.size()));
+    std::string params = StrCat("  a = f32[", Join(ldims, ","), "]", layout(ldims.size()), " parameter(0)\n  b = f32[",
+                                Join(rdims, ","), "]", layout(rdims.size()), " parameter(1)");
+    std::string operands = "a, b";
+    if (beta) {
+      StrAppend(&params, "\n  c = f32[", Join(out, ","), "]", layout(out.size()), " parameter(2)");
+      operands += ", c";
+    }
+    if (bias) {
+      StrAppend(&params, "\n  bias = f32[", out.back(), "] parameter(", beta ? 3 : 2, ")");
+      operands += ", bias";
+    }
+    std::string config = StrCat(R"({"dot_dimension_numbers":{"lhs_batch_dimensions":)", ints(lb),
+                                R"(,"rhs_batch_dimensions":)", ints(rb), R"(,"lhs_contracting_dimensions":)", ints(lk),
+                                R"(,"rhs_contracting_dimensions":)", ints(rk), R"(},"alpha_real":1.5,"beta":)",
+                                beta ? "-0.5" : "0", R"(,"epilogue":")", epilogue, R"("})");
+    SCOPED_TRACE(StrCat("trial ", trial, ": ", params, " -> ", result, " ", config));
+    std::vector<std::string> names = CheckAllAlgorithms(Gemm(params, operands, result, config), 1e-5);
+    EXPECT_TRUE(Has(names, "blas"));
+  }
+}
+
 // ---------------------------------------------------------------- convolution
 
 std::string Conv(const std::string& target, const std::string& a, const std::string& b, const std::string& result,
