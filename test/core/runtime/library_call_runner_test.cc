@@ -311,6 +311,68 @@ TEST(ConvRunnerTest, BenchmarkShapeOnEveryAlgorithm) {
                      1e-4);
 }
 
+// Random dim_labels, layouts, sizes, strides, padding, dilation and groups,
+// for every kind: oneDNN sees the buffers only through strides, so this is
+// where a mix-up of dimensions would show.
+TEST(ConvRunnerTest, RandomDimLabelsLayoutsAndWindows) {
+  uint64_t state = 777;
+  auto next = [&](int64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(n));
+  };
+  auto shuffled = [&](std::string chars) {
+    for (int64_t i = static_cast<int64_t>(chars.size()) - 1; i > 0; --i) std::swap(chars[i], chars[next(i + 1)]);
+    return chars;
+  };
+  auto layout = [&](int64_t rank) {
+    std::vector<int64_t> perm(rank);
+    for (int64_t i = 0; i < rank; ++i) perm[i] = i;
+    for (int64_t i = rank - 1; i > 0; --i) std::swap(perm[i], perm[next(i + 1)]);
+    return StrCat("{", Join(perm, ","), "}");
+  };
+  const char* kinds[] = {"__dnn$convForward", "__dnn$convBackwardInput", "__dnn$convBackwardFilter"};
+  int on_dnn = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    int64_t spatial = 1 + next(2), groups = 1 + next(2);
+    int64_t batch = 1 + next(3), in_f = groups * (1 + next(3)), out_f = groups * (1 + next(3));
+    std::string sp = spatial == 1 ? "0" : "01";
+    std::string il = shuffled("bf" + sp), kl = shuffled("io" + sp), ol = shuffled("bf" + sp);
+    std::vector<int64_t> x(spatial), k(spatial), y(spatial), st(spatial), pl(spatial), ph(spatial), dl(spatial);
+    std::vector<std::string> size, stride, pad, dil;
+    for (int64_t i = 0; i < spatial; ++i) {
+      k[i] = 1 + next(3);
+      dl[i] = 1 + next(2);
+      st[i] = 1 + next(2);
+      pl[i] = next(3);
+      ph[i] = next(3);
+      x[i] = (k[i] - 1) * dl[i] + 1 + next(6);
+      y[i] = (x[i] + pl[i] + ph[i] - (k[i] - 1) * dl[i] - 1) / st[i] + 1;
+      size.push_back(StrCat(k[i]));
+      stride.push_back(StrCat(st[i]));
+      pad.push_back(StrCat(pl[i], "_", ph[i]));
+      dil.push_back(StrCat(dl[i]));
+    }
+    auto dims = [&](const std::string& labels, int64_t b, int64_t f, const std::vector<int64_t>& s) {
+      std::vector<int64_t> d;
+      for (char c : labels) d.push_back(c == 'b' || c == 'o' ? b : c == 'f' || c == 'i' ? f : s[c - '0']);
+      return StrCat("f32[", Join(d, ","), "]", layout(d.size()));
+    };
+    std::string in = dims(il, batch, in_f, x), filter = dims(kl, out_f, in_f / groups, k), out = dims(ol, batch, out_f, y);
+    std::string attrs = StrCat("window={size=", Join(size, "x"), " stride=", Join(stride, "x"), " pad=", Join(pad, "x"),
+                               " rhs_dilate=", Join(dil, "x"), "}, dim_labels=", il, "_", kl, "->", ol,
+                               groups > 1 ? StrCat(", feature_group_count=", groups) : "");
+    std::string kind = kinds[trial % 3];
+    std::string text = kind == kinds[0]   ? Conv(kind, in, filter, out, attrs)
+                       : kind == kinds[1] ? Conv(kind, out, filter, in, attrs)
+                                          : Conv(kind, in, out, filter, attrs);
+    SCOPED_TRACE(StrCat("trial ", trial, ": ", text));
+    std::vector<std::string> names = CheckAllAlgorithms(text, 1e-4);
+    EXPECT_TRUE(Has(names, "reference"));
+    on_dnn += Has(names, "auto");
+  }
+  EXPECT_GE(on_dnn, 20) << "oneDNN took only " << on_dnn << " of 24 problems";
+}
+
 TEST(ConvRunnerTest, StridedGroupedDilatedForwardNchw) {
   CheckAllAlgorithms(Conv("__dnn$convForward", "f32[1,6,11,10]", "f32[4,3,3,2]", "f32[1,4,4,5]",
                           "window={size=3x2 stride=2x2 pad=1_0x0_1 rhs_dilate=2x1}, dim_labels=bf01_oi01->bf01, "
