@@ -11,6 +11,26 @@ pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 find_path(DTL_INCLUDE_DIR dtl/dtl.hpp REQUIRED)
 add_library(passlab_dtl INTERFACE)
+# oneDNN 2.6 (v2 API) and OpenBLAS 0.3 (config gives variables only) for the
+# CPU runtime's library calls.
+# Debian's dnnl-config.cmake also asks for OpenCL (its GPU runtime); where
+# the OpenCL headers are missing, the library and header are found directly.
+find_package(OpenCL QUIET)
+if(OpenCL_FOUND)
+  find_package(dnnl 2.6 REQUIRED CONFIG)
+endif()
+if(NOT TARGET DNNL::dnnl)
+  find_library(DNNL_LIBRARY dnnl REQUIRED)
+  find_path(DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp REQUIRED)
+  add_library(DNNL::dnnl UNKNOWN IMPORTED)
+  set_target_properties(DNNL::dnnl PROPERTIES IMPORTED_LOCATION ${DNNL_LIBRARY}
+                        INTERFACE_INCLUDE_DIRECTORIES ${DNNL_INCLUDE_DIR})
+  message(STATUS "passlab: oneDNN found directly: ${DNNL_LIBRARY}")
+endif()
+find_package(OpenBLAS REQUIRED CONFIG)
+add_library(passlab_openblas INTERFACE)
+target_include_directories(passlab_openblas SYSTEM INTERFACE ${OpenBLAS_INCLUDE_DIRS})
+target_link_libraries(passlab_openblas INTERFACE ${OpenBLAS_LIBRARIES})
 target_include_directories(passlab_dtl SYSTEM INTERFACE ${DTL_INCLUDE_DIR})
 
 if(PASSLAB_WITH_MLIR)

@@ -213,8 +213,8 @@ absl::StatusOr<Literal> EvalCollective(const HloInstruction& inst, Operands ops,
 // ---------------------------------------------------------------- custom calls
 //
 // One function per target; add a target by writing its function and a row
-// in kCustomCalls. passlab's library rewriters will add `__blas$gemm` and
-// `__dnn$conv*` here when they exist.
+// in kCustomCalls. Library calls (core/libcall) are evaluated in
+// eval_library_call.cc, under passlab's and XLA's spellings of the targets.
 
 namespace {
 
@@ -242,6 +242,10 @@ constexpr CustomCallTarget kCustomCalls[] = {
     {"MoveToHost", false, IdentityCall},
     {"MoveToDevice", false, IdentityCall},
     {"LayoutConstraint", false, IdentityCall},
+    {"__blas$gemm", false, EvalLibraryCall},
+    {"__cublas$gemm", false, EvalLibraryCall},
+    {"__dnn$conv", true, EvalLibraryCall},
+    {"__cudnn$conv", true, EvalLibraryCall},
 };
 
 }  // namespace

@@ -130,6 +130,8 @@ absl::StatusOr<Literal> EvalLinearAlgebra(const HloInstruction& inst, Operands o
 absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalCollective(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalCustomCall(const HloInstruction& inst, Operands ops, EvalContext& ctx);
+// eval_library_call.cc: `__blas$gemm` and `__dnn$conv*` (core/libcall).
+absl::StatusOr<Literal> EvalLibraryCall(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 
 // Philox4x32-10 and Threefry2x32-20 blocks (Random123; XLA's prng.cc).
 std::array<uint32_t, 4> Philox4x32(std::array<uint32_t, 4> counter, std::array<uint32_t, 2> key);

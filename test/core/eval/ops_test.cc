@@ -662,12 +662,18 @@ TEST(AllOpcodesTest, EveryEvaluableOpcodeRuns) {
 
 TEST(ErrorTest, UnsupportedOpsNameTheInstruction) {
   absl::StatusOr<Literal> r = TryEval(Entry(R"(x = f32[2] constant({1, 2})
-    ROOT c = f32[2] custom-call(x), custom_call_target="__blas$gemm")"));
+    ROOT c = f32[2] custom-call(x), custom_call_target="__nowhere$op")"));
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(std::string(r.status().message()).find("unsupported custom call target \"__blas$gemm\""),
+  EXPECT_NE(std::string(r.status().message()).find("unsupported custom call target \"__nowhere$op\""),
             std::string::npos)
       << r.status().message();
   EXPECT_NE(std::string(r.status().message()).find("evaluating 'c'"), std::string::npos);
+  // A library call with the wrong operands says what it expected.
+  r = TryEval(Entry(R"(x = f32[2] constant({1, 2})
+    ROOT c = f32[2] custom-call(x), custom_call_target="__blas$gemm")"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(std::string(r.status().message()).find("expected 2 operands (lhs, rhs) but found 1"), std::string::npos)
+      << r.status().message();
   r = TryEval(Entry(R"(t = token[] after-all()
     ROOT i = ((f32[2], u32[]), token[]) infeed(t))"));
   ASSERT_FALSE(r.ok());

@@ -1,0 +1,249 @@
+// Library calls (core/libcall): `__blas$gemm` and the `__dnn$conv*` targets,
+// evaluated with the evaluator's own dot and convolution so that the
+// evaluator stays the oracle for the runtime's OpenBLAS/oneDNN calls.
+//
+// The products are computed in f64 (c128 for complex) and the scaling, bias
+// and activation applied before one final rounding to the result type.
+// Backward convolutions are rewritten as forward ones over the same data:
+//   input_grad  = conv(output_grad, filter with in/out features swapped and
+//                 regrouped, spatially reversed), lhs dilated by the stride;
+//   filter_grad = conv(input viewed with batch and feature swapped,
+//                 output_grad as the kernel), batch_group_count = groups.
+#include <cmath>
+#include <complex>
+
+#include "core/eval/eval_internal.h"
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/str_util.h"
+#include "core/libcall/library_call.h"
+
+namespace passlab::eval {
+namespace {
+
+PrimitiveType WideType(PrimitiveType t) { return IsComplexType(t) ? PrimitiveType::kC128 : PrimitiveType::kF64; }
+
+Shape WithType(const Shape& s, PrimitiveType t) {
+  Shape out = Shape::Array(t, s.dimensions());
+  return out;
+}
+
+// The result literal for a call's array `value` (tuple results get a zeroed
+// scratch element).
+absl::StatusOr<Literal> Finish(const HloInstruction& inst, const Literal& wide, const Shape& result_shape) {
+  absl::StatusOr<Literal> narrow = wide.Convert(result_shape.element_type());
+  if (!narrow.ok()) return narrow.status();
+  narrow->set_shape_layout(result_shape);
+  if (!inst.shape().IsTuple()) return std::move(*narrow);
+  Literal scratch(inst.shape().tuple_shapes(1));
+  return Literal::Tuple({std::move(*narrow), std::move(scratch)});
+}
+
+double Gelu(double x) {
+  // The tanh approximation, as cuBLASLt's GELU epilogue computes it.
+  constexpr double kSqrt2OverPi = 0.7978845608028654;
+  return 0.5 * x * (1 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+}
+
+absl::StatusOr<Literal> EvalGemm(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
+  absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
+  if (!call.ok()) return call.status();
+  const GemmBackendConfig& c = call->config;
+  PrimitiveType rt = call->result_shape.element_type();
+  if (!IsFloatingPointType(rt) && !IsComplexType(rt)) {
+    return absl::InvalidArgumentError(StrCat("custom call ", inst.name(), ": gemm result must be floating point, not ",
+                                             call->result_shape.ToString()));
+  }
+  std::unique_ptr<HloInstruction> dot =
+      HloInstruction::Create(HloOpcode::kDot, WithType(call->result_shape, WideType(rt)), {});
+  dot->mutable_attrs().dot_dnums = c.dot_dimension_numbers;
+  dot->mutable_attrs().precision_config = c.precision_config;
+  const Literal* operands[2] = {ops[0], ops[1]};
+  absl::StatusOr<Literal> product = EvalDot(*dot, operands, ctx.options().num_threads);
+  if (!product.ok()) return product;
+  Literal& out = *product;
+  int64_t count = out.element_count();
+  int64_t n = call->result_shape.rank() == 0 ? 1 : call->result_shape.dimensions().back();
+  const Literal* cin = call->c_operand >= 0 ? ops[call->c_operand] : nullptr;
+  const Literal* bias = call->bias_operand >= 0 ? ops[call->bias_operand] : nullptr;
+  bool relu = c.epilogue == GemmEpilogue::kRelu || c.epilogue == GemmEpilogue::kBiasRelu;
+  bool gelu = c.epilogue == GemmEpilogue::kGelu || c.epilogue == GemmEpilogue::kBiasGelu;
+  if (IsComplexType(rt)) {
+    if (relu || gelu) return absl::InvalidArgumentError(StrCat("custom call ", inst.name(), ": complex gemm with activation"));
+    std::complex<double> alpha(c.alpha_real, c.alpha_imag);
+    for (int64_t i = 0; i < count; ++i) {
+      std::complex<double> v = alpha * out.GetComplex(i);
+      if (cin != nullptr) v += c.beta * cin->GetComplex(i);
+      if (bias != nullptr) v += bias->GetComplex(i % n);
+      out.SetComplex(i, v);
+    }
+    return Finish(inst, out, call->result_shape);
+  }
+  double* v = out.data<double>().data();
+  for (int64_t i = 0; i < count; ++i) {
+    double x = c.alpha_real * v[i];
+    if (cin != nullptr) x += c.beta * cin->GetDouble(i);
+    if (bias != nullptr) x += bias->GetDouble(i % n);
+    if (relu) x = std::max(x, 0.0);
+    if (gelu) x = Gelu(x);
+    v[i] = x;
+  }
+  return Finish(inst, out, call->result_shape);
+}
+
+double Activate(ConvActivation a, double x, double leaky_alpha) {
+  switch (a) {
+    case ConvActivation::kNone: return x;
+    case ConvActivation::kRelu: return std::max(x, 0.0);
+    case ConvActivation::kRelu6: return std::min(std::max(x, 0.0), 6.0);
+    case ConvActivation::kElu: return x > 0 ? x : std::expm1(x);
+    case ConvActivation::kTanh: return std::tanh(x);
+    case ConvActivation::kSigmoid: return 1 / (1 + std::exp(-x));
+  }
+  (void)leaky_alpha;
+  return x;
+}
+
+// The backward-input kernel: features swapped and, with groups, regrouped:
+// w'[.., o', g*I + c] = w[.., c, g*Og + o'] (o' at the old output-feature
+// position, g*I + c at the old input-feature position).
+Literal RegroupFilter(const Literal& w, const ConvolutionDimensionNumbers& d, int64_t groups) {
+  if (groups == 1) return w;
+  const Shape& ws = w.shape();
+  int64_t i_pos = d.kernel_input_feature_dimension, o_pos = d.kernel_output_feature_dimension;
+  int64_t I = ws.dimensions(i_pos), O = ws.dimensions(o_pos), Og = O / groups;
+  std::vector<int64_t> dims = ws.dimensions();
+  dims[i_pos] = I * groups;
+  dims[o_pos] = Og;
+  Literal out(Shape::Array(ws.element_type(), dims));
+  Index src(dims.size());
+  ForEachIndex(dims, [&](const Index& idx, int64_t linear) {
+    src = idx;
+    int64_t g = idx[i_pos] / I, c = idx[i_pos] % I;
+    src[i_pos] = c;
+    src[o_pos] = g * Og + idx[o_pos];
+    CopyElement(out, linear, w, Linear(src, ws.dimensions()));
+  });
+  return out;
+}
+
+absl::StatusOr<Literal> EvalConv(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
+  absl::StatusOr<ConvCall> call = AnalyzeConvCall(inst);
+  if (!call.ok()) return call.status();
+  PrimitiveType rt = call->result_shape.element_type();
+  if (!IsFloatingPointType(rt)) {
+    return absl::InvalidArgumentError(StrCat("custom call ", inst.name(), ": convolution result must be real floating point, not ",
+                                             call->result_shape.ToString()));
+  }
+  const ConvolutionDimensionNumbers& d = call->dnums;
+  int64_t spatial = static_cast<int64_t>(d.input_spatial_dimensions.size());
+  std::unique_ptr<HloInstruction> conv =
+      HloInstruction::Create(HloOpcode::kConvolution, WithType(call->result_shape, PrimitiveType::kF64), {});
+  HloAttributes& a = conv->mutable_attrs();
+  Literal regrouped;
+  std::vector<const Literal*> operands = {ops[0], ops[1]};
+  switch (call->kind) {
+    case LibraryCallKind::kConvForward:
+    case LibraryCallKind::kConvBiasActivationForward:
+      a.conv_dnums = d;
+      a.window = call->window;
+      a.feature_group_count = call->feature_group_count;
+      break;
+    case LibraryCallKind::kConvBackwardInput: {
+      ConvolutionDimensionNumbers b;
+      b.input_batch_dimension = d.output_batch_dimension;
+      b.input_feature_dimension = d.output_feature_dimension;
+      b.input_spatial_dimensions = d.output_spatial_dimensions;
+      b.kernel_input_feature_dimension = d.kernel_output_feature_dimension;
+      b.kernel_output_feature_dimension = d.kernel_input_feature_dimension;
+      b.kernel_spatial_dimensions = d.kernel_spatial_dimensions;
+      b.output_batch_dimension = d.input_batch_dimension;
+      b.output_feature_dimension = d.input_feature_dimension;
+      b.output_spatial_dimensions = d.input_spatial_dimensions;
+      Window w;
+      for (int64_t s = 0; s < spatial; ++s) {
+        const WindowDimension& f = call->window.dimensions[s];
+        int64_t x = call->input_shape.dimensions(d.input_spatial_dimensions[s]);
+        int64_t y = call->output_shape.dimensions(d.output_spatial_dimensions[s]);
+        WindowDimension wd;
+        wd.size = f.size;
+        wd.stride = 1;
+        wd.base_dilation = f.stride;
+        wd.window_dilation = f.window_dilation;
+        wd.padding_low = (f.size - 1) * f.window_dilation - f.padding_low;
+        wd.padding_high = x - 1 - (y - 1) * f.stride + f.padding_low;
+        wd.window_reversal = true;
+        w.dimensions.push_back(wd);
+      }
+      a.conv_dnums = b;
+      a.window = w;
+      a.feature_group_count = call->feature_group_count;
+      regrouped = RegroupFilter(*ops[1], d, call->feature_group_count);
+      operands[1] = &regrouped;
+      break;
+    }
+    case LibraryCallKind::kConvBackwardFilter: {
+      ConvolutionDimensionNumbers b;
+      b.input_batch_dimension = d.input_feature_dimension;
+      b.input_feature_dimension = d.input_batch_dimension;
+      b.input_spatial_dimensions = d.input_spatial_dimensions;
+      b.kernel_input_feature_dimension = d.output_batch_dimension;
+      b.kernel_output_feature_dimension = d.output_feature_dimension;
+      b.kernel_spatial_dimensions = d.output_spatial_dimensions;
+      b.output_batch_dimension = d.kernel_input_feature_dimension;
+      b.output_feature_dimension = d.kernel_output_feature_dimension;
+      b.output_spatial_dimensions = d.kernel_spatial_dimensions;
+      Window w;
+      for (int64_t s = 0; s < spatial; ++s) {
+        const WindowDimension& f = call->window.dimensions[s];
+        int64_t x = call->input_shape.dimensions(d.input_spatial_dimensions[s]);
+        int64_t y = call->output_shape.dimensions(d.output_spatial_dimensions[s]);
+        WindowDimension wd;
+        wd.size = y;
+        wd.stride = f.window_dilation;
+        wd.window_dilation = f.stride;
+        wd.padding_low = f.padding_low;
+        wd.padding_high = (f.size - 1) * f.window_dilation + (y - 1) * f.stride + 1 - x - f.padding_low;
+        w.dimensions.push_back(wd);
+      }
+      a.conv_dnums = b;
+      a.window = w;
+      a.batch_group_count = call->feature_group_count;
+      break;
+    }
+    case LibraryCallKind::kGemm:
+      return absl::InternalError("gemm is not a convolution");
+  }
+  absl::StatusOr<Literal> product = EvalConvolution(*conv, operands, ctx.options().num_threads);
+  if (!product.ok()) return product;
+  const ConvBackendConfig& c = call->config;
+  double* v = product->data<double>().data();
+  int64_t count = product->element_count();
+  if (call->kind != LibraryCallKind::kConvBiasActivationForward) {
+    for (int64_t i = 0; i < count; ++i) v[i] *= c.conv_result_scale;
+    return Finish(inst, *product, call->result_shape);
+  }
+  // act(scale * conv + side_input_scale * side_input + bias), bias along the
+  // output feature dimension.
+  const Shape& os = call->output_shape;
+  std::vector<int64_t> strides = RowMajorStrides(os.dimensions());
+  int64_t f_stride = strides[d.output_feature_dimension], features = os.dimensions(d.output_feature_dimension);
+  const Literal& bias = *ops[call->bias_operand];
+  const Literal* side = call->side_input_operand >= 0 ? ops[call->side_input_operand] : nullptr;
+  for (int64_t i = 0; i < count; ++i) {
+    double x = c.conv_result_scale * v[i] + bias.GetDouble(i / f_stride % features);
+    if (side != nullptr) x += c.side_input_scale * side->GetDouble(i);
+    v[i] = Activate(c.activation_mode, x, c.leakyrelu_alpha);
+  }
+  return Finish(inst, *product, call->result_shape);
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalLibraryCall(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
+  std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
+  if (!kind) return absl::InvalidArgumentError(StrCat(inst.name(), " is not a library call"));
+  if (*kind == LibraryCallKind::kGemm) return EvalGemm(inst, ops, ctx);
+  return EvalConv(inst, ops, ctx);
+}
+
+}  // namespace passlab::eval

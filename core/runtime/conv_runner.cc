@@ -1,0 +1,386 @@
+// `__dnn$conv*` on oneDNN 2.6 (v2 API: op::desc + primitive_desc(desc,
+// engine)). Buffers of any dim_labels and layout are described to oneDNN by
+// strides (no transposes on our side); the primitive picks its own formats
+// (format_tag::any) and reorders move data in and out. bf16/f16 buffers are
+// converted through f32 temporaries. The fused forward computes
+// act(conv_result_scale * conv + side_input_scale * side_input + bias) as an
+// output scale plus sum, binary-add and eltwise post-ops.
+#include "core/runtime/library_call_internal.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <unordered_map>
+
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/str_util.h"
+#include "core/runtime/host_buffer.h"
+
+namespace passlab::runtime_internal {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+dnnl::engine& Engine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+dnnl::algorithm DnnAlgorithm(ConvAlgorithm a) {
+  switch (a) {
+    case ConvAlgorithm::kDirect: return dnnl::algorithm::convolution_direct;
+    case ConvAlgorithm::kWinograd: return dnnl::algorithm::convolution_winograd;
+    case ConvAlgorithm::kAuto:
+    case ConvAlgorithm::kReference: return dnnl::algorithm::convolution_auto;
+  }
+  return dnnl::algorithm::convolution_auto;
+}
+
+bool DnnType(PrimitiveType t) {
+  return t == PrimitiveType::kF32 || t == PrimitiveType::kBF16 || t == PrimitiveType::kF16;
+}
+
+// One tensor argument: the caller's buffer (converted to f32 when needed),
+// described by strides, and the primitive's own copy when its format differs.
+struct Tensor {
+  int64_t buffer = -1;  // index into the run's buffers
+  Shape shape;
+  bool output = false;
+  // Offsets to read the image from (the filter of a window-reversed
+  // convolution, spatially flipped); empty = element i from offset i.
+  std::vector<int64_t> gather;
+  memory user;
+  memory prim;
+  bool reorder = false;
+  dnnl::reorder to_prim, to_user;  // created once: reorders are JIT-compiled
+  std::vector<float> f32;          // the f32 image of a non-f32 buffer
+  int dnnl_arg = 0;
+};
+
+class DnnConvRunner : public LibraryCallRunner {
+ public:
+  static absl::StatusOr<std::unique_ptr<LibraryCallRunner>> Create(const HloInstruction& inst, ConvCall call,
+                                                                   ConvAlgorithm algorithm) {
+    std::unique_ptr<DnnConvRunner> r(new DnnConvRunner());
+    r->name_ = inst.name();
+    r->algorithm_ = {static_cast<int64_t>(algorithm), ConvAlgorithmName(algorithm)};
+    r->call_ = std::move(call);
+    try {
+      if (absl::Status s = r->Prepare(inst, algorithm); !s.ok()) return s;
+    } catch (const dnnl::error& e) {
+      return absl::UnimplementedError(StrCat(inst.name(), ": oneDNN does not run this convolution with algorithm ",
+                                             ConvAlgorithmName(algorithm), ": ", e.what()));
+    }
+    return std::unique_ptr<LibraryCallRunner>(std::move(r));
+  }
+
+  absl::Status Run(absl::Span<void* const> buffers) override {
+    if (static_cast<int64_t>(buffers.size()) < operand_count_ + 1) {
+      return absl::InvalidArgumentError(StrCat(name_, ": expected ", operand_count_, " operand buffers and a result"));
+    }
+    if (empty_) return absl::OkStatus();
+    try {
+      std::unordered_map<int, memory> args;
+      for (Tensor& t : tensors_) {
+        void* data = buffers[t.buffer];
+        if (data == nullptr) return absl::InvalidArgumentError(StrCat(name_, ": null buffer ", t.buffer));
+        if (!t.f32.empty() || t.shape.element_count() == 0) {
+          if (!t.output) {
+            PrimitiveType type = t.shape.element_type();
+            int64_t n = static_cast<int64_t>(t.f32.size());
+            if (t.gather.empty()) {
+              for (int64_t i = 0; i < n; ++i) t.f32[i] = static_cast<float>(ReadFloat(type, data, i));
+            } else {
+              for (int64_t i = 0; i < n; ++i) t.f32[i] = static_cast<float>(ReadFloat(type, data, t.gather[i]));
+            }
+          }
+        } else {
+          t.user.set_data_handle(data);
+        }
+        if (!t.output && t.reorder) t.to_prim.execute(stream_, t.user, t.prim);
+        if (t.dnnl_arg != 0) args[t.dnnl_arg] = t.reorder ? t.prim : t.user;
+      }
+      if (side_input_ >= 0) {
+        // The sum post-op reads the side input from the destination.
+        Tensor& side = tensors_[side_input_];
+        Tensor& dst = tensors_[output_];
+        memory& target = dst.reorder ? dst.prim : dst.user;
+        side_to_dst_.execute(stream_, side.user, target);
+      }
+      primitive_.execute(stream_, args);
+      Tensor& out = tensors_[output_];
+      if (out.reorder) out.to_user.execute(stream_, out.prim, out.user);
+      stream_.wait();
+      if (!out.f32.empty()) {
+        void* data = buffers[out.buffer];
+        for (int64_t i = 0; i < static_cast<int64_t>(out.f32.size()); ++i) {
+          WriteFloat(out.shape.element_type(), data, i, out.f32[i]);
+        }
+      }
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(StrCat(name_, ": oneDNN failed: ", e.what()));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  DnnConvRunner() : stream_(Engine()) {}
+
+  // The user's memory for a tensor whose logical oneDNN dims are `dims` and
+  // whose element strides are `strides`.
+  int AddTensor(int64_t buffer, const Shape& shape, const Dims& dims, const Dims& strides, bool output) {
+    Tensor t;
+    t.buffer = buffer;
+    t.shape = shape;
+    t.output = output;
+    memory::desc md(dims, memory::data_type::f32, strides);
+    if (shape.element_type() != PrimitiveType::kF32) {
+      t.f32.resize(shape.element_count());
+      t.user = memory(md, Engine(), t.f32.empty() ? DNNL_MEMORY_NONE : t.f32.data());
+    } else {
+      t.user = memory(md, Engine(), DNNL_MEMORY_NONE);
+    }
+    tensors_.push_back(std::move(t));
+    return static_cast<int>(tensors_.size()) - 1;
+  }
+
+  // Reads the filter through an f32 image whose spatial dimensions marked
+  // window_reversal are flipped.
+  void FlipFilter(Tensor& t, const Shape& f, const ConvolutionDimensionNumbers& d) {
+    std::vector<int64_t> strides = PhysicalStrides(f);
+    std::vector<bool> flip(f.rank(), false);
+    for (size_t s = 0; s < d.kernel_spatial_dimensions.size(); ++s) {
+      flip[d.kernel_spatial_dimensions[s]] = call_.window.dimensions[s].window_reversal;
+    }
+    int64_t n = f.element_count();
+    t.gather.assign(n, 0);
+    if (t.f32.empty()) {
+      t.f32.resize(n);
+      t.user.set_data_handle(t.f32.data());
+    }
+    // For each element (logical row-major index), its offset and the offset
+    // of its flipped source.
+    std::vector<int64_t> idx(f.rank(), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t dst = 0, src = 0;
+      for (int64_t k = 0; k < f.rank(); ++k) {
+        dst += idx[k] * strides[k];
+        src += (flip[k] ? f.dimensions(k) - 1 - idx[k] : idx[k]) * strides[k];
+      }
+      t.gather[dst] = src;
+      for (int64_t k = f.rank() - 1; k >= 0; --k) {
+        if (++idx[k] < f.dimensions(k)) break;
+        idx[k] = 0;
+      }
+    }
+  }
+
+  // Binds a tensor to a primitive argument with the primitive's format.
+  void Bind(int index, const memory::desc& wanted, int arg) {
+    Tensor& t = tensors_[index];
+    t.dnnl_arg = arg;
+    if (wanted != t.user.get_desc()) {
+      t.reorder = true;
+      t.prim = memory(wanted, Engine());
+      if (t.output) {
+        t.to_user = dnnl::reorder(t.prim, t.user);
+      } else {
+        t.to_prim = dnnl::reorder(t.user, t.prim);
+      }
+    }
+  }
+
+  absl::Status Prepare(const HloInstruction& inst, ConvAlgorithm algorithm) {
+    const ConvCall& c = call_;
+    const ConvolutionDimensionNumbers& d = c.dnums;
+    operand_count_ = inst.operand_count();
+    for (const HloInstruction* op : inst.operands()) {
+      if (!DnnType(op->shape().element_type())) {
+        return absl::UnimplementedError(
+            StrCat(name_, ": oneDNN path takes f32/bf16/f16, not ", op->shape().ToString()));
+      }
+      if (absl::Status s = CheckPlainLayout(op->shape()); !s.ok()) return s;
+      bytes_read_ += op->shape().byte_size();
+    }
+    if (!DnnType(c.result_shape.element_type())) {
+      return absl::UnimplementedError(
+          StrCat(name_, ": oneDNN path takes f32/bf16/f16, not ", c.result_shape.ToString()));
+    }
+    if (absl::Status s = CheckPlainLayout(c.result_shape); !s.ok()) return s;
+    bytes_written_ = c.result_shape.byte_size();
+    int64_t spatial = d.input_spatial_dimensions.size();
+    if (spatial < 1 || spatial > 3) {
+      return absl::UnimplementedError(
+          StrCat(name_, ": oneDNN convolutions have 1 to 3 spatial dimensions, not ", spatial));
+    }
+    Dims strides, dilates, pad_l, pad_r;
+    bool reversed = false;
+    for (const WindowDimension& w : c.window.dimensions) {
+      if (w.base_dilation != 1) return absl::UnimplementedError(StrCat(name_, ": oneDNN has no base dilation"));
+      // Window reversal (forward kinds only; AnalyzeConvCall rejects it on
+      // backward ones) is a flipped filter.
+      reversed = reversed || w.window_reversal;
+      strides.push_back(w.stride);
+      dilates.push_back(w.window_dilation - 1);
+      pad_l.push_back(w.padding_low);
+      pad_r.push_back(w.padding_high);
+    }
+    int64_t g = c.feature_group_count;
+    const Shape &in = c.input_shape, &f = c.filter_shape, &out = c.output_shape;
+    empty_ = in.element_count() == 0 || f.element_count() == 0 || out.element_count() == 0;
+    if (empty_ && c.result_shape.element_count() > 0) {
+      // A non-empty result of an empty sum (zeros, or the fused epilogue of
+      // zeros): oneDNN rejects empty operands; the reference computes it.
+      return absl::UnimplementedError(StrCat(name_, ": oneDNN takes no empty operands"));
+    }
+    int64_t taps = 1;
+    for (int64_t k : d.kernel_spatial_dimensions) taps *= f.dimensions(k);
+    flops_ = 2 * out.element_count() * f.dimensions(d.kernel_input_feature_dimension) * taps;
+    if (empty_) return absl::OkStatus();
+    // Logical oneDNN dims and the buffers' strides.
+    std::vector<int64_t> is = PhysicalStrides(in), fs = PhysicalStrides(f), os = PhysicalStrides(out);
+    Dims src_dims = {in.dimensions(d.input_batch_dimension), in.dimensions(d.input_feature_dimension)};
+    Dims src_strides = {is[d.input_batch_dimension], is[d.input_feature_dimension]};
+    Dims dst_dims = {out.dimensions(d.output_batch_dimension), out.dimensions(d.output_feature_dimension)};
+    Dims dst_strides = {os[d.output_batch_dimension], os[d.output_feature_dimension]};
+    int64_t o = f.dimensions(d.kernel_output_feature_dimension), i = f.dimensions(d.kernel_input_feature_dimension);
+    int64_t ko = fs[d.kernel_output_feature_dimension], ki = fs[d.kernel_input_feature_dimension];
+    Dims w_dims = g > 1 ? Dims{g, o / g, i} : Dims{o, i};
+    Dims w_strides = g > 1 ? Dims{ko * (o / g), ko, ki} : Dims{ko, ki};
+    for (int64_t s = 0; s < spatial; ++s) {
+      src_dims.push_back(in.dimensions(d.input_spatial_dimensions[s]));
+      src_strides.push_back(is[d.input_spatial_dimensions[s]]);
+      dst_dims.push_back(out.dimensions(d.output_spatial_dimensions[s]));
+      dst_strides.push_back(os[d.output_spatial_dimensions[s]]);
+      w_dims.push_back(f.dimensions(d.kernel_spatial_dimensions[s]));
+      w_strides.push_back(fs[d.kernel_spatial_dimensions[s]]);
+    }
+    int64_t result_buffer = operand_count_;
+    int src = -1, wei = -1, dst = -1;
+    switch (c.kind) {
+      case LibraryCallKind::kConvForward:
+      case LibraryCallKind::kConvBiasActivationForward:
+        src = AddTensor(0, in, src_dims, src_strides, false);
+        wei = AddTensor(1, f, w_dims, w_strides, false);
+        dst = AddTensor(result_buffer, out, dst_dims, dst_strides, true);
+        output_ = dst;
+        if (reversed) FlipFilter(tensors_[wei], f, d);
+        break;
+      case LibraryCallKind::kConvBackwardInput:
+        dst = AddTensor(0, out, dst_dims, dst_strides, false);
+        wei = AddTensor(1, f, w_dims, w_strides, false);
+        src = AddTensor(result_buffer, in, src_dims, src_strides, true);
+        output_ = src;
+        break;
+      case LibraryCallKind::kConvBackwardFilter:
+        src = AddTensor(0, in, src_dims, src_strides, false);
+        dst = AddTensor(1, out, dst_dims, dst_strides, false);
+        wei = AddTensor(result_buffer, f, w_dims, w_strides, true);
+        output_ = wei;
+        break;
+      case LibraryCallKind::kGemm: return absl::InternalError("gemm is not a convolution");
+    }
+    auto any = [](const Dims& dims) { return memory::desc(dims, memory::data_type::f32, memory::format_tag::any); };
+    memory::desc src_any = any(src_dims), w_any = any(w_dims), dst_any = any(dst_dims);
+    dnnl::algorithm alg = DnnAlgorithm(algorithm);
+    auto unsupported = [&]() {
+      return absl::UnimplementedError(StrCat(name_, ": oneDNN has no ", ConvAlgorithmName(algorithm),
+                                             " implementation for this convolution on this CPU"));
+    };
+    if (c.kind == LibraryCallKind::kConvForward || c.kind == LibraryCallKind::kConvBiasActivationForward) {
+      dnnl::primitive_attr attr;
+      if (c.config.conv_result_scale != 1) attr.set_output_scales(0, {static_cast<float>(c.config.conv_result_scale)});
+      if (c.kind == LibraryCallKind::kConvBiasActivationForward) {
+        dnnl::post_ops ops;
+        int post_op = 0;
+        if (c.side_input_operand >= 0) {
+          const Shape& side = inst.operand(c.side_input_operand)->shape();
+          std::vector<int64_t> ss = PhysicalStrides(side);
+          Dims side_strides = {ss[d.output_batch_dimension], ss[d.output_feature_dimension]};
+          for (int64_t s = 0; s < spatial; ++s) side_strides.push_back(ss[d.output_spatial_dimensions[s]]);
+          side_input_ = AddTensor(c.side_input_operand, side, dst_dims, side_strides, false);
+          ops.append_sum(static_cast<float>(c.config.side_input_scale));
+          ++post_op;
+        }
+        Dims bias_dims(spatial + 2, 1), bias_strides(spatial + 2, 1);
+        bias_dims[1] = o;
+        bias_strides[0] = o;
+        int bias = AddTensor(c.bias_operand, inst.operand(c.bias_operand)->shape(), bias_dims, bias_strides, false);
+        memory::desc bias_md = tensors_[bias].user.get_desc();
+        ops.append_binary(dnnl::algorithm::binary_add, bias_md);
+        tensors_[bias].dnnl_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1;
+        ++post_op;
+        switch (c.config.activation_mode) {
+          case ConvActivation::kNone: break;
+          case ConvActivation::kRelu: ops.append_eltwise(1, dnnl::algorithm::eltwise_relu, 0, 0); break;
+          case ConvActivation::kRelu6: ops.append_eltwise(1, dnnl::algorithm::eltwise_clip, 0, 6); break;
+          case ConvActivation::kElu: ops.append_eltwise(1, dnnl::algorithm::eltwise_elu, 1, 0); break;
+          case ConvActivation::kTanh: ops.append_eltwise(1, dnnl::algorithm::eltwise_tanh, 0, 0); break;
+          case ConvActivation::kSigmoid: ops.append_eltwise(1, dnnl::algorithm::eltwise_logistic, 0, 0); break;
+        }
+        attr.set_post_ops(ops);
+      }
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_any, w_any, dst_any, strides,
+                                           dilates, pad_l, pad_r);
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine(), /*allow_empty=*/true);
+      if (!pd) return unsupported();
+      Bind(src, pd.src_desc(), DNNL_ARG_SRC);
+      Bind(wei, pd.weights_desc(), DNNL_ARG_WEIGHTS);
+      Bind(dst, pd.dst_desc(), DNNL_ARG_DST);
+      if (side_input_ >= 0) {
+        Tensor& out_tensor = tensors_[dst];
+        side_to_dst_ =
+            dnnl::reorder(tensors_[side_input_].user, out_tensor.reorder ? out_tensor.prim : out_tensor.user);
+      }
+      primitive_ = dnnl::convolution_forward(pd);
+      return absl::OkStatus();
+    }
+    dnnl::convolution_forward::desc hint_desc(dnnl::prop_kind::forward_training, alg, src_any, w_any, dst_any, strides,
+                                              dilates, pad_l, pad_r);
+    dnnl::convolution_forward::primitive_desc hint(hint_desc, Engine(), /*allow_empty=*/true);
+    if (!hint) return unsupported();
+    if (c.kind == LibraryCallKind::kConvBackwardInput) {
+      dnnl::convolution_backward_data::desc desc(alg, src_any, w_any, dst_any, strides, dilates, pad_l, pad_r);
+      dnnl::convolution_backward_data::primitive_desc pd(desc, Engine(), hint, /*allow_empty=*/true);
+      if (!pd) return unsupported();
+      Bind(src, pd.diff_src_desc(), DNNL_ARG_DIFF_SRC);
+      Bind(wei, pd.weights_desc(), DNNL_ARG_WEIGHTS);
+      Bind(dst, pd.diff_dst_desc(), DNNL_ARG_DIFF_DST);
+      primitive_ = dnnl::convolution_backward_data(pd);
+      return absl::OkStatus();
+    }
+    dnnl::convolution_backward_weights::desc desc(alg, src_any, w_any, dst_any, strides, dilates, pad_l, pad_r);
+    dnnl::convolution_backward_weights::primitive_desc pd(desc, Engine(), hint, /*allow_empty=*/true);
+    if (!pd) return unsupported();
+    Bind(src, pd.src_desc(), DNNL_ARG_SRC);
+    Bind(wei, pd.diff_weights_desc(), DNNL_ARG_DIFF_WEIGHTS);
+    Bind(dst, pd.diff_dst_desc(), DNNL_ARG_DIFF_DST);
+    primitive_ = dnnl::convolution_backward_weights(pd);
+    return absl::OkStatus();
+  }
+
+  ConvCall call_;
+  dnnl::stream stream_;
+  dnnl::primitive primitive_;
+  dnnl::reorder side_to_dst_;
+  std::vector<Tensor> tensors_;
+  int output_ = -1;
+  int side_input_ = -1;
+  int64_t operand_count_ = 0;
+  bool empty_ = false;
+};
+
+}  // namespace
+
+bool DnnAccepts(const HloInstruction& inst, const ConvCall& call, ConvAlgorithm algorithm) {
+  return DnnConvRunner::Create(inst, call, algorithm).ok();
+}
+
+absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateDnnConvRunner(const HloInstruction& inst, ConvCall call,
+                                                                       ConvAlgorithm algorithm) {
+  if (algorithm == ConvAlgorithm::kReference)
+    return absl::InvalidArgumentError("the reference is not a oneDNN algorithm");
+  return DnnConvRunner::Create(inst, std::move(call), algorithm);
+}
+
+}  // namespace passlab::runtime_internal

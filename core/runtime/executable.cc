@@ -1,0 +1,109 @@
+#include "core/runtime/executable.h"
+
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/str_util.h"
+#include "core/runtime/host_buffer.h"
+
+namespace passlab {
+namespace {
+
+void CollectLeaves(const Literal& l, std::vector<const Literal*>& out) {
+  if (!l.shape().IsTuple()) {
+    out.push_back(&l);
+    return;
+  }
+  for (const Literal& e : l.tuple_elements()) CollectLeaves(e, out);
+}
+
+// A literal of `shape` from its leaves' buffers (depth-first).
+absl::StatusOr<Literal> Assemble(const Shape& shape, const std::vector<void*>& leaves, size_t& next) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (const Shape& e : shape.tuple_shapes()) {
+      absl::StatusOr<Literal> l = Assemble(e, leaves, next);
+      if (!l.ok()) return l.status();
+      elements.push_back(std::move(*l));
+    }
+    return Literal::Tuple(std::move(elements));
+  }
+  void* p = leaves[next++];
+  if (!shape.IsArray()) return Literal(shape);
+  if (p == nullptr || shape.element_count() == 0) return Literal(shape);
+  return LiteralFromBuffer(shape, p);
+}
+
+}  // namespace
+
+ExecutableMemory Executable::memory() const {
+  ExecutableMemory m;
+  m.arena_bytes = program_->assignment().arena_bytes();
+  m.parameter_bytes = program_->assignment().parameter_bytes();
+  std::vector<const Program*> pending = {program_.get()};
+  while (!pending.empty()) {
+    const Program* p = pending.back();
+    pending.pop_back();
+    m.constant_bytes += p->assignment().constant_bytes();
+    if (p != program_.get()) m.nested_arena_bytes += p->assignment().arena_bytes();
+    for (const std::unique_ptr<Thunk>& t : p->thunks()) {
+      for (const Program* n : t->nested()) pending.push_back(n);
+    }
+  }
+  return m;
+}
+
+absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(const HloModule& module, const KernelProvider& kernels) {
+  if (module.entry_computation() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  std::unique_ptr<Executable> e(new Executable());
+  e->module_ = &module;
+  BufferAssignmentOptions options;
+  const HloModuleConfig& config = module.config();
+  options.donors = config.buffer_donor;
+  options.output_aliases = config.input_output_alias;
+  for (const InputOutputAlias& a : config.input_output_alias) {
+    options.donors.push_back(BufferDonor{a.parameter_number, a.parameter_index});
+  }
+  absl::StatusOr<std::unique_ptr<Program>> p = Program::Build(*module.entry_computation(), options, kernels);
+  if (!p.ok()) return p.status();
+  e->program_ = std::move(*p);
+  return e;
+}
+
+absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> args, std::vector<KernelRecord>* records) {
+  const HloComputation& entry = program_->computation();
+  if (static_cast<int64_t>(args.size()) != entry.num_parameters()) {
+    return absl::InvalidArgumentError(
+        StrCat(entry.name(), " takes ", entry.num_parameters(), " arguments, got ", args.size()));
+  }
+  // Parameter buffers (owned by this run; donated ones may be overwritten).
+  std::vector<std::vector<std::vector<uint64_t>>> storage(args.size());
+  std::vector<std::vector<void*>> params(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Shape& shape = entry.parameter_instruction(i)->shape();
+    std::vector<Shape> leaves = LeafShapes(shape);
+    std::vector<const Literal*> values;
+    CollectLeaves(args[i], values);
+    if (values.size() != leaves.size()) {
+      return absl::InvalidArgumentError(StrCat("argument ", i, " of shape ", args[i].shape().ToString(),
+                                               " does not match parameter shape ", shape.ToString()));
+    }
+    for (size_t k = 0; k < leaves.size(); ++k) {
+      int64_t bytes = leaves[k].IsArray() ? leaves[k].byte_size() : 0;
+      storage[i].emplace_back(bytes / 8 + 1, 0);
+      params[i].push_back(storage[i].back().data());
+      if (bytes == 0) continue;
+      if (absl::Status s = CopyLiteralToBuffer(*values[k], leaves[k], params[i].back()); !s.ok()) {
+        return absl::InvalidArgumentError(StrCat("argument ", i, ": ", s.message()));
+      }
+    }
+  }
+  RunContext ctx;
+  ctx.records = records;
+  Frame* frame = nullptr;
+  if (absl::Status s = program_->ExecuteWithParameters(std::move(params), ctx, &frame); !s.ok()) return s;
+  const HloInstruction* root = entry.root_instruction();
+  std::vector<void*> leaves = program_->LeafPointers(root, *frame);
+  size_t next = 0;
+  return Assemble(root->shape(), leaves, next);
+}
+
+}  // namespace passlab

@@ -1,0 +1,221 @@
+#include "core/runtime/library_call_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/str_util.h"
+#include "core/libcall/library_call.h"
+#include "core/runtime/host_buffer.h"
+#include "core/runtime/instruction_evaluator.h"
+#include "core/runtime/library_call_internal.h"
+
+namespace passlab {
+namespace runtime_internal {
+namespace {
+
+// 2 per multiply-add of the call's product (0 when it does not analyze).
+int64_t LibraryCallFlops(const HloInstruction& inst) {
+  if (absl::StatusOr<GemmCall> g = AnalyzeGemmCall(inst); g.ok()) return 2 * g->batch * g->m * g->n * g->k;
+  absl::StatusOr<ConvCall> c = AnalyzeConvCall(inst);
+  if (!c.ok()) return 0;
+  int64_t taps = 1;
+  for (int64_t k : c->dnums.kernel_spatial_dimensions) taps *= c->filter_shape.dimensions(k);
+  return 2 * c->output_shape.element_count() * c->filter_shape.dimensions(c->dnums.kernel_input_feature_dimension) *
+         taps;
+}
+
+// The evaluator's semantics on the buffers: slow, always available.
+class ReferenceRunner : public LibraryCallRunner {
+ public:
+  ReferenceRunner(const HloInstruction& inst, LibraryAlgorithm algorithm, std::unique_ptr<InstructionEvaluator> ev)
+      : evaluator_(std::move(ev)) {
+    name_ = inst.name();
+    algorithm_ = std::move(algorithm);
+    for (const HloInstruction* op : inst.operands()) bytes_read_ += op->shape().byte_size();
+    for (const Shape& s : evaluator_->result_leaves()) bytes_written_ += s.byte_size();
+    flops_ = LibraryCallFlops(inst);
+  }
+  absl::Status Run(absl::Span<void* const> buffers) override { return evaluator_->Run(buffers); }
+
+ private:
+  std::unique_ptr<InstructionEvaluator> evaluator_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateReferenceRunner(const HloInstruction& inst,
+                                                                         LibraryAlgorithm algorithm) {
+  absl::StatusOr<std::unique_ptr<InstructionEvaluator>> ev = InstructionEvaluator::Create(inst);
+  if (!ev.ok()) return ev.status();
+  return std::unique_ptr<LibraryCallRunner>(new ReferenceRunner(inst, std::move(algorithm), std::move(*ev)));
+}
+
+}  // namespace runtime_internal
+
+namespace {
+
+using namespace runtime_internal;
+
+absl::Status NotLibraryCall(const HloInstruction& inst) {
+  return absl::InvalidArgumentError(StrCat(inst.name(), " is not a library call (custom-call target \"",
+                                           inst.opcode() == HloOpcode::kCustomCall ? inst.custom_call_target() : "",
+                                           "\")"));
+}
+
+// XLA:GPU's spelling of the target: its recorded algorithm ids are cuBLAS /
+// cuDNN ones, meaningless here.
+bool FromXlaGpu(const HloInstruction& inst) {
+  std::string_view t = inst.custom_call_target();
+  return t.rfind("__cublas$", 0) == 0 || t.rfind("__cudnn$", 0) == 0;
+}
+
+constexpr ConvAlgorithm kDnnAlgorithms[] = {ConvAlgorithm::kAuto, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd};
+
+}  // namespace
+
+absl::StatusOr<std::vector<LibraryAlgorithm>> ListAlgorithms(const HloInstruction& inst) {
+  std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
+  if (!kind) return NotLibraryCall(inst);
+  std::vector<LibraryAlgorithm> out;
+  if (*kind == LibraryCallKind::kGemm) {
+    absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
+    if (!call.ok()) return call.status();
+    if (BlasSupports(inst, *call)) out.push_back({kGemmBlas, "blas"});
+    out.push_back({kGemmReference, "reference"});
+    return out;
+  }
+  absl::StatusOr<ConvCall> call = AnalyzeConvCall(inst);
+  if (!call.ok()) return call.status();
+  for (ConvAlgorithm a : kDnnAlgorithms) {
+    if (DnnAccepts(inst, *call, a)) out.push_back({static_cast<int64_t>(a), ConvAlgorithmName(a)});
+  }
+  out.push_back({static_cast<int64_t>(ConvAlgorithm::kReference), ConvAlgorithmName(ConvAlgorithm::kReference)});
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(const HloInstruction& inst,
+                                                                             std::optional<int64_t> algorithm) {
+  std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
+  if (!kind) return NotLibraryCall(inst);
+  if (*kind == LibraryCallKind::kGemm) {
+    absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
+    if (!call.ok()) return call.status();
+    int64_t id = algorithm.value_or(call->config.selected_algorithm);
+    // A recorded id passlab does not know (e.g. a cuBLAS algorithm from an
+    // XLA:GPU dump) means nothing on the CPU: use the default.
+    if (!algorithm.has_value() && (FromXlaGpu(inst) || (id != kGemmBlas && id != kGemmReference))) id = -1;
+    if (id == -1) id = BlasSupports(inst, *call) ? kGemmBlas : kGemmReference;
+    if (id == kGemmBlas) return CreateBlasGemmRunner(inst, std::move(*call));
+    if (id == kGemmReference) return CreateReferenceRunner(inst, {kGemmReference, "reference"});
+    return absl::InvalidArgumentError(
+        StrCat(inst.name(), ": unknown gemm algorithm ", id, " (0 = blas, 1 = reference)"));
+  }
+  absl::StatusOr<ConvCall> call = AnalyzeConvCall(inst);
+  if (!call.ok()) return call.status();
+  int64_t id = algorithm.value_or(call->config.algo_id);
+  if (!algorithm.has_value() && (FromXlaGpu(inst) || !call->config.algorithm().has_value())) {
+    id = -1;  // unset or not passlab's
+  }
+  if (id == -1) {
+    // Unset: oneDNN's own choice where it takes the problem, else the reference.
+    absl::StatusOr<std::unique_ptr<LibraryCallRunner>> dnn = CreateDnnConvRunner(inst, *call, ConvAlgorithm::kAuto);
+    if (dnn.ok()) return dnn;
+    id = static_cast<int64_t>(ConvAlgorithm::kReference);
+  }
+  ConvBackendConfig probe;
+  probe.algo_id = id;
+  std::optional<ConvAlgorithm> a = probe.algorithm();
+  if (!a) {
+    return absl::InvalidArgumentError(
+        StrCat(inst.name(), ": unknown convolution algorithm ", id, " (0 auto, 1 direct, 2 winograd, 3 reference)"));
+  }
+  if (*a == ConvAlgorithm::kReference) {
+    return CreateReferenceRunner(inst, {id, ConvAlgorithmName(*a)});
+  }
+  return CreateDnnConvRunner(inst, std::move(*call), *a);
+}
+
+absl::StatusOr<int64_t> RunLibraryCall(const HloInstruction& inst, int64_t algorithm, absl::Span<void* const> buffers) {
+  absl::StatusOr<std::unique_ptr<LibraryCallRunner>> runner = LibraryCallRunner::Create(inst, algorithm);
+  if (!runner.ok()) return runner.status();
+  auto start = std::chrono::steady_clock::now();
+  absl::Status s = (*runner)->Run(buffers);
+  auto end = std::chrono::steady_clock::now();
+  if (!s.ok()) return s;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();
+}
+
+absl::StatusOr<std::vector<AlgorithmTiming>> TimeAlgorithms(const HloInstruction& inst, absl::Span<void* const> buffers,
+                                                            int repeats, bool include_reference, double tolerance) {
+  absl::StatusOr<std::vector<LibraryAlgorithm>> algorithms = ListAlgorithms(inst);
+  if (!algorithms.ok()) return algorithms.status();
+  std::vector<Shape> leaves = LeafShapes(inst.shape());
+  size_t result_index = static_cast<size_t>(inst.operand_count());
+  if (buffers.size() < result_index + 1 || buffers[result_index] == nullptr) {
+    return absl::InvalidArgumentError(StrCat(inst.name(), ": expected operand buffers and a result buffer"));
+  }
+  const Shape& result = leaves[0];
+  PrimitiveType type = result.element_type();
+  bool comparable = type == PrimitiveType::kF32 || type == PrimitiveType::kF64 || type == PrimitiveType::kBF16 ||
+                    type == PrimitiveType::kF16;
+  std::vector<double> first;  // result of the first algorithm that ran
+  std::string first_name;
+  std::vector<AlgorithmTiming> out;
+  for (const LibraryAlgorithm& a : *algorithms) {
+    bool reference = (a.name == "reference");
+    if (reference && !include_reference) continue;
+    AlgorithmTiming t;
+    t.algorithm = a;
+    absl::StatusOr<std::unique_ptr<LibraryCallRunner>> runner = LibraryCallRunner::Create(inst, a.id);
+    if (!runner.ok()) {
+      t.status = runner.status();
+      out.push_back(std::move(t));
+      continue;
+    }
+    t.status = (*runner)->Run(buffers);  // warm-up
+    std::vector<int64_t> times;
+    for (int r = 0; r < std::max(repeats, 1) && t.status.ok(); ++r) {
+      auto start = std::chrono::steady_clock::now();
+      t.status = (*runner)->Run(buffers);
+      times.push_back(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    }
+    if (t.status.ok()) {
+      std::sort(times.begin(), times.end());
+      t.median_ns = times[times.size() / 2];
+      if (comparable) {
+        std::vector<double> values(result.element_count());
+        for (size_t i = 0; i < values.size(); ++i) values[i] = ReadFloat(type, buffers[result_index], i);
+        if (first_name.empty()) {
+          first = std::move(values);
+          first_name = a.name;
+        } else {
+          for (size_t i = 0; i < values.size(); ++i) {
+            double err = std::abs(values[i] - first[i]) / (1 + std::abs(first[i]));
+            if (!(err <= t.max_rel_error)) t.max_rel_error = std::isnan(err) ? INFINITY : err;
+          }
+          if (!(t.max_rel_error <= tolerance)) {
+            t.status = absl::InternalError(StrCat(inst.name(), ": algorithm ", a.name, " differs from ", first_name,
+                                                  " by ", t.max_rel_error, " (relative)"));
+          }
+        }
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+absl::StatusOr<LibraryAlgorithm> FastestAlgorithm(absl::Span<const AlgorithmTiming> timings) {
+  const AlgorithmTiming* best = nullptr;
+  for (const AlgorithmTiming& t : timings) {
+    if (t.status.ok() && (best == nullptr || t.median_ns < best->median_ns)) best = &t;
+  }
+  if (best == nullptr) return absl::NotFoundError("no algorithm ran");
+  return best->algorithm;
+}
+
+}  // namespace passlab

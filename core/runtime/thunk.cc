@@ -1,0 +1,436 @@
+#include "core/runtime/thunk.h"
+
+#include <cstring>
+
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/str_util.h"
+#include "core/libcall/library_call.h"
+#include "core/runtime/host_buffer.h"
+
+namespace passlab {
+namespace {
+
+int64_t LeafBytesOf(const Shape& s) {
+  int64_t n = 0;
+  for (const Shape& leaf : LeafShapes(s)) n += leaf.IsArray() ? leaf.byte_size() : 0;
+  return n;
+}
+
+// dst = src element by element, `dst_shape` and `src_shape` having the same
+// dimensions and element type but possibly different layouts.
+void CopyArray(const Shape& src_shape, const void* src, const Shape& dst_shape, void* dst) {
+  int64_t bytes = dst_shape.byte_size();
+  if (bytes == 0 || src == dst) return;
+  std::vector<int64_t> ss = PhysicalStrides(src_shape), ds = PhysicalStrides(dst_shape);
+  if (ss == ds) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  int64_t width = PrimitiveByteWidth(dst_shape.element_type()), rank = dst_shape.rank();
+  std::vector<int64_t> idx(rank, 0);
+  int64_t so = 0, dof = 0, n = dst_shape.element_count();
+  const uint8_t* s = static_cast<const uint8_t*>(src);
+  uint8_t* d = static_cast<uint8_t*>(dst);
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(d + dof * width, s + so * width, width);
+    for (int64_t k = rank - 1; k >= 0; --k) {
+      so += ss[k];
+      dof += ds[k];
+      if (++idx[k] < dst_shape.dimensions(k)) break;
+      so -= ss[k] * idx[k];
+      dof -= ds[k] * idx[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+// Copies each leaf of `from` (program `fp`, frame `ff`) into the matching
+// leaf pointer of `to`, staging first so that leaves may swap places.
+void CopyLeaves(const std::vector<Shape>& from_shapes, const std::vector<void*>& from,
+                const std::vector<Shape>& to_shapes, const std::vector<void*>& to) {
+  std::vector<std::vector<uint8_t>> staged(from.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] == to[i] || !from_shapes[i].IsArray()) continue;
+    staged[i].resize(from_shapes[i].byte_size());
+    if (!staged[i].empty()) std::memcpy(staged[i].data(), from[i], staged[i].size());
+  }
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] == to[i] || !from_shapes[i].IsArray()) continue;
+    CopyArray(from_shapes[i], staged[i].data(), to_shapes[i], to[i]);
+  }
+}
+
+// ---------------------------------------------------------------- thunks
+
+class KernelThunk : public Thunk {
+ public:
+  KernelThunk(const HloInstruction& inst, std::unique_ptr<CompiledKernel> kernel)
+      : Thunk(inst), kernel_(std::move(kernel)) {}
+  KernelKind kind() const override { return KernelKind::kEmitted; }
+  std::string detail() const override { return "kernel"; }
+  absl::Status Run(const Program& p, Frame& f, RunContext&) override {
+    kernel_->Run(KernelBuffers(p, f));
+    return absl::OkStatus();
+  }
+  int64_t bytes_read() const override {
+    return kernel_->bytes_read() > 0 ? kernel_->bytes_read() : Thunk::bytes_read();
+  }
+  int64_t bytes_written() const override {
+    return kernel_->bytes_written() > 0 ? kernel_->bytes_written() : Thunk::bytes_written();
+  }
+  int64_t flops() const override { return kernel_->flops(); }
+
+ private:
+  std::unique_ptr<CompiledKernel> kernel_;
+};
+
+class LibraryCallThunk : public Thunk {
+ public:
+  LibraryCallThunk(const HloInstruction& inst, std::unique_ptr<LibraryCallRunner> runner)
+      : Thunk(inst), runner_(std::move(runner)) {}
+  KernelKind kind() const override { return KernelKind::kLibraryCall; }
+  std::string detail() const override {
+    return StrCat(instruction_.custom_call_target(), "/", runner_->algorithm().name);
+  }
+  absl::Status Run(const Program& p, Frame& f, RunContext&) override { return runner_->Run(KernelBuffers(p, f)); }
+  int64_t flops() const override { return runner_->flops(); }
+
+ private:
+  std::unique_ptr<LibraryCallRunner> runner_;
+};
+
+class CopyThunk : public Thunk {
+ public:
+  using Thunk::Thunk;
+  KernelKind kind() const override { return KernelKind::kCopy; }
+  std::string detail() const override { return "copy"; }
+  absl::Status Run(const Program& p, Frame& f, RunContext&) override {
+    std::vector<Shape> from = LeafShapes(instruction_.operand(0)->shape()), to = LeafShapes(instruction_.shape());
+    CopyLeaves(from, p.LeafPointers(instruction_.operand(0), f), to, p.LeafPointers(&instruction_, f));
+    return absl::OkStatus();
+  }
+};
+
+class RoutineThunk : public Thunk {
+ public:
+  RoutineThunk(const HloInstruction& inst, std::unique_ptr<InstructionEvaluator> ev)
+      : Thunk(inst), evaluator_(std::move(ev)) {}
+  KernelKind kind() const override { return KernelKind::kRuntimeRoutine; }
+  std::string detail() const override { return std::string(HloOpcodeString(instruction_.opcode())); }
+  absl::Status Run(const Program& p, Frame& f, RunContext&) override { return evaluator_->Run(KernelBuffers(p, f)); }
+
+ private:
+  std::unique_ptr<InstructionEvaluator> evaluator_;
+};
+
+// The parameter leaves a nested program gets: the leaves of `operands`.
+std::vector<std::vector<void*>> ParametersFrom(const Program& p, const Frame& f,
+                                               absl::Span<HloInstruction* const> operands) {
+  std::vector<std::vector<void*>> params;
+  for (const HloInstruction* op : operands) params.push_back(p.LeafPointers(op, f));
+  return params;
+}
+
+class WhileThunk : public Thunk {
+ public:
+  WhileThunk(const HloInstruction& inst, std::unique_ptr<Program> cond, std::unique_ptr<Program> body,
+             int64_t max_iterations)
+      : Thunk(inst), cond_(std::move(cond)), body_(std::move(body)), max_iterations_(max_iterations) {}
+  KernelKind kind() const override { return KernelKind::kControlFlow; }
+  std::string detail() const override { return StrCat("while (", iterations_, " iterations)"); }
+  std::vector<const Program*> nested() const override { return {cond_.get(), body_.get()}; }
+  int64_t bytes_read() const override { return 0; }
+  int64_t bytes_written() const override { return 0; }
+  absl::Status Run(const Program& p, Frame& f, RunContext& ctx) override {
+    std::vector<Shape> shapes = LeafShapes(instruction_.shape());
+    std::vector<void*> state = p.LeafPointers(&instruction_, f);
+    CopyLeaves(shapes, p.LeafPointers(instruction_.operand(0), f), shapes, state);
+    iterations_ = 0;
+    for (;;) {
+      Frame* cf = nullptr;
+      if (absl::Status s = cond_->ExecuteWithParameters({state}, ctx, &cf); !s.ok()) return s;
+      void* pred = cond_->LeafPointers(cond_->computation().root_instruction(), *cf)[0];
+      if (*static_cast<const uint8_t*>(pred) == 0) break;
+      if (++iterations_ > max_iterations_) {
+        return absl::ResourceExhaustedError(
+            StrCat(instruction_.name(), ": more than ", max_iterations_, " iterations"));
+      }
+      Frame* bf = nullptr;
+      if (absl::Status s = body_->ExecuteWithParameters({state}, ctx, &bf); !s.ok()) return s;
+      CopyLeaves(shapes, body_->LeafPointers(body_->computation().root_instruction(), *bf), shapes, state);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::unique_ptr<Program> cond_, body_;
+  int64_t max_iterations_;
+  int64_t iterations_ = 0;
+};
+
+// conditional (branch index operand 0, branch i takes operand i+1) and call
+// (one branch taking every operand).
+class BranchThunk : public Thunk {
+ public:
+  BranchThunk(const HloInstruction& inst, std::vector<std::unique_ptr<Program>> branches)
+      : Thunk(inst), branches_(std::move(branches)) {}
+  KernelKind kind() const override { return KernelKind::kControlFlow; }
+  std::string detail() const override { return std::string(HloOpcodeString(instruction_.opcode())); }
+  int64_t bytes_read() const override { return 0; }
+  int64_t bytes_written() const override { return 0; }
+  std::vector<const Program*> nested() const override {
+    std::vector<const Program*> out;
+    for (const std::unique_ptr<Program>& b : branches_) out.push_back(b.get());
+    return out;
+  }
+  absl::Status Run(const Program& p, Frame& f, RunContext& ctx) override {
+    const Program* branch = branches_[0].get();
+    std::vector<std::vector<void*>> params;
+    if (instruction_.opcode() == HloOpcode::kConditional) {
+      const HloInstruction* index = instruction_.operand(0);
+      const void* ptr = p.LeafPointers(index, f)[0];
+      int64_t n = static_cast<int64_t>(branches_.size()), b;
+      if (index->shape().element_type() == PrimitiveType::kPred) {
+        b = *static_cast<const uint8_t*>(ptr) != 0 ? 0 : 1;
+      } else {
+        int32_t v;
+        std::memcpy(&v, ptr, sizeof(v));
+        b = v < 0 || v >= n ? n - 1 : v;  // out of range runs the last branch
+      }
+      branch = branches_[b].get();
+      params.push_back(p.LeafPointers(instruction_.operand(b + 1), f));
+    } else {
+      params = ParametersFrom(p, f, instruction_.operands());
+    }
+    Frame* bf = nullptr;
+    if (absl::Status s = branch->ExecuteWithParameters(std::move(params), ctx, &bf); !s.ok()) return s;
+    std::vector<Shape> shapes = LeafShapes(instruction_.shape());
+    CopyLeaves(shapes, branch->LeafPointers(branch->computation().root_instruction(), *bf), shapes,
+               p.LeafPointers(&instruction_, f));
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<std::unique_ptr<Program>> branches_;
+};
+
+bool IsAlias(HloOpcode op) {
+  return op == HloOpcode::kParameter || op == HloOpcode::kConstant || op == HloOpcode::kTuple ||
+         op == HloOpcode::kGetTupleElement || op == HloOpcode::kBitcast || op == HloOpcode::kOptimizationBarrier ||
+         op == HloOpcode::kDomain || op == HloOpcode::kAddDependency || op == HloOpcode::kAfterAll;
+}
+
+bool IsRuntimeRoutine(HloOpcode op) {
+  return op == HloOpcode::kSort || op == HloOpcode::kFft || op == HloOpcode::kCholesky ||
+         op == HloOpcode::kTriangularSolve || op == HloOpcode::kTopK || op == HloOpcode::kRngBitGenerator;
+}
+
+constexpr int64_t kMaxWhileIterations = int64_t{1} << 24;
+
+}  // namespace
+
+// ---------------------------------------------------------------- Thunk
+
+int64_t Thunk::bytes_read() const {
+  int64_t n = 0;
+  for (const HloInstruction* op : instruction_.operands()) n += LeafBytesOf(op->shape());
+  return n;
+}
+
+int64_t Thunk::bytes_written() const { return LeafBytesOf(instruction_.shape()); }
+
+absl::Status Thunk::Execute(const Program& program, Frame& frame, RunContext& ctx) {
+  int64_t start = ctx.NowNs();
+  absl::Status s = Run(program, frame, ctx);
+  int64_t end = ctx.NowNs();
+  if (ctx.records != nullptr) {
+    KernelRecord r;
+    r.name = instruction_.name();
+    r.kind = kind();
+    r.detail = detail();
+    r.device = "cpu";
+    r.hlo_instruction = instruction_.name();
+    r.hlo_computation = instruction_.parent() != nullptr ? instruction_.parent()->name() : "";
+    r.start_ns = start;
+    r.end_ns = end;
+    r.bytes_read = bytes_read();
+    r.bytes_written = bytes_written();
+    r.flops = flops();
+    ctx.records->push_back(std::move(r));
+  }
+  return s;
+}
+
+std::vector<void*> Thunk::KernelBuffers(const Program& program, const Frame& frame) const {
+  std::vector<void*> buffers;
+  for (const HloInstruction* op : instruction_.operands()) {
+    std::vector<void*> leaves = program.LeafPointers(op, frame);
+    buffers.push_back(leaves.empty() ? nullptr : leaves[0]);
+  }
+  std::vector<void*> results = program.LeafPointers(&instruction_, frame);
+  buffers.insert(buffers.end(), results.begin(), results.end());
+  return buffers;
+}
+
+// ---------------------------------------------------------------- Program
+
+absl::StatusOr<std::unique_ptr<Program>> Program::Build(const HloComputation& computation,
+                                                        BufferAssignmentOptions options,
+                                                        const KernelProvider& kernels) {
+  std::unique_ptr<Program> p(new Program(computation));
+  absl::StatusOr<std::unique_ptr<BufferAssignment>> a = BufferAssignment::Run(computation, std::move(options));
+  if (!a.ok()) return a.status();
+  p->assignment_ = std::move(*a);
+  for (const HloInstruction* inst : p->assignment_->schedule()) {
+    if (absl::Status s = p->AddThunkFor(*inst, kernels); !s.ok()) return s;
+  }
+  return p;
+}
+
+absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvider& kernels) {
+  HloOpcode op = inst.opcode();
+  for (const Shape& leaf : LeafShapes(inst.shape())) {
+    if (leaf.IsArray()) {
+      if (absl::Status s = CheckPlainLayout(leaf); !s.ok())
+        return absl::UnimplementedError(StrCat(inst.name(), ": ", s.message()));
+    }
+  }
+  if (op == HloOpcode::kConstant) {
+    if (!inst.has_literal()) return absl::InvalidArgumentError(StrCat(inst.name(), ": constant without a value"));
+    std::vector<std::vector<uint8_t>>& storage = constants_[&inst];
+    std::vector<Shape> leaves = LeafShapes(inst.shape());
+    std::vector<const Literal*> values;
+    std::function<void(const Literal&)> collect = [&](const Literal& l) {
+      if (!l.shape().IsTuple()) {
+        values.push_back(&l);
+        return;
+      }
+      for (const Literal& e : l.tuple_elements()) collect(e);
+    };
+    collect(inst.literal());
+    if (values.size() != leaves.size()) return absl::InternalError(StrCat(inst.name(), ": constant leaves mismatch"));
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      storage.emplace_back(leaves[i].IsArray() ? leaves[i].byte_size() : 0);
+      if (!leaves[i].IsArray() || leaves[i].element_count() == 0) continue;
+      if (absl::Status s = CopyLiteralToBuffer(*values[i], leaves[i], storage.back().data()); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  if (IsAlias(op)) return absl::OkStatus();
+  if (op == HloOpcode::kCustomCall && ClassifyLibraryCall(inst).has_value()) {
+    absl::StatusOr<std::unique_ptr<LibraryCallRunner>> r = LibraryCallRunner::Create(inst);
+    if (!r.ok()) return r.status();
+    thunks_.push_back(std::make_unique<LibraryCallThunk>(inst, std::move(*r)));
+    return absl::OkStatus();
+  }
+  if (op == HloOpcode::kCopy) {
+    thunks_.push_back(std::make_unique<CopyThunk>(inst));
+    return absl::OkStatus();
+  }
+  if (IsRuntimeRoutine(op) || op == HloOpcode::kCustomCall) {
+    absl::StatusOr<std::unique_ptr<InstructionEvaluator>> ev = InstructionEvaluator::Create(inst);
+    if (!ev.ok()) return ev.status();
+    thunks_.push_back(std::make_unique<RoutineThunk>(inst, std::move(*ev)));
+    return absl::OkStatus();
+  }
+  if (op == HloOpcode::kWhile) {
+    absl::StatusOr<std::unique_ptr<Program>> cond = Build(*inst.while_condition(), {}, kernels);
+    if (!cond.ok()) return cond.status();
+    // The loop state is the body's parameter and its result: body results
+    // are placed straight in the state buffers when the old state is dead
+    // by then, and the body may update the state in place (the while owns
+    // it), so a loop copies only what it must.
+    BufferAssignmentOptions body_options;
+    ForEachSubshape(inst.while_body()->root_instruction()->shape(), [&](const Shape& s, const ShapeIndex& index) {
+      if (s.IsTuple()) return;
+      body_options.output_aliases.push_back(InputOutputAlias{index, 0, index});
+      body_options.donors.push_back(BufferDonor{0, index});
+    });
+    absl::StatusOr<std::unique_ptr<Program>> body = Build(*inst.while_body(), body_options, kernels);
+    if (!body.ok()) return body.status();
+    thunks_.push_back(std::make_unique<WhileThunk>(inst, std::move(*cond), std::move(*body), kMaxWhileIterations));
+    return absl::OkStatus();
+  }
+  if (op == HloOpcode::kConditional || op == HloOpcode::kCall) {
+    std::vector<std::unique_ptr<Program>> branches;
+    for (const HloComputation* c : inst.called_computations()) {
+      absl::StatusOr<std::unique_ptr<Program>> b = Build(*c, {}, kernels);
+      if (!b.ok()) return b.status();
+      branches.push_back(std::move(*b));
+    }
+    if (branches.empty()) return absl::InvalidArgumentError(StrCat(inst.name(), ": no called computation"));
+    thunks_.push_back(std::make_unique<BranchThunk>(inst, std::move(branches)));
+    return absl::OkStatus();
+  }
+  if (!kernels) {
+    return absl::UnimplementedError(
+        StrCat(inst.name(), " (", HloOpcodeString(op), ") needs a compiled kernel and no kernel compiler was given"));
+  }
+  for (const HloInstruction* operand : inst.operands()) {
+    if (!operand->shape().IsArray()) {
+      return absl::UnimplementedError(
+          StrCat(inst.name(), ": kernels take array operands, not ", operand->shape().ToString()));
+    }
+  }
+  absl::StatusOr<std::unique_ptr<CompiledKernel>> k = kernels(inst);
+  if (!k.ok()) return k.status();
+  thunks_.push_back(std::make_unique<KernelThunk>(inst, std::move(*k)));
+  return absl::OkStatus();
+}
+
+void* Program::Resolve(const BufferSlice& slice, const Frame& frame) const {
+  switch (slice.kind) {
+    case BufferSlice::Kind::kNone: return nullptr;
+    case BufferSlice::Kind::kArena: return frame.arena + slice.offset;
+    case BufferSlice::Kind::kParameter: return frame.parameters[slice.parameter][slice.parameter_leaf];
+    case BufferSlice::Kind::kConstant: {
+      std::vector<uint8_t>& storage =
+          const_cast<std::vector<uint8_t>&>(constants_.at(slice.constant)[slice.constant_leaf]);
+      return storage.empty() ? nullptr : storage.data();
+    }
+  }
+  return nullptr;
+}
+
+std::vector<void*> Program::LeafPointers(const HloInstruction* inst, const Frame& frame) const {
+  std::vector<void*> out;
+  for (const BufferSlice& s : assignment_->LeafSlices(inst)) out.push_back(Resolve(s, frame));
+  return out;
+}
+
+absl::Status Program::Execute(Frame& frame, RunContext& ctx) const {
+  if (static_cast<int64_t>(frame.parameters.size()) != computation_.num_parameters()) {
+    return absl::InvalidArgumentError(StrCat(computation_.name(), ": expected ", computation_.num_parameters(),
+                                             " parameters, got ", frame.parameters.size()));
+  }
+  for (const std::unique_ptr<Thunk>& t : thunks_) {
+    if (absl::Status s = t->Execute(*this, frame, ctx); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Program::ExecuteWithParameters(std::vector<std::vector<void*>> parameters, RunContext& ctx,
+                                            Frame** frame_out) const {
+  constexpr int64_t kAlign = 64;
+  int64_t words = (assignment_->arena_bytes() + kAlign) / sizeof(uint64_t) + 1;
+  if (static_cast<int64_t>(own_arena_.size()) < words) own_arena_.assign(words, 0);
+  uintptr_t base = reinterpret_cast<uintptr_t>(own_arena_.data());
+  own_frame_.arena = reinterpret_cast<uint8_t*>((base + kAlign - 1) / kAlign * kAlign);
+  own_frame_.parameters = std::move(parameters);
+  if (frame_out != nullptr) *frame_out = &own_frame_;
+  return Execute(own_frame_, ctx);
+}
+
+std::string Program::ToString(int indent) const {
+  std::string out;
+  std::string pad(indent, ' ');
+  for (const std::unique_ptr<Thunk>& t : thunks_) {
+    StrAppend(&out, pad, KernelKindName(t->kind()), " ", t->instruction().name(), " (", t->detail(), ")\n");
+    for (const Program* nested : t->nested()) {
+      StrAppend(&out, pad, "  ", nested->computation().name(), ":\n", nested->ToString(indent + 4));
+    }
+  }
+  return out;
+}
+
+}  // namespace passlab
