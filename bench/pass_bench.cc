@@ -51,25 +51,28 @@ std::unique_ptr<HloModule> Parse(const std::string& text) {
 
 void BM_Pipeline(benchmark::State& state, bool instrumented, bool snapshots = true) {
   std::string text = LargeModule(static_cast<int>(state.range(0)));
+  // Built before and destroyed after the timed region: only the run counts.
+  std::unique_ptr<HloModule> m;
+  std::unique_ptr<HloPassPipeline> p;
+  std::unique_ptr<PassRecorder> recorder;
   for (auto _ : state) {
     state.PauseTiming();
-    auto m = Parse(text);
-    std::unique_ptr<HloPassPipeline> p = BuildOptimizationPipeline();
+    m = Parse(text);
+    p = BuildOptimizationPipeline();
     PassRecorderOptions recorder_options;
     recorder_options.snapshots = snapshots;
-    PassRecorder recorder(recorder_options);
-    state.ResumeTiming();
+    recorder = std::make_unique<PassRecorder>(recorder_options);
     if (instrumented) {
-      p->AddObserver(&recorder);
+      p->AddObserver(recorder.get());
     } else {
       // Rebuild with instrumentation off (options are set at construction).
       PipelineOptions o;
       o.instrument = false;
       auto bare = std::make_unique<HloPassPipeline>("bare", o);
       bare->AddPass<HloPassFixBase>(std::move(p), 1);
-      benchmark::DoNotOptimize(bare->Run(*m));
-      continue;
+      p = std::move(bare);
     }
+    state.ResumeTiming();
     benchmark::DoNotOptimize(p->Run(*m));
   }
   state.counters["instructions"] = static_cast<double>(Parse(text)->instruction_count());

@@ -14,7 +14,7 @@ void HloComputation::SetName(std::string name) {
   for (HloComputation* c : parent_->computations()) {
     c->ForEachInstruction([&](HloInstruction* inst) {
       for (const HloComputation* callee : inst->called_computations()) {
-        if (callee == this) inst->InvalidateFingerprint();
+        if (callee == this) inst->InvalidateCaches();
       }
     });
   }
@@ -39,6 +39,7 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     inst->SetName(std::string(HloOpcodeString(inst->opcode())));
   }
   instructions_.push_back(std::move(instruction));
+  post_order_valid_ = false;
   positions_[inst] = std::prev(instructions_.end());
   return inst;
 }
@@ -73,6 +74,7 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
   auto list_it = it->second;
   positions_.erase(it);
   instructions_.erase(list_it);
+  post_order_valid_ = false;
   return absl::OkStatus();
 }
 
@@ -146,6 +148,13 @@ std::vector<HloInstruction*> HloComputation::instructions() const {
 }
 
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
+  if (post_order_valid_) return post_order_;
+  post_order_ = ComputeInstructionPostOrder();
+  post_order_valid_ = true;
+  return post_order_;
+}
+
+std::vector<HloInstruction*> HloComputation::ComputeInstructionPostOrder() const {
   std::vector<HloInstruction*> order;
   order.reserve(instructions_.size());
   // 0 = unvisited, 1 = on stack, 2 = done.

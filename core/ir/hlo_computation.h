@@ -79,7 +79,10 @@ class HloComputation {
   }
   // Operands (and control predecessors) before users; deterministic: a DFS
   // from each instruction in insertion order.
+  // Cached until an instruction is added or removed, or one of its operands
+  // or control edges changes (HloInstruction::InvalidateCaches).
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
+  void InvalidatePostOrder() { post_order_valid_ = false; }
   HloInstruction* GetInstructionWithName(std::string_view name) const;
 
   // Computations called (transitively) from this one, callees first.
@@ -109,6 +112,9 @@ class HloComputation {
       positions_;
   std::vector<HloInstruction*> parameters_;
   std::function<void(const HloInstruction*)> removal_listener_;
+  std::vector<HloInstruction*> ComputeInstructionPostOrder() const;
+  mutable std::vector<HloInstruction*> post_order_;
+  mutable bool post_order_valid_ = false;
 };
 
 }  // namespace passlab

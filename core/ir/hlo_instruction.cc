@@ -339,15 +339,33 @@ bool HloInstruction::IsUserOf(const HloInstruction* operand) const {
 
 void HloInstruction::SetName(std::string name) {
   name_ = std::move(name);
-  InvalidateFingerprint();
-  for (HloInstruction* user : users_) user->InvalidateFingerprint();
-  for (HloInstruction* s : control_successors_) s->InvalidateFingerprint();
+  InvalidateCaches();
+  for (HloInstruction* user : users_) user->InvalidateCaches();
+  for (HloInstruction* s : control_successors_) s->InvalidateCaches();
+}
+
+void HloInstruction::InvalidateCaches() {
+  fingerprint_valid_ = false;
+  line_valid_ = false;
+  if (parent_ != nullptr) parent_->InvalidatePostOrder();
+}
+
+void HloInstruction::set_parent(HloComputation* parent) {
+  if (parent_ != nullptr) parent_->InvalidatePostOrder();
+  parent_ = parent;
+  if (parent_ != nullptr) parent_->InvalidatePostOrder();
+}
+
+Shape* HloInstruction::mutable_shape() {
+  InvalidateCaches();
+  for (HloInstruction* user : users_) user->InvalidateCaches();  // they print operand shapes
+  return &shape_;
 }
 
 void HloInstruction::AppendOperand(HloInstruction* operand) {
   operands_.push_back(operand);
   operand->AddUser(this);
-  InvalidateFingerprint();
+  InvalidateCaches();
 }
 
 void HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) {
@@ -355,7 +373,7 @@ void HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) 
   if (old == new_operand) return;
   operands_[i] = new_operand;
   new_operand->AddUser(this);
-  InvalidateFingerprint();
+  InvalidateCaches();
   if (std::find(operands_.begin(), operands_.end(), old) == operands_.end()) {
     old->RemoveUser(this);
   }
@@ -372,7 +390,7 @@ void HloInstruction::ReplaceUsesOfOperand(HloInstruction* old_operand,
     }
   }
   if (replaced) {
-    InvalidateFingerprint();
+    InvalidateCaches();
     old_operand->RemoveUser(this);
     new_operand->AddUser(this);
   }
@@ -381,7 +399,7 @@ void HloInstruction::ReplaceUsesOfOperand(HloInstruction* old_operand,
 void HloInstruction::RemoveOperandAt(int64_t i) {
   HloInstruction* old = operands_[i];
   operands_.erase(operands_.begin() + i);
-  InvalidateFingerprint();
+  InvalidateCaches();
   if (std::find(operands_.begin(), operands_.end(), old) == operands_.end()) {
     old->RemoveUser(this);
   }
@@ -390,7 +408,7 @@ void HloInstruction::RemoveOperandAt(int64_t i) {
 void HloInstruction::DetachFromOperands() {
   for (HloInstruction* op : operands_) op->RemoveUser(this);
   operands_.clear();
-  InvalidateFingerprint();
+  InvalidateCaches();
 }
 
 absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* replacement) {
@@ -418,7 +436,7 @@ void HloInstruction::AddControlDependencyTo(HloInstruction* successor) {
   }
   control_successors_.push_back(successor);
   successor->control_predecessors_.push_back(this);
-  successor->InvalidateFingerprint();
+  successor->InvalidateCaches();
 }
 
 void HloInstruction::RemoveControlDependencyTo(HloInstruction* successor) {
@@ -427,7 +445,7 @@ void HloInstruction::RemoveControlDependencyTo(HloInstruction* successor) {
   control_successors_.erase(it);
   auto& preds = successor->control_predecessors_;
   preds.erase(std::find(preds.begin(), preds.end(), this));
-  successor->InvalidateFingerprint();
+  successor->InvalidateCaches();
 }
 
 void HloInstruction::DropAllControlDeps() {
@@ -454,7 +472,7 @@ void HloInstruction::set_to_apply(HloComputation* c) {
   } else {
     called_computations_[0] = c;
   }
-  InvalidateFingerprint();
+  InvalidateCaches();
 }
 
 HloInstruction* HloInstruction::async_wrapped_instruction() const {
@@ -476,7 +494,7 @@ HloInstruction* HloInstruction::fused_parameter(int64_t i) const {
 
 void HloInstruction::set_literal(Literal literal) {
   literal_ = std::make_unique<Literal>(std::move(literal));
-  InvalidateFingerprint();
+  InvalidateCaches();
 }
 
 const HloAttributes& HloInstruction::attrs() const {
@@ -485,7 +503,7 @@ const HloAttributes& HloInstruction::attrs() const {
 }
 
 HloAttributes& HloInstruction::mutable_attrs() {
-  InvalidateFingerprint();
+  InvalidateCaches();
   if (!attrs_) attrs_ = std::make_unique<HloAttributes>();
   return *attrs_;
 }

@@ -189,14 +189,11 @@ class HloInstruction {
   int64_t unique_id() const { return unique_id_; }
   void set_unique_id(int64_t id) { unique_id_ = id; }
   HloComputation* parent() const { return parent_; }
-  void set_parent(HloComputation* parent) { parent_ = parent; }
+  void set_parent(HloComputation* parent);
   HloModule* GetModule() const;
 
   const Shape& shape() const { return shape_; }
-  Shape* mutable_shape() {
-    InvalidateFingerprint();
-    return &shape_;
-  }
+  Shape* mutable_shape();
 
   // Operands and users.
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
@@ -234,17 +231,17 @@ class HloInstruction {
   const std::vector<HloComputation*>& called_computations() const { return called_computations_; }
   void AppendCalledComputation(HloComputation* c) {
     called_computations_.push_back(c);
-    InvalidateFingerprint();
+    InvalidateCaches();
   }
   // Sets slot i, growing the list (with nullptr) when needed.
   void set_called_computation(int64_t i, HloComputation* c) {
     if (static_cast<int64_t>(called_computations_.size()) <= i) called_computations_.resize(i + 1);
     called_computations_[i] = c;
-    InvalidateFingerprint();
+    InvalidateCaches();
   }
   void ClearCalledComputations() {
     called_computations_.clear();
-    InvalidateFingerprint();
+    InvalidateCaches();
   }
   HloComputation* to_apply() const;                 // map, reduce, sort, call, ...
   void set_to_apply(HloComputation* c);
@@ -267,12 +264,12 @@ class HloInstruction {
   const std::vector<int64_t>& dimensions() const { return dimensions_; }
   int64_t dimensions(int64_t i) const { return dimensions_[i]; }
   std::vector<int64_t>* mutable_dimensions() {
-    InvalidateFingerprint();
+    InvalidateCaches();
     return &dimensions_;
   }
   void set_dimensions(std::vector<int64_t> d) {
     dimensions_ = std::move(d);
-    InvalidateFingerprint();
+    InvalidateCaches();
   }
   int64_t concatenate_dimension() const { return dimensions_[0]; }
   int64_t parameter_number() const { return index_; }
@@ -280,14 +277,14 @@ class HloInstruction {
   int64_t iota_dimension() const { return index_; }
   void set_index(int64_t v) {
     index_ = v;
-    InvalidateFingerprint();
+    InvalidateCaches();
   }  // parameter number / tuple index / iota dim
   int64_t index() const { return index_; }
 
   bool has_literal() const { return literal_ != nullptr; }
   const Literal& literal() const { return *literal_; }
   Literal* mutable_literal() {
-    InvalidateFingerprint();
+    InvalidateCaches();
     return literal_.get();
   }
   void set_literal(Literal literal);
@@ -295,45 +292,45 @@ class HloInstruction {
   FusionKind fusion_kind() const { return fusion_kind_; }
   void set_fusion_kind(FusionKind k) {
     fusion_kind_ = k;
-    InvalidateFingerprint();
+    InvalidateCaches();
   }
 
   const std::string& async_execution_thread() const { return async_execution_thread_; }
   void set_async_execution_thread(std::string t) {
     async_execution_thread_ = std::move(t);
-    InvalidateFingerprint();
+    InvalidateCaches();
   }
 
   const OpMetadata& metadata() const { return metadata_; }
   OpMetadata* mutable_metadata() {
-    InvalidateFingerprint();
+    InvalidateCaches();
     return &metadata_;
   }
   void set_metadata(OpMetadata m) {
     metadata_ = std::move(m);
-    InvalidateFingerprint();
+    InvalidateCaches();
   }
 
   const std::string& raw_backend_config() const { return backend_config_; }
   void set_raw_backend_config(std::string c) {
     backend_config_ = std::move(c);
-    InvalidateFingerprint();
+    InvalidateCaches();
   }
 
   bool has_sharding() const { return sharding_ != nullptr; }
   const HloSharding& sharding() const { return *sharding_; }
   void set_sharding(HloSharding s) {
     sharding_ = std::make_unique<HloSharding>(std::move(s));
-    InvalidateFingerprint();
+    InvalidateCaches();
   }
   void clear_sharding() {
     sharding_.reset();
-    InvalidateFingerprint();
+    InvalidateCaches();
   }
 
   const FrontendAttributes& frontend_attributes() const { return frontend_attributes_; }
   FrontendAttributes* mutable_frontend_attributes() {
-    InvalidateFingerprint();
+    InvalidateCaches();
     return &frontend_attributes_;
   }
 
@@ -354,17 +351,25 @@ class HloInstruction {
   bool IsElementwise() const;
   bool IsFused() const;  // lives in a fusion computation
 
-  // A hash of this instruction's printed fields, cached for the pass
-  // pipeline's module fingerprint (core/pass/module_fingerprint.h). Every
-  // mutator above invalidates it; code that edits an instruction must go
-  // through them.
+  // Caches derived from this instruction's printed fields: a hash for the
+  // pass pipeline's module fingerprint (core/pass/module_fingerprint.h) and
+  // the canonical printer's line (core/text). Every mutator above
+  // invalidates both (renames and shape changes also those of the users,
+  // which print this name and shape); code that edits an instruction must go
+  // through the mutators.
   bool fingerprint_valid() const { return fingerprint_valid_; }
   uint64_t cached_fingerprint() const { return fingerprint_; }
   void set_cached_fingerprint(uint64_t f) const {
     fingerprint_ = f;
     fingerprint_valid_ = true;
   }
-  void InvalidateFingerprint() { fingerprint_valid_ = false; }
+  const std::string* cached_line() const { return line_valid_ ? &line_ : nullptr; }
+  void set_cached_line(std::string line) const {
+    line_ = std::move(line);
+    line_valid_ = true;
+  }
+  // Also invalidates the parent computation's cached post order.
+  void InvalidateCaches();
 
   // A copy with new operands (same attributes, called computations, name).
   std::unique_ptr<HloInstruction> CloneWithNewOperands(
@@ -403,6 +408,8 @@ class HloInstruction {
   std::unique_ptr<HloAttributes> attrs_;
   mutable uint64_t fingerprint_ = 0;
   mutable bool fingerprint_valid_ = false;
+  mutable std::string line_;
+  mutable bool line_valid_ = false;
 };
 
 // The name an async-start's wrapped computation gets when it is written with

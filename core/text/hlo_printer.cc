@@ -9,7 +9,7 @@ namespace {
 
 class Printer {
  public:
-  explicit Printer(const PrintOptions& options) : options_(options) {}
+  explicit Printer(const PrintOptions& options) : options_(options), canonical_(Canonical()) {}
 
   std::string& out() { return out_; }
 
@@ -126,8 +126,33 @@ class Printer {
     }
   }
 
+  // The canonical options (all defaults): the only ones whose lines are
+  // cached on the instructions.
+  bool Canonical() const {
+    const PrintOptions d;
+    return options_.use_line_cache && options_.print_operand_shape == d.print_operand_shape &&
+           options_.print_metadata == d.print_metadata &&
+           options_.print_backend_config == d.print_backend_config &&
+           options_.print_percent == d.print_percent &&
+           options_.syntax_sugar_async_ops == d.syntax_sugar_async_ops &&
+           options_.max_constant_elements == d.max_constant_elements;
+  }
+
   void Instruction(const HloInstruction& inst) {
     if (inst.IsRoot()) out_ += "ROOT ";
+    // Async ops print differently depending on their context (the sugar):
+    // never cached.
+    const bool cache = canonical_ && !IsAsync(inst.opcode());
+    if (cache && inst.cached_line() != nullptr) {
+      out_ += *inst.cached_line();
+      return;
+    }
+    const size_t start = out_.size();
+    InstructionBody(inst);
+    if (cache) inst.set_cached_line(out_.substr(start));
+  }
+
+  void InstructionBody(const HloInstruction& inst) {
     Name(inst.name());
     out_ += " = ";
     out_ += inst.shape().ToString();
@@ -537,6 +562,7 @@ class Printer {
 
  private:
   const PrintOptions& options_;
+  const bool canonical_;
   std::string out_;
   bool module_context_ = false;
   absl::flat_hash_set<const HloComputation*> sugared_;

@@ -19,6 +19,9 @@ struct PrintOptions {
   bool syntax_sugar_async_ops = true;
   // Print constants with more than this many elements as "{...}"; -1 never.
   int64_t max_constant_elements = -1;
+  // Reuse (and fill) each instruction's cached line when printing with the
+  // canonical options above; off only to check the cache.
+  bool use_line_cache = true;
 };
 
 std::string PrintModule(const HloModule& module, const PrintOptions& options = {});

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
@@ -14,23 +15,6 @@ namespace {
 bool SameLayout(const Shape& a, const Shape& b) {
   if (a.has_layout() != b.has_layout()) return false;
   return !a.has_layout() || a.layout() == b.layout();
-}
-
-// Whether `to` is reachable from `from` along users and control edges.
-bool Reaches(const HloInstruction* from, const HloInstruction* to) {
-  std::vector<const HloInstruction*> stack = {from};
-  absl::flat_hash_set<const HloInstruction*> seen = {from};
-  while (!stack.empty()) {
-    const HloInstruction* x = stack.back();
-    stack.pop_back();
-    if (x == to) return true;
-    for (const auto* list : {&x->users(), &x->control_successors()}) {
-      for (const HloInstruction* next : *list) {
-        if (seen.insert(next).second) stack.push_back(next);
-      }
-    }
-  }
-  return false;
 }
 
 class Merger {
@@ -251,6 +235,7 @@ class Merger {
           absl::StatusOr<HloInstruction*> merged = TryMerge(a, b);
           if (!merged.ok()) return merged.status();
           if (*merged == nullptr) continue;
+          reach_valid_ = false;  // the merge changed the graph
           for (HloInstruction* d : {a, b}) {
             dead.insert(d);
             dead_in_order.push_back(d);
@@ -282,6 +267,43 @@ class Merger {
   }
 
  private:
+  // Whether dot `from` reaches `to` along operand and control edges: one
+  // pass over the computation gives every instruction the bit set of the dots
+  // it depends on (recomputed only after a merge changed the graph), instead
+  // of a graph walk per pair of dots.
+  bool Reaches(const HloInstruction* from, const HloInstruction* to) {
+    if (!reach_valid_) ComputeDotReachability();
+    const int64_t bit = dot_index_.at(from);
+    return (reach_bits_.at(to)[bit / 64] >> (bit % 64)) & 1;
+  }
+
+  void ComputeDotReachability() {
+    dot_index_.clear();
+    reach_bits_.clear();
+    std::vector<HloInstruction*> order = c_.MakeInstructionPostOrder();
+    for (const HloInstruction* inst : order) {
+      if (inst->opcode() == HloOpcode::kDot) dot_index_.emplace(inst, dot_index_.size());
+    }
+    const size_t words = (dot_index_.size() + 63) / 64;
+    for (const HloInstruction* inst : order) {
+      std::vector<uint64_t> bits(words, 0);
+      for (const auto* list : {&inst->operands(), &inst->control_predecessors()}) {
+        for (const HloInstruction* pred : *list) {
+          const std::vector<uint64_t>& p = reach_bits_.at(pred);
+          for (size_t w = 0; w < words; ++w) bits[w] |= p[w];
+        }
+      }
+      if (auto it = dot_index_.find(inst); it != dot_index_.end()) {
+        bits[it->second / 64] |= uint64_t{1} << (it->second % 64);
+      }
+      reach_bits_.emplace(inst, std::move(bits));
+    }
+    reach_valid_ = true;
+  }
+
+  bool reach_valid_ = false;
+  absl::flat_hash_map<const HloInstruction*, int64_t> dot_index_;
+  absl::flat_hash_map<const HloInstruction*, std::vector<uint64_t>> reach_bits_;
   HloComputation& c_;
   int64_t max_size_;
   std::vector<HloInstruction*> flattened_;     // concatenates replaced by flat ones

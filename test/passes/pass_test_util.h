@@ -52,6 +52,12 @@ inline PassResult RunPass(std::unique_ptr<HloPassInterface> pass, const std::str
     EXPECT_TRUE(absl::IsUnimplemented(before.status()))
         << "the input does not evaluate: " << before.status().message();
   }
+  // The instructions' cached printer lines must still be right after the
+  // pass edited them (a mutator that forgets to invalidate shows up here).
+  PrintOptions uncached;
+  uncached.use_line_cache = false;
+  EXPECT_EQ(PrintModule(*r.module), PrintModule(*r.module, uncached))
+      << "stale cached printer lines after the pass";
   PrintOptions options;
   options.print_metadata = false;
   options.print_operand_shape = false;
