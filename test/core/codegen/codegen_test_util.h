@@ -130,6 +130,35 @@ inline void ExpectMatchesEvaluator(const std::string& text, ErrorSpec spec = {1e
   }
 }
 
+// Turns "HloModule m\nENTRY e {...}" into a module whose entry calls that
+// computation as one kLoop fusion (multi-output when the root is a tuple).
+inline std::string WrapInFusion(const std::string& text) {
+  auto m = ParseHloModule(text, "wrap");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (!m.ok()) return text;
+  const HloComputation& entry = *(*m)->entry_computation();
+  std::string out = text;
+  size_t pos = out.find("ENTRY");
+  out.replace(pos, 5, "");
+  size_t brace = out.find('{', pos);
+  out.replace(pos, brace - pos, " fused_computation ");
+  out += "\nENTRY main {\n";
+  std::string args;
+  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+    out += "  p" + std::to_string(i) + " = " + entry.parameter_instruction(i)->shape().ToString() + " parameter(" +
+           std::to_string(i) + ")\n";
+    args += (i ? ", p" : "p") + std::to_string(i);
+  }
+  out += "  ROOT fusion = " + entry.root_instruction()->shape().ToString() + " fusion(" + args +
+         "), kind=kLoop, calls=fused_computation\n}\n";
+  return out;
+}
+
+inline void ExpectFusedMatchesEvaluator(const std::string& text, ErrorSpec spec = {1e-5, 1e-5, 4},
+                                        CpuCompileOptions options = {}, EmitterKind* kind = nullptr) {
+  ExpectMatchesEvaluator(WrapInFusion(text), spec, options, kind);
+}
+
 }  // namespace passlab::testing
 
 #endif  // PASSLAB_TEST_CORE_CODEGEN_CODEGEN_TEST_UTIL_H_
