@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,7 +88,14 @@ inline absl::StatusOr<std::vector<Literal>> RunKernel(const CompiledKernel& kern
                                                       const std::vector<Literal>& args) {
   std::vector<std::vector<uint8_t>> storage;
   for (int64_t i = 0; i < instr.operand_count(); ++i) {
-    storage.push_back(ToPhysical(args[i], instr.operand(i)->shape()));
+    const HloInstruction* operand = instr.operand(i);
+    if (operand->opcode() == HloOpcode::kConstant) {
+      storage.push_back(ToPhysical(operand->literal(), operand->shape()));
+    } else if (operand->opcode() == HloOpcode::kParameter) {
+      storage.push_back(ToPhysical(args[operand->parameter_number()], operand->shape()));
+    } else {
+      return absl::InvalidArgumentError("test kernels take parameters and constants only");
+    }
   }
   std::vector<Shape> outs;
   FlattenShape(instr.shape(), outs);
@@ -112,6 +121,10 @@ inline void ExpectMatchesEvaluator(const std::string& text, ErrorSpec spec = {1e
   ASSERT_TRUE(m.ok()) << m.status().message();
   const HloInstruction& root = *(*m)->entry_computation()->root_instruction();
   CpuKernelCompiler compiler(options);
+  if (std::getenv("PASSLAB_DUMP_MLIR") != nullptr) {
+    auto mlir = compiler.EmitMlir(root);
+    std::cerr << (mlir.ok() ? *mlir : std::string(mlir.status().message())) << "\n";
+  }
   auto kernel = compiler.Compile(root);
   ASSERT_TRUE(kernel.ok()) << kernel.status().message();
   if (kind != nullptr) *kind = (*kernel)->emitter_kind();

@@ -1,0 +1,207 @@
+// Data movement, reductions, dot, reduce-window and multi-output fusions
+// against the evaluator, on odd sizes and non-default layouts.
+#include <gtest/gtest.h>
+
+#include "test/core/codegen/codegen_test_util.h"
+
+namespace passlab {
+namespace {
+
+using testing::ExpectFusedMatchesEvaluator;
+using testing::ExpectMatchesEvaluator;
+
+TEST(DataMovementTest, BroadcastTransposeReshapeBitcast) {
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[3,5]{0,1} parameter(0)
+  v = f32[5] parameter(1)
+  b = f32[3,5,4] broadcast(a), dimensions={0,1}
+  bv = f32[3,5,4]{0,2,1} broadcast(v), dimensions={1}
+  s = f32[3,5,4] add(b, bv)
+  t = f32[4,3,5]{1,2,0} transpose(s), dimensions={2,0,1}
+  r = f32[12,5] reshape(t)
+  c = f32[5,12]{0,1} bitcast(r)
+  ROOT out = (f32[4,3,5]{1,2,0}, f32[12,5], f32[5,12]{0,1}) tuple(t, r, c)
+})", {0, 0, 0});
+}
+
+TEST(DataMovementTest, SliceReversePadConcatenateIota) {
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[7,9] parameter(0)
+  b = f32[7,4]{0,1} parameter(1)
+  z = f32[] constant(-1)
+  s = f32[3,4] slice(a), slice={[1:7:2], [2:9:2]}
+  r = f32[3,4] reverse(s), dimensions={0,1}
+  p = f32[8,6] pad(r, z), padding=1_2_1x-1_2_1
+  c = f32[7,13] concatenate(a, b), dimensions={1}
+  i = s32[5,3] iota(), iota_dimension=1
+  fi = f32[5,3] iota(), iota_dimension=0
+  ROOT out = (f32[8,6], f32[7,13], s32[5,3], f32[5,3]) tuple(p, c, i, fi)
+})", {0, 0, 0});
+}
+
+TEST(DataMovementTest, DynamicSliceAndUpdateSliceClampStarts) {
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[6,8] parameter(0)
+  u = f32[2,3] parameter(1)
+  i = s32[] constant(5)
+  j = s32[] constant(-2)
+  k = u32[] constant(3)
+  ds = f32[2,3] dynamic-slice(a, i, j), dynamic_slice_sizes={2,3}
+  dus = f32[6,8] dynamic-update-slice(a, u, k, i)
+  ROOT out = (f32[2,3], f32[6,8]) tuple(ds, dus)
+})", {0, 0, 0});
+}
+
+TEST(DataMovementTest, ConstantsInsideFusions) {
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = bf16[2,3]{0,1} parameter(0)
+  c = bf16[2,3] constant({{1, 2, 3}, {4, 5, 6}})
+  m = bf16[2,3]{0,1} multiply(a, c)
+  p = pred[3] constant({true, false, true})
+  bp = pred[2,3] broadcast(p), dimensions={1}
+  ROOT s = bf16[2,3] select(bp, m, a)
+})", {1e-2, 1e-2, 1});
+}
+
+TEST(ReductionTest, RowAndColumnReductions) {
+  EmitterKind kind;
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[37,129] parameter(0)
+  z = f32[] constant(0)
+  e = f32[37,129] exponential(a)
+  ROOT r = f32[37] reduce(e, z), dimensions={1}, to_apply=add
+})", {1e-5, 1e-5, 8}, {}, &kind);
+  EXPECT_EQ(kind, EmitterKind::kReduction);
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+ENTRY e {
+  a = f32[37,5,66]{0,2,1} parameter(0)
+  z = f32[] constant(-inf)
+  ROOT r = f32[5] reduce(a, z), dimensions={0,2}, to_apply=max
+})", {0, 0, 0}, {}, &kind);
+  EXPECT_EQ(kind, EmitterKind::kReduction);
+}
+
+TEST(ReductionTest, VariadicArgmaxReduce) {
+  ExpectMatchesEvaluator(R"(HloModule m
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = pred[] compare(v0, v1), direction=GT
+  eq = pred[] compare(v0, v1), direction=EQ
+  lt = pred[] compare(i0, i1), direction=LT
+  tie = pred[] and(eq, lt)
+  keep = pred[] or(gt, tie)
+  v = f32[] select(keep, v0, v1)
+  i = s32[] select(keep, i0, i1)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+fused {
+  a = f32[9,31] parameter(0)
+  io = s32[9,31] iota(), iota_dimension=1
+  z = f32[] constant(-inf)
+  zi = s32[] constant(0)
+  ROOT r = (f32[9], s32[9]) reduce(a, io, z, zi), dimensions={1}, to_apply=argmax
+}
+ENTRY main {
+  p = f32[9,31] parameter(0)
+  ROOT f = (f32[9], s32[9]) fusion(p), kind=kInput, calls=fused
+})", {0, 0, 0});
+}
+
+TEST(ReductionTest, IntegerReduceOfScalarAndMultiOutputWithElementwise) {
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+add {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] add(x, y)
+}
+ENTRY e {
+  a = s32[4,6] parameter(0)
+  z = s32[] constant(0)
+  n = s32[4,6] negate(a)
+  r = s32[6] reduce(n, z), dimensions={0}, to_apply=add
+  all = s32[] reduce(a, z), dimensions={0,1}, to_apply=add
+  ROOT t = (s32[6], s32[], s32[4,6]) tuple(r, all, n)
+})", {0, 0, 0});
+}
+
+TEST(DotTest, MatmulBatchAndLayouts) {
+  ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[17,33] parameter(0)
+  b = f32[33,9]{0,1} parameter(1)
+  ROOT d = f32[17,9] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})", {1e-5, 1e-5, 16});
+  ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[3,5,7] parameter(0)
+  b = f32[3,4,7] parameter(1)
+  ROOT d = f32[3,5,4]{1,2,0} dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+})", {1e-5, 1e-5, 16});
+  ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = s32[4,6] parameter(0)
+  b = s32[6] parameter(1)
+  ROOT d = s32[4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})", {0, 0, 0});
+}
+
+TEST(ReduceWindowTest, PoolingWithPaddingStrideAndDilation) {
+  ExpectMatchesEvaluator(R"(HloModule m
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+ENTRY e {
+  a = f32[2,9,11,3] parameter(0)
+  z = f32[] constant(-inf)
+  ROOT r = f32[2,5,6,3] reduce-window(a, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
+})", {0, 0, 0});
+  ExpectMatchesEvaluator(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[7,5] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[6,9] reduce-window(a, z), window={size=3x2 pad=1_1x0_0 rhs_dilate=2x1 lhs_dilate=1x2}, to_apply=add
+})", {1e-5, 1e-5, 8});
+}
+
+TEST(MapTest, MapAppliesComputation) {
+  ExpectMatchesEvaluator(R"(HloModule m
+f {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  m = f32[] multiply(x, y)
+  ROOT s = f32[] add(m, x)
+}
+ENTRY e {
+  a = f32[4,5] parameter(0)
+  b = f32[4,5] parameter(1)
+  ROOT r = f32[4,5] map(a, b), dimensions={0,1}, to_apply=f
+})");
+}
+
+}  // namespace
+}  // namespace passlab
