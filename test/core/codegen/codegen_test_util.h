@@ -20,6 +20,11 @@
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/text/hlo_parser.h"
+#include "core/text/hlo_printer.h"
+
+namespace passlab {
+inline std::string PrintModuleForTest(const HloModule& m) { return PrintModule(m); }
+}  // namespace passlab
 
 namespace passlab::testing {
 
