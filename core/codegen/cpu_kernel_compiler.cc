@@ -1398,18 +1398,18 @@ class ObserverInstrumentation : public mlir::PassInstrumentation {
   ObserverInstrumentation(const CpuCompileOptions& options, std::string kernel)
       : options_(options), kernel_(std::move(kernel)) {}
   void runBeforePass(mlir::Pass* pass, mlir::Operation* op) override {
-    if (options_.observer_wants_text) before_ = Print(op);
-    start_ = std::chrono::steady_clock::now();
+    before_.push_back(options_.observer_wants_text ? Print(op) : std::string());
+    start_.push_back(std::chrono::steady_clock::now());
   }
   void runAfterPass(mlir::Pass* pass, mlir::Operation* op) override {
     EmitterPassSnapshot s;
-    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_.back()).count();
+    start_.pop_back();
+    s.before = std::move(before_.back());
+    before_.pop_back();
     s.kernel_name = kernel_;
     s.pass_name = pass->getArgument().str();
-    if (options_.observer_wants_text) {
-      s.before = std::move(before_);
-      s.after = Print(op);
-    }
+    if (options_.observer_wants_text) s.after = Print(op);
     options_.observer(s);
   }
 
@@ -1422,8 +1422,9 @@ class ObserverInstrumentation : public mlir::PassInstrumentation {
   }
   const CpuCompileOptions& options_;
   std::string kernel_;
-  std::string before_;
-  std::chrono::steady_clock::time_point start_;
+  // Nested pipelines run passes inside passes: one entry per open pass.
+  std::vector<std::string> before_;
+  std::vector<std::chrono::steady_clock::time_point> start_;
 };
 
 bool Disabled(const CpuCompileOptions& o, const std::string& name) {
@@ -1443,7 +1444,11 @@ absl::Status RunEmitterPipeline(mlir::ModuleOp module, const CpuCompileOptions& 
   }
   mlir::PassManager pm(module->getContext());
   if (o.observer) pm.addInstrumentation(std::make_unique<ObserverInstrumentation>(o, kernel));
-  if (!Disabled(o, "inline")) pm.addPass(mlir::createInlinerPass());
+  // The inliner's default nested pipeline (canonicalize) is left empty so
+  // that canonicalize is its own, separately disableable pass.
+  if (!Disabled(o, "inline")) {
+    pm.addPass(mlir::createInlinerPass(llvm::StringMap<mlir::OpPassManager>{}, [](mlir::OpPassManager&) {}));
+  }
   if (!Disabled(o, "canonicalize")) pm.addPass(mlir::createCanonicalizerPass());
   if (!Disabled(o, "cse")) pm.addPass(mlir::createCSEPass());
   if (!Disabled(o, "loop-invariant-code-motion")) pm.addPass(mlir::createLoopInvariantCodeMotionPass());
@@ -1591,13 +1596,59 @@ std::unique_ptr<mlir::MLIRContext> MakeContext() {
   return context;
 }
 
-std::string CacheKey(const HloInstruction& h, const CpuCompileOptions& o) {
+// An instruction's text without its own and its operands' names (operands
+// become their positions in `names`), so identical kernels share a key.
+std::string CanonicalInstructionText(const HloInstruction& h,
+                                     const absl::flat_hash_map<const HloInstruction*, int64_t>& names) {
   PrintOptions print;
-  std::string key = PrintInstruction(h, print);
-  // The instruction's own name is irrelevant to the code: strip it.
-  if (size_t eq = key.find(" = "); eq != std::string::npos) key = key.substr(eq);
-  for (const HloInstruction* operand : h.operands()) key += "|" + operand->shape().ToString();
-  if (h.opcode() == HloOpcode::kFusion) key += "\n" + PrintComputation(*h.fused_instructions_computation(), print);
+  print.print_operand_shape = true;
+  print.print_metadata = false;
+  print.print_percent = false;
+  std::string text = PrintInstruction(h, print);
+  size_t eq = text.find(" = ");
+  if (eq != std::string::npos) text = text.substr(eq + 3);
+  if (h.operand_count() == 0) return text;
+  std::string head = StrCat(" ", HloOpcodeString(h.opcode()), "(");
+  size_t open = text.find(head);
+  if (open == std::string::npos) return text;
+  open += head.size();
+  size_t close = text.find(')', open);
+  // Operand shapes may hold parentheses (tuples); find the list's end by
+  // depth.
+  int depth = 1;
+  for (close = open; close < text.size() && depth > 0; ++close) {
+    if (text[close] == '(') ++depth;
+    if (text[close] == ')') --depth;
+  }
+  std::string operands;
+  for (int64_t i = 0; i < h.operand_count(); ++i) {
+    auto it = names.find(h.operand(i));
+    operands += StrCat(i ? ", " : "", h.operand(i)->shape().ToString(), " v",
+                       it == names.end() ? -1 - i : it->second);
+  }
+  return text.substr(0, open) + operands + text.substr(close - 1);
+}
+
+std::string CacheKey(const HloInstruction& h, const CpuCompileOptions& o) {
+  absl::flat_hash_map<const HloInstruction*, int64_t> names;
+  for (int64_t i = 0; i < h.operand_count(); ++i) names.emplace(h.operand(i), i);
+  std::string key = CanonicalInstructionText(h, names);
+  if (h.opcode() == HloOpcode::kFusion) {
+    absl::flat_hash_map<const HloInstruction*, int64_t> fused_names;
+    int64_t next = 0;
+    for (const HloInstruction* i : h.fused_instructions_computation()->MakeInstructionPostOrder()) {
+      fused_names[i] = next++;
+      key += StrCat("\nv", fused_names[i], " = ", CanonicalInstructionText(*i, fused_names));
+    }
+    // The fused computation's name is not part of the code.
+    size_t calls = key.find("calls=");
+    if (calls != std::string::npos) {
+      size_t end = key.find_first_of(",\n", calls);
+      key.erase(calls, end - calls);
+    }
+  }
+  PrintOptions print;
+  print.print_metadata = false;
   for (const HloComputation* c : h.called_computations()) {
     if (c != nullptr && h.opcode() != HloOpcode::kFusion) key += "\n" + PrintComputation(*c, print);
   }
