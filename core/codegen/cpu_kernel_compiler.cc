@@ -177,7 +177,7 @@ bool EmittableOpcode(HloOpcode op) {
     case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:
     case HloOpcode::kBitcast: case HloOpcode::kBitcastConvert: case HloOpcode::kBroadcast:
     case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClamp: case HloOpcode::kClz:
-    case HloOpcode::kCompare: case HloOpcode::kConcatenate: case HloOpcode::kConstant:
+    case HloOpcode::kCompare: case HloOpcode::kConcatenate: case HloOpcode::kConstant: case HloOpcode::kConvolution:
     case HloOpcode::kConvert: case HloOpcode::kCopy: case HloOpcode::kCos: case HloOpcode::kDivide:
     case HloOpcode::kDot: case HloOpcode::kDynamicSlice: case HloOpcode::kDynamicUpdateSlice:
     case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1: case HloOpcode::kFloor:
@@ -195,7 +195,25 @@ bool EmittableOpcode(HloOpcode op) {
     case HloOpcode::kSlice: case HloOpcode::kSqrt: case HloOpcode::kSubtract: case HloOpcode::kTan:
     case HloOpcode::kTanh: case HloOpcode::kTranspose: case HloOpcode::kTuple: case HloOpcode::kXor:
       return true;
-    default:
+    case HloOpcode::kAddDependency: case HloOpcode::kAfterAll: case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart: case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceDone: case HloOpcode::kAllReduceStart: case HloOpcode::kAllToAll:
+    case HloOpcode::kAsyncDone: case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kBatchNormGrad: case HloOpcode::kBatchNormInference: case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kCall: case HloOpcode::kCholesky: case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kCollectivePermute: case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kCollectivePermuteStart: case HloOpcode::kComplex: case HloOpcode::kConditional:
+    case HloOpcode::kCopyDone: case HloOpcode::kCopyStart:
+    case HloOpcode::kCustomCall: case HloOpcode::kDomain: case HloOpcode::kDynamicReshape:
+    case HloOpcode::kFft: case HloOpcode::kGather: case HloOpcode::kGetDimensionSize: case HloOpcode::kImag:
+    case HloOpcode::kInfeed: case HloOpcode::kOptimizationBarrier: case HloOpcode::kOutfeed:
+    case HloOpcode::kPartitionId: case HloOpcode::kRaggedAllToAll: case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone: case HloOpcode::kReducePrecision: case HloOpcode::kReduceScatter:
+    case HloOpcode::kReplicaId: case HloOpcode::kRng: case HloOpcode::kRngBitGenerator:
+    case HloOpcode::kRngGetAndUpdateState: case HloOpcode::kScatter: case HloOpcode::kSelectAndScatter:
+    case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize:
+    case HloOpcode::kSort: case HloOpcode::kStochasticConvert: case HloOpcode::kTopK:
+    case HloOpcode::kTriangularSolve: case HloOpcode::kWhile:
       return false;
   }
 }
@@ -219,6 +237,9 @@ absl::Status CheckOne(const HloInstruction& h) {
   }
   if (h.opcode() == HloOpcode::kDot && !h.attrs().sparsity.empty()) {
     return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": sparse dot"));
+  }
+  if (h.opcode() == HloOpcode::kConvolution && !h.attrs().conv_dnums.has_value()) {
+    return absl::InvalidArgumentError(StrCat("codegen: ", h.name(), ": convolution without dim_labels"));
   }
   if (h.opcode() == HloOpcode::kReduceWindow && h.operand_count() != 2) {
     return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": variadic reduce-window"));
@@ -320,6 +341,7 @@ class KernelEmitter {
     }
     FlattenLeaves(root, leaves_);
     for (const Leaf& l : leaves_) buffer_shapes_.push_back(l.shape);
+    tiled_ = AnalyzeFusion(instruction_).kind == EmitterKind::kTranspose;
     for (const Shape& s : buffer_shapes_) {
       buffer_types_.push_back(mlir::MemRefType::get({s.element_count()}, StorageType(s.element_type())));
     }
@@ -641,7 +663,43 @@ class KernelEmitter {
         case HloOpcode::kAtan2: r = math::Atan2Op::create(b_, loc_, x, y); break;
         case HloOpcode::kMaximum: r = arith::MaximumFOp::create(b_, loc_, x, y); break;
         case HloOpcode::kMinimum: r = arith::MinimumFOp::create(b_, loc_, x, y); break;
-        default:
+        case HloOpcode::kAbs: case HloOpcode::kAddDependency: case HloOpcode::kAfterAll:
+        case HloOpcode::kAllGather: case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart:
+        case HloOpcode::kAllReduce: case HloOpcode::kAllReduceDone: case HloOpcode::kAllReduceStart:
+        case HloOpcode::kAllToAll: case HloOpcode::kAnd: case HloOpcode::kAsyncDone:
+        case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate: case HloOpcode::kBatchNormGrad:
+        case HloOpcode::kBatchNormInference: case HloOpcode::kBatchNormTraining: case HloOpcode::kBitcast:
+        case HloOpcode::kBitcastConvert: case HloOpcode::kBroadcast: case HloOpcode::kCall:
+        case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kCholesky: case HloOpcode::kClamp:
+        case HloOpcode::kClz: case HloOpcode::kCollectiveBroadcast: case HloOpcode::kCollectivePermute:
+        case HloOpcode::kCollectivePermuteDone: case HloOpcode::kCollectivePermuteStart:
+        case HloOpcode::kCompare: case HloOpcode::kComplex: case HloOpcode::kConcatenate:
+        case HloOpcode::kConditional: case HloOpcode::kConstant: case HloOpcode::kConvert:
+        case HloOpcode::kConvolution: case HloOpcode::kCopy: case HloOpcode::kCopyDone:
+        case HloOpcode::kCopyStart: case HloOpcode::kCos: case HloOpcode::kCustomCall:
+        case HloOpcode::kDomain: case HloOpcode::kDot: case HloOpcode::kDynamicReshape:
+        case HloOpcode::kDynamicSlice: case HloOpcode::kDynamicUpdateSlice: case HloOpcode::kErf:
+        case HloOpcode::kExp: case HloOpcode::kExpm1: case HloOpcode::kFft: case HloOpcode::kFloor:
+        case HloOpcode::kFusion: case HloOpcode::kGather: case HloOpcode::kGetDimensionSize:
+        case HloOpcode::kGetTupleElement: case HloOpcode::kImag: case HloOpcode::kInfeed:
+        case HloOpcode::kIota: case HloOpcode::kIsFinite: case HloOpcode::kLog: case HloOpcode::kLog1p:
+        case HloOpcode::kLogistic: case HloOpcode::kMap: case HloOpcode::kNegate: case HloOpcode::kNot:
+        case HloOpcode::kOptimizationBarrier: case HloOpcode::kOr: case HloOpcode::kOutfeed:
+        case HloOpcode::kPad: case HloOpcode::kParameter: case HloOpcode::kPartitionId:
+        case HloOpcode::kPopulationCount: case HloOpcode::kRaggedAllToAll: case HloOpcode::kReal:
+        case HloOpcode::kRecv: case HloOpcode::kRecvDone: case HloOpcode::kReduce:
+        case HloOpcode::kReducePrecision: case HloOpcode::kReduceScatter: case HloOpcode::kReduceWindow:
+        case HloOpcode::kReplicaId: case HloOpcode::kReshape: case HloOpcode::kReverse: case HloOpcode::kRng:
+        case HloOpcode::kRngBitGenerator: case HloOpcode::kRngGetAndUpdateState:
+        case HloOpcode::kRoundNearestAfz: case HloOpcode::kRoundNearestEven: case HloOpcode::kRsqrt:
+        case HloOpcode::kScatter: case HloOpcode::kSelect: case HloOpcode::kSelectAndScatter:
+        case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize:
+        case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic:
+        case HloOpcode::kShiftRightLogical: case HloOpcode::kSign: case HloOpcode::kSin:
+        case HloOpcode::kSlice: case HloOpcode::kSort: case HloOpcode::kSqrt:
+        case HloOpcode::kStochasticConvert: case HloOpcode::kTan: case HloOpcode::kTanh:
+        case HloOpcode::kTopK: case HloOpcode::kTranspose: case HloOpcode::kTriangularSolve:
+        case HloOpcode::kTuple: case HloOpcode::kWhile: case HloOpcode::kXor:
           return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on floats"));
       }
       return Round(r, t);
@@ -700,7 +758,40 @@ class KernelEmitter {
         }
         return Value(math::IPowIOp::create(b_, loc_, x, y));
       }
-      default:
+      case HloOpcode::kAbs: case HloOpcode::kAddDependency: case HloOpcode::kAfterAll:
+      case HloOpcode::kAllGather: case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart:
+      case HloOpcode::kAllReduce: case HloOpcode::kAllReduceDone: case HloOpcode::kAllReduceStart:
+      case HloOpcode::kAllToAll: case HloOpcode::kAsyncDone: case HloOpcode::kAsyncStart:
+      case HloOpcode::kAsyncUpdate: case HloOpcode::kAtan2: case HloOpcode::kBatchNormGrad:
+      case HloOpcode::kBatchNormInference: case HloOpcode::kBatchNormTraining: case HloOpcode::kBitcast:
+      case HloOpcode::kBitcastConvert: case HloOpcode::kBroadcast: case HloOpcode::kCall:
+      case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kCholesky: case HloOpcode::kClamp:
+      case HloOpcode::kClz: case HloOpcode::kCollectiveBroadcast: case HloOpcode::kCollectivePermute:
+      case HloOpcode::kCollectivePermuteDone: case HloOpcode::kCollectivePermuteStart:
+      case HloOpcode::kCompare: case HloOpcode::kComplex: case HloOpcode::kConcatenate:
+      case HloOpcode::kConditional: case HloOpcode::kConstant: case HloOpcode::kConvert:
+      case HloOpcode::kConvolution: case HloOpcode::kCopy: case HloOpcode::kCopyDone:
+      case HloOpcode::kCopyStart: case HloOpcode::kCos: case HloOpcode::kCustomCall: case HloOpcode::kDomain:
+      case HloOpcode::kDot: case HloOpcode::kDynamicReshape: case HloOpcode::kDynamicSlice:
+      case HloOpcode::kDynamicUpdateSlice: case HloOpcode::kErf: case HloOpcode::kExp:
+      case HloOpcode::kExpm1: case HloOpcode::kFft: case HloOpcode::kFloor: case HloOpcode::kFusion:
+      case HloOpcode::kGather: case HloOpcode::kGetDimensionSize: case HloOpcode::kGetTupleElement:
+      case HloOpcode::kImag: case HloOpcode::kInfeed: case HloOpcode::kIota: case HloOpcode::kIsFinite:
+      case HloOpcode::kLog: case HloOpcode::kLog1p: case HloOpcode::kLogistic: case HloOpcode::kMap:
+      case HloOpcode::kNegate: case HloOpcode::kNot: case HloOpcode::kOptimizationBarrier:
+      case HloOpcode::kOutfeed: case HloOpcode::kPad: case HloOpcode::kParameter:
+      case HloOpcode::kPartitionId: case HloOpcode::kPopulationCount: case HloOpcode::kRaggedAllToAll:
+      case HloOpcode::kReal: case HloOpcode::kRecv: case HloOpcode::kRecvDone: case HloOpcode::kReduce:
+      case HloOpcode::kReducePrecision: case HloOpcode::kReduceScatter: case HloOpcode::kReduceWindow:
+      case HloOpcode::kReplicaId: case HloOpcode::kReshape: case HloOpcode::kReverse: case HloOpcode::kRng:
+      case HloOpcode::kRngBitGenerator: case HloOpcode::kRngGetAndUpdateState:
+      case HloOpcode::kRoundNearestAfz: case HloOpcode::kRoundNearestEven: case HloOpcode::kRsqrt:
+      case HloOpcode::kScatter: case HloOpcode::kSelect: case HloOpcode::kSelectAndScatter:
+      case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize:
+      case HloOpcode::kSign: case HloOpcode::kSin: case HloOpcode::kSlice: case HloOpcode::kSort:
+      case HloOpcode::kSqrt: case HloOpcode::kStochasticConvert: case HloOpcode::kTan: case HloOpcode::kTanh:
+      case HloOpcode::kTopK: case HloOpcode::kTranspose: case HloOpcode::kTriangularSolve:
+      case HloOpcode::kTuple: case HloOpcode::kWhile:
         return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on ",
                                                PrimitiveTypeName(t)));
     }
@@ -751,7 +842,39 @@ class KernelEmitter {
           return Value(arith::CmpFOp::create(b_, loc_, arith::CmpFPredicate::ONE, a,
                                              FConst(ft, std::numeric_limits<double>::infinity())));
         }
-        default:
+        case HloOpcode::kAdd: case HloOpcode::kAddDependency: case HloOpcode::kAfterAll:
+        case HloOpcode::kAllGather: case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart:
+        case HloOpcode::kAllReduce: case HloOpcode::kAllReduceDone: case HloOpcode::kAllReduceStart:
+        case HloOpcode::kAllToAll: case HloOpcode::kAnd: case HloOpcode::kAsyncDone:
+        case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate: case HloOpcode::kAtan2:
+        case HloOpcode::kBatchNormGrad: case HloOpcode::kBatchNormInference:
+        case HloOpcode::kBatchNormTraining: case HloOpcode::kBitcast: case HloOpcode::kBitcastConvert:
+        case HloOpcode::kBroadcast: case HloOpcode::kCall: case HloOpcode::kCholesky: case HloOpcode::kClamp:
+        case HloOpcode::kClz: case HloOpcode::kCollectiveBroadcast: case HloOpcode::kCollectivePermute:
+        case HloOpcode::kCollectivePermuteDone: case HloOpcode::kCollectivePermuteStart:
+        case HloOpcode::kCompare: case HloOpcode::kComplex: case HloOpcode::kConcatenate:
+        case HloOpcode::kConditional: case HloOpcode::kConstant: case HloOpcode::kConvert:
+        case HloOpcode::kConvolution: case HloOpcode::kCopy: case HloOpcode::kCopyDone:
+        case HloOpcode::kCopyStart: case HloOpcode::kCustomCall: case HloOpcode::kDivide:
+        case HloOpcode::kDomain: case HloOpcode::kDot: case HloOpcode::kDynamicReshape:
+        case HloOpcode::kDynamicSlice: case HloOpcode::kDynamicUpdateSlice: case HloOpcode::kFft:
+        case HloOpcode::kFusion: case HloOpcode::kGather: case HloOpcode::kGetDimensionSize:
+        case HloOpcode::kGetTupleElement: case HloOpcode::kImag: case HloOpcode::kInfeed:
+        case HloOpcode::kIota: case HloOpcode::kMap: case HloOpcode::kMaximum: case HloOpcode::kMinimum:
+        case HloOpcode::kMultiply: case HloOpcode::kNot: case HloOpcode::kOptimizationBarrier:
+        case HloOpcode::kOr: case HloOpcode::kOutfeed: case HloOpcode::kPad: case HloOpcode::kParameter:
+        case HloOpcode::kPartitionId: case HloOpcode::kPopulationCount: case HloOpcode::kPower:
+        case HloOpcode::kRaggedAllToAll: case HloOpcode::kReal: case HloOpcode::kRecv:
+        case HloOpcode::kRecvDone: case HloOpcode::kReduce: case HloOpcode::kReducePrecision:
+        case HloOpcode::kReduceScatter: case HloOpcode::kReduceWindow: case HloOpcode::kRemainder:
+        case HloOpcode::kReplicaId: case HloOpcode::kReshape: case HloOpcode::kReverse: case HloOpcode::kRng:
+        case HloOpcode::kRngBitGenerator: case HloOpcode::kRngGetAndUpdateState: case HloOpcode::kScatter:
+        case HloOpcode::kSelect: case HloOpcode::kSelectAndScatter: case HloOpcode::kSend:
+        case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize: case HloOpcode::kShiftLeft:
+        case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical: case HloOpcode::kSlice:
+        case HloOpcode::kSort: case HloOpcode::kStochasticConvert: case HloOpcode::kSubtract:
+        case HloOpcode::kTopK: case HloOpcode::kTranspose: case HloOpcode::kTriangularSolve:
+        case HloOpcode::kTuple: case HloOpcode::kWhile: case HloOpcode::kXor:
           return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on floats"));
       }
       return Round(r, t);
@@ -770,7 +893,43 @@ class KernelEmitter {
         Value neg = arith::ExtUIOp::create(b_, loc_, it, Cmp(arith::CmpIPredicate::slt, x, IConst(it, 0)));
         return Value(arith::SubIOp::create(b_, loc_, pos, neg));
       }
-      default:
+      case HloOpcode::kAdd: case HloOpcode::kAddDependency: case HloOpcode::kAfterAll:
+      case HloOpcode::kAllGather: case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart:
+      case HloOpcode::kAllReduce: case HloOpcode::kAllReduceDone: case HloOpcode::kAllReduceStart:
+      case HloOpcode::kAllToAll: case HloOpcode::kAnd: case HloOpcode::kAsyncDone:
+      case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate: case HloOpcode::kAtan2:
+      case HloOpcode::kBatchNormGrad: case HloOpcode::kBatchNormInference:
+      case HloOpcode::kBatchNormTraining: case HloOpcode::kBitcast: case HloOpcode::kBitcastConvert:
+      case HloOpcode::kBroadcast: case HloOpcode::kCall: case HloOpcode::kCbrt: case HloOpcode::kCeil:
+      case HloOpcode::kCholesky: case HloOpcode::kClamp: case HloOpcode::kCollectiveBroadcast:
+      case HloOpcode::kCollectivePermute: case HloOpcode::kCollectivePermuteDone:
+      case HloOpcode::kCollectivePermuteStart: case HloOpcode::kCompare: case HloOpcode::kComplex:
+      case HloOpcode::kConcatenate: case HloOpcode::kConditional: case HloOpcode::kConstant:
+      case HloOpcode::kConvert: case HloOpcode::kConvolution: case HloOpcode::kCopy:
+      case HloOpcode::kCopyDone: case HloOpcode::kCopyStart: case HloOpcode::kCos:
+      case HloOpcode::kCustomCall: case HloOpcode::kDivide: case HloOpcode::kDomain: case HloOpcode::kDot:
+      case HloOpcode::kDynamicReshape: case HloOpcode::kDynamicSlice: case HloOpcode::kDynamicUpdateSlice:
+      case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1: case HloOpcode::kFft:
+      case HloOpcode::kFloor: case HloOpcode::kFusion: case HloOpcode::kGather:
+      case HloOpcode::kGetDimensionSize: case HloOpcode::kGetTupleElement: case HloOpcode::kImag:
+      case HloOpcode::kInfeed: case HloOpcode::kIota: case HloOpcode::kIsFinite: case HloOpcode::kLog:
+      case HloOpcode::kLog1p: case HloOpcode::kLogistic: case HloOpcode::kMap: case HloOpcode::kMaximum:
+      case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kOptimizationBarrier:
+      case HloOpcode::kOr: case HloOpcode::kOutfeed: case HloOpcode::kPad: case HloOpcode::kParameter:
+      case HloOpcode::kPartitionId: case HloOpcode::kPower: case HloOpcode::kRaggedAllToAll:
+      case HloOpcode::kReal: case HloOpcode::kRecv: case HloOpcode::kRecvDone: case HloOpcode::kReduce:
+      case HloOpcode::kReducePrecision: case HloOpcode::kReduceScatter: case HloOpcode::kReduceWindow:
+      case HloOpcode::kRemainder: case HloOpcode::kReplicaId: case HloOpcode::kReshape:
+      case HloOpcode::kReverse: case HloOpcode::kRng: case HloOpcode::kRngBitGenerator:
+      case HloOpcode::kRngGetAndUpdateState: case HloOpcode::kRoundNearestAfz:
+      case HloOpcode::kRoundNearestEven: case HloOpcode::kRsqrt: case HloOpcode::kScatter:
+      case HloOpcode::kSelect: case HloOpcode::kSelectAndScatter: case HloOpcode::kSend:
+      case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize: case HloOpcode::kShiftLeft:
+      case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical: case HloOpcode::kSin:
+      case HloOpcode::kSlice: case HloOpcode::kSort: case HloOpcode::kSqrt:
+      case HloOpcode::kStochasticConvert: case HloOpcode::kSubtract: case HloOpcode::kTan:
+      case HloOpcode::kTanh: case HloOpcode::kTopK: case HloOpcode::kTranspose:
+      case HloOpcode::kTriangularSolve: case HloOpcode::kTuple: case HloOpcode::kWhile: case HloOpcode::kXor:
         return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on ",
                                                PrimitiveTypeName(t)));
     }
@@ -956,6 +1115,80 @@ class KernelEmitter {
     return Round((*r)[0], t);
   }
 
+  // Direct convolution: each output element sums over the window taps and
+  // the input features of its group (feature and batch groups as the
+  // evaluator defines them).
+  absl::StatusOr<Value> EmitConvolution(const HloInstruction* h, const Index& idx) {
+    const ConvolutionDimensionNumbers& d = *h->attrs().conv_dnums;
+    const Shape& ls = h->operand(0)->shape();
+    const Shape& rs = h->operand(1)->shape();
+    const Window& w = h->window();
+    PrimitiveType t = h->shape().element_type();
+    mlir::Type ct = ComputeType(t);
+    int64_t fgc = h->attrs().feature_group_count, bgc = h->attrs().batch_group_count;
+    int64_t I = rs.dimensions(d.kernel_input_feature_dimension);
+    int64_t O = rs.dimensions(d.kernel_output_feature_dimension);
+    int64_t n_out = h->shape().dimensions(d.output_batch_dimension);
+    int64_t og = std::max<int64_t>(1, O / (fgc * bgc));
+    size_t spatial = d.input_spatial_dimensions.size();
+    Value o = idx[d.output_feature_dimension];
+    Value n = idx[d.output_batch_dimension];
+    Value g = Div(o, og);
+    Value in_batch = bgc > 1 ? Add(Mul(g, n_out), n) : n;
+    Value feature_base = fgc > 1 ? Mul(g, I) : C(0);
+    Value zero = IsFloatingPointType(t) ? FConst(ct, 0) : IConst(ct, 0);
+    std::vector<int64_t> bounds;
+    for (size_t s = 0; s < spatial; ++s) bounds.push_back(rs.dimensions(d.kernel_spatial_dimensions[s]));
+    bounds.push_back(I);
+    absl::StatusOr<std::vector<Value>> r = EmitLoopNest(
+        bounds, {zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
+          Index li(ls.rank()), ri(rs.rank());
+          Value c = ivs[spatial];
+          li[d.input_batch_dimension] = in_batch;
+          li[d.input_feature_dimension] = Add(feature_base, c);
+          ri[d.kernel_input_feature_dimension] = c;
+          ri[d.kernel_output_feature_dimension] = o;
+          Value in_bounds = mlir::arith::ConstantIntOp::create(b_, loc_, b_.getI1Type(), 1);
+          for (size_t s = 0; s < spatial; ++s) {
+            const WindowDimension& wd = w.dimensions[s];
+            Value k = ivs[s];
+            Value pos = Sub(Add(Mul(idx[d.output_spatial_dimensions[s]], wd.stride), Mul(k, wd.window_dilation)),
+                            C(wd.padding_low));
+            Value ok = Cmp(mlir::arith::CmpIPredicate::sge, pos, C(0));
+            Value q = Select(ok, pos, C(0));
+            if (wd.base_dilation > 1) {
+              ok = And(ok, Cmp(mlir::arith::CmpIPredicate::eq, Rem(q, wd.base_dilation), C(0)));
+              q = Div(q, wd.base_dilation);
+            }
+            ok = And(ok, Cmp(mlir::arith::CmpIPredicate::slt, q, C(ls.dimensions(d.input_spatial_dimensions[s]))));
+            in_bounds = And(in_bounds, ok);
+            li[d.input_spatial_dimensions[s]] = q;
+            ri[d.kernel_spatial_dimensions[s]] = wd.window_reversal ? Sub(C(bounds[s] - 1), k) : k;
+          }
+          absl::StatusOr<Value> next = EmitIf(
+              in_bounds, ct,
+              [&]() -> absl::StatusOr<Value> {
+                absl::StatusOr<Value> a = EmitScalar(h->operand(0), li);
+                if (!a.ok()) return a.status();
+                absl::StatusOr<Value> bv = EmitScalar(h->operand(1), ri);
+                if (!bv.ok()) return bv.status();
+                absl::StatusOr<Value> ac = Convert(*a, ls.element_type(), t);
+                absl::StatusOr<Value> bc = Convert(*bv, rs.element_type(), t);
+                if (!ac.ok()) return ac.status();
+                if (!bc.ok()) return bc.status();
+                if (IsFloatingPointType(t)) {
+                  return Value(mlir::arith::AddFOp::create(b_, loc_, acc[0], mlir::arith::MulFOp::create(b_, loc_, *ac, *bc)));
+                }
+                return Value(mlir::arith::AddIOp::create(b_, loc_, acc[0], mlir::arith::MulIOp::create(b_, loc_, *ac, *bc)));
+              },
+              [&]() -> absl::StatusOr<Value> { return acc[0]; });
+          if (!next.ok()) return next.status();
+          return std::vector<Value>{*next};
+        });
+    if (!r.ok()) return r.status();
+    return Round((*r)[0], t);
+  }
+
   absl::StatusOr<Value> EmitConstant(const HloInstruction* h, const Index& idx) {
     const Literal& lit = h->literal();
     PrimitiveType t = h->shape().element_type();
@@ -1013,6 +1246,8 @@ class KernelEmitter {
         return one(EmitReduceWindow(h, idx));
       case HloOpcode::kDot:
         return one(EmitDot(h, idx));
+      case HloOpcode::kConvolution:
+        return one(EmitConvolution(h, idx));
       case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClz:
       case HloOpcode::kCopy: case HloOpcode::kCos: case HloOpcode::kErf: case HloOpcode::kExp:
       case HloOpcode::kExpm1: case HloOpcode::kFloor: case HloOpcode::kIsFinite: case HloOpcode::kLog:
@@ -1200,7 +1435,26 @@ class KernelEmitter {
       case HloOpcode::kTuple:
       case HloOpcode::kFusion:
         return absl::InternalError(StrCat("codegen: ", h->name(), " emitted elementally"));
-      default:
+      case HloOpcode::kAddDependency: case HloOpcode::kAfterAll: case HloOpcode::kAllGather:
+      case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart: case HloOpcode::kAllReduce:
+      case HloOpcode::kAllReduceDone: case HloOpcode::kAllReduceStart: case HloOpcode::kAllToAll:
+      case HloOpcode::kAsyncDone: case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate:
+      case HloOpcode::kBatchNormGrad: case HloOpcode::kBatchNormInference:
+      case HloOpcode::kBatchNormTraining: case HloOpcode::kCall: case HloOpcode::kCholesky:
+      case HloOpcode::kCollectiveBroadcast: case HloOpcode::kCollectivePermute:
+      case HloOpcode::kCollectivePermuteDone: case HloOpcode::kCollectivePermuteStart:
+      case HloOpcode::kComplex: case HloOpcode::kConditional: 
+      case HloOpcode::kCopyDone: case HloOpcode::kCopyStart: case HloOpcode::kCustomCall:
+      case HloOpcode::kDomain: case HloOpcode::kDynamicReshape: case HloOpcode::kFft:
+      case HloOpcode::kGather: case HloOpcode::kGetDimensionSize: case HloOpcode::kImag:
+      case HloOpcode::kInfeed: case HloOpcode::kOptimizationBarrier: case HloOpcode::kOutfeed:
+      case HloOpcode::kPartitionId: case HloOpcode::kRaggedAllToAll: case HloOpcode::kRecv:
+      case HloOpcode::kRecvDone: case HloOpcode::kReducePrecision: case HloOpcode::kReduceScatter:
+      case HloOpcode::kReplicaId: case HloOpcode::kRng: case HloOpcode::kRngBitGenerator:
+      case HloOpcode::kRngGetAndUpdateState: case HloOpcode::kScatter: case HloOpcode::kSelectAndScatter:
+      case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize:
+      case HloOpcode::kSort: case HloOpcode::kStochasticConvert: case HloOpcode::kTopK:
+      case HloOpcode::kTriangularSolve: case HloOpcode::kWhile:
         return absl::UnimplementedError(
             StrCat("codegen: ", h->name(), ": no emitter for '", HloOpcodeString(op), "'"));
     }
@@ -1230,6 +1484,46 @@ class KernelEmitter {
     return absl::OkStatus();
   }
 
+  // Stores every leaf of `group` at logical index `idx` / physical offset
+  // `out_offset`.
+  absl::Status EmitStores(const std::vector<int64_t>& group, const Index& idx, Value out_offset) {
+    int64_t num_inputs = instruction_.operand_count();
+    caches_.clear();
+    caches_.emplace_back();
+    for (int64_t leaf_id : group) {
+      const Leaf& leaf = leaves_[leaf_id];
+      absl::StatusOr<std::vector<Value>> r = EmitElement(leaf.instruction, idx);
+      if (!r.ok()) return r.status();
+      Value v = (*r)[leaf.tuple_index < 0 ? 0 : leaf.tuple_index];
+      mlir::memref::StoreOp::create(b_, loc_, ToStorage(v, leaf.shape.element_type()),
+                                    buffers_[num_inputs + leaf_id], mlir::ValueRange{out_offset});
+    }
+    return absl::OkStatus();
+  }
+
+  // The logical index of physical row `row` (all physical dims but the most
+  // minor one); the minor dim's entry is left for the caller.
+  Index RowIndex(const Shape& s, const std::vector<int64_t>& mtm, Value row) {
+    Index idx(s.rank());
+    Value rest = row;
+    for (size_t i = 1; i < mtm.size(); ++i) {
+      int64_t d = mtm[i];
+      bool last = i + 1 == mtm.size();
+      idx[d] = last ? rest : Rem(rest, s.dimensions(d));
+      if (!last) rest = Div(rest, s.dimensions(d));
+    }
+    return idx;
+  }
+
+  Value Min(Value a, Value x) { return mlir::arith::MinSIOp::create(b_, loc_, a, x); }
+
+  // Loops `for iv in [lo, hi)`; leaves the builder inside the body.
+  Value OpenLoop(Value lo, Value hi) {
+    auto loop = mlir::scf::ForOp::create(b_, loc_, lo, hi, C(1));
+    b_.setInsertionPointToStart(loop.getBody());
+    return loop.getInductionVar();
+  }
+
   absl::Status EmitNests() {
     // Group leaves by dims and layout: each group is one loop nest.
     std::vector<std::vector<int64_t>> groups;
@@ -1245,7 +1539,6 @@ class KernelEmitter {
       }
       if (!placed) groups.push_back({i});
     }
-    int64_t num_inputs = instruction_.operand_count();
     for (size_t g = 0; g < groups.size(); ++g) {
       const Shape& s = leaves_[groups[g][0]].shape;
       std::vector<int64_t> mtm = MinorToMajor(s);
@@ -1254,14 +1547,7 @@ class KernelEmitter {
       nest.leaf_ids = groups[g];
       nest.elements = s.element_count();
       int64_t minor = s.rank() == 0 ? 1 : s.dimensions(mtm[0]);
-      nest.inner = minor;
-      nest.rows = minor == 0 ? 0 : nest.elements / minor;
-      // A single long row is split into chunks so it can run in parallel.
-      bool chunked = nest.rows == 1 && minor > 8192;
-      if (chunked) {
-        nest.inner = 4096;
-        nest.rows = (minor + 4095) / 4096;
-      }
+      int64_t rows = minor == 0 ? 0 : nest.elements / minor;
       llvm::SmallVector<mlir::Type> args(buffer_types_.begin(), buffer_types_.end());
       args.push_back(b_.getIndexType());
       args.push_back(b_.getIndexType());
@@ -1273,39 +1559,48 @@ class KernelEmitter {
       buffers_.assign(entry->args_begin(), entry->args_begin() + buffer_types_.size());
       Value begin = entry->getArgument(buffer_types_.size());
       Value end = entry->getArgument(buffer_types_.size() + 1);
-      auto rows = mlir::scf::ForOp::create(b_, loc_, begin, end, C(1));
-      b_.setInsertionPointToStart(rows.getBody());
-      Value row = rows.getInductionVar();
-      Index idx(s.rank());
-      // Non-minor physical dims from the row number.
-      Value rest = row;
-      for (size_t i = 1; i < mtm.size(); ++i) {
-        int64_t d = mtm[i];
-        bool last = i + 1 == mtm.size();
-        idx[d] = last ? rest : Rem(rest, s.dimensions(d));
-        if (!last) rest = Div(rest, s.dimensions(d));
-      }
-      Value inner_bound = C(nest.inner);
-      Value row_base = Mul(row, nest.inner);
-      if (chunked) {
+      absl::Status status = absl::OkStatus();
+      if (tiled_ && s.rank() >= 2 && rows > 1) {
+        // Transpose emitter: the output is walked in kTile x kTile tiles of
+        // (row, minor) so that the transposed reads of a tile stay in cache;
+        // the parallel unit is a band of kTile rows. Partial tiles at the
+        // edges are bounds-checked.
+        constexpr int64_t kTile = 32;
+        nest.rows = (rows + kTile - 1) / kTile;
+        nest.inner = minor;
+        Value band = OpenLoop(begin, end);
+        Value row0 = Mul(band, kTile);
+        Value band_rows = Min(C(kTile), Sub(C(rows), row0));
+        auto column_tiles = mlir::scf::ForOp::create(b_, loc_, C(0), C(minor), C(kTile));
+        b_.setInsertionPointToStart(column_tiles.getBody());
+        Value j0 = column_tiles.getInductionVar();
+        Value tile_cols = Min(C(kTile), Sub(C(minor), j0));
+        Value rr = OpenLoop(C(0), band_rows);
+        Value row = Add(row0, rr);
+        Index idx = RowIndex(s, mtm, row);
+        Value jj = OpenLoop(C(0), tile_cols);
+        Value j = Add(j0, jj);
+        idx[mtm[0]] = j;
+        status = EmitStores(groups[g], idx, Add(Mul(row, minor), j));
+      } else {
+        nest.inner = minor;
+        nest.rows = rows;
+        // A single long row is split into chunks so it can run in parallel.
+        bool chunked = rows == 1 && minor > 8192;
+        if (chunked) {
+          nest.inner = 4096;
+          nest.rows = (minor + 4095) / 4096;
+        }
+        Value row = OpenLoop(begin, end);
+        Index idx = RowIndex(s, mtm, row);
+        Value row_base = Mul(row, nest.inner);
         // Bounds check of the last chunk.
-        inner_bound = mlir::arith::MinSIOp::create(b_, loc_, C(nest.inner), Sub(C(minor), row_base));
+        Value inner_bound = chunked ? Min(C(nest.inner), Sub(C(minor), row_base)) : C(nest.inner);
+        Value j = OpenLoop(C(0), inner_bound);
+        if (s.rank() > 0) idx[mtm[0]] = chunked ? Add(row_base, j) : j;
+        status = EmitStores(groups[g], idx, Add(row_base, j));
       }
-      auto inner = mlir::scf::ForOp::create(b_, loc_, C(0), inner_bound, C(1));
-      b_.setInsertionPointToStart(inner.getBody());
-      Value j = inner.getInductionVar();
-      if (s.rank() > 0) idx[mtm[0]] = chunked ? Add(row_base, j) : j;
-      caches_.clear();
-      caches_.emplace_back();
-      Value out_offset = Add(row_base, j);
-      for (int64_t leaf_id : groups[g]) {
-        const Leaf& leaf = leaves_[leaf_id];
-        absl::StatusOr<std::vector<Value>> r = EmitElement(leaf.instruction, idx);
-        if (!r.ok()) return r.status();
-        Value v = (*r)[leaf.tuple_index < 0 ? 0 : leaf.tuple_index];
-        mlir::memref::StoreOp::create(b_, loc_, ToStorage(v, leaf.shape.element_type()),
-                                      buffers_[num_inputs + leaf_id], mlir::ValueRange{out_offset});
-      }
+      if (!status.ok()) return status;
       b_.setInsertionPointToEnd(entry);
       mlir::func::ReturnOp::create(b_, loc_);
       nests_.push_back(nest);
@@ -1329,6 +1624,7 @@ class KernelEmitter {
   std::vector<Cache> caches_;
   const HloInstruction* current_root_ = nullptr;
   std::vector<LoopNest> nests_;
+  bool tiled_ = false;  // the transpose emitter's tiled loop nest
 };
 
 // ---------------------------------------------------------------------------
@@ -1361,6 +1657,7 @@ struct ExpandMathPass : public mlir::PassWrapper<ExpandMathPass, mlir::Operation
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
     mlir::populateMathPolynomialApproximationPatterns(patterns, [](llvm::StringRef name) {
+      name.consume_front("math.");
       return name == "tanh" || name == "erf" || name == "exp" || name == "expm1" || name == "log" ||
              name == "log1p";
     });
@@ -1400,6 +1697,10 @@ class ObserverInstrumentation : public mlir::PassInstrumentation {
   void runBeforePass(mlir::Pass* pass, mlir::Operation* op) override {
     before_.push_back(options_.observer_wants_text ? Print(op) : std::string());
     start_.push_back(std::chrono::steady_clock::now());
+  }
+  void runAfterPassFailed(mlir::Pass* pass, mlir::Operation* op) override {
+    start_.pop_back();
+    before_.pop_back();
   }
   void runAfterPass(mlir::Pass* pass, mlir::Operation* op) override {
     EmitterPassSnapshot s;
