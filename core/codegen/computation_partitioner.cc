@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/codegen/indexing_map.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/str_util.h"
@@ -13,10 +14,19 @@ bool IsLeaf(const HloInstruction* h) {
   return h->opcode() == HloOpcode::kParameter || h->opcode() == HloOpcode::kConstant;
 }
 
-// Whether `user` reads `operand` at the user's own index.
-bool ReadsAtOwnIndex(const HloInstruction* user, const HloInstruction* operand) {
-  return user->IsElementwise() && user->shape().IsArray() && operand->shape().IsArray() &&
-         user->shape().dimensions() == operand->shape().dimensions();
+// How `user` indexes `operand` (every operand position that names it; an
+// empty result when no indexing map is known, which never compares equal).
+std::vector<std::string> UserIndexing(const HloInstruction* user, const HloInstruction* operand) {
+  std::vector<std::string> maps;
+  for (int64_t i = 0; i < user->operand_count(); ++i) {
+    if (user->operand(i) != operand) continue;
+    absl::StatusOr<IndexingMap> map = ComputeOutputToInputIndexing(*user, i);
+    if (!map.ok()) return {};
+    maps.push_back(map->ToString());
+  }
+  std::sort(maps.begin(), maps.end());
+  maps.erase(std::unique(maps.begin(), maps.end()), maps.end());
+  return maps;
 }
 
 std::string SanitizeName(const std::string& name) {
@@ -49,10 +59,12 @@ PartitionedComputation::PartitionedComputation(const HloComputation& computation
         same_subgraph &= s != subgraph_of_.end() && first != subgraph_of_.end() &&
                          s->second == first->second;
       }
+      // One user, or every user reading it through the same single map.
       bool same_index = users.size() == 1;
       if (!same_index) {
-        same_index = true;
-        for (const HloInstruction* u : users) same_index &= ReadsAtOwnIndex(u, h);
+        std::vector<std::string> first_map = UserIndexing(users[0], h);
+        same_index = first_map.size() == 1;
+        for (const HloInstruction* u : users) same_index &= UserIndexing(u, h) == first_map;
       }
       if (same_subgraph && same_index) joined = first->second;
     }

@@ -4,8 +4,8 @@
 //
 // Rule: an instruction is emitted inside its user's function when it has
 // one user, or when all its users are in the same subgraph and index it the
-// same way (here: they are elementwise ops of its dimensions, so each reads
-// it at the user's own index). Otherwise it roots its own subgraph function,
+// same way (their indexing maps to it, see indexing_map.h, are one and the
+// same map). Otherwise it roots its own subgraph function,
 // `(buffers..., index per dim) -> element(s)`, which callers invoke at the
 // index they need. Parameters and constants belong to no subgraph: they are
 // read from their buffers where used. Output roots always root a subgraph.
