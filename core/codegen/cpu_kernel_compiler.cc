@@ -174,7 +174,7 @@ absl::Status CheckShapeLeaves(const Shape& shape, const HloInstruction& h) {
 // Opcodes the elemental emitter handles (inside fusions or alone).
 bool EmittableOpcode(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:
+    case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kGather: case HloOpcode::kBatchNormInference: case HloOpcode::kAnd: case HloOpcode::kAtan2:
     case HloOpcode::kBitcast: case HloOpcode::kBitcastConvert: case HloOpcode::kBroadcast:
     case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClamp: case HloOpcode::kClz:
     case HloOpcode::kCompare: case HloOpcode::kConcatenate: case HloOpcode::kConstant: case HloOpcode::kConvolution:
@@ -199,13 +199,13 @@ bool EmittableOpcode(HloOpcode op) {
     case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart: case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceDone: case HloOpcode::kAllReduceStart: case HloOpcode::kAllToAll:
     case HloOpcode::kAsyncDone: case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kBatchNormGrad: case HloOpcode::kBatchNormInference: case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kBatchNormGrad: case HloOpcode::kBatchNormTraining:
     case HloOpcode::kCall: case HloOpcode::kCholesky: case HloOpcode::kCollectiveBroadcast:
     case HloOpcode::kCollectivePermute: case HloOpcode::kCollectivePermuteDone:
     case HloOpcode::kCollectivePermuteStart: case HloOpcode::kComplex: case HloOpcode::kConditional:
     case HloOpcode::kCopyDone: case HloOpcode::kCopyStart:
     case HloOpcode::kCustomCall: case HloOpcode::kDomain: case HloOpcode::kDynamicReshape:
-    case HloOpcode::kFft: case HloOpcode::kGather: case HloOpcode::kGetDimensionSize: case HloOpcode::kImag:
+    case HloOpcode::kFft: case HloOpcode::kGetDimensionSize: case HloOpcode::kImag:
     case HloOpcode::kInfeed: case HloOpcode::kOptimizationBarrier: case HloOpcode::kOutfeed:
     case HloOpcode::kPartitionId: case HloOpcode::kRaggedAllToAll: case HloOpcode::kRecv:
     case HloOpcode::kRecvDone: case HloOpcode::kReducePrecision: case HloOpcode::kReduceScatter:
@@ -237,6 +237,9 @@ absl::Status CheckOne(const HloInstruction& h) {
   }
   if (h.opcode() == HloOpcode::kDot && !h.attrs().sparsity.empty()) {
     return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": sparse dot"));
+  }
+  if (h.opcode() == HloOpcode::kBatchNormInference && !IsFloatingPointType(h.shape().element_type())) {
+    return absl::InvalidArgumentError(StrCat("codegen: ", h.name(), ": batch-norm on non-floats"));
   }
   if (h.opcode() == HloOpcode::kConvolution && !h.attrs().conv_dnums.has_value()) {
     return absl::InvalidArgumentError(StrCat("codegen: ", h.name(), ": convolution without dim_labels"));
@@ -1189,6 +1192,50 @@ class KernelEmitter {
     return Round((*r)[0], t);
   }
 
+  // Gather in XLA's general form: batch dims of the output walk the start
+  // indices, offset dims walk the slice, starts are clamped so the slice
+  // fits (operand batching dims follow their indices dims).
+  absl::StatusOr<Value> EmitGather(const HloInstruction* h, const Index& idx) {
+    const GatherDimensionNumbers& g = h->attrs().gather_dnums;
+    const Shape& os = h->operand(0)->shape();
+    const Shape& is = h->operand(1)->shape();
+    const Shape& out = h->shape();
+    auto contains = [](const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+    std::vector<int64_t> batch_out;
+    for (int64_t d = 0; d < out.rank(); ++d) {
+      if (!contains(g.offset_dims, d)) batch_out.push_back(d);
+    }
+    Index ind(is.rank());
+    size_t b = 0;
+    for (int64_t d = 0; d < is.rank(); ++d) {
+      if (d == g.index_vector_dim) continue;
+      ind[d] = idx[batch_out[b++]];
+    }
+    Index in(os.rank());
+    size_t off = 0;
+    for (int64_t d = 0; d < os.rank(); ++d) {
+      bool no_offset = contains(g.collapsed_slice_dims, d) || contains(g.operand_batching_dims, d);
+      in[d] = no_offset ? C(0) : idx[g.offset_dims[off++]];
+    }
+    for (size_t k = 0; k < g.start_index_map.size(); ++k) {
+      int64_t d = g.start_index_map[k];
+      Index at = ind;
+      if (g.index_vector_dim < is.rank()) at[g.index_vector_dim] = C(static_cast<int64_t>(k));
+      absl::StatusOr<Value> v = EmitScalar(h->operand(1), at);
+      if (!v.ok()) return v.status();
+      Value i = IsSignedIntegralType(is.element_type())
+                    ? Value(mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), *v))
+                    : Value(mlir::arith::IndexCastUIOp::create(b_, loc_, b_.getIndexType(), *v));
+      Value start = mlir::arith::MaxSIOp::create(
+          b_, loc_, C(0), Min(i, C(os.dimensions(d) - h->attrs().slice_sizes[d])));
+      in[d] = Add(in[d], start);
+    }
+    for (size_t i = 0; i < g.operand_batching_dims.size(); ++i) {
+      in[g.operand_batching_dims[i]] = ind[g.start_indices_batching_dims[i]];
+    }
+    return EmitScalar(h->operand(0), in);
+  }
+
   absl::StatusOr<Value> EmitConstant(const HloInstruction* h, const Index& idx) {
     const Literal& lit = h->literal();
     PrimitiveType t = h->shape().element_type();
@@ -1248,6 +1295,24 @@ class KernelEmitter {
         return one(EmitDot(h, idx));
       case HloOpcode::kConvolution:
         return one(EmitConvolution(h, idx));
+      case HloOpcode::kGather:
+        return one(EmitGather(h, idx));
+      case HloOpcode::kBatchNormInference: {
+        // (x - mean) / sqrt(var + epsilon) * scale + offset, per feature.
+        Index f{idx[h->attrs().feature_index]};
+        std::vector<Value> v;
+        for (int64_t i = 0; i < 5; ++i) {
+          absl::StatusOr<Value> e = operand_at(i, i == 0 ? idx : f);
+          if (!e.ok()) return e.status();
+          v.push_back(*e);
+        }
+        namespace arith = mlir::arith;
+        Value eps = FConst(v[4].getType(), h->attrs().epsilon);
+        Value rstd = mlir::math::SqrtOp::create(b_, loc_, arith::AddFOp::create(b_, loc_, v[4], eps));
+        Value norm = arith::DivFOp::create(b_, loc_, arith::SubFOp::create(b_, loc_, v[0], v[3]), rstd);
+        Value y = arith::AddFOp::create(b_, loc_, arith::MulFOp::create(b_, loc_, norm, v[1]), v[2]);
+        return std::vector<Value>{Round(y, t)};
+      }
       case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClz:
       case HloOpcode::kCopy: case HloOpcode::kCos: case HloOpcode::kErf: case HloOpcode::kExp:
       case HloOpcode::kExpm1: case HloOpcode::kFloor: case HloOpcode::kIsFinite: case HloOpcode::kLog:
@@ -1439,14 +1504,14 @@ class KernelEmitter {
       case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart: case HloOpcode::kAllReduce:
       case HloOpcode::kAllReduceDone: case HloOpcode::kAllReduceStart: case HloOpcode::kAllToAll:
       case HloOpcode::kAsyncDone: case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate:
-      case HloOpcode::kBatchNormGrad: case HloOpcode::kBatchNormInference:
+      case HloOpcode::kBatchNormGrad: 
       case HloOpcode::kBatchNormTraining: case HloOpcode::kCall: case HloOpcode::kCholesky:
       case HloOpcode::kCollectiveBroadcast: case HloOpcode::kCollectivePermute:
       case HloOpcode::kCollectivePermuteDone: case HloOpcode::kCollectivePermuteStart:
       case HloOpcode::kComplex: case HloOpcode::kConditional: 
       case HloOpcode::kCopyDone: case HloOpcode::kCopyStart: case HloOpcode::kCustomCall:
       case HloOpcode::kDomain: case HloOpcode::kDynamicReshape: case HloOpcode::kFft:
-      case HloOpcode::kGather: case HloOpcode::kGetDimensionSize: case HloOpcode::kImag:
+       case HloOpcode::kGetDimensionSize: case HloOpcode::kImag:
       case HloOpcode::kInfeed: case HloOpcode::kOptimizationBarrier: case HloOpcode::kOutfeed:
       case HloOpcode::kPartitionId: case HloOpcode::kRaggedAllToAll: case HloOpcode::kRecv:
       case HloOpcode::kRecvDone: case HloOpcode::kReducePrecision: case HloOpcode::kReduceScatter:

@@ -205,3 +205,46 @@ ENTRY e {
 
 }  // namespace
 }  // namespace passlab
+
+namespace passlab {
+namespace {
+
+TEST(GatherTest, EmbeddingLookupAndClampedWindows) {
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  table = f32[10,6] parameter(0)
+  ids = s32[5] constant({0, 9, 3, -4, 12})
+  ROOT g = f32[5,6] gather(table, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,6}
+})", {0, 0, 0});
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[7,8] parameter(0)
+  i = s32[3,2] constant({{0, 0}, {6, 7}, {2, -3}})
+  ROOT g = f32[3,2,3] gather(a, i), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3}
+})", {0, 0, 0});
+}
+
+TEST(GatherTest, BatchingDims) {
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[3,5,4] parameter(0)
+  i = s32[3,2,1] constant({{{1}, {4}}, {{0}, {2}}, {{3}, {3}}})
+  ROOT g = f32[3,2,4] gather(a, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,4}
+})", {0, 0, 0});
+}
+
+TEST(BatchNormTest, InferenceRunsWithoutTheExpander) {
+  testing::ExpectFusedMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  x = f32[2,3,4,5] parameter(0)
+  scale = f32[3] parameter(1)
+  offset = f32[3] parameter(2)
+  mean = f32[3] parameter(3)
+  v = f32[3] parameter(4)
+  var = f32[3] multiply(v, v)
+  ROOT y = f32[2,3,4,5] batch-norm-inference(x, scale, offset, mean, var), epsilon=0.001, feature_index=1
+})", {1e-5, 1e-5, 16});
+}
+
+}  // namespace
+}  // namespace passlab
