@@ -174,7 +174,7 @@ absl::Status CheckShapeLeaves(const Shape& shape, const HloInstruction& h) {
 // Opcodes the elemental emitter handles (inside fusions or alone).
 bool EmittableOpcode(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kGather: case HloOpcode::kBatchNormInference: case HloOpcode::kAnd: case HloOpcode::kAtan2:
+    case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kBatchNormTraining: case HloOpcode::kBatchNormGrad: case HloOpcode::kGather: case HloOpcode::kBatchNormInference: case HloOpcode::kAnd: case HloOpcode::kAtan2:
     case HloOpcode::kBitcast: case HloOpcode::kBitcastConvert: case HloOpcode::kBroadcast:
     case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClamp: case HloOpcode::kClz:
     case HloOpcode::kCompare: case HloOpcode::kConcatenate: case HloOpcode::kConstant: case HloOpcode::kConvolution:
@@ -199,7 +199,7 @@ bool EmittableOpcode(HloOpcode op) {
     case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart: case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceDone: case HloOpcode::kAllReduceStart: case HloOpcode::kAllToAll:
     case HloOpcode::kAsyncDone: case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kBatchNormGrad: case HloOpcode::kBatchNormTraining:
+   
     case HloOpcode::kCall: case HloOpcode::kCholesky: case HloOpcode::kCollectiveBroadcast:
     case HloOpcode::kCollectivePermute: case HloOpcode::kCollectivePermuteDone:
     case HloOpcode::kCollectivePermuteStart: case HloOpcode::kComplex: case HloOpcode::kConditional:
@@ -225,8 +225,14 @@ absl::Status CheckOne(const HloInstruction& h) {
     return absl::UnimplementedError(
         StrCat("codegen: ", h.name(), ": opcode '", HloOpcodeString(h.opcode()), "' has no CPU emitter"));
   }
+  bool batch_norm_kernel =
+      h.opcode() == HloOpcode::kBatchNormTraining || h.opcode() == HloOpcode::kBatchNormGrad;
+  if (batch_norm_kernel && (h.IsFused() || !IsFloatingPointType(h.operand(0)->shape().element_type()))) {
+    return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": ", HloOpcodeString(h.opcode()),
+                                           " is compiled unfused and on floats only"));
+  }
   if (h.opcode() == HloOpcode::kTuple || h.opcode() == HloOpcode::kGetTupleElement ||
-      h.opcode() == HloOpcode::kReduce || h.opcode() == HloOpcode::kFusion) {
+      h.opcode() == HloOpcode::kReduce || h.opcode() == HloOpcode::kFusion || batch_norm_kernel) {
     if (absl::Status s = CheckShapeLeaves(h.shape(), h); !s.ok()) return s;
   } else if (absl::Status s = CheckArrayShape(h.shape(), h); !s.ok()) {
     return s;
@@ -345,6 +351,8 @@ class KernelEmitter {
     FlattenLeaves(root, leaves_);
     for (const Leaf& l : leaves_) buffer_shapes_.push_back(l.shape);
     tiled_ = AnalyzeFusion(instruction_).kind == EmitterKind::kTranspose;
+    batch_norm_ = instruction_.opcode() == HloOpcode::kBatchNormTraining ||
+                  instruction_.opcode() == HloOpcode::kBatchNormGrad;
     for (const Shape& s : buffer_shapes_) {
       buffer_types_.push_back(mlir::MemRefType::get({s.element_count()}, StorageType(s.element_type())));
     }
@@ -1236,6 +1244,109 @@ class KernelEmitter {
     return EmitScalar(h->operand(0), in);
   }
 
+  // batch-norm-training / batch-norm-grad as one kernel of two loop nests:
+  // first the per-feature statistics (outputs 1 and 2, reductions over every
+  // other dim), then the elementwise output 0, which reads the statistics
+  // back from their output buffers. Formulas as the evaluator's.
+  absl::StatusOr<Value> EmitBatchNormLeaf(const HloInstruction* h, int64_t tuple_index, const Index& idx) {
+    namespace arith = mlir::arith;
+    const Shape& xs = h->operand(0)->shape();
+    int64_t f = h->attrs().feature_index;
+    bool training = h->opcode() == HloOpcode::kBatchNormTraining;
+    mlir::Type ct = ComputeType(xs.element_type());
+    int64_t num_inputs = instruction_.operand_count();
+    int64_t features = xs.dimensions(f);
+    double count = features == 0 ? 0 : static_cast<double>(xs.element_count() / features);
+    Value n = FConst(ct, std::max(count, 1.0));
+    Value eps = FConst(ct, h->attrs().epsilon);
+    auto load = [&](int64_t operand, const Index& at) { return EmitScalar(h->operand(operand), at); };
+    auto inv_std = [&](Value var) {
+      return Value(arith::DivFOp::create(b_, loc_, FConst(ct, 1),
+                                         mlir::math::SqrtOp::create(b_, loc_, arith::AddFOp::create(b_, loc_, var, eps))));
+    };
+    if (tuple_index > 0) {
+      if (batch_norm_stats_.empty()) {
+        Value c = idx[0];
+        std::vector<int64_t> dims, bounds;
+        std::vector<int64_t> mtm = MinorToMajor(xs);
+        for (auto it = mtm.rbegin(); it != mtm.rend(); ++it) {
+          if (*it != f) dims.push_back(*it);
+        }
+        for (int64_t d : dims) bounds.push_back(xs.dimensions(d));
+        auto at = [&](const Index& ivs) {
+          Index in(xs.rank());
+          in[f] = c;
+          for (size_t i = 0; i < dims.size(); ++i) in[dims[i]] = ivs[i];
+          return in;
+        };
+        Value zero = FConst(ct, 0);
+        if (training) {
+          absl::StatusOr<std::vector<Value>> sum = EmitLoopNest(bounds, {zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
+            absl::StatusOr<Value> x = load(0, at(ivs));
+            if (!x.ok()) return x.status();
+            return std::vector<Value>{arith::AddFOp::create(b_, loc_, acc[0], *x)};
+          });
+          if (!sum.ok()) return sum.status();
+          Value mean = arith::DivFOp::create(b_, loc_, (*sum)[0], n);
+          absl::StatusOr<std::vector<Value>> sq = EmitLoopNest(bounds, {zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
+            absl::StatusOr<Value> x = load(0, at(ivs));
+            if (!x.ok()) return x.status();
+            Value d = arith::SubFOp::create(b_, loc_, *x, mean);
+            return std::vector<Value>{arith::AddFOp::create(b_, loc_, acc[0], arith::MulFOp::create(b_, loc_, d, d))};
+          });
+          if (!sq.ok()) return sq.status();
+          batch_norm_stats_ = {mean, arith::DivFOp::create(b_, loc_, (*sq)[0], n)};
+        } else {
+          absl::StatusOr<Value> mean = load(2, {c});
+          absl::StatusOr<Value> var = load(3, {c});
+          if (!mean.ok()) return mean.status();
+          if (!var.ok()) return var.status();
+          absl::StatusOr<std::vector<Value>> sums = EmitLoopNest(bounds, {zero, zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
+            absl::StatusOr<Value> x = load(0, at(ivs));
+            absl::StatusOr<Value> dy = load(4, at(ivs));
+            if (!x.ok()) return x.status();
+            if (!dy.ok()) return dy.status();
+            Value xmu = arith::SubFOp::create(b_, loc_, *x, *mean);
+            return std::vector<Value>{arith::AddFOp::create(b_, loc_, acc[0], *dy),
+                                      arith::AddFOp::create(b_, loc_, acc[1], arith::MulFOp::create(b_, loc_, *dy, xmu))};
+          });
+          if (!sums.ok()) return sums.status();
+          Value dscale = arith::MulFOp::create(b_, loc_, (*sums)[1], inv_std(*var));
+          batch_norm_stats_ = {dscale, (*sums)[0]};
+        }
+      }
+      return Round(batch_norm_stats_[tuple_index - 1], xs.element_type());
+    }
+    Index fi{idx[f]};
+    Value s1 = LoadBuffer(num_inputs + 1, fi);
+    Value s2 = LoadBuffer(num_inputs + 2, fi);
+    absl::StatusOr<Value> x = load(0, idx);
+    absl::StatusOr<Value> scale = load(1, fi);
+    if (!x.ok()) return x.status();
+    if (!scale.ok()) return scale.status();
+    if (training) {
+      absl::StatusOr<Value> offset = load(2, fi);
+      if (!offset.ok()) return offset.status();
+      Value norm = arith::MulFOp::create(b_, loc_, arith::SubFOp::create(b_, loc_, *x, s1), inv_std(s2));
+      return Round(arith::AddFOp::create(b_, loc_, arith::MulFOp::create(b_, loc_, norm, *scale), *offset),
+                   xs.element_type());
+    }
+    absl::StatusOr<Value> mean = load(2, fi);
+    absl::StatusOr<Value> var = load(3, fi);
+    absl::StatusOr<Value> dy = load(4, idx);
+    if (!mean.ok()) return mean.status();
+    if (!var.ok()) return var.status();
+    if (!dy.ok()) return dy.status();
+    // dx = scale * inv * (dy - doffset / N - (x - mean) * inv * dscale / N)
+    Value inv = inv_std(*var);
+    Value xmu = arith::SubFOp::create(b_, loc_, *x, *mean);
+    Value t1 = arith::DivFOp::create(b_, loc_, s2, n);
+    Value t2 = arith::DivFOp::create(b_, loc_, arith::MulFOp::create(b_, loc_, arith::MulFOp::create(b_, loc_, xmu, inv), s1), n);
+    Value inner = arith::SubFOp::create(b_, loc_, arith::SubFOp::create(b_, loc_, *dy, t1), t2);
+    Value dx = arith::MulFOp::create(b_, loc_, arith::MulFOp::create(b_, loc_, *scale, inv), inner);
+    return Round(dx, xs.element_type());
+  }
+
   absl::StatusOr<Value> EmitConstant(const HloInstruction* h, const Index& idx) {
     const Literal& lit = h->literal();
     PrimitiveType t = h->shape().element_type();
@@ -1297,6 +1408,9 @@ class KernelEmitter {
         return one(EmitConvolution(h, idx));
       case HloOpcode::kGather:
         return one(EmitGather(h, idx));
+      case HloOpcode::kBatchNormTraining:
+      case HloOpcode::kBatchNormGrad:
+        return absl::InternalError(StrCat("codegen: ", h->name(), " is emitted as its own kernel"));
       case HloOpcode::kBatchNormInference: {
         // (x - mean) / sqrt(var + epsilon) * scale + offset, per feature.
         Index f{idx[h->attrs().feature_index]};
@@ -1504,8 +1618,8 @@ class KernelEmitter {
       case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart: case HloOpcode::kAllReduce:
       case HloOpcode::kAllReduceDone: case HloOpcode::kAllReduceStart: case HloOpcode::kAllToAll:
       case HloOpcode::kAsyncDone: case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate:
-      case HloOpcode::kBatchNormGrad: 
-      case HloOpcode::kBatchNormTraining: case HloOpcode::kCall: case HloOpcode::kCholesky:
+       
+       case HloOpcode::kCall: case HloOpcode::kCholesky:
       case HloOpcode::kCollectiveBroadcast: case HloOpcode::kCollectivePermute:
       case HloOpcode::kCollectivePermuteDone: case HloOpcode::kCollectivePermuteStart:
       case HloOpcode::kComplex: case HloOpcode::kConditional: 
@@ -1555,8 +1669,16 @@ class KernelEmitter {
     int64_t num_inputs = instruction_.operand_count();
     caches_.clear();
     caches_.emplace_back();
+    batch_norm_stats_.clear();
     for (int64_t leaf_id : group) {
       const Leaf& leaf = leaves_[leaf_id];
+      if (batch_norm_) {
+        absl::StatusOr<Value> v = EmitBatchNormLeaf(leaf.instruction, leaf.tuple_index, idx);
+        if (!v.ok()) return v.status();
+        mlir::memref::StoreOp::create(b_, loc_, ToStorage(*v, leaf.shape.element_type()),
+                                      buffers_[num_inputs + leaf_id], mlir::ValueRange{out_offset});
+        continue;
+      }
       absl::StatusOr<std::vector<Value>> r = EmitElement(leaf.instruction, idx);
       if (!r.ok()) return r.status();
       Value v = (*r)[leaf.tuple_index < 0 ? 0 : leaf.tuple_index];
@@ -1592,7 +1714,12 @@ class KernelEmitter {
   absl::Status EmitNests() {
     // Group leaves by dims and layout: each group is one loop nest.
     std::vector<std::vector<int64_t>> groups;
-    for (int64_t i = 0; i < static_cast<int64_t>(leaves_.size()); ++i) {
+    std::vector<int64_t> order;
+    for (int64_t i = 0; i < static_cast<int64_t>(leaves_.size()); ++i) order.push_back(i);
+    // Batch norm: the statistics (leaves 1, 2) are computed before output 0
+    // reads them.
+    if (batch_norm_) order = {1, 2, 0};
+    for (int64_t i : order) {
       bool placed = false;
       for (auto& g : groups) {
         const Shape& s = leaves_[g[0]].shape;
@@ -1690,6 +1817,8 @@ class KernelEmitter {
   const HloInstruction* current_root_ = nullptr;
   std::vector<LoopNest> nests_;
   bool tiled_ = false;  // the transpose emitter's tiled loop nest
+  bool batch_norm_ = false;
+  std::vector<Value> batch_norm_stats_;  // this iteration's statistics
 };
 
 // ---------------------------------------------------------------------------

@@ -248,3 +248,35 @@ ENTRY e {
 
 }  // namespace
 }  // namespace passlab
+
+namespace passlab {
+namespace {
+
+TEST(BatchNormTest, TrainingAndGradRunWithoutTheExpander) {
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  x = f32[4,5,6,3] parameter(0)
+  scale = f32[3] parameter(1)
+  offset = f32[3] parameter(2)
+  ROOT y = (f32[4,5,6,3], f32[3], f32[3]) batch-norm-training(x, scale, offset), epsilon=0.001, feature_index=3
+})", {1e-4, 1e-4, 64});
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  x = f32[2,3,4,5]{1,3,2,0} parameter(0)
+  scale = f32[3] parameter(1)
+  offset = f32[3] parameter(2)
+  ROOT y = (f32[2,3,4,5]{1,3,2,0}, f32[3], f32[3]) batch-norm-training(x, scale, offset), epsilon=0.001, feature_index=1
+})", {1e-4, 1e-4, 64});
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  x = f32[4,5,6,3] parameter(0)
+  scale = f32[3] parameter(1)
+  mean = f32[3] parameter(2)
+  var = f32[3] constant({0.5, 1.5, 2})
+  dy = f32[4,5,6,3] parameter(3)
+  ROOT g = (f32[4,5,6,3], f32[3], f32[3]) batch-norm-grad(x, scale, mean, var, dy), epsilon=0.001, feature_index=3
+})", {1e-4, 1e-4, 64});
+}
+
+}  // namespace
+}  // namespace passlab
