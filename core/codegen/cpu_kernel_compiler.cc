@@ -174,7 +174,7 @@ absl::Status CheckShapeLeaves(const Shape& shape, const HloInstruction& h) {
 // Opcodes the elemental emitter handles (inside fusions or alone).
 bool EmittableOpcode(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kBatchNormTraining: case HloOpcode::kBatchNormGrad: case HloOpcode::kGather: case HloOpcode::kBatchNormInference: case HloOpcode::kAnd: case HloOpcode::kAtan2:
+    case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kScatter: case HloOpcode::kBatchNormTraining: case HloOpcode::kBatchNormGrad: case HloOpcode::kGather: case HloOpcode::kBatchNormInference: case HloOpcode::kAnd: case HloOpcode::kAtan2:
     case HloOpcode::kBitcast: case HloOpcode::kBitcastConvert: case HloOpcode::kBroadcast:
     case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClamp: case HloOpcode::kClz:
     case HloOpcode::kCompare: case HloOpcode::kConcatenate: case HloOpcode::kConstant: case HloOpcode::kConvolution:
@@ -210,7 +210,7 @@ bool EmittableOpcode(HloOpcode op) {
     case HloOpcode::kPartitionId: case HloOpcode::kRaggedAllToAll: case HloOpcode::kRecv:
     case HloOpcode::kRecvDone: case HloOpcode::kReducePrecision: case HloOpcode::kReduceScatter:
     case HloOpcode::kReplicaId: case HloOpcode::kRng: case HloOpcode::kRngBitGenerator:
-    case HloOpcode::kRngGetAndUpdateState: case HloOpcode::kScatter: case HloOpcode::kSelectAndScatter:
+    case HloOpcode::kRngGetAndUpdateState: case HloOpcode::kSelectAndScatter:
     case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize:
     case HloOpcode::kSort: case HloOpcode::kStochasticConvert: case HloOpcode::kTopK:
     case HloOpcode::kTriangularSolve: case HloOpcode::kWhile:
@@ -225,9 +225,14 @@ absl::Status CheckOne(const HloInstruction& h) {
     return absl::UnimplementedError(
         StrCat("codegen: ", h.name(), ": opcode '", HloOpcodeString(h.opcode()), "' has no CPU emitter"));
   }
-  bool batch_norm_kernel =
-      h.opcode() == HloOpcode::kBatchNormTraining || h.opcode() == HloOpcode::kBatchNormGrad;
-  if (batch_norm_kernel && (h.IsFused() || !IsFloatingPointType(h.operand(0)->shape().element_type()))) {
+  bool batch_norm_kernel = h.opcode() == HloOpcode::kBatchNormTraining ||
+                           h.opcode() == HloOpcode::kBatchNormGrad || h.opcode() == HloOpcode::kScatter;
+  if (h.opcode() == HloOpcode::kScatter &&
+      (h.IsFused() || !IsIntegralType(h.operand(h.operand_count() / 2)->shape().element_type()))) {
+    return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": scatter is compiled unfused, integer indices"));
+  }
+  if (h.opcode() != HloOpcode::kScatter && batch_norm_kernel &&
+      (h.IsFused() || !IsFloatingPointType(h.operand(0)->shape().element_type()))) {
     return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": ", HloOpcodeString(h.opcode()),
                                            " is compiled unfused and on floats only"));
   }
@@ -351,6 +356,7 @@ class KernelEmitter {
     FlattenLeaves(root, leaves_);
     for (const Leaf& l : leaves_) buffer_shapes_.push_back(l.shape);
     tiled_ = AnalyzeFusion(instruction_).kind == EmitterKind::kTranspose;
+    scatter_ = instruction_.opcode() == HloOpcode::kScatter;
     batch_norm_ = instruction_.opcode() == HloOpcode::kBatchNormTraining ||
                   instruction_.opcode() == HloOpcode::kBatchNormGrad;
     for (const Shape& s : buffer_shapes_) {
@@ -367,6 +373,9 @@ class KernelEmitter {
       }
     }
     if (absl::Status s = EmitNests(); !s.ok()) return s;
+    if (scatter_) {
+      if (absl::Status s = EmitScatterUpdates(); !s.ok()) return s;
+    }
     if (mlir::failed(mlir::verify(*module_))) {
       std::string text;
       llvm::raw_string_ostream os(text);
@@ -983,7 +992,8 @@ class KernelEmitter {
       ivs.pop_back();
       caches_.pop_back();
       if (!r.ok()) return r.status();
-      mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange(*r));
+      // A loop without carried values already ends in an implicit yield.
+      if (!carried.empty()) mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange(*r));
       return std::vector<Value>(loop.getResults().begin(), loop.getResults().end());
     };
     return nest(0, std::move(init));
@@ -1410,6 +1420,7 @@ class KernelEmitter {
         return one(EmitGather(h, idx));
       case HloOpcode::kBatchNormTraining:
       case HloOpcode::kBatchNormGrad:
+      case HloOpcode::kScatter:
         return absl::InternalError(StrCat("codegen: ", h->name(), " is emitted as its own kernel"));
       case HloOpcode::kBatchNormInference: {
         // (x - mean) / sqrt(var + epsilon) * scale + offset, per feature.
@@ -1630,7 +1641,7 @@ class KernelEmitter {
       case HloOpcode::kPartitionId: case HloOpcode::kRaggedAllToAll: case HloOpcode::kRecv:
       case HloOpcode::kRecvDone: case HloOpcode::kReducePrecision: case HloOpcode::kReduceScatter:
       case HloOpcode::kReplicaId: case HloOpcode::kRng: case HloOpcode::kRngBitGenerator:
-      case HloOpcode::kRngGetAndUpdateState: case HloOpcode::kScatter: case HloOpcode::kSelectAndScatter:
+      case HloOpcode::kRngGetAndUpdateState:  case HloOpcode::kSelectAndScatter:
       case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize:
       case HloOpcode::kSort: case HloOpcode::kStochasticConvert: case HloOpcode::kTopK:
       case HloOpcode::kTriangularSolve: case HloOpcode::kWhile:
@@ -1672,6 +1683,13 @@ class KernelEmitter {
     batch_norm_stats_.clear();
     for (int64_t leaf_id : group) {
       const Leaf& leaf = leaves_[leaf_id];
+      if (scatter_) {
+        // The scatter kernel's first nest copies each operand to its output.
+        Value v = LoadBuffer(leaf.tuple_index < 0 ? 0 : leaf.tuple_index, idx);
+        mlir::memref::StoreOp::create(b_, loc_, ToStorage(v, leaf.shape.element_type()),
+                                      buffers_[num_inputs + leaf_id], mlir::ValueRange{out_offset});
+        continue;
+      }
       if (batch_norm_) {
         absl::StatusOr<Value> v = EmitBatchNormLeaf(leaf.instruction, leaf.tuple_index, idx);
         if (!v.ok()) return v.status();
@@ -1709,6 +1727,100 @@ class KernelEmitter {
     auto loop = mlir::scf::ForOp::create(b_, loc_, lo, hi, C(1));
     b_.setInsertionPointToStart(loop.getBody());
     return loop.getInductionVar();
+  }
+
+  // The scatter kernel's second nest: one thread walks the updates in
+  // row-major order (so duplicate indices combine deterministically, as the
+  // evaluator does); a window that does not fit entirely is skipped.
+  absl::Status EmitScatterUpdates() {
+    const HloInstruction* h = &instruction_;
+    const ScatterDimensionNumbers& sd = h->attrs().scatter_dnums;
+    int64_t n = h->operand_count() / 2;
+    const Shape& os = h->operand(0)->shape();
+    const Shape& is = h->operand(n)->shape();
+    const Shape& us = h->operand(n + 1)->shape();
+    auto contains = [](const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+    std::vector<int64_t> window_operand_dims, update_scatter_dims, index_dims, window_size(os.rank(), 1);
+    for (int64_t i = 0; i < os.rank(); ++i) {
+      if (!contains(sd.inserted_window_dims, i) && !contains(sd.input_batching_dims, i)) window_operand_dims.push_back(i);
+    }
+    for (int64_t d = 0; d < us.rank(); ++d) {
+      if (!contains(sd.update_window_dims, d)) update_scatter_dims.push_back(d);
+    }
+    if (window_operand_dims.size() != sd.update_window_dims.size()) {
+      return absl::InvalidArgumentError(StrCat("codegen: ", h->name(), ": scatter dimension numbers do not match"));
+    }
+    for (size_t k = 0; k < window_operand_dims.size(); ++k) {
+      window_size[window_operand_dims[k]] = us.dimensions(sd.update_window_dims[k]);
+    }
+    for (int64_t d = 0; d < is.rank(); ++d) {
+      if (d != sd.index_vector_dim) index_dims.push_back(d);
+    }
+    llvm::SmallVector<mlir::Type> args(buffer_types_.begin(), buffer_types_.end());
+    args.push_back(b_.getIndexType());
+    args.push_back(b_.getIndexType());
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToEnd(module_->getBody());
+    LoopNest nest;
+    nest.function = StrCat("kernel_", nests_.size());
+    nest.rows = 1;
+    nest.inner = 1;
+    nest.elements = 1;
+    auto func = mlir::func::FuncOp::create(b_, loc_, nest.function, b_.getFunctionType(args, {}));
+    mlir::Block* entry = func.addEntryBlock();
+    b_.setInsertionPointToStart(entry);
+    buffers_.assign(entry->args_begin(), entry->args_begin() + buffer_types_.size());
+    OpenLoop(entry->getArgument(buffer_types_.size()), entry->getArgument(buffer_types_.size() + 1));
+    caches_.clear();
+    caches_.emplace_back();
+    absl::StatusOr<std::vector<Value>> done = EmitLoopNest(
+        us.dimensions(), {}, [&](const Index& uidx, const std::vector<Value>&) -> absl::StatusOr<std::vector<Value>> {
+          Index sidx(is.rank());
+          for (size_t j = 0; j < index_dims.size(); ++j) sidx[index_dims[j]] = uidx[update_scatter_dims[j]];
+          Index start(os.rank());
+          for (int64_t d = 0; d < os.rank(); ++d) start[d] = C(0);
+          for (size_t k = 0; k < sd.scatter_dims_to_operand_dims.size(); ++k) {
+            Index at = sidx;
+            if (sd.index_vector_dim < is.rank()) at[sd.index_vector_dim] = C(static_cast<int64_t>(k));
+            Value v = LoadBuffer(n, at);
+            start[sd.scatter_dims_to_operand_dims[k]] =
+                IsSignedIntegralType(is.element_type())
+                    ? Value(mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), v))
+                    : Value(mlir::arith::IndexCastUIOp::create(b_, loc_, b_.getIndexType(), v));
+          }
+          for (size_t k = 0; k < sd.input_batching_dims.size(); ++k) {
+            start[sd.input_batching_dims[k]] = sidx[sd.scatter_indices_batching_dims[k]];
+          }
+          Value fits = mlir::arith::ConstantIntOp::create(b_, loc_, b_.getI1Type(), 1);
+          for (int64_t d = 0; d < os.rank(); ++d) {
+            fits = And(fits, Cmp(mlir::arith::CmpIPredicate::sge, start[d], C(0)));
+            fits = And(fits, Cmp(mlir::arith::CmpIPredicate::sle, start[d], C(os.dimensions(d) - window_size[d])));
+          }
+          auto if_op = mlir::scf::IfOp::create(b_, loc_, mlir::TypeRange{}, fits, /*withElseRegion=*/false);
+          mlir::OpBuilder::InsertionGuard inner_guard(b_);
+          b_.setInsertionPoint(if_op.thenBlock()->getTerminator());
+          Index dst = start;
+          for (size_t k = 0; k < window_operand_dims.size(); ++k) {
+            dst[window_operand_dims[k]] = Add(dst[window_operand_dims[k]], uidx[sd.update_window_dims[k]]);
+          }
+          int64_t num_inputs = h->operand_count();
+          llvm::SmallVector<Value> reducer_args;
+          for (int64_t k = 0; k < n; ++k) reducer_args.push_back(LoadBuffer(num_inputs + k, dst));
+          for (int64_t k = 0; k < n; ++k) reducer_args.push_back(LoadBuffer(n + 1 + k, uidx));
+          absl::StatusOr<std::vector<Value>> r = EmitComputation(h->to_apply(), reducer_args);
+          if (!r.ok()) return r.status();
+          Value off = Linearize(dst, PhysicalStrides(buffer_shapes_[num_inputs]));
+          for (int64_t k = 0; k < n; ++k) {
+            mlir::memref::StoreOp::create(b_, loc_, ToStorage((*r)[k], buffer_shapes_[num_inputs + k].element_type()),
+                                          buffers_[num_inputs + k], mlir::ValueRange{off});
+          }
+          return std::vector<Value>{};
+        });
+    if (!done.ok()) return done.status();
+    b_.setInsertionPointToEnd(entry);
+    mlir::func::ReturnOp::create(b_, loc_);
+    nests_.push_back(nest);
+    return absl::OkStatus();
   }
 
   absl::Status EmitNests() {
@@ -1818,6 +1930,7 @@ class KernelEmitter {
   std::vector<LoopNest> nests_;
   bool tiled_ = false;  // the transpose emitter's tiled loop nest
   bool batch_norm_ = false;
+  bool scatter_ = false;
   std::vector<Value> batch_norm_stats_;  // this iteration's statistics
 };
 

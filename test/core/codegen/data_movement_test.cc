@@ -280,3 +280,38 @@ ENTRY e {
 
 }  // namespace
 }  // namespace passlab
+
+namespace passlab {
+namespace {
+
+TEST(ScatterTest, AddWithDuplicatesAndOutOfBoundsWindows) {
+  EmitterKind kind;
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[6,4] parameter(0)
+  i = s32[5] constant({1, 5, 1, 9, -1})
+  u = f32[5,4] parameter(1)
+  ROOT s = f32[6,4] scatter(a, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})", {1e-6, 1e-6, 4}, {}, &kind);
+  EXPECT_EQ(kind, EmitterKind::kScatter);
+  // 2-D windows that must fit entirely; overwrite combiner; layouts.
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+second {
+  x = s32[] parameter(0)
+  ROOT y = s32[] parameter(1)
+}
+ENTRY e {
+  a = s32[7,8]{0,1} parameter(0)
+  i = s32[3,2] constant({{0, 0}, {5, 6}, {6, 1}})
+  u = s32[3,2,3] parameter(1)
+  ROOT s = s32[7,8]{0,1} scatter(a, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=second
+})", {0, 0, 0});
+}
+
+}  // namespace
+}  // namespace passlab
