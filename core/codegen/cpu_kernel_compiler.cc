@@ -722,6 +722,10 @@ class KernelEmitter {
         case HloOpcode::kTuple: case HloOpcode::kWhile: case HloOpcode::kXor:
           return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on floats"));
       }
+      if (reassociate_ && r.getDefiningOp() != nullptr && r.getDefiningOp()->hasAttr("fastmath")) {
+        r.getDefiningOp()->setAttr("fastmath", mlir::arith::FastMathFlagsAttr::get(
+                                                   context_, mlir::arith::FastMathFlags::reassoc));
+      }
       return Round(r, t);
     }
     mlir::Type it = x.getType();
@@ -1031,7 +1035,13 @@ class KernelEmitter {
         if (!v.ok()) return v.status();
         args.push_back(*v);
       }
-      return EmitComputation(h->to_apply(), args);
+      // The reducer may be reassociated (LLVM then vectorizes the loop);
+      // the order is fixed by the compiled code, so results stay
+      // deterministic.
+      reassociate_ = true;
+      absl::StatusOr<std::vector<Value>> combined = EmitComputation(h->to_apply(), args);
+      reassociate_ = false;
+      return combined;
     });
   }
 
@@ -1931,6 +1941,7 @@ class KernelEmitter {
   bool tiled_ = false;  // the transpose emitter's tiled loop nest
   bool batch_norm_ = false;
   bool scatter_ = false;
+  bool reassociate_ = false;  // emitting a reduce's reducer
   std::vector<Value> batch_norm_stats_;  // this iteration's statistics
 };
 
