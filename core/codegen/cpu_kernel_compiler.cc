@@ -2131,8 +2131,9 @@ struct JitProgram {
 class JitKernel : public CompiledKernel {
  public:
   JitKernel(std::string name, EmitterKind kind, std::shared_ptr<const JitProgram> program, int64_t threshold,
-            int64_t bytes_read, int64_t bytes_written, int64_t flops)
+            int num_threads, int64_t bytes_read, int64_t bytes_written, int64_t flops)
       : name_(std::move(name)), kind_(kind), program_(std::move(program)), threshold_(threshold),
+        num_threads_(num_threads),
         bytes_read_(bytes_read), bytes_written_(bytes_written), flops_(flops) {}
   const std::string& name() const override { return name_; }
   EmitterKind emitter_kind() const override { return kind_; }
@@ -2170,7 +2171,7 @@ class JitKernel : public CompiledKernel {
         p.functions[n](args.data());
       };
       ThreadPool& pool = ThreadPool::Get();
-      if (nest.elements < threshold_ || pool.size() == 1 || nest.rows == 1) {
+      if (nest.elements < threshold_ || pool.size() == 1 || nest.rows == 1 || num_threads_ == 1) {
         run_range(0, nest.rows);
         continue;
       }
@@ -2187,6 +2188,7 @@ class JitKernel : public CompiledKernel {
   EmitterKind kind_;
   std::shared_ptr<const JitProgram> program_;
   int64_t threshold_;
+  int num_threads_;
   int64_t bytes_read_, bytes_written_, flops_;
 };
 
@@ -2339,7 +2341,8 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> CpuKernelCompiler::Compile(const
   for (const HloInstruction* operand : instruction.operands()) bytes_read += operand->shape().byte_size();
   int64_t threshold = options_.parallel_threshold_elements;
   auto make = [&](std::shared_ptr<const JitProgram> p) -> std::unique_ptr<CompiledKernel> {
-    return std::make_unique<JitKernel>(instruction.name(), analysis.kind, std::move(p), threshold, bytes_read,
+    return std::make_unique<JitKernel>(instruction.name(), analysis.kind, std::move(p), threshold,
+                                       options_.num_threads, bytes_read,
                                        bytes_written, CountFlops(instruction));
   };
   std::string key;

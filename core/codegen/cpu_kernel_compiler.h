@@ -50,7 +50,9 @@ struct CpuCompileOptions {
   int unroll = 1;
   // Loop nests with fewer output elements run on the calling thread only.
   int64_t parallel_threshold_elements = int64_t{1} << 16;
-  int num_threads = 0;  // 0 = hardware concurrency
+  // 1 = run on the calling thread only; otherwise the process-wide pool of
+  // hardware-concurrency threads (shared by all kernels) is used.
+  int num_threads = 0;
   int llvm_opt_level = 3;
   // Emitter passes to skip, by name (see EmitterPipelinePasses()).
   std::vector<std::string> disabled_passes;

@@ -226,6 +226,13 @@ ENTRY e {
   a = f32[100003] parameter(0)
   ROOT r = f32[100003] sqrt(a)
 })");
+  CpuCompileOptions one_thread;
+  one_thread.num_threads = 1;
+  ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[300,517] parameter(0)
+  ROOT r = f32[300,517] exponential(a)
+})", {1e-6, 1e-5, 8}, one_thread);
 }
 
 }  // namespace
