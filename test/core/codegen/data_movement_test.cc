@@ -1,0 +1,317 @@
+// Data movement, reductions, dot, reduce-window and multi-output fusions
+// against the evaluator, on odd sizes and non-default layouts.
+#include <gtest/gtest.h>
+
+#include "test/core/codegen/codegen_test_util.h"
+
+namespace passlab {
+namespace {
+
+using testing::ExpectFusedMatchesEvaluator;
+using testing::ExpectMatchesEvaluator;
+
+TEST(DataMovementTest, BroadcastTransposeReshapeBitcast) {
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[3,5]{0,1} parameter(0)
+  v = f32[5] parameter(1)
+  b = f32[3,5,4] broadcast(a), dimensions={0,1}
+  bv = f32[3,5,4]{0,2,1} broadcast(v), dimensions={1}
+  s = f32[3,5,4] add(b, bv)
+  t = f32[4,3,5]{1,2,0} transpose(s), dimensions={2,0,1}
+  r = f32[12,5] reshape(t)
+  c = f32[5,12]{0,1} bitcast(r)
+  ROOT out = (f32[4,3,5]{1,2,0}, f32[12,5], f32[5,12]{0,1}) tuple(t, r, c)
+})", {0, 0, 0});
+}
+
+TEST(DataMovementTest, SliceReversePadConcatenateIota) {
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[7,9] parameter(0)
+  b = f32[7,4]{0,1} parameter(1)
+  z = f32[] constant(-1)
+  s = f32[3,4] slice(a), slice={[1:7:2], [2:9:2]}
+  r = f32[3,4] reverse(s), dimensions={0,1}
+  p = f32[8,6] pad(r, z), padding=1_2_1x-1_2_1
+  c = f32[7,13] concatenate(a, b), dimensions={1}
+  i = s32[5,3] iota(), iota_dimension=1
+  fi = f32[5,3] iota(), iota_dimension=0
+  ROOT out = (f32[8,6], f32[7,13], s32[5,3], f32[5,3]) tuple(p, c, i, fi)
+})", {0, 0, 0});
+}
+
+TEST(DataMovementTest, DynamicSliceAndUpdateSliceClampStarts) {
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[6,8] parameter(0)
+  u = f32[2,3] parameter(1)
+  i = s32[] constant(5)
+  j = s32[] constant(-2)
+  k = u32[] constant(3)
+  ds = f32[2,3] dynamic-slice(a, i, j), dynamic_slice_sizes={2,3}
+  dus = f32[6,8] dynamic-update-slice(a, u, k, i)
+  ROOT out = (f32[2,3], f32[6,8]) tuple(ds, dus)
+})", {0, 0, 0});
+}
+
+TEST(DataMovementTest, ConstantsInsideFusions) {
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = bf16[2,3]{0,1} parameter(0)
+  c = bf16[2,3] constant({{1, 2, 3}, {4, 5, 6}})
+  m = bf16[2,3]{0,1} multiply(a, c)
+  p = pred[3] constant({true, false, true})
+  bp = pred[2,3] broadcast(p), dimensions={1}
+  ROOT s = bf16[2,3] select(bp, m, a)
+})", {1e-2, 1e-2, 1});
+}
+
+TEST(ReductionTest, RowAndColumnReductions) {
+  EmitterKind kind;
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[37,129] parameter(0)
+  z = f32[] constant(0)
+  e = f32[37,129] exponential(a)
+  ROOT r = f32[37] reduce(e, z), dimensions={1}, to_apply=add
+})", {1e-5, 1e-5, 8}, {}, &kind);
+  EXPECT_EQ(kind, EmitterKind::kReduction);
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+ENTRY e {
+  a = f32[37,5,66]{0,2,1} parameter(0)
+  z = f32[] constant(-inf)
+  ROOT r = f32[5] reduce(a, z), dimensions={0,2}, to_apply=max
+})", {0, 0, 0}, {}, &kind);
+  EXPECT_EQ(kind, EmitterKind::kReduction);
+}
+
+TEST(ReductionTest, VariadicArgmaxReduce) {
+  ExpectMatchesEvaluator(R"(HloModule m
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = pred[] compare(v0, v1), direction=GT
+  eq = pred[] compare(v0, v1), direction=EQ
+  lt = pred[] compare(i0, i1), direction=LT
+  tie = pred[] and(eq, lt)
+  keep = pred[] or(gt, tie)
+  v = f32[] select(keep, v0, v1)
+  i = s32[] select(keep, i0, i1)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+fused {
+  a = f32[9,31] parameter(0)
+  io = s32[9,31] iota(), iota_dimension=1
+  z = f32[] constant(-inf)
+  zi = s32[] constant(0)
+  ROOT r = (f32[9], s32[9]) reduce(a, io, z, zi), dimensions={1}, to_apply=argmax
+}
+ENTRY main {
+  p = f32[9,31] parameter(0)
+  ROOT f = (f32[9], s32[9]) fusion(p), kind=kInput, calls=fused
+})", {0, 0, 0});
+}
+
+TEST(ReductionTest, IntegerReduceOfScalarAndMultiOutputWithElementwise) {
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+add {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] add(x, y)
+}
+ENTRY e {
+  a = s32[4,6] parameter(0)
+  z = s32[] constant(0)
+  n = s32[4,6] negate(a)
+  r = s32[6] reduce(n, z), dimensions={0}, to_apply=add
+  all = s32[] reduce(a, z), dimensions={0,1}, to_apply=add
+  ROOT t = (s32[6], s32[], s32[4,6]) tuple(r, all, n)
+})", {0, 0, 0});
+}
+
+TEST(DotTest, MatmulBatchAndLayouts) {
+  ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[17,33] parameter(0)
+  b = f32[33,9]{0,1} parameter(1)
+  ROOT d = f32[17,9] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})", {1e-5, 1e-5, 16});
+  ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[3,5,7] parameter(0)
+  b = f32[3,4,7] parameter(1)
+  ROOT d = f32[3,5,4]{1,2,0} dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+})", {1e-5, 1e-5, 16});
+  ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = s32[4,6] parameter(0)
+  b = s32[6] parameter(1)
+  ROOT d = s32[4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})", {0, 0, 0});
+}
+
+TEST(ReduceWindowTest, PoolingWithPaddingStrideAndDilation) {
+  ExpectMatchesEvaluator(R"(HloModule m
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+ENTRY e {
+  a = f32[2,9,11,3] parameter(0)
+  z = f32[] constant(-inf)
+  ROOT r = f32[2,5,6,3] reduce-window(a, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
+})", {0, 0, 0});
+  ExpectMatchesEvaluator(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[7,5] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[6,9] reduce-window(a, z), window={size=3x2 pad=1_1x0_0 rhs_dilate=2x1 lhs_dilate=1x2}, to_apply=add
+})", {1e-5, 1e-5, 8});
+}
+
+TEST(MapTest, MapAppliesComputation) {
+  ExpectMatchesEvaluator(R"(HloModule m
+f {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  m = f32[] multiply(x, y)
+  ROOT s = f32[] add(m, x)
+}
+ENTRY e {
+  a = f32[4,5] parameter(0)
+  b = f32[4,5] parameter(1)
+  ROOT r = f32[4,5] map(a, b), dimensions={0,1}, to_apply=f
+})");
+}
+
+}  // namespace
+}  // namespace passlab
+
+namespace passlab {
+namespace {
+
+TEST(GatherTest, EmbeddingLookupAndClampedWindows) {
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  table = f32[10,6] parameter(0)
+  ids = s32[5] constant({0, 9, 3, -4, 12})
+  ROOT g = f32[5,6] gather(table, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,6}
+})", {0, 0, 0});
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[7,8] parameter(0)
+  i = s32[3,2] constant({{0, 0}, {6, 7}, {2, -3}})
+  ROOT g = f32[3,2,3] gather(a, i), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3}
+})", {0, 0, 0});
+}
+
+TEST(GatherTest, BatchingDims) {
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  a = f32[3,5,4] parameter(0)
+  i = s32[3,2,1] constant({{{1}, {4}}, {{0}, {2}}, {{3}, {3}}})
+  ROOT g = f32[3,2,4] gather(a, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,4}
+})", {0, 0, 0});
+}
+
+TEST(BatchNormTest, InferenceRunsWithoutTheExpander) {
+  testing::ExpectFusedMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  x = f32[2,3,4,5] parameter(0)
+  scale = f32[3] parameter(1)
+  offset = f32[3] parameter(2)
+  mean = f32[3] parameter(3)
+  v = f32[3] parameter(4)
+  var = f32[3] multiply(v, v)
+  ROOT y = f32[2,3,4,5] batch-norm-inference(x, scale, offset, mean, var), epsilon=0.001, feature_index=1
+})", {1e-5, 1e-5, 16});
+}
+
+}  // namespace
+}  // namespace passlab
+
+namespace passlab {
+namespace {
+
+TEST(BatchNormTest, TrainingAndGradRunWithoutTheExpander) {
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  x = f32[4,5,6,3] parameter(0)
+  scale = f32[3] parameter(1)
+  offset = f32[3] parameter(2)
+  ROOT y = (f32[4,5,6,3], f32[3], f32[3]) batch-norm-training(x, scale, offset), epsilon=0.001, feature_index=3
+})", {1e-4, 1e-4, 64});
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  x = f32[2,3,4,5]{1,3,2,0} parameter(0)
+  scale = f32[3] parameter(1)
+  offset = f32[3] parameter(2)
+  ROOT y = (f32[2,3,4,5]{1,3,2,0}, f32[3], f32[3]) batch-norm-training(x, scale, offset), epsilon=0.001, feature_index=1
+})", {1e-4, 1e-4, 64});
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ENTRY e {
+  x = f32[4,5,6,3] parameter(0)
+  scale = f32[3] parameter(1)
+  mean = f32[3] parameter(2)
+  var = f32[3] constant({0.5, 1.5, 2})
+  dy = f32[4,5,6,3] parameter(3)
+  ROOT g = (f32[4,5,6,3], f32[3], f32[3]) batch-norm-grad(x, scale, mean, var, dy), epsilon=0.001, feature_index=3
+})", {1e-4, 1e-4, 64});
+}
+
+}  // namespace
+}  // namespace passlab
+
+namespace passlab {
+namespace {
+
+TEST(ScatterTest, AddWithDuplicatesAndOutOfBoundsWindows) {
+  EmitterKind kind;
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[6,4] parameter(0)
+  i = s32[5] constant({1, 5, 1, 9, -1})
+  u = f32[5,4] parameter(1)
+  ROOT s = f32[6,4] scatter(a, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})", {1e-6, 1e-6, 4}, {}, &kind);
+  EXPECT_EQ(kind, EmitterKind::kScatter);
+  // 2-D windows that must fit entirely; overwrite combiner; layouts.
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+second {
+  x = s32[] parameter(0)
+  ROOT y = s32[] parameter(1)
+}
+ENTRY e {
+  a = s32[7,8]{0,1} parameter(0)
+  i = s32[3,2] constant({{0, 0}, {5, 6}, {6, 1}})
+  u = s32[3,2,3] parameter(1)
+  ROOT s = s32[7,8]{0,1} scatter(a, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=second
+})", {0, 0, 0});
+}
+
+}  // namespace
+}  // namespace passlab
