@@ -373,6 +373,16 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
     }
   }
   absl::StatusOr<std::unique_ptr<CompiledKernel>> k = kernels(inst);
+  if (!k.ok() && absl::IsUnimplemented(k.status()) && op != HloOpcode::kFusion) {
+    // An unfused op the code generator has no emitter for yet still runs:
+    // as a reference routine (kind "routine" in the kernel table, so the gap
+    // is visible in every profile).
+    absl::StatusOr<std::unique_ptr<InstructionEvaluator>> ev = InstructionEvaluator::Create(inst);
+    if (ev.ok()) {
+      thunks_.push_back(std::make_unique<RoutineThunk>(inst, std::move(*ev)));
+      return absl::OkStatus();
+    }
+  }
   if (!k.ok()) return k.status();
   thunks_.push_back(std::make_unique<KernelThunk>(inst, std::move(*k)));
   return absl::OkStatus();

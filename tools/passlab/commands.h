@@ -28,6 +28,7 @@ void AddOptCommand(CLI::App& app, CommandResult& result);
 void AddDiffCommand(CLI::App& app, CommandResult& result);
 void AddVersionCommand(CLI::App& app, CommandResult& result);
 void AddBisectCommand(CLI::App& app, CommandResult& result);
+void AddRunCommand(CLI::App& app, CommandResult& result);
 void AddModelCommand(CLI::App& app, CommandResult& result);
 
 // Reads and parses an HLO file ("-" = stdin); errors name FILE:LINE:COL.

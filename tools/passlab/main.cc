@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   passlab::AddOptCommand(app, result);
   passlab::AddDiffCommand(app, result);
   passlab::AddBisectCommand(app, result);
+  passlab::AddRunCommand(app, result);
   passlab::AddModelCommand(app, result);
   passlab::AddVersionCommand(app, result);
   CLI11_PARSE(app, argc, argv);

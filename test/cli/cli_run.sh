@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# passlab run: optimize, compile for the CPU, run, time every kernel, and
+# check the outputs against the evaluator; clean errors for bad requests.
+set -euo pipefail
+passlab="$1"; src="$2"; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cat > "$tmp/m.hlo" <<'HLO'
+HloModule m
+ENTRY e {
+  a = f32[17,33] parameter(0)
+  b = f32[33,5] parameter(1)
+  d = f32[17,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[17,5] tanh(d)
+  z = f32[] constant(0)
+  s = f32[17] reduce(t, z), dimensions={1}, to_apply={ x = f32[] parameter(0) y = f32[] parameter(1) ROOT r = f32[] add(x, y) }
+  ROOT o = (f32[17,5], f32[17]) tuple(t, s)
+}
+HLO
+"$passlab" run "$tmp/m.hlo" --check --repeats 2 --trace "$tmp/trace.json" > "$tmp/out" || fail "run --check: $(cat "$tmp/out")"
+grep -q "check              ok" "$tmp/out" || fail "no check line: $(cat "$tmp/out")"
+grep -q "kernel time/step" "$tmp/out" || fail "no totals"
+grep -q '"traceEvents"' "$tmp/trace.json" || fail "no Chrome trace"
+# A model, with a pass disabled, as JSON.
+"$passlab" run --model mlp --disable algsimp --check --repeats 1 --format json > "$tmp/j" || fail "mlp: $(cat "$tmp/j")"
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['check']['ok'] and j['kernels'], j" "$tmp/j" \
+  || fail "json: $(cat "$tmp/j")"
+# Errors: unknown pass, no GPU backend, missing file.
+if "$passlab" run "$tmp/m.hlo" --disable no-such-pass 2> "$tmp/e1"; then fail "unknown pass accepted"; fi
+grep -q "no-such-pass" "$tmp/e1" || fail "unknown pass message: $(cat "$tmp/e1")"
+if "$passlab" run "$tmp/m.hlo" --device cuda 2> "$tmp/e2"; then fail "cuda accepted"; fi
+grep -q "only the cpu backend" "$tmp/e2" || fail "cuda message: $(cat "$tmp/e2")"
+if "$passlab" run "$tmp/missing.hlo" 2> "$tmp/e3"; then fail "missing file accepted"; fi
+grep -q "missing.hlo" "$tmp/e3" || fail "missing file message: $(cat "$tmp/e3")"
+echo "cli_run: ok"

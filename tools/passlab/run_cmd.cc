@@ -1,0 +1,212 @@
+// passlab run: optimize a module with a pipeline (any pass filters), compile
+// it for the CPU (emitted kernels through MLIR/LLVM, library calls on
+// OpenBLAS/oneDNN, runtime routines), run it, and report every kernel:
+// a per-kernel table (calls, total, median, share), kernel time and wall
+// time per step, peak memory and compile time. --check compares the outputs
+// with the reference evaluator on the unoptimized module.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/codegen/cpu_kernel_compiler.h"
+#include "core/eval/hlo_evaluator.h"
+#include "core/eval/literal_compare.h"
+#include "core/eval/random_inputs.h"
+#include "core/ir/str_util.h"
+#include "core/pass/hlo_pass_pipeline.h"
+#include "core/pass/pass_filter.h"
+#include "core/runtime/chrome_trace.h"
+#include "core/runtime/executable.h"
+#include "core/runtime/kernel_summary.h"
+#include "passes/pipelines/pipelines.h"
+#include "tools/passlab/commands.h"
+
+namespace passlab {
+namespace {
+
+struct RunOptions {
+  std::string file;
+  std::shared_ptr<ModelSource> source;
+  std::string pipeline = "default";
+  std::string disable;
+  std::string device = "cpu";
+  int warmup = 1;
+  int repeats = 5;
+  bool check = false;
+  double tolerance = 1e-3;
+  uint64_t seed = 1;
+  std::string trace;
+  std::string format = "text";
+  int threads = 0;
+  int64_t max_rows = 25;
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int64_t KernelNs(const std::vector<KernelRecord>& records) {
+  int64_t ns = 0;
+  for (const KernelRecord& r : records) {
+    if (r.kind != KernelKind::kControlFlow) ns += r.duration_ns();
+  }
+  return ns;
+}
+
+absl::Status Optimize(HloModule& module, const RunOptions& o) {
+  if (o.pipeline == "none") {
+    if (!o.disable.empty()) return absl::InvalidArgumentError("--disable needs a pipeline (not --pipeline none)");
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(o.pipeline);
+  if (!pipeline.ok()) return pipeline.status();
+  std::unique_ptr<PassFilterObserver> filter;
+  if (!o.disable.empty()) {
+    absl::StatusOr<std::unique_ptr<PassFilterObserver>> f =
+        PassFilterObserver::Create(o.disable, "", false, (*pipeline)->Occurrences());
+    if (!f.ok()) return f.status();
+    filter = std::move(*f);
+    (*pipeline)->AddObserver(filter.get());
+  }
+  return (*pipeline)->Run(module).status();
+}
+
+int RunRun(const RunOptions& o) {
+  if (o.device != "cpu") {
+    return ReportError(absl::UnimplementedError(
+        StrCat("device '", o.device, "': only the cpu backend exists so far (the cuda backend is not built yet)")));
+  }
+  auto module = LoadModule(o.file, *o.source);
+  if (!module.ok()) return ReportError(module.status());
+  std::vector<Literal> args = MakeRandomArguments(*(*module)->entry_computation(), o.seed);
+  // The oracle runs on the module as given, before any pass touched it.
+  absl::StatusOr<Literal> expected = absl::UnknownError("not evaluated");
+  if (o.check) expected = HloEvaluator().Evaluate(**module, args);
+  if (o.check && !expected.ok()) {
+    return ReportError(absl::Status(expected.status().code(),
+                                    StrCat("--check: the evaluator cannot run the input: ", expected.status().message())));
+  }
+
+  auto t0 = std::chrono::steady_clock::now();
+  if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
+  auto t1 = std::chrono::steady_clock::now();
+  CpuCompileOptions copts;
+  copts.num_threads = o.threads;
+  CpuKernelCompiler compiler(copts);
+  absl::StatusOr<std::unique_ptr<Executable>> exe = Executable::Create(
+      **module, [&](const HloInstruction& inst) { return compiler.Compile(inst); });
+  if (!exe.ok()) return ReportError(absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message())));
+  auto t2 = std::chrono::steady_clock::now();
+
+  Literal result;
+  for (int i = 0; i < o.warmup; ++i) {
+    absl::StatusOr<Literal> r = (*exe)->Run(args);
+    if (!r.ok()) return ReportError(absl::Status(r.status().code(), StrCat("run: ", r.status().message())));
+  }
+  std::vector<KernelRecord> all, last;
+  std::vector<double> wall_ms, kernel_ms;
+  for (int i = 0; i < o.repeats; ++i) {
+    last.clear();
+    auto s = std::chrono::steady_clock::now();
+    absl::StatusOr<Literal> r = (*exe)->Run(args, &last);
+    auto e = std::chrono::steady_clock::now();
+    if (!r.ok()) return ReportError(absl::Status(r.status().code(), StrCat("run: ", r.status().message())));
+    result = std::move(*r);
+    wall_ms.push_back(std::chrono::duration<double, std::milli>(e - s).count());
+    kernel_ms.push_back(KernelNs(last) / 1e6);
+    all.insert(all.end(), last.begin(), last.end());
+  }
+
+  std::string check_message;
+  bool check_ok = true;
+  if (o.check) {
+    absl::Status same = CompareLiterals(*expected, result, {.abs = o.tolerance, .rel = o.tolerance});
+    check_ok = same.ok();
+    check_message = same.ok() ? "outputs match the evaluator" : std::string(same.message());
+  }
+  if (!o.trace.empty()) {
+    std::ofstream out(o.trace);
+    out << ChromeTraceJson(last);
+    if (!out) return ReportError(absl::InternalError(StrCat("cannot write trace '", o.trace, "'")));
+  }
+
+  const double optimize_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  const double compile_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+  ExecutableMemory mem = (*exe)->memory();
+  KernelSummary summary = SummarizeRecords(all, o.repeats);
+  if (o.format == "json") {
+    nlohmann::json j;
+    j["device"] = o.device;
+    j["pipeline"] = o.pipeline;
+    j["repeats"] = o.repeats;
+    j["optimize_ms"] = optimize_ms;
+    j["compile_ms"] = compile_ms;
+    j["kernel_ms_median"] = Median(kernel_ms);
+    j["wall_ms_median"] = Median(wall_ms);
+    j["kernel_ms"] = kernel_ms;
+    j["wall_ms"] = wall_ms;
+    j["peak_bytes"] = mem.peak_bytes();
+    j["arena_bytes"] = mem.arena_bytes;
+    j["kernel_cache_hits"] = CpuKernelCompiler::CacheHits();
+    j["kernel_cache_misses"] = CpuKernelCompiler::CacheMisses();
+    nlohmann::json rows = nlohmann::json::array();
+    for (const KernelSummaryRow& r : summary.rows) {
+      rows.push_back({{"name", r.name}, {"computation", r.computation}, {"kind", KernelKindName(r.kind)},
+                      {"detail", r.detail}, {"calls", r.calls}, {"total_ns", r.total_ns},
+                      {"median_ns", r.median_ns}, {"share", r.share}, {"bytes", r.bytes}, {"flops", r.flops}});
+    }
+    j["kernels"] = rows;
+    if (o.check) {
+      j["check"] = {{"ok", check_ok}, {"message", check_message}};
+    }
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("{}", FormatKernelTable(summary, o.max_rows));
+    fmt::print("\nsteps              {} (after {} warm-up)\n", o.repeats, o.warmup);
+    fmt::print("kernel time/step   {:.3f} ms (median)\n", Median(kernel_ms));
+    fmt::print("wall time/step     {:.3f} ms (median)\n", Median(wall_ms));
+    fmt::print("peak memory        {:.1f} MiB (arena {:.1f} MiB)\n", mem.peak_bytes() / 1048576.0,
+               mem.arena_bytes / 1048576.0);
+    fmt::print("optimize time      {:.1f} ms (pipeline '{}')\n", optimize_ms, o.pipeline);
+    fmt::print("compile time       {:.1f} ms ({} kernels compiled, {} cache hits)\n", compile_ms,
+               CpuKernelCompiler::CacheMisses(), CpuKernelCompiler::CacheHits());
+    if (o.check) fmt::print("check              {}\n", check_ok ? "ok: outputs match the evaluator" : "FAILED");
+    if (!o.trace.empty()) fmt::print("trace              {} (Chrome trace JSON; open in Perfetto)\n", o.trace);
+  }
+  if (!check_ok) {
+    fmt::print(stderr, "passlab: error: --check: outputs differ from the evaluator: {}\n", check_message);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "Optimize, compile and run a module; time every kernel");
+  cmd->add_option("file", o->file, "HLO text file ('-' for stdin)");
+  o->source = AddModelSourceOptions(cmd);
+  cmd->add_option("--pipeline", o->pipeline, "Pipeline before compiling ('none' to compile the input as is)");
+  cmd->add_option("--disable", o->disable, "Pass filters to skip: name, name:N, pipe/name, @ID, regex");
+  cmd->add_option("--device", o->device, "Backend")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--repeats", o->repeats, "Timed runs")->check(CLI::PositiveNumber);
+  cmd->add_flag("--check", o->check, "Compare the outputs with the evaluator (fails with the worst mismatch)");
+  cmd->add_option("--tolerance", o->tolerance, "Absolute and relative tolerance of --check");
+  cmd->add_option("--seed", o->seed, "Seed of the random inputs");
+  cmd->add_option("--trace", o->trace, "Write the last run as Chrome trace JSON");
+  cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--threads", o->threads, "Kernel threads (0 = all cores, 1 = calling thread only)");
+  cmd->add_option("--max-rows", o->max_rows, "Kernel table rows (0 = all)");
+  cmd->callback([o, &result] { result.exit_code = RunRun(*o); });
+}
+
+}  // namespace passlab
