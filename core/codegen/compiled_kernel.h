@@ -34,7 +34,20 @@ enum class EmitterKind {
   kConcatenate,
   kInPlaceDynamicUpdateSlice,
 };
-const char* EmitterKindName(EmitterKind kind);  // "loop", "transpose", ...
+// "loop", "transpose", ... (inline: the runtime names kernels without
+// linking the code generator).
+inline const char* EmitterKindName(EmitterKind kind) {
+  switch (kind) {
+    case EmitterKind::kLoop: return "loop";
+    case EmitterKind::kTranspose: return "transpose";
+    case EmitterKind::kReduction: return "reduction";
+    case EmitterKind::kInputSlices: return "input_slices";
+    case EmitterKind::kScatter: return "scatter";
+    case EmitterKind::kConcatenate: return "concatenate";
+    case EmitterKind::kInPlaceDynamicUpdateSlice: return "in_place_dynamic_update_slice";
+  }
+  return "unknown";
+}
 
 class CompiledKernel {
  public:

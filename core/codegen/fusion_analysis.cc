@@ -5,19 +5,6 @@
 
 namespace passlab {
 
-const char* EmitterKindName(EmitterKind kind) {
-  switch (kind) {
-    case EmitterKind::kLoop: return "loop";
-    case EmitterKind::kTranspose: return "transpose";
-    case EmitterKind::kReduction: return "reduction";
-    case EmitterKind::kInputSlices: return "input_slices";
-    case EmitterKind::kScatter: return "scatter";
-    case EmitterKind::kConcatenate: return "concatenate";
-    case EmitterKind::kInPlaceDynamicUpdateSlice: return "in_place_dynamic_update_slice";
-  }
-  return "unknown";
-}
-
 namespace {
 
 void FlattenRoots(const HloInstruction* root, std::vector<const HloInstruction*>& out) {

@@ -67,7 +67,7 @@ class KernelThunk : public Thunk {
   KernelThunk(const HloInstruction& inst, std::unique_ptr<CompiledKernel> kernel)
       : Thunk(inst), kernel_(std::move(kernel)) {}
   KernelKind kind() const override { return KernelKind::kEmitted; }
-  std::string detail() const override { return "kernel"; }
+  std::string detail() const override { return EmitterKindName(kernel_->emitter_kind()); }
   absl::Status Run(const Program& p, Frame& f, RunContext&) override {
     kernel_->Run(KernelBuffers(p, f));
     return absl::OkStatus();
