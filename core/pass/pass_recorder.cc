@@ -44,9 +44,8 @@ absl::Status PassRecorder::BeforePass(const PassRunInfo& info, const HloModule& 
   if (initial_fingerprint_ == 0) {
     // The first observed state is the pipeline input; later "before" states
     // are earlier "after" states, already stored.
-    std::string text = PrintModule(module);
     initial_fingerprint_ = ModuleFingerprint(module);
-    if (options_.snapshots) snapshots_[initial_fingerprint_] = std::make_shared<const std::string>(std::move(text));
+    if (options_.snapshots) snapshots_[initial_fingerprint_] = std::make_shared<const std::string>(PrintModule(module));
   }
   start_ = std::chrono::steady_clock::now();
   return absl::OkStatus();
