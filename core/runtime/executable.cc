@@ -68,14 +68,15 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(const HloModule& 
   return e;
 }
 
-absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> args, std::vector<KernelRecord>* records) {
+absl::Status Executable::Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) {
   const HloComputation& entry = program_->computation();
   if (static_cast<int64_t>(args.size()) != entry.num_parameters()) {
     return absl::InvalidArgumentError(
         StrCat(entry.name(), " takes ", entry.num_parameters(), " arguments, got ", args.size()));
   }
-  // Parameter buffers (owned by this run; donated ones may be overwritten).
-  std::vector<std::vector<std::vector<uint64_t>>> storage(args.size());
+  // Parameter buffers (owned by the executable; donated ones may be
+  // overwritten by a run, so every run copies the arguments in again).
+  parameter_storage_.resize(args.size());
   std::vector<std::vector<void*>> params(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const Shape& shape = entry.parameter_instruction(i)->shape();
@@ -86,10 +87,12 @@ absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> args, std::vec
       return absl::InvalidArgumentError(StrCat("argument ", i, " of shape ", args[i].shape().ToString(),
                                                " does not match parameter shape ", shape.ToString()));
     }
+    parameter_storage_[i].resize(leaves.size());
     for (size_t k = 0; k < leaves.size(); ++k) {
       int64_t bytes = leaves[k].IsArray() ? leaves[k].byte_size() : 0;
-      storage[i].emplace_back(bytes / 8 + 1, 0);
-      params[i].push_back(storage[i].back().data());
+      std::vector<uint64_t>& storage = parameter_storage_[i][k];
+      if (storage.size() != static_cast<size_t>(bytes / 8 + 1)) storage.assign(bytes / 8 + 1, 0);
+      params[i].push_back(storage.data());
       if (bytes == 0) continue;
       if (absl::Status s = CopyLiteralToBuffer(*values[k], leaves[k], params[i].back()); !s.ok()) {
         return absl::InvalidArgumentError(StrCat("argument ", i, ": ", s.message()));
@@ -100,8 +103,14 @@ absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> args, std::vec
   ctx.records = records;
   Frame* frame = nullptr;
   if (absl::Status s = program_->ExecuteWithParameters(std::move(params), ctx, &frame); !s.ok()) return s;
-  const HloInstruction* root = entry.root_instruction();
-  std::vector<void*> leaves = program_->LeafPointers(root, *frame);
+  last_frame_ = frame;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> args, std::vector<KernelRecord>* records) {
+  if (absl::Status s = Execute(args, records); !s.ok()) return s;
+  const HloInstruction* root = program_->computation().root_instruction();
+  std::vector<void*> leaves = program_->LeafPointers(root, *last_frame_);
   size_t next = 0;
   return Assemble(root->shape(), leaves, next);
 }

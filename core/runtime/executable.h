@@ -39,6 +39,9 @@ class Executable {
   // Runs once on `args` (one literal per entry parameter; layouts of the
   // literals are ignored). Appends a record per thunk to `records` if given.
   absl::StatusOr<Literal> Run(absl::Span<const Literal> args, std::vector<KernelRecord>* records = nullptr);
+  // Runs once without assembling the result literal (timed repetitions:
+  // only the program's own work, no host-side output copies).
+  absl::Status Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records = nullptr);
 
   const Program& program() const { return *program_; }
   const BufferAssignment& buffer_assignment() const { return program_->assignment(); }
@@ -49,6 +52,11 @@ class Executable {
   Executable() = default;
   const HloModule* module_ = nullptr;
   std::unique_ptr<Program> program_;
+  // Parameter buffers, kept between runs: fresh allocations of this size
+  // cost a page fault per 4 KiB on every run (hundreds of ms on a ResNet
+  // training step in a VM).
+  std::vector<std::vector<std::vector<uint64_t>>> parameter_storage_;
+  const Frame* last_frame_ = nullptr;
 };
 
 }  // namespace passlab
