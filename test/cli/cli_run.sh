@@ -24,6 +24,14 @@ grep -q '"traceEvents"' "$tmp/trace.json" || fail "no Chrome trace"
 "$passlab" run --model mlp --disable algsimp --check --repeats 1 --format json > "$tmp/j" || fail "mlp: $(cat "$tmp/j")"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['check']['ok'] and j['kernels'], j" "$tmp/j" \
   || fail "json: $(cat "$tmp/j")"
+# MLIR after every emitter pass, per kernel; an optional emitter pass off.
+"$passlab" run "$tmp/m.hlo" --repeats 1 --emitter-dump "$tmp/mlir" --emitter-disable vectorize,unroll --check > "$tmp/o2" \
+  || fail "emitter dump: $(cat "$tmp/o2")"
+ls "$tmp"/mlir/*/00.input.mlir > /dev/null 2>&1 || fail "no emitted MLIR: $(ls -R "$tmp/mlir")"
+ls "$tmp"/mlir/*/01.inline.mlir > /dev/null 2>&1 || fail "no MLIR after inline: $(ls -R "$tmp/mlir")"
+grep -q "llvm.func" "$(ls "$tmp"/mlir/*/*.mlir | sort | tail -1)" || fail "last dump is not LLVM dialect"
+if "$passlab" run "$tmp/m.hlo" --emitter-disable no-such-emitter-pass 2> "$tmp/e0"; then fail "unknown emitter pass accepted"; fi
+grep -q "no-such-emitter-pass" "$tmp/e0" || fail "unknown emitter pass message: $(cat "$tmp/e0")"
 # Errors: unknown pass, no GPU backend, missing file.
 if "$passlab" run "$tmp/m.hlo" --disable no-such-pass 2> "$tmp/e1"; then fail "unknown pass accepted"; fi
 grep -q "no-such-pass" "$tmp/e1" || fail "unknown pass message: $(cat "$tmp/e1")"

@@ -8,7 +8,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <filesystem>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -43,7 +46,17 @@ struct RunOptions {
   std::string format = "text";
   int threads = 0;
   int64_t max_rows = 25;
+  std::string emitter_dump;     // directory for MLIR after every emitter pass
+  std::string emitter_disable;  // emitter passes to skip
 };
+
+// File-name-safe kernel names.
+std::string SafeName(std::string s) {
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return s;
+}
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -99,10 +112,38 @@ int RunRun(const RunOptions& o) {
   auto t1 = std::chrono::steady_clock::now();
   CpuCompileOptions copts;
   copts.num_threads = o.threads;
+  for (std::string_view name : SplitAny(o.emitter_disable, ",")) {
+    if (!name.empty()) copts.disabled_passes.emplace_back(name);
+  }
+  // --emitter-dump DIR: DIR/<kernel>/NN.<pass>.mlir after every emitter pass
+  // (00.input.mlir is the emitted MLIR), like the HLO pass dumps.
+  std::map<std::string, int> dumped_passes;
+  absl::Status dump_status;
+  if (!o.emitter_dump.empty()) {
+    copts.observer_wants_text = true;
+    copts.use_cache = false;  // every kernel's pipeline runs, so every kernel is dumped
+    copts.observer = [&](const EmitterPassSnapshot& snap) {
+      std::filesystem::path dir = std::filesystem::path(o.emitter_dump) / SafeName(snap.kernel_name);
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      int& n = dumped_passes[snap.kernel_name];
+      auto write = [&](const std::string& file, const std::string& text) {
+        std::ofstream out(dir / file);
+        out << text;
+        if (!out && dump_status.ok()) {
+          dump_status = absl::InternalError(StrCat("cannot write '", (dir / file).string(), "'"));
+        }
+      };
+      if (n == 0) write("00.input.mlir", snap.before);
+      ++n;
+      write(fmt::format("{:02d}.{}.mlir", n, SafeName(snap.pass_name)), snap.after);
+    };
+  }
   CpuKernelCompiler compiler(copts);
   absl::StatusOr<std::unique_ptr<Executable>> exe = Executable::Create(
       **module, [&](const HloInstruction& inst) { return compiler.Compile(inst); });
   if (!exe.ok()) return ReportError(absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message())));
+  if (!dump_status.ok()) return ReportError(dump_status);
   auto t2 = std::chrono::steady_clock::now();
 
   // Warm-up and timed runs execute without assembling output literals (no
@@ -186,6 +227,9 @@ int RunRun(const RunOptions& o) {
                CpuKernelCompiler::CacheMisses(), CpuKernelCompiler::CacheHits());
     if (o.check) fmt::print("check              {}\n", check_ok ? "ok: outputs match the evaluator" : "FAILED");
     if (!o.trace.empty()) fmt::print("trace              {} (Chrome trace JSON; open in Perfetto)\n", o.trace);
+    if (!o.emitter_dump.empty()) {
+      fmt::print("emitter dumps      {} kernels in {}/\n", dumped_passes.size(), o.emitter_dump);
+    }
   }
   if (!check_ok) {
     fmt::print(stderr, "passlab: error: --check: outputs differ from the evaluator: {}\n", check_message);
@@ -213,6 +257,8 @@ void AddRunCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--threads", o->threads, "Kernel threads (0 = all cores, 1 = calling thread only)");
   cmd->add_option("--max-rows", o->max_rows, "Kernel table rows (0 = all)");
+  cmd->add_option("--emitter-dump", o->emitter_dump, "Write each kernel's MLIR after every emitter pass to DIR/<kernel>/");
+  cmd->add_option("--emitter-disable", o->emitter_disable, "Emitter passes to skip (comma-separated, e.g. vectorize,unroll)");
   cmd->callback([o, &result] { result.exit_code = RunRun(*o); });
 }
 
