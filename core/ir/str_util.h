@@ -5,6 +5,7 @@
 #ifndef PASSLAB_CORE_IR_STR_UTIL_H_
 #define PASSLAB_CORE_IR_STR_UTIL_H_
 
+#include <cctype>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -93,6 +94,16 @@ inline std::vector<std::string_view> SplitAny(std::string_view s, std::string_vi
     }
   }
   return out;
+}
+
+// A file-name-safe copy: every character other than [A-Za-z0-9._-] becomes
+// '_' (pipeline paths hold '/', instruction names may hold anything). Dumps
+// of HLO passes and of emitter passes name their files with it.
+inline std::string SanitizeFileName(std::string s) {
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return s;
 }
 
 }  // namespace passlab

@@ -23,14 +23,6 @@ const char* OutcomeName(PassRunRecord::Outcome o) {
   return "?";
 }
 
-// File-name-safe: pipeline paths use '/', names may hold anything.
-std::string Sanitize(std::string s) {
-  for (char& c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-  }
-  return s;
-}
-
 }  // namespace
 
 absl::Status PassRecorder::BeforePass(const PassRunInfo& info, const HloModule& module) {
@@ -157,7 +149,7 @@ absl::Status WritePassDump(const PassRecorder& recorder, const std::string& dire
     if (!r.error.empty()) j["error"] = r.error;
     if (r.outcome == PassRunRecord::Outcome::kRan && r.fingerprint_before != r.fingerprint_after) {
       std::string stem = StrCat(absl::StrFormat("%04d", r.info.run_index), ".",
-                                Sanitize(r.info.pipeline_path), ".", Sanitize(r.info.pass_name));
+                                SanitizeFileName(r.info.pipeline_path), ".", SanitizeFileName(r.info.pass_name));
       const std::string& before = recorder.Snapshot(r.fingerprint_before);
       const std::string& after = recorder.Snapshot(r.fingerprint_after);
       if (!before.empty()) {

@@ -68,7 +68,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(const HloModule& 
   return e;
 }
 
-absl::Status Executable::Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) {
+absl::StatusOr<const Frame*> Executable::ExecuteToFrame(absl::Span<const Literal> args,
+                                                        std::vector<KernelRecord>* records) {
   const HloComputation& entry = program_->computation();
   if (static_cast<int64_t>(args.size()) != entry.num_parameters()) {
     return absl::InvalidArgumentError(
@@ -103,14 +104,18 @@ absl::Status Executable::Execute(absl::Span<const Literal> args, std::vector<Ker
   ctx.records = records;
   Frame* frame = nullptr;
   if (absl::Status s = program_->ExecuteWithParameters(std::move(params), ctx, &frame); !s.ok()) return s;
-  last_frame_ = frame;
-  return absl::OkStatus();
+  return frame;
+}
+
+absl::Status Executable::Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) {
+  return ExecuteToFrame(args, records).status();
 }
 
 absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> args, std::vector<KernelRecord>* records) {
-  if (absl::Status s = Execute(args, records); !s.ok()) return s;
+  absl::StatusOr<const Frame*> frame = ExecuteToFrame(args, records);
+  if (!frame.ok()) return frame.status();
   const HloInstruction* root = program_->computation().root_instruction();
-  std::vector<void*> leaves = program_->LeafPointers(root, *last_frame_);
+  std::vector<void*> leaves = program_->LeafPointers(root, **frame);
   size_t next = 0;
   return Assemble(root->shape(), leaves, next);
 }

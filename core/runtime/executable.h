@@ -56,7 +56,8 @@ class Executable {
   // cost a page fault per 4 KiB on every run (hundreds of ms on a ResNet
   // training step in a VM).
   std::vector<std::vector<std::vector<uint64_t>>> parameter_storage_;
-  const Frame* last_frame_ = nullptr;
+  // Execute's work; returns the entry frame holding the results.
+  absl::StatusOr<const Frame*> ExecuteToFrame(absl::Span<const Literal> args, std::vector<KernelRecord>* records);
 };
 
 }  // namespace passlab

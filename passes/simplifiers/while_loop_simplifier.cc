@@ -17,12 +17,6 @@ std::optional<int64_t> IntConstant(const HloInstruction* inst) {
   return inst->literal().GetInt(0);
 }
 
-// gte(parameter 0 of `c`, index) -> index, else -1.
-int64_t ParamElement(const HloInstruction* inst, const HloComputation* c) {
-  if (inst->opcode() != HloOpcode::kGetTupleElement || inst->operand(0) != c->parameter_instruction(0)) return -1;
-  return inst->tuple_index();
-}
-
 }  // namespace
 
 std::optional<int64_t> ComputeWhileTripCount(const HloInstruction& w) {
@@ -32,11 +26,11 @@ std::optional<int64_t> ComputeWhileTripCount(const HloInstruction& w) {
   const HloInstruction* cmp = cond->root_instruction();
   if (cmp->opcode() != HloOpcode::kCompare || init->opcode() != HloOpcode::kTuple) return std::nullopt;
   // compare(gte(p, k), N) or compare(N, gte(p, k)).
-  int64_t k = ParamElement(cmp->operand(0), cond);
+  int64_t k = LoopStateIndex(cmp->operand(0), cond);
   std::optional<int64_t> bound = IntConstant(cmp->operand(1));
   ComparisonDirection dir = cmp->attrs().comparison_direction;
   if (k < 0 || !bound) {
-    k = ParamElement(cmp->operand(1), cond);
+    k = LoopStateIndex(cmp->operand(1), cond);
     bound = IntConstant(cmp->operand(0));
     // N < i  <=>  i > N, etc.
     switch (dir) {
@@ -54,8 +48,8 @@ std::optional<int64_t> ComputeWhileTripCount(const HloInstruction& w) {
   const HloInstruction* next = root->operand(k);
   if (next->opcode() != HloOpcode::kAdd) return std::nullopt;
   std::optional<int64_t> step;
-  if (ParamElement(next->operand(0), body) == k) step = IntConstant(next->operand(1));
-  if (!step && ParamElement(next->operand(1), body) == k) step = IntConstant(next->operand(0));
+  if (LoopStateIndex(next->operand(0), body) == k) step = IntConstant(next->operand(1));
+  if (!step && LoopStateIndex(next->operand(1), body) == k) step = IntConstant(next->operand(0));
   if (!step || *step == 0) return std::nullopt;
   // Simulate the (small) counter: exact for every direction and sign, and
   // bounded so a loop that never ends is "unknown".

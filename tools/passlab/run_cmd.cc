@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -49,14 +48,6 @@ struct RunOptions {
   std::string emitter_dump;     // directory for MLIR after every emitter pass
   std::string emitter_disable;  // emitter passes to skip
 };
-
-// File-name-safe kernel names.
-std::string SafeName(std::string s) {
-  for (char& c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-  }
-  return s;
-}
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -123,7 +114,7 @@ int RunRun(const RunOptions& o) {
     copts.observer_wants_text = true;
     copts.use_cache = false;  // every kernel's pipeline runs, so every kernel is dumped
     copts.observer = [&](const EmitterPassSnapshot& snap) {
-      std::filesystem::path dir = std::filesystem::path(o.emitter_dump) / SafeName(snap.kernel_name);
+      std::filesystem::path dir = std::filesystem::path(o.emitter_dump) / SanitizeFileName(snap.kernel_name);
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
       int& n = dumped_passes[snap.kernel_name];
@@ -136,7 +127,7 @@ int RunRun(const RunOptions& o) {
       };
       if (n == 0) write("00.input.mlir", snap.before);
       ++n;
-      write(fmt::format("{:02d}.{}.mlir", n, SafeName(snap.pass_name)), snap.after);
+      write(fmt::format("{:02d}.{}.mlir", n, SanitizeFileName(snap.pass_name)), snap.after);
     };
   }
   CpuKernelCompiler compiler(copts);
