@@ -65,6 +65,13 @@ class HloPassPipeline : public HloPassInterface {
     passes_.push_back(std::move(pass));
     return ref;
   }
+  // A nested sub-pipeline built elsewhere (XLA:GPU's sub-pipelines).
+  HloPassPipeline& AddPipeline(std::unique_ptr<HloPassPipeline> pipeline) {
+    CheckNotFrozen();
+    HloPassPipeline& ref = *pipeline;
+    passes_.push_back(std::move(pipeline));
+    return ref;
+  }
   // Invariant checkers run after every pass that changed the module and must
   // not change it themselves (e.g. a verifier pass).
   template <typename T, typename... Args>

@@ -106,13 +106,19 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   s.AddPass<HloCSE>();
   // DCE last in the loop: it cleans up after every rewrite above.
   s.AddPass<HloDCE>();
+  return pipeline;
+}
+
+std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
+  // XLA:GPU's "post-layout-assignment" pipeline (both nvptx parts). passlab
+  // has no layout-assignment sub-pipeline yet, so it follows optimization.
+  auto pipeline = std::make_unique<HloPassPipeline>("post-layout-assignment");
   // Transposes into dot/convolution dimension numbers, once the fixed point
   // has settled. XLA runs it inside the loop guarded by a "still a canonical
   // gemm" predicate; unguarded inside the loop it undoes what DotDecomposer
   // does and the two alternate until the iteration limit.
   pipeline->AddPass<TransposeFolding>();
-  // Reduction canonicalization for the GPU reduction emitter, in XLA:GPU's
-  // post-layout order (no layout pipeline yet, so here): size-1 dims out,
+  // Reduction canonicalization for the GPU reduction emitter: size-1 dims out,
   // default layouts, adjacent reduced dims merged, then the splitter and the
   // tree rewriter, each to its fixed point, on canonical reduces.
   pipeline->AddPass<ReductionDegenerateDimRemover>();
@@ -120,18 +126,47 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   pipeline->AddPass<ReductionDimensionGrouper>();
   pipeline->AddPass<HloPassFix<ReductionSplitter>>();
   pipeline->AddPass<HloPassFix<TreeReductionRewriter>>();
-  // Second occurrence, standing in for XLA's post-layout-assignment one (no
-  // layout pipeline yet): after every pass that may create bf16 arithmetic.
+  // Second occurrence, as in XLA: after every pass that may create bf16
+  // arithmetic.
   pipeline->AddPass<FloatNormalization>();
   return pipeline;
 }
 
-std::vector<std::string> PipelineNames() { return {"default", "optimization"}; }
+std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
+  // XLA:GPU's sub-pipelines in seed 003's order (table 1). Each builder
+  // comments its own ordering constraints.
+  auto pipeline = std::make_unique<HloPassPipeline>("gpu");
+  pipeline->AddPipeline(BuildOptimizationPipeline());
+  pipeline->AddPipeline(BuildPostLayoutAssignmentPipeline());
+  return pipeline;
+}
+
+std::vector<std::string> PipelineNames() {
+  return {"default", "gpu", "optimization", "post-layout-assignment"};
+}
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
-  if (name == "default" || name == "optimization") return BuildOptimizationPipeline();
+  if (name == "default" || name == "gpu") return BuildGpuPipeline();
+  if (name == "optimization") return BuildOptimizationPipeline();
+  if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
   return absl::InvalidArgumentError(
       StrCat("unknown pipeline '", name, "'; known pipelines: ", Join(PipelineNames(), ", ")));
+}
+
+absl::StatusOr<FilteredPipeline> BuildFilteredPipeline(std::string_view name, std::string_view disable,
+                                                      std::string_view enable_only, bool disable_all) {
+  FilteredPipeline out;
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(name);
+  if (!pipeline.ok()) return pipeline.status();
+  out.pipeline = std::move(*pipeline);
+  if (!disable.empty() || !enable_only.empty() || disable_all) {
+    absl::StatusOr<std::unique_ptr<PassFilterObserver>> filter =
+        PassFilterObserver::Create(disable, enable_only, disable_all, out.pipeline->Occurrences());
+    if (!filter.ok()) return filter.status();
+    out.filter = std::move(*filter);
+    out.pipeline->AddObserver(out.filter.get());
+  }
+  return out;
 }
 
 }  // namespace passlab

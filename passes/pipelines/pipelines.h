@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/pass/hlo_pass_pipeline.h"
+#include "core/pass/pass_filter.h"
 
 namespace passlab {
 
@@ -18,8 +19,23 @@ namespace passlab {
 // "simplification" fixed point inside it.
 std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline();
 
+// XLA:GPU's "post-layout-assignment" sub-pipeline.
+std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline();
+// "gpu" (alias "default"): every sub-pipeline passlab has, in XLA:GPU's order.
+std::unique_ptr<HloPassPipeline> BuildGpuPipeline();
+
 std::vector<std::string> PipelineNames();
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name);
+
+// A named pipeline with the CLI's pass filters attached (the filter observer
+// lives as long as the pipeline). Empty filters attach nothing.
+struct FilteredPipeline {
+  std::unique_ptr<HloPassPipeline> pipeline;
+  std::unique_ptr<PassFilterObserver> filter;
+};
+absl::StatusOr<FilteredPipeline> BuildFilteredPipeline(std::string_view name, std::string_view disable,
+                                                      std::string_view enable_only = "",
+                                                      bool disable_all = false);
 
 }  // namespace passlab
 

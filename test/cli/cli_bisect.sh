@@ -17,7 +17,7 @@ HLO
 # "Good" while the module still has a negate: algsimp's -(-A) => A breaks it.
 printf '#!/bin/sh\ngrep -q "negate(" "$1"\n' > "$tmp/check.sh"; chmod +x "$tmp/check.sh"
 "$passlab" bisect "$tmp/m.hlo" --check "$tmp/check.sh" > "$tmp/out" || fail "bisect failed: $(cat "$tmp/out")"
-grep -q "first bad pass run: #[0-9]* algsimp (@[0-9]* in optimization/simplification" "$tmp/out" || fail "wrong culprit: $(cat "$tmp/out")"
+grep -q "first bad pass run: #[0-9]* algsimp (@[0-9]* in gpu/optimization/simplification" "$tmp/out" || fail "wrong culprit: $(cat "$tmp/out")"
 grep -q "^-  %n2 = " "$tmp/out" || grep -q "^-.*negate" "$tmp/out" || fail "no diff of the culprit: $(cat "$tmp/out")"
 # The built-in evaluator check finds nothing wrong with a correct pipeline.
 "$passlab" bisect "$tmp/m.hlo" | grep -q "nothing to bisect" || fail "evaluator check flagged a correct pipeline"

@@ -10,7 +10,6 @@
 #include "core/eval/literal_compare.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/str_util.h"
-#include "core/pass/pass_filter.h"
 #include "core/runtime/executable.h"
 #include "models/model_registry.h"
 #include "passes/pipelines/pipelines.h"
@@ -29,16 +28,9 @@ std::string RunVariant(const TinyModel& model, const std::string& disabled, cons
                        const std::vector<Literal>& args) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = BuildModel(model.name, model.options);
   if (!module.ok()) return std::string(module.status().message());
-  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline("default");
+  absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline("default", disabled);
   if (!pipeline.ok()) return std::string(pipeline.status().message());
-  std::unique_ptr<PassFilterObserver> filter;
-  if (!disabled.empty()) {
-    auto f = PassFilterObserver::Create(disabled, "", false, (*pipeline)->Occurrences());
-    if (!f.ok()) return std::string(f.status().message());
-    filter = std::move(*f);
-    (*pipeline)->AddObserver(filter.get());
-  }
-  if (absl::Status s = (*pipeline)->Run(**module).status(); !s.ok()) return StrCat("pipeline: ", s.message());
+  if (absl::Status s = pipeline->pipeline->Run(**module).status(); !s.ok()) return StrCat("pipeline: ", s.message());
   CpuCompileOptions copts;
   copts.num_threads = 1;
   CpuKernelCompiler compiler(copts);

@@ -25,9 +25,9 @@ TEST(IndexingRegistryTest, RegistryStaysSorted) {
   for (size_t i = 1; i < r.size(); ++i) EXPECT_LT(r[i - 1].name, r[i].name);
 }
 
-TEST(IndexingRegistryTest, OptimizationPipelineRunsThem) {
+TEST(IndexingRegistryTest, GpuPipelineRunsThem) {
   std::vector<PassOccurrence> occ;
-  BuildOptimizationPipeline()->EnumerateOccurrences("", false, occ);
+  BuildGpuPipeline()->EnumerateOccurrences("", false, occ);
   auto find = [&](std::string_view name) {
     for (const PassOccurrence& o : occ) {
       if (o.pass_name == name) return &o;

@@ -20,7 +20,6 @@
 #include "core/eval/random_inputs.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
-#include "core/pass/pass_filter.h"
 #include "core/runtime/chrome_trace.h"
 #include "core/runtime/executable.h"
 #include "core/runtime/kernel_summary.h"
@@ -69,17 +68,9 @@ absl::Status Optimize(HloModule& module, const RunOptions& o) {
     if (!o.disable.empty()) return absl::InvalidArgumentError("--disable needs a pipeline (not --pipeline none)");
     return absl::OkStatus();
   }
-  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(o.pipeline);
+  absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(o.pipeline, o.disable);
   if (!pipeline.ok()) return pipeline.status();
-  std::unique_ptr<PassFilterObserver> filter;
-  if (!o.disable.empty()) {
-    absl::StatusOr<std::unique_ptr<PassFilterObserver>> f =
-        PassFilterObserver::Create(o.disable, "", false, (*pipeline)->Occurrences());
-    if (!f.ok()) return f.status();
-    filter = std::move(*f);
-    (*pipeline)->AddObserver(filter.get());
-  }
-  return (*pipeline)->Run(module).status();
+  return pipeline->pipeline->Run(module).status();
 }
 
 int RunRun(const RunOptions& o) {
