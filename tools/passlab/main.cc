@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   passlab::AddBisectCommand(app, result);
   passlab::AddRunCommand(app, result);
   passlab::AddModelCommand(app, result);
+  passlab::AddAblateCommand(app, result, argc, argv);
   passlab::AddVersionCommand(app, result);
   CLI11_PARSE(app, argc, argv);
   return result.exit_code;

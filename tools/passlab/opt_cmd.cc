@@ -11,6 +11,7 @@
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/pass/pass_filter.h"
+#include "core/pass/verify_each_observer.h"
 #include "core/pass/pass_recorder.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
@@ -41,20 +42,6 @@ struct OptOptions {
   std::string output;
   bool list_passes = false;
   std::string format = "text";
-};
-
-// Verifies after every pass that changed the module.
-class VerifyEachObserver : public PassObserver {
- public:
-  absl::Status AfterPass(const PassRunInfo& info, const HloModule& module, bool, uint64_t before,
-                         uint64_t after, const PassCounters&) override {
-    if (before == after) return absl::OkStatus();
-    absl::Status s = VerifyModule(module);
-    if (s.ok()) return s;
-    return absl::FailedPreconditionError(StrCat("verifier failed after ", info.pass_name, " (@",
-                                                info.occurrence_id, " in ", info.pipeline_path,
-                                                "): ", s.message()));
-  }
 };
 
 // LLVM's -opt-bisect-limit: runs passes up to the limit, skips the rest,

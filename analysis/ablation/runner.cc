@@ -1,0 +1,676 @@
+#include "analysis/ablation/runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/ir/str_util.h"
+#include "xxhash.h"
+
+namespace passlab {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+absl::Status WriteFileAtomically(const fs::path& path, const std::string& text) {
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    if (!out) return absl::InternalError(StrCat("cannot write '", tmp.string(), "'"));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return absl::InternalError(StrCat("cannot write '", path.string(), "': ", ec.message()));
+  return absl::OkStatus();
+}
+
+// The last `max_lines` lines of a log, for error excerpts.
+std::string Tail(const fs::path& path, int max_lines) {
+  std::string text = ReadFile(path);
+  size_t pos = text.size();
+  if (pos > 0 && text[pos - 1] == '\n') --pos;
+  for (int n = 0; pos > 0; --pos) {
+    if (text[pos - 1] == '\n' && ++n == max_lines) break;
+  }
+  return text.substr(pos);
+}
+
+// The pass a worker was running when it died: its last "pass" log line.
+std::string LastPass(const fs::path& log) {
+  std::string text = ReadFile(log);
+  constexpr std::string_view kPass = "passlab-worker: pass ";
+  size_t at = text.rfind(kPass);
+  if (at == std::string::npos) return "";
+  // A later phase line means the passes had finished.
+  if (text.find("passlab-worker: compiling", at) != std::string::npos) return "";
+  size_t end = text.find('\n', at);
+  std::string line = text.substr(at + kPass.size(), end == std::string::npos ? std::string::npos : end - at - kPass.size());
+  // "algsimp (@8 in gpu/...)" -> "algsimp (@8)"
+  size_t in = line.find(" in ");
+  if (in != std::string::npos) line = line.substr(0, in) + ")";
+  return line;
+}
+
+std::string Phase(const fs::path& log) {
+  std::string text = ReadFile(log);
+  size_t compiling = text.rfind("passlab-worker: compiling");
+  size_t pass = text.rfind("passlab-worker: pass ");
+  if (compiling != std::string::npos && (pass == std::string::npos || compiling > pass)) return "compiling";
+  if (pass != std::string::npos) return "optimizing";
+  return "starting";
+}
+
+// One worker process and its two pipes.
+class WorkerProcess {
+ public:
+  WorkerProcess(std::string variant, fs::path log) : variant_(std::move(variant)), log_(std::move(log)) {}
+  ~WorkerProcess() { Kill(); }
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  absl::Status Spawn(const std::string& exe, const std::vector<std::string>& args) {
+    int to_child[2], from_child[2];
+    if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) {
+      return absl::InternalError(StrCat("pipe: ", std::strerror(errno)));
+    }
+    int log_fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) return absl::InternalError(StrCat("cannot open '", log_.string(), "': ", std::strerror(errno)));
+    std::vector<std::string> argv_storage = {exe};
+    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : argv_storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_ = fork();
+    if (pid_ < 0) return absl::InternalError(StrCat("fork: ", std::strerror(errno)));
+    if (pid_ == 0) {
+      // Child: commands on fd 3, replies on fd 4, stdout/stderr to the log.
+      int in = fcntl(to_child[0], F_DUPFD, 10);
+      int out = fcntl(from_child[1], F_DUPFD, 10);
+      dup2(in, 3);
+      dup2(out, 4);
+      dup2(log_fd, 1);
+      dup2(log_fd, 2);
+      int devnull = open("/dev/null", O_RDONLY);
+      if (devnull >= 0) dup2(devnull, 0);
+      execv(exe.c_str(), argv.data());
+      std::fprintf(stderr, "passlab: cannot run '%s': %s\n", exe.c_str(), std::strerror(errno));
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    close(log_fd);
+    to_ = to_child[1];
+    from_ = from_child[0];
+    return absl::OkStatus();
+  }
+
+  bool alive() const { return pid_ > 0; }
+  const std::string& variant() const { return variant_; }
+  const fs::path& log() const { return log_; }
+
+  absl::Status Send(const std::string& command) {
+    std::string line = command + "\n";
+    if (write(to_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+      return Died();
+    }
+    return absl::OkStatus();
+  }
+
+  // The next reply, waiting at most `timeout_s`. A worker that dies or times
+  // out is reaped; the status says which (kAborted: crash, kDeadlineExceeded).
+  absl::StatusOr<Json> Receive(double timeout_s) {
+    Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                    std::chrono::duration<double>(timeout_s));
+    while (true) {
+      size_t nl = buffer_.find('\n');
+      if (nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        Json j = Json::parse(line, nullptr, false);
+        if (j.is_discarded()) return absl::DataLossError(StrCat("unreadable worker reply: ", line));
+        return j;
+      }
+      int64_t left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left_ms <= 0) {
+        Kill();
+        return absl::DeadlineExceededError(StrCat("no answer within ", timeout_s, " s"));
+      }
+      pollfd p{from_, POLLIN, 0};
+      int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms, 1000)));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) continue;
+      char chunk[65536];
+      ssize_t n = read(from_, chunk, sizeof(chunk));
+      if (n <= 0) return Died();
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+  // Waits for a worker that was told to quit.
+  void Reap() {
+    if (pid_ <= 0) return;
+    for (int i = 0; i < 100; ++i) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        CloseFds();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    Kill();
+  }
+
+  void Kill() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+    CloseFds();
+  }
+
+  int signal() const { return signal_; }
+  int exit_code() const { return exit_code_; }
+
+ private:
+  absl::Status Died() {
+    int status = 0;
+    if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_) {
+      if (WIFSIGNALED(status)) signal_ = WTERMSIG(status);
+      if (WIFEXITED(status)) exit_code_ = WEXITSTATUS(status);
+    }
+    pid_ = -1;
+    CloseFds();
+    if (signal_ != 0) return absl::AbortedError(StrCat("killed by signal ", signal_, " (", strsignal(signal_), ")"));
+    return absl::AbortedError(StrCat("exited with status ", exit_code_, " without an answer"));
+  }
+  void CloseFds() {
+    if (to_ >= 0) close(to_);
+    if (from_ >= 0) close(from_);
+    to_ = from_ = -1;
+  }
+
+  std::string variant_;
+  fs::path log_;
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;
+  std::string buffer_;
+  int signal_ = 0;
+  int exit_code_ = 0;
+};
+
+struct Slot {
+  const AblationVariant* variant = nullptr;  // null: the block's baseline
+  std::unique_ptr<WorkerProcess> process;
+  Json record;
+  bool ok = false;  // ready and still alive
+};
+
+class Sweep {
+ public:
+  explicit Sweep(const AblationOptions& o) : o_(o), out_(o.out_dir) {}
+
+  absl::Status Run() {
+    if (absl::Status s = PrepareDirectory(); !s.ok()) return s;
+    absl::StatusOr<std::vector<Json>> records = ReadAblationRecords(o_.out_dir);
+    if (!records.ok()) return records.status();
+    for (const Json& r : *records) {
+      if (r.value("kind", "") == "baseline") {
+        block_ = std::max(block_, r.value("block", 0) + 1);
+      } else {
+        done_.insert(r.value("variant", ""));
+      }
+    }
+    results_ = std::fopen((out_ / "results.jsonl").c_str(), "a");
+    if (results_ == nullptr) return absl::InternalError(StrCat("cannot append to '", (out_ / "results.jsonl").string(), "'"));
+    absl::Status s = RunPhases();
+    std::fclose(results_);
+    if (o_.progress) std::fprintf(stderr, "\n");
+    return s;
+  }
+
+ private:
+  absl::Status PrepareDirectory() {
+    std::error_code ec;
+    for (const char* sub : {"logs", "snapshots", "traces"}) fs::create_directories(out_ / sub, ec);
+    if (ec) return absl::InternalError(StrCat("cannot create '", o_.out_dir, "': ", ec.message()));
+    fs::path input = out_ / "input.hlo";
+    if (fs::exists(input)) {
+      if (ReadFile(input) != o_.input_text) {
+        return absl::FailedPreconditionError(
+            StrCat("'", o_.out_dir, "' holds a sweep of a different module; choose another --out to start a new sweep"));
+      }
+      Json old = Json::parse(ReadFile(out_ / "manifest.json"), nullptr, false);
+      if (!old.is_discarded() && old.value("pipeline", o_.pipeline) != o_.pipeline) {
+        return absl::FailedPreconditionError(StrCat("'", o_.out_dir, "' holds a sweep of pipeline '",
+                                                    old.value("pipeline", ""), "', not '", o_.pipeline, "'"));
+      }
+    } else if (absl::Status s = WriteFileAtomically(input, o_.input_text); !s.ok()) {
+      return s;
+    }
+    Json manifest = o_.manifest;
+    manifest["pipeline"] = o_.pipeline;
+    manifest["input"] = "input.hlo";
+    manifest["input_xxh64"] = fmt_hex(XXH64(o_.input_text.data(), o_.input_text.size(), 0));
+    manifest["machine"] = DescribeMachine();
+    manifest["repeats"] = o_.repeats;
+    manifest["warmup"] = o_.warmup;
+    manifest["block_size"] = o_.block_size;
+    manifest["threads"] = o_.threads;
+    manifest["seed"] = o_.seed;
+    manifest["reference"] = o_.reference;
+    manifest["tolerance"] = o_.tolerance;
+    manifest["timeout_s"] = o_.timeout_s;
+    manifest["device"] = "cpu";
+    plan_ = o_.plan;
+    return WriteFileAtomically(out_ / "manifest.json", manifest.dump(2) + "\n");
+  }
+
+  static std::string fmt_hex(uint64_t v) {
+    char buf[17];
+    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+    return buf;
+  }
+
+  absl::Status WritePlan() {
+    Json variants = Json::array();
+    for (const AblationVariant& v : plan_) variants.push_back(v.ToJson());
+    return WriteFileAtomically(out_ / "plan.json", Json{{"variants", variants}}.dump(2) + "\n");
+  }
+
+  absl::Status RunPhases() {
+    if (absl::Status s = WritePlan(); !s.ok()) return s;
+    if (absl::Status s = PrepareReference(); !s.ok()) return s;
+    if (absl::Status s = RunVariants(o_.plan); !s.ok()) return s;
+    if (o_.pairs_top_k < 2) return absl::OkStatus();
+    absl::StatusOr<std::vector<Json>> records = ReadAblationRecords(o_.out_dir);
+    if (!records.ok()) return records.status();
+    std::vector<std::string> top = TopPasses(*records, o_.pairs_top_k);
+    std::vector<AblationVariant> pairs = PairsOf(top);
+    plan_.insert(plan_.end(), pairs.begin(), pairs.end());
+    if (absl::Status s = WritePlan(); !s.ok()) return s;
+    return RunVariants(pairs);
+  }
+
+  // Pair variants: the union of the two disable-one variants' filters.
+  std::vector<AblationVariant> PairsOf(const std::vector<std::string>& passes) const {
+    std::map<std::string, const AblationVariant*> by_pass;
+    for (const AblationVariant& v : o_.plan) {
+      if (v.kind == "disable-one" && v.passes.size() == 1) by_pass[v.passes[0]] = &v;
+    }
+    std::vector<AblationVariant> pairs;
+    for (size_t i = 0; i < passes.size(); ++i) {
+      for (size_t j = i + 1; j < passes.size(); ++j) {
+        const AblationVariant* a = by_pass[passes[i]];
+        const AblationVariant* b = by_pass[passes[j]];
+        if (a == nullptr || b == nullptr) continue;
+        AblationVariant v;
+        v.name = StrCat("disable ", passes[i], "+", passes[j]);
+        v.kind = "pair";
+        v.passes = {passes[i], passes[j]};
+        v.disable = StrCat(a->disable, ",", b->disable);
+        pairs.push_back(std::move(v));
+      }
+    }
+    return pairs;
+  }
+
+  // The passes whose disable-one variants ran and slowed down most (median
+  // ratio to the pooled baseline).
+  static std::vector<std::string> TopPasses(const std::vector<Json>& records, int k) {
+    std::vector<int64_t> base;
+    for (const Json& r : records) {
+      if (r.value("kind", "") == "baseline" && r.contains("samples")) {
+        for (int64_t v : r["samples"]["kernel_ns"]) base.push_back(v);
+      }
+    }
+    auto median = [](std::vector<int64_t> v) {
+      if (v.empty()) return 0.0;
+      std::sort(v.begin(), v.end());
+      size_t n = v.size();
+      return n % 2 ? static_cast<double>(v[n / 2]) : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    };
+    double b = median(base);
+    std::vector<std::pair<double, std::string>> ranked;
+    for (const Json& r : records) {
+      if (r.value("kind", "") != "disable-one" || r.value("status", "") != "ok" || !r.contains("samples")) continue;
+      if (r.contains("check") && !r["check"].value("ok", true)) continue;
+      double m = median(r["samples"]["kernel_ns"].get<std::vector<int64_t>>());
+      if (b > 0) ranked.emplace_back(m / b, r["passes"][0].get<std::string>());
+    }
+    std::sort(ranked.begin(), ranked.end(), std::greater<>());
+    std::vector<std::string> top;
+    for (int i = 0; i < k && i < static_cast<int>(ranked.size()); ++i) top.push_back(ranked[i].second);
+    return top;
+  }
+
+  std::vector<std::string> WorkerArgs(const AblationVariant* v) const {
+    std::vector<std::string> args = {"ablate-worker", "--input", (out_ / "input.hlo").string(),
+                                     "--pipeline", o_.pipeline, "--threads", StrCat(o_.threads),
+                                     "--seed", StrCat(o_.seed), "--tolerance", StrCat(o_.tolerance),
+                                     "--fd-in", "3", "--fd-out", "4"};
+    if (v != nullptr) {
+      if (!v->disable.empty()) args.insert(args.end(), {"--disable", v->disable});
+      if (!v->enable_only.empty()) args.insert(args.end(), {"--enable-only", v->enable_only});
+      args.insert(args.end(), {"--snapshot", (out_ / "snapshots" / (SanitizeFileName(v->name) + ".hlo")).string()});
+    }
+    if (o_.reference != "none") args.insert(args.end(), {"--reference-dir", (out_ / "reference").string()});
+    return args;
+  }
+
+  absl::Status PrepareReference() {
+    if (o_.reference == "none" || fs::exists(out_ / "reference" / "shapes.txt")) return absl::OkStatus();
+    if (o_.progress) {
+      std::fprintf(stderr, "passlab ablate: computing the reference outputs (%s)\n", o_.reference.c_str());
+    }
+    WorkerProcess p("reference", out_ / "logs" / "reference.log");
+    std::vector<std::string> args = {"ablate-worker", "--input", (out_ / "input.hlo").string(),
+                                     "--pipeline", o_.pipeline, "--threads", StrCat(o_.threads),
+                                     "--seed", StrCat(o_.seed), "--fd-in", "3", "--fd-out", "4",
+                                     "--reference-dir", (out_ / "reference").string(), "--write-reference",
+                                     o_.reference == "baseline" ? "compiled" : "evaluator"};
+    if (absl::Status s = p.Spawn(o_.worker_exe, args); !s.ok()) return s;
+    absl::StatusOr<Json> reply = p.Receive(o_.timeout_s);
+    p.Reap();
+    if (!reply.ok() || reply->value("status", "") != "ok") {
+      std::string why = reply.ok() ? reply->value("error", reply->dump()) : std::string(reply.status().message());
+      return absl::FailedPreconditionError(StrCat("the reference outputs (", o_.reference, ") could not be computed: ", why,
+                                                  "\n", Tail(p.log(), 10), "(log: ", p.log().string(), ")"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Append(Json record) {
+    record["time"] = static_cast<int64_t>(std::time(nullptr));
+    std::string line = record.dump() + "\n";
+    if (std::fwrite(line.data(), 1, line.size(), results_) != line.size() || std::fflush(results_) != 0 ||
+        fsync(fileno(results_)) != 0) {
+      return absl::InternalError(StrCat("cannot append to '", (out_ / "results.jsonl").string(), "'"));
+    }
+    return absl::OkStatus();
+  }
+
+  Json BaseRecord(const AblationVariant* v) const {
+    Json r;
+    if (v == nullptr) {
+      r["variant"] = "baseline";
+      r["kind"] = "baseline";
+      r["passes"] = Json::array();
+      r["disable"] = "";
+    } else {
+      r["variant"] = v->name;
+      r["kind"] = v->kind;
+      r["passes"] = v->passes;
+      r["disable"] = v->disable;
+      r["enable_only"] = v->enable_only;
+      if (v->passes.size() == 1 && (v->kind == "disable-one" || v->kind == "disable-occurrence") &&
+          fs::exists(out_ / "diffs" / (SanitizeFileName(v->passes[0]) + ".diff"))) {
+        r["ir_diff"] = StrCat("diffs/", SanitizeFileName(v->passes[0]), ".diff");
+      }
+    }
+    r["block"] = block_;
+    return r;
+  }
+
+  // A worker that stopped answering: crash or timeout, with the log's story.
+  void RecordDeath(Slot& slot, const absl::Status& why, const std::string& during) {
+    WorkerProcess& p = *slot.process;
+    slot.ok = false;
+    const bool timeout = why.code() == absl::StatusCode::kDeadlineExceeded;
+    slot.record["status"] = timeout ? "timeout" : "crash";
+    if (timeout) slot.record["timeout_s"] = o_.timeout_s;
+    if (p.signal() != 0) slot.record["signal"] = p.signal();
+    std::string phase = during == "compile" ? Phase(p.log()) : during;
+    std::string pass = phase == "optimizing" ? LastPass(p.log()) : "";
+    if (!pass.empty()) slot.record["failed_pass"] = pass;
+    slot.record["error"] = StrCat(why.message(), " while ", phase, pass.empty() ? "" : StrCat(" (in pass ", pass, ")"),
+                                  "\n", Tail(p.log(), 12));
+    slot.record["log"] = fs::relative(p.log(), out_).string();
+  }
+
+  absl::Status RunVariants(const std::vector<AblationVariant>& variants) {
+    std::vector<const AblationVariant*> todo;
+    for (const AblationVariant& v : variants) {
+      if (done_.count(v.name)) continue;
+      if (v.required) {
+        Json r = BaseRecord(&v);
+        r["status"] = "required";
+        r["required_reason"] = v.required_reason;
+        if (absl::Status s = Append(r); !s.ok()) return s;
+        done_.insert(v.name);
+        continue;
+      }
+      todo.push_back(&v);
+    }
+    total_ = static_cast<int>(todo.size());
+    finished_ = 0;
+    start_ = Clock::now();
+    // Blocks of equal size (at most block_size), so no block times a lone variant.
+    const size_t blocks = (todo.size() + std::max(1, o_.block_size) - 1) / std::max(1, o_.block_size);
+    const size_t block = blocks == 0 ? 1 : (todo.size() + blocks - 1) / blocks;
+    for (size_t first = 0; first < todo.size(); first += block) {
+      std::vector<const AblationVariant*> members(todo.begin() + first,
+                                                  todo.begin() + std::min(todo.size(), first + block));
+      if (absl::Status s = RunBlock(members); !s.ok()) return s;
+      ++block_;
+    }
+    return absl::OkStatus();
+  }
+
+  void Progress(const std::string& what) {
+    if (!o_.progress) return;
+    double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    double done = total_ > 0 ? static_cast<double>(finished_) / total_ : 1;
+    int width = 24, filled = static_cast<int>(done * width);
+    std::string bar(filled, '#');
+    bar.resize(width, '.');
+    std::string eta = "--:--";
+    if (progress_fraction_ > 0.02) {
+      int s = static_cast<int>(elapsed / progress_fraction_ - elapsed);
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%d:%02d", s / 60, s % 60);
+      eta = buf;
+    }
+    std::fprintf(stderr, "\r[%s] %d/%d variants  %-34.34s  elapsed %d:%02d  ETA %s ", bar.c_str(), finished_, total_,
+                 what.c_str(), static_cast<int>(elapsed) / 60, static_cast<int>(elapsed) % 60, eta.c_str());
+    std::fflush(stderr);
+  }
+
+  absl::Status RunBlock(const std::vector<const AblationVariant*>& members) {
+    std::vector<Slot> slots(members.size() + 1);
+    for (size_t i = 0; i < members.size(); ++i) slots[i + 1].variant = members[i];
+    const bool first_baseline = !fs::exists(out_ / "diffs");
+    // Compile: `jobs` workers at a time.
+    const size_t jobs = static_cast<size_t>(std::max(1, o_.jobs));
+    for (size_t first = 0; first < slots.size(); first += jobs) {
+      size_t end = std::min(slots.size(), first + jobs);
+      for (size_t i = first; i < end; ++i) {
+        Slot& slot = slots[i];
+        std::string name = slot.variant ? slot.variant->name : StrCat("baseline.", block_);
+        slot.record = BaseRecord(slot.variant);
+        slot.process = std::make_unique<WorkerProcess>(name, out_ / "logs" / (SanitizeFileName(name) + ".log"));
+        std::vector<std::string> args = WorkerArgs(slot.variant);
+        if (slot.variant == nullptr && first_baseline) {
+          // The first baseline writes the IR diff of every pass in the plan.
+          std::set<std::string> passes;
+          for (const AblationVariant& v : plan_) passes.insert(v.passes.begin(), v.passes.end());
+          args.insert(args.end(), {"--diff-dir", (out_ / "diffs").string(), "--diff-passes",
+                                   Join(std::vector<std::string>(passes.begin(), passes.end()), ",")});
+        }
+        if (absl::Status s = slot.process->Spawn(o_.worker_exe, args); !s.ok()) return s;
+      }
+      Progress(StrCat("block ", block_, ": compiling ", end - first, " variant(s)"));
+      for (size_t i = first; i < end; ++i) {
+        Slot& slot = slots[i];
+        absl::StatusOr<Json> ready = slot.process->Receive(o_.timeout_s);
+        if (!ready.ok()) {
+          RecordDeath(slot, ready.status(), "compile");
+          continue;
+        }
+        for (const char* key : {"optimize_ms", "compile_ms", "kernels_compiled", "instructions", "check", "error",
+                                "failed_pass", "snapshot"}) {
+          if (ready->contains(key)) slot.record[key] = (*ready)[key];
+        }
+        if (slot.record.contains("snapshot")) {
+          slot.record["snapshot"] = fs::relative(slot.record["snapshot"].get<std::string>(), out_).string();
+        }
+        slot.record["status"] = ready->value("status", "compile-error");
+        slot.ok = slot.record["status"] == "ok";
+        if (!slot.ok) slot.process->Reap();
+      }
+    }
+    if (!slots[0].ok) {
+      return absl::FailedPreconditionError(StrCat("the baseline failed: ", slots[0].record.value("error", ""),
+                                                  " (log: ", slots[0].process->log().string(), ")"));
+    }
+    // Warm up, then round-robin repetitions.
+    for (Slot& slot : slots) {
+      if (!slot.ok) continue;
+      absl::Status s = slot.process->Send(StrCat("warmup ", o_.warmup));
+      absl::StatusOr<Json> reply = s.ok() ? slot.process->Receive(o_.timeout_s) : absl::StatusOr<Json>(s);
+      if (!reply.ok()) RecordDeath(slot, reply.status(), "warming up");
+    }
+    const int n = static_cast<int>(slots.size());
+    for (int rep = 0; rep < o_.repeats; ++rep) {
+      progress_fraction_ = (finished_ + static_cast<double>(rep) / o_.repeats * (n - 1)) / std::max(1, total_);
+      Progress(StrCat("block ", block_, ": repetition ", rep + 1, "/", o_.repeats));
+      for (int k = 0; k < n; ++k) {
+        Slot& slot = slots[(k + rep) % n];
+        if (!slot.ok) continue;
+        absl::Status s = slot.process->Send("run 1");
+        absl::StatusOr<Json> reply = s.ok() ? slot.process->Receive(o_.timeout_s) : absl::StatusOr<Json>(s);
+        if (!reply.ok() || reply->contains("error")) {
+          RecordDeath(slot, reply.ok() ? absl::AbortedError(reply->value("error", "")) : reply.status(),
+                      "running");
+          continue;
+        }
+        Json& samples = slot.record["samples"];
+        for (const char* key : {"kernel_ns", "kernel_copy_ns", "wall_ns"}) {
+          for (const Json& v : (*reply)[key]) samples[key].push_back(v);
+        }
+        slot.record["kernel_count"] = (*reply)["kernel_count"];
+        slot.record["bytes"] = (*reply)["bytes"];
+      }
+    }
+    if (!slots[0].ok) {
+      return absl::FailedPreconditionError(StrCat("the baseline failed: ", slots[0].record.value("error", ""),
+                                                  " (log: ", slots[0].process->log().string(), ")"));
+    }
+    // Kernel tables, traces, peak memory; then the records.
+    for (Slot& slot : slots) {
+      if (!slot.ok) continue;
+      WorkerProcess& p = *slot.process;
+      absl::StatusOr<Json> kernels = p.Send("kernels").ok() ? p.Receive(o_.timeout_s) : absl::AbortedError("gone");
+      if (kernels.ok()) slot.record["kernels"] = (*kernels)["kernels"];
+      std::string name = slot.variant ? slot.variant->name : "baseline";
+      bool trace = slot.variant == nullptr ? !fs::exists(out_ / "traces" / "baseline.json")
+                                           : std::count(o_.trace_variants.begin(), o_.trace_variants.end(), name) > 0;
+      if (trace) {
+        fs::path path = out_ / "traces" / (SanitizeFileName(name) + ".json");
+        if (p.Send(StrCat("trace ", path.string())).ok() && p.Receive(o_.timeout_s).ok()) {
+          slot.record["trace"] = fs::relative(path, out_).string();
+        }
+      }
+      absl::StatusOr<Json> bye = p.Send("quit").ok() ? p.Receive(o_.timeout_s) : absl::AbortedError("gone");
+      if (bye.ok()) slot.record["peak_rss_bytes"] = (*bye)["peak_rss_bytes"];
+      p.Reap();
+    }
+    for (Slot& slot : slots) {
+      if (absl::Status s = Append(slot.record); !s.ok()) return s;
+      if (slot.variant != nullptr) {
+        done_.insert(slot.variant->name);
+        ++finished_;
+      }
+    }
+    progress_fraction_ = static_cast<double>(finished_) / std::max(1, total_);
+    Progress(StrCat("block ", block_, " done"));
+    return absl::OkStatus();
+  }
+
+  const AblationOptions& o_;
+  fs::path out_;
+  std::vector<AblationVariant> plan_;
+  std::set<std::string> done_;
+  std::FILE* results_ = nullptr;
+  int block_ = 0;
+  int total_ = 0, finished_ = 0;
+  double progress_fraction_ = 0;
+  Clock::time_point start_ = Clock::now();
+};
+
+}  // namespace
+
+absl::Status RunAblation(const AblationOptions& options) {
+  if (options.worker_exe.empty()) return absl::InvalidArgumentError("ablation: no worker executable");
+  if (options.repeats < 2) return absl::InvalidArgumentError("ablation: --repeats must be at least 2 (statistics need samples)");
+  return Sweep(options).Run();
+}
+
+absl::StatusOr<std::vector<Json>> ReadAblationRecords(const std::string& out_dir) {
+  std::vector<Json> records;
+  fs::path path = fs::path(out_dir) / "results.jsonl";
+  if (!fs::exists(path)) return records;
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(StrCat("cannot read '", path.string(), "'"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;  // torn write of a killed sweep
+    records.push_back(std::move(j));
+  }
+  return records;
+}
+
+Json DescribeMachine() {
+  Json m;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) m["cpu"] = line.substr(colon + 2);
+      break;
+    }
+  }
+  m["cores"] = std::thread::hardware_concurrency();
+  std::ifstream meminfo("/proc/meminfo");
+  while (std::getline(meminfo, line)) {
+    if (line.rfind("MemTotal:", 0) == 0) {
+      m["memory_bytes"] = std::stoll(line.substr(9)) * 1024;
+      break;
+    }
+  }
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) m["host"] = host;
+  m["gpu"] = fs::exists("/dev/nvidia0") ? "present (the cuda backend is not built yet)" : "none";
+  return m;
+}
+
+}  // namespace passlab

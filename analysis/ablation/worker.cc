@@ -1,0 +1,384 @@
+#include "analysis/ablation/worker.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "analysis/ir_diff.h"
+#include "core/codegen/cpu_kernel_compiler.h"
+#include "core/eval/hlo_evaluator.h"
+#include "core/eval/literal_compare.h"
+#include "core/eval/random_inputs.h"
+#include "core/ir/hlo_module.h"
+#include "core/ir/str_util.h"
+#include "core/pass/pass_recorder.h"
+#include "core/pass/verify_each_observer.h"
+#include "core/runtime/chrome_trace.h"
+#include "core/runtime/executable.h"
+#include "core/runtime/kernel_summary.h"
+#include "core/text/hlo_parser.h"
+#include "core/text/hlo_printer.h"
+#include "nlohmann/json.hpp"
+#include "passes/pipelines/pipelines.h"
+
+namespace passlab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// Names the pass being run in the log, so that a crash inside a pass can be
+// attributed to it by the runner (the last "pass" line before the signal).
+class ProgressObserver : public PassObserver {
+ public:
+  absl::Status BeforePass(const PassRunInfo& info, const HloModule&) override {
+    std::fprintf(stderr, "passlab-worker: pass %s (@%lld in %s)\n", info.pass_name.c_str(),
+                 static_cast<long long>(info.occurrence_id), info.pipeline_path.c_str());
+    return absl::OkStatus();
+  }
+};
+
+void Flatten(const Literal& literal, std::vector<const Literal*>& leaves) {
+  if (literal.shape().IsTuple()) {
+    for (const Literal& e : literal.tuple_elements()) Flatten(e, leaves);
+  } else {
+    leaves.push_back(&literal);
+  }
+}
+
+class Channel {
+ public:
+  Channel(int fd_in, int fd_out) : in_(fdopen(fd_in, "r")), out_(fdopen(fd_out, "w")) {}
+  bool ok() const { return in_ != nullptr && out_ != nullptr; }
+  void Send(const nlohmann::json& j) {
+    std::string line = j.dump() + "\n";
+    std::fwrite(line.data(), 1, line.size(), out_);
+    std::fflush(out_);
+  }
+  bool Receive(std::string& line) {
+    line.clear();
+    for (int c; (c = std::fgetc(in_)) != EOF;) {
+      if (c == '\n') return true;
+      line.push_back(static_cast<char>(c));
+    }
+    return !line.empty();
+  }
+
+ private:
+  FILE* in_;
+  FILE* out_;
+};
+
+bool IsKernel(const KernelRecord& r) {
+  return r.kind == KernelKind::kEmitted || r.kind == KernelKind::kLibraryCall ||
+         r.kind == KernelKind::kRuntimeRoutine;
+}
+
+// Writes the unified diff of every changed run of each pass in `passes`.
+absl::Status WriteDiffs(const PassRecorder& recorder, const std::vector<std::string>& passes,
+                        const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::InternalError(StrCat("cannot create '", dir, "': ", ec.message()));
+  std::map<std::string, std::string> diffs;
+  for (const std::string& p : passes) diffs[p];
+  for (const PassRunRecord& run : recorder.runs()) {
+    auto it = diffs.find(run.info.pass_name);
+    if (it == diffs.end() || !run.changed) continue;
+    UnifiedDiffOptions options;
+    options.before_label = StrCat("before ", run.info.pass_name, " (@", run.info.occurrence_id, " in ",
+                                  run.info.pipeline_path, ", iteration ", run.info.iteration, ")");
+    options.after_label = StrCat("after ", run.info.pass_name, " (@", run.info.occurrence_id, ")");
+    it->second += UnifiedDiff(recorder.Snapshot(run.fingerprint_before), recorder.Snapshot(run.fingerprint_after),
+                              options);
+  }
+  for (const auto& [pass, text] : diffs) {
+    std::ofstream out(std::filesystem::path(dir) / (SanitizeFileName(pass) + ".diff"));
+    out << (text.empty() ? StrCat("# ", pass, " did not change the module in the baseline compile\n") : text);
+    if (!out) return absl::InternalError(StrCat("cannot write a diff into '", dir, "'"));
+  }
+  return absl::OkStatus();
+}
+
+class Worker {
+ public:
+  explicit Worker(const AblationWorkerOptions& o) : o_(o), channel_(o.fd_in, o.fd_out) {}
+
+  int Run() {
+    if (!channel_.ok()) {
+      std::fprintf(stderr, "passlab-worker: cannot open the runner's pipes\n");
+      return 2;
+    }
+    absl::Status s = Prepare();
+    if (!s.ok()) {
+      Fail(s);
+      return 0;
+    }
+    if (!o_.write_reference.empty()) return 0;
+    return Serve();
+  }
+
+ private:
+  void Fail(const absl::Status& status) {
+    std::string message(status.message());
+    nlohmann::json j;
+    j["status"] = message.find("verifier failed after") != std::string::npos ? "verifier-failure" : "compile-error";
+    j["error"] = message;
+    if (!failed_pass_.empty()) j["failed_pass"] = failed_pass_;
+    if (module_ != nullptr && !o_.snapshot_path.empty()) {
+      std::ofstream out(o_.snapshot_path);
+      out << PrintModule(*module_);
+      if (out) j["snapshot"] = o_.snapshot_path;
+    }
+    std::fprintf(stderr, "passlab-worker: %s\n", message.c_str());
+    channel_.Send(j);
+  }
+
+  absl::Status Prepare() {
+    std::ifstream in(o_.input, std::ios::binary);
+    if (!in) return absl::NotFoundError(StrCat(o_.input, ": cannot open file"));
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text.str(), o_.input);
+    if (!module.ok()) return module.status();
+    module_ = std::move(*module);
+    args_ = MakeRandomArguments(*module_->entry_computation(), o_.seed);
+
+    if (o_.write_reference == "evaluator") {
+      std::fprintf(stderr, "passlab-worker: evaluating the reference\n");
+      Clock::time_point t = Clock::now();
+      absl::StatusOr<Literal> expected = HloEvaluator().Evaluate(*module_, args_);
+      if (!expected.ok()) return absl::Status(expected.status().code(), StrCat("evaluator: ", expected.status().message()));
+      if (absl::Status s = WriteReference(*expected, o_.reference_dir); !s.ok()) return s;
+      channel_.Send({{"status", "ok"}, {"reference", "evaluator"}, {"ms", MsSince(t)}});
+      return absl::OkStatus();
+    }
+
+    Clock::time_point t0 = Clock::now();
+    absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(o_.pipeline, o_.disable, o_.enable_only);
+    if (!pipeline.ok()) return pipeline.status();
+    VerifyEachObserver verify;
+    ProgressObserver progress;
+    PassRecorder recorder(PassRecorderOptions{.snapshots = !o_.diff_dir.empty()});
+    pipeline->pipeline->AddObserver(&progress);
+    pipeline->pipeline->AddObserver(&verify);
+    pipeline->pipeline->AddObserver(&recorder);
+    absl::Status optimized = pipeline->pipeline->Run(*module_).status();
+    if (!optimized.ok()) {
+      for (const PassRunRecord& r : recorder.runs()) {
+        if (r.outcome == PassRunRecord::Outcome::kFailed) {
+          failed_pass_ = StrCat(r.info.pass_name, " (@", r.info.occurrence_id, ")");
+        }
+      }
+      return optimized;
+    }
+    optimize_ms_ = MsSince(t0);
+    if (!o_.diff_dir.empty()) {
+      if (absl::Status s = WriteDiffs(recorder, o_.diff_passes, o_.diff_dir); !s.ok()) return s;
+    }
+
+    std::fprintf(stderr, "passlab-worker: compiling\n");
+    Clock::time_point t1 = Clock::now();
+    CpuCompileOptions copts;
+    copts.num_threads = o_.threads;
+    compiler_ = std::make_unique<CpuKernelCompiler>(copts);
+    absl::StatusOr<std::unique_ptr<Executable>> exe = Executable::Create(
+        *module_, [this](const HloInstruction& i) { return compiler_->Compile(i); });
+    if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message()));
+    exe_ = std::move(*exe);
+    compile_ms_ = MsSince(t1);
+
+    nlohmann::json check;
+    if (!o_.reference_dir.empty() || o_.write_reference == "compiled") {
+      std::fprintf(stderr, "passlab-worker: checking the outputs\n");
+      absl::StatusOr<Literal> result = exe_->Run(args_);
+      if (!result.ok()) return absl::Status(result.status().code(), StrCat("run: ", result.status().message()));
+      if (o_.write_reference == "compiled") {
+        if (absl::Status s = WriteReference(*result, o_.reference_dir); !s.ok()) return s;
+        channel_.Send({{"status", "ok"}, {"reference", "baseline"}, {"ms", MsSince(t0)}});
+        return absl::OkStatus();
+      }
+      absl::StatusOr<std::vector<Literal>> reference = ReadReference(o_.reference_dir);
+      if (!reference.ok()) return reference.status();
+      absl::Status same = CompareWithReference(*reference, *result, o_.tolerance);
+      check["ok"] = same.ok();
+      check["message"] = same.ok() ? std::string("outputs match the reference") : std::string(same.message());
+    } else if (!o_.write_reference.empty()) {
+      return absl::InvalidArgumentError(StrCat("unknown reference kind '", o_.write_reference, "'"));
+    }
+    nlohmann::json ready;
+    ready["status"] = "ok";
+    ready["optimize_ms"] = optimize_ms_;
+    ready["compile_ms"] = compile_ms_;
+    ready["kernels_compiled"] = CpuKernelCompiler::CacheMisses();
+    ready["instructions"] = module_->instruction_count();
+    if (!check.is_null()) ready["check"] = check;
+    channel_.Send(ready);
+    return absl::OkStatus();
+  }
+
+  int Serve() {
+    std::string line;
+    while (channel_.Receive(line)) {
+      std::istringstream cmd(line);
+      std::string verb;
+      cmd >> verb;
+      if (verb == "warmup" || verb == "run") {
+        int n = 1;
+        cmd >> n;
+        nlohmann::json reply;
+        if (absl::Status s = Repeat(verb == "run", n, reply); !s.ok()) {
+          std::fprintf(stderr, "passlab-worker: run: %s\n", std::string(s.message()).c_str());
+          channel_.Send({{"error", StrCat("run: ", s.message())}});
+          return 1;
+        }
+        channel_.Send(reply);
+      } else if (verb == "kernels") {
+        nlohmann::json rows = nlohmann::json::array();
+        for (const KernelSummaryRow& r : SummarizeRecords(all_, std::max<int64_t>(steps_, 1)).rows) {
+          if (r.kind == KernelKind::kControlFlow) continue;
+          rows.push_back({{"name", r.name}, {"kind", KernelKindName(r.kind)}, {"detail", r.detail},
+                          {"calls", r.calls}, {"ns", steps_ > 0 ? r.total_ns / steps_ : 0}});
+        }
+        channel_.Send({{"kernels", rows}});
+      } else if (verb == "trace") {
+        std::string path;
+        std::getline(cmd >> std::ws, path);
+        std::ofstream out(path);
+        out << ChromeTraceJson(last_);
+        channel_.Send({{"ok", static_cast<bool>(out)}});
+      } else if (verb == "quit") {
+        channel_.Send({{"peak_rss_bytes", PeakRssBytes()}});
+        return 0;
+      } else {
+        channel_.Send({{"error", StrCat("unknown command '", line, "'")}});
+      }
+    }
+    return 0;  // the runner went away
+  }
+
+  absl::Status Repeat(bool timed, int n, nlohmann::json& reply) {
+    std::vector<int64_t> kernel_ns, kernel_copy_ns, wall_ns;
+    int64_t kernel_count = 0, bytes = 0;
+    for (int i = 0; i < n; ++i) {
+      std::vector<KernelRecord> records;
+      Clock::time_point t = Clock::now();
+      if (absl::Status s = exe_->Execute(args_, timed ? &records : nullptr); !s.ok()) return s;
+      int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+      if (!timed) continue;
+      int64_t k = 0, kc = 0;
+      kernel_count = bytes = 0;
+      for (const KernelRecord& r : records) {
+        if (r.kind == KernelKind::kControlFlow) continue;
+        kc += r.duration_ns();
+        bytes += r.bytes_read + r.bytes_written;
+        if (IsKernel(r)) {
+          k += r.duration_ns();
+          ++kernel_count;
+        }
+      }
+      kernel_ns.push_back(k);
+      kernel_copy_ns.push_back(kc);
+      wall_ns.push_back(wall);
+      all_.insert(all_.end(), records.begin(), records.end());
+      last_ = std::move(records);
+      ++steps_;
+    }
+    if (!timed) {
+      reply = {{"ok", true}};
+      return absl::OkStatus();
+    }
+    reply = {{"kernel_ns", kernel_ns}, {"kernel_copy_ns", kernel_copy_ns}, {"wall_ns", wall_ns},
+             {"kernel_count", kernel_count}, {"bytes", bytes}};
+    return absl::OkStatus();
+  }
+
+  const AblationWorkerOptions& o_;
+  Channel channel_;
+  std::unique_ptr<HloModule> module_;
+  std::vector<Literal> args_;
+  std::unique_ptr<CpuKernelCompiler> compiler_;
+  std::unique_ptr<Executable> exe_;
+  std::string failed_pass_;
+  double optimize_ms_ = 0, compile_ms_ = 0;
+  std::vector<KernelRecord> all_, last_;
+  int64_t steps_ = 0;
+};
+
+}  // namespace
+
+int RunAblationWorker(const AblationWorkerOptions& options) { return Worker(options).Run(); }
+
+absl::Status WriteReference(const Literal& result, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::InternalError(StrCat("cannot create '", dir, "': ", ec.message()));
+  std::vector<const Literal*> leaves;
+  Flatten(result, leaves);
+  std::string shapes;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    shapes += leaves[i]->shape().ToString() + "\n";
+    std::ofstream out(std::filesystem::path(dir) / StrCat("leaf_", i, ".bin"), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(leaves[i]->untyped_data()), leaves[i]->size_bytes());
+    if (!out) return absl::InternalError(StrCat("cannot write the reference into '", dir, "'"));
+  }
+  // shapes.txt last: its presence marks a complete reference.
+  std::string tmp = (std::filesystem::path(dir) / "shapes.txt.tmp").string();
+  {
+    std::ofstream out(tmp);
+    out << shapes;
+    if (!out) return absl::InternalError(StrCat("cannot write '", tmp, "'"));
+  }
+  std::filesystem::rename(tmp, std::filesystem::path(dir) / "shapes.txt", ec);
+  if (ec) return absl::InternalError(StrCat("cannot write the reference into '", dir, "': ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Literal>> ReadReference(const std::string& dir) {
+  std::ifstream shapes(std::filesystem::path(dir) / "shapes.txt");
+  if (!shapes) return absl::NotFoundError(StrCat("no reference outputs in '", dir, "'"));
+  std::vector<Literal> leaves;
+  std::string line;
+  for (size_t i = 0; std::getline(shapes, line); ++i) {
+    absl::StatusOr<Shape> shape = ParseShape(line);
+    if (!shape.ok()) return absl::DataLossError(StrCat(dir, "/shapes.txt:", i + 1, ": ", shape.status().message()));
+    Literal leaf(*shape);
+    std::string path = (std::filesystem::path(dir) / StrCat("leaf_", i, ".bin")).string();
+    std::ifstream in(path, std::ios::binary);
+    in.read(reinterpret_cast<char*>(leaf.untyped_data()), leaf.size_bytes());
+    if (!in || in.gcount() != leaf.size_bytes() || in.peek() != EOF) {
+      return absl::DataLossError(StrCat("'", path, "' does not hold ", leaf.size_bytes(), " bytes of ", line));
+    }
+    leaves.push_back(std::move(leaf));
+  }
+  return leaves;
+}
+
+absl::Status CompareWithReference(const std::vector<Literal>& reference, const Literal& actual, double tolerance) {
+  std::vector<const Literal*> leaves;
+  Flatten(actual, leaves);
+  if (leaves.size() != reference.size()) {
+    return absl::FailedPreconditionError(
+        StrCat("the program has ", leaves.size(), " outputs, the reference ", reference.size()));
+  }
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    absl::Status s = CompareLiterals(reference[i], *leaves[i], {.abs = tolerance, .rel = tolerance});
+    if (!s.ok()) return absl::Status(s.code(), StrCat("output ", i, ": ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+int64_t PeakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+}  // namespace passlab

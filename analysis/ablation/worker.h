@@ -1,0 +1,70 @@
+// The ablation worker: one pipeline variant in its own process. It optimizes
+// the sweep's input with the variant's pass filter (verifying after every
+// pass that changed the module), compiles it for the CPU backend, checks one
+// run's outputs against the reference, and then serves timing requests from
+// the runner until told to quit, so the runner can interleave the variants'
+// repetitions. A crash, hang or failed pass therefore ends one variant, not
+// the sweep.
+//
+// Protocol (one JSON object per line on `fd_out`, commands on `fd_in`):
+//   worker -> {"status":"ok"|"compile-error"|"verifier-failure", ...}   once, when ready or failed
+//   "warmup N" -> {"ok":true}
+//   "run N"    -> {"kernel_ns":[...],"kernel_copy_ns":[...],"wall_ns":[...],"kernel_count":K,"bytes":B}
+//   "kernels"  -> {"kernels":[{"name","kind","detail","calls","ns"}...]}   per-step medians of the timed runs
+//   "trace P"  -> {"ok":true}   the last timed run as Chrome trace JSON in file P
+//   "quit"     -> {"peak_rss_bytes":N}, then exit 0
+// Progress lines ("passlab-worker: pass algsimp (@8)") go to stderr, which the
+// runner keeps as the variant's log and reads to name the pass a crash hit.
+#ifndef PASSLAB_ANALYSIS_ABLATION_WORKER_H_
+#define PASSLAB_ANALYSIS_ABLATION_WORKER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/ir/literal.h"
+
+namespace passlab {
+
+struct AblationWorkerOptions {
+  std::string input;  // HLO text file
+  std::string pipeline = "gpu";
+  std::string disable;
+  std::string enable_only;
+  int threads = 1;  // kernel threads
+  uint64_t seed = 1;  // of the random inputs (the same in every variant)
+  // Expected outputs (ReadReference) to check one run against; empty: none.
+  std::string reference_dir;
+  double tolerance = 1e-3;  // absolute and relative
+  // Instead of serving timings: write the reference into reference_dir and
+  // exit. "evaluator" (the unoptimized input on the evaluator) or "compiled"
+  // (this variant compiled and run).
+  std::string write_reference;
+  // Attribution: the unified IR diff of every run of these passes that
+  // changed the module, one file per pass in diff_dir ("<pass>.diff").
+  std::string diff_dir;
+  std::vector<std::string> diff_passes;
+  // When the variant fails to optimize or compile: the module as it was.
+  std::string snapshot_path;
+  int fd_in = 0;
+  int fd_out = 1;
+};
+
+// Runs the worker; returns the process exit code.
+int RunAblationWorker(const AblationWorkerOptions& options);
+
+// The reference outputs: "shapes.txt" (one shape per leaf, with layout) and
+// "leaf_<i>.bin" (raw bytes) in `dir`.
+absl::Status WriteReference(const Literal& result, const std::string& dir);
+absl::StatusOr<std::vector<Literal>> ReadReference(const std::string& dir);
+// OK when every leaf of `actual` is within `tolerance` of the reference;
+// else the worst element of the first leaf that differs.
+absl::Status CompareWithReference(const std::vector<Literal>& reference, const Literal& actual, double tolerance);
+
+// Peak resident set of this process (getrusage), in bytes.
+int64_t PeakRssBytes();
+
+}  // namespace passlab
+
+#endif  // PASSLAB_ANALYSIS_ABLATION_WORKER_H_
