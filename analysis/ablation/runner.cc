@@ -247,8 +247,13 @@ class Sweep {
         done_.insert(r.value("variant", ""));
       }
     }
-    results_ = std::fopen((out_ / "results.jsonl").c_str(), "a");
-    if (results_ == nullptr) return absl::InternalError(StrCat("cannot append to '", (out_ / "results.jsonl").string(), "'"));
+    const fs::path results = out_ / "results.jsonl";
+    // A sweep killed during a write leaves a torn last line: end it, so the
+    // next record starts on a line of its own.
+    std::string previous_text = ReadFile(results);
+    results_ = std::fopen(results.c_str(), "a");
+    if (results_ == nullptr) return absl::InternalError(StrCat("cannot append to '", results.string(), "'"));
+    if (!previous_text.empty() && previous_text.back() != '\n') std::fputc('\n', results_);
     absl::Status s = RunPhases();
     std::fclose(results_);
     if (o_.progress) std::fprintf(stderr, "\n");
@@ -378,6 +383,7 @@ class Sweep {
     if (v != nullptr) {
       if (!v->disable.empty()) args.insert(args.end(), {"--disable", v->disable});
       if (!v->enable_only.empty()) args.insert(args.end(), {"--enable-only", v->enable_only});
+      args.insert(args.end(), {"--variant", v->name});
       args.insert(args.end(), {"--snapshot", (out_ / "snapshots" / (SanitizeFileName(v->name) + ".hlo")).string()});
     }
     if (o_.reference != "none") args.insert(args.end(), {"--reference-dir", (out_ / "reference").string()});

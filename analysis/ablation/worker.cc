@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -36,13 +39,36 @@ double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::
 
 // Names the pass being run in the log, so that a crash inside a pass can be
 // attributed to it by the runner (the last "pass" line before the signal).
+// Also acts out an injected fault (kAblateFaultEnv) at the first pass.
 class ProgressObserver : public PassObserver {
  public:
+  explicit ProgressObserver(const std::string& variant) {
+    const char* spec = std::getenv(kAblateFaultEnv);
+    if (spec == nullptr || variant.empty()) return;
+    for (std::string_view term : SplitAny(spec, ";")) {
+      size_t colon = term.find(':');
+      if (colon != std::string_view::npos && term.substr(colon + 1) == variant) fault_ = term.substr(0, colon);
+    }
+  }
+
   absl::Status BeforePass(const PassRunInfo& info, const HloModule&) override {
     std::fprintf(stderr, "passlab-worker: pass %s (@%lld in %s)\n", info.pass_name.c_str(),
                  static_cast<long long>(info.occurrence_id), info.pipeline_path.c_str());
+    std::fflush(stderr);
+    current_ = StrCat(info.pass_name, " (@", info.occurrence_id, ")");
+    if (fault_ == "crash") std::raise(SIGSEGV);
+    if (fault_ == "hang") {
+      while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    if (fault_ == "fail") return absl::InternalError(StrCat("injected fault (", kAblateFaultEnv, ")"));
     return absl::OkStatus();
   }
+  // The pass that ran last ("algsimp (@8)"): the one a pipeline error came from.
+  const std::string& current() const { return current_; }
+
+ private:
+  std::string fault_;
+  std::string current_;
 };
 
 void Flatten(const Literal& literal, std::vector<const Literal*>& leaves) {
@@ -165,18 +191,14 @@ class Worker {
     absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(o_.pipeline, o_.disable, o_.enable_only);
     if (!pipeline.ok()) return pipeline.status();
     VerifyEachObserver verify;
-    ProgressObserver progress;
+    ProgressObserver progress(o_.variant);
     PassRecorder recorder(PassRecorderOptions{.snapshots = !o_.diff_dir.empty()});
     pipeline->pipeline->AddObserver(&progress);
     pipeline->pipeline->AddObserver(&verify);
     pipeline->pipeline->AddObserver(&recorder);
     absl::Status optimized = pipeline->pipeline->Run(*module_).status();
     if (!optimized.ok()) {
-      for (const PassRunRecord& r : recorder.runs()) {
-        if (r.outcome == PassRunRecord::Outcome::kFailed) {
-          failed_pass_ = StrCat(r.info.pass_name, " (@", r.info.occurrence_id, ")");
-        }
-      }
+      failed_pass_ = progress.current();
       return optimized;
     }
     optimize_ms_ = MsSince(t0);

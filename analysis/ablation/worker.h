@@ -49,7 +49,16 @@ struct AblationWorkerOptions {
   std::string snapshot_path;
   int fd_in = 0;
   int fd_out = 1;
+  // The variant's name (logs and fault injection).
+  std::string variant;
 };
+
+// Fault injection, to test the runner's handling of broken variants: the
+// environment variable PASSLAB_ABLATE_FAULT holds ';'-separated
+// "crash:VARIANT" (SIGSEGV), "hang:VARIANT" (never finishes) or
+// "fail:VARIANT" (the first pass fails) terms; the worker of that variant
+// acts them out when its first pass starts.
+inline constexpr const char* kAblateFaultEnv = "PASSLAB_ABLATE_FAULT";
 
 // Runs the worker; returns the process exit code.
 int RunAblationWorker(const AblationWorkerOptions& options);

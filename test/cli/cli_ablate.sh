@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# passlab ablate: plans, worker isolation (an injected crash, hang and pass
+# failure are records, not the end of the sweep), wrong results against the
+# reference, resume after a torn write, and clean errors.
+set -euo pipefail
+passlab="$1"; src="$2"; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+model=(--model mlp --batch 2 --width 8 --depth 1)
+field() {  # field VARIANT KEY: a key of the variant's record in results.jsonl
+  python3 -c "import json,sys
+for l in open('$tmp/out/results.jsonl'):
+    try: r=json.loads(l)
+    except ValueError: continue
+    if r['variant']==sys.argv[1]: print(r.get(sys.argv[2]))" "$1" "$2"
+}
+
+"$passlab" ablate "${model[@]}" --dry-run > "$tmp/plan" || fail "dry run"
+grep -q "^disable algsimp *disable-one *--disable @" "$tmp/plan" || fail "no algsimp variant: $(cat "$tmp/plan")"
+grep -q "variants to run in" "$tmp/plan" || fail "no plan summary"
+"$passlab" ablate "${model[@]}" --dry-run --per-occurrence | grep -q "disable dce:0 (@" || fail "per-occurrence plan"
+"$passlab" ablate "${model[@]}" --dry-run --sweep add-one | grep -q "^add cse *add-one *--enable-only @" || fail "add-one plan"
+
+cat > "$tmp/variants.txt" <<'V'
+# two real variants and three broken ones
+no cse: cse
+no dce: dce
+boom: algsimp
+stuck: dot_decomposer
+broken: enable-only call-inliner
+V
+PASSLAB_ABLATE_FAULT="crash:boom;hang:stuck;fail:broken" "$passlab" ablate "${model[@]}" --sweep file \
+  --variants "$tmp/variants.txt" --repeats 3 --warmup 1 --timeout 15 --out "$tmp/out" > "$tmp/log" 2>&1 \
+  || fail "sweep: $(cat "$tmp/log")"
+[ "$(field 'no cse' status)" = ok ] || fail "no cse: $(field 'no cse' status)"
+[ "$(field boom status)" = crash ] || fail "crash not recorded: $(field boom status)"
+[ "$(field boom signal)" = 11 ] || fail "crash signal"
+[ "$(field boom failed_pass)" = "operand_upcaster (@0)" ] || fail "crash pass: $(field boom failed_pass)"
+[ "$(field stuck status)" = timeout ] || fail "hang not recorded: $(field stuck status)"
+[ "$(field broken status)" = compile-error ] || fail "failed pass: $(field broken status)"
+[ "$(field broken failed_pass)" = "call-inliner (@6)" ] || fail "failed pass name: $(field broken failed_pass)"
+grep -q '"ok": *true' <(python3 -c "import json
+for l in open('$tmp/out/results.jsonl'):
+    try: r=json.loads(l)
+    except ValueError: continue
+    if r['variant']=='no dce': print(json.dumps(r['check']))") || fail "no dce check"
+[ -s "$tmp/out/diffs/cse.diff" ] || fail "no IR diff of cse"
+[ -s "$tmp/out/traces/baseline.json" ] || fail "no baseline trace"
+
+# Resume: a torn last line and a lost record are redone; nothing else runs again.
+n=$(wc -l < "$tmp/out/results.jsonl")
+sed -i '/"variant":"no dce"/d' "$tmp/out/results.jsonl"
+printf '{"variant":"no d' >> "$tmp/out/results.jsonl"
+PASSLAB_ABLATE_FAULT="crash:boom;hang:stuck;fail:broken" "$passlab" ablate "${model[@]}" --sweep file \
+  --variants "$tmp/variants.txt" --repeats 3 --warmup 1 --timeout 15 --out "$tmp/out" > "$tmp/log" 2>&1 \
+  || fail "resume: $(cat "$tmp/log")"
+[ "$(grep -c '"variant":"no dce"' "$tmp/out/results.jsonl")" = 1 ] || fail "no dce not redone once"
+[ "$(grep -c '"variant":"boom"' "$tmp/out/results.jsonl")" = 1 ] || fail "finished variant ran again"
+[ "$(grep -c '"variant":"baseline"' "$tmp/out/results.jsonl")" = 2 ] || fail "resumed block has no baseline"
+
+# A wrong reference makes every variant a wrong result.
+printf 'xxxx' | dd of="$tmp/out/reference/leaf_0.bin" bs=1 seek=0 conv=notrunc status=none
+echo "again: cse" > "$tmp/v2.txt"
+"$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v2.txt" --repeats 2 --warmup 0 --out "$tmp/out" \
+  > "$tmp/log" 2>&1 || fail "second plan: $(cat "$tmp/log")"
+python3 -c "import json
+for l in open('$tmp/out/results.jsonl'):
+    try: r=json.loads(l)
+    except ValueError: continue
+    if r['variant']=='again': assert not r['check']['ok'], r['check']; print(r['check']['message'])" \
+  | grep -q "output 0" || fail "wrong result not detected"
+
+# Errors name the place.
+echo "bad: no-such-pass" > "$tmp/bad.txt"
+! "$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/bad.txt" --dry-run 2> "$tmp/err" || fail "bad variant accepted"
+grep -q "bad.txt:1: .*no-such-pass" "$tmp/err" || fail "variant file error: $(cat "$tmp/err")"
+! "$passlab" ablate --model gelu --batch 1 --seq-len 2 --width 4 --out "$tmp/out" --repeats 2 2> "$tmp/err" || fail "other module accepted"
+grep -q "holds a sweep of a different module" "$tmp/err" || fail "out dir error: $(cat "$tmp/err")"
+! "$passlab" ablate "${model[@]}" --sweep pairs --dry-run 2> "$tmp/err" || fail "pairs without top-k"
+grep -q "needs --top-k" "$tmp/err" || fail "pairs error"
+echo PASS
