@@ -11,7 +11,6 @@
 #include "analysis/ablation/stats.h"
 #include "core/ir/str_util.h"
 
-
 namespace passlab {
 namespace {
 
@@ -159,7 +158,8 @@ ordered_json KernelDiff(const std::map<std::string, double>& baseline,
   }
   counts = ordered_json::object();
   for (const char* c : {"added", "removed", "changed", "same"}) {
-    counts[c] = std::count_if(rows.begin(), rows.end(), [&](const Row& r) { return r.change == c; });
+    counts[c] =
+        std::count_if(rows.begin(), rows.end(), [&](const Row& r) { return r.change == c; });
   }
   // Names break ties so the order never depends on the map's.
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
@@ -221,7 +221,8 @@ ordered_json Summarize(const ordered_json& report) {
                         outcomes["crash"] + outcomes["timeout"];
   summary["median_ci_half_width"] = Number(Median(half_widths));
   summary["max_ci_half_width"] = Number(worst < 0 ? kNaN : worst);
-  summary["max_ci_half_width_variant"] = worst_name.empty() ? ordered_json(nullptr) : ordered_json(worst_name);
+  summary["max_ci_half_width_variant"] =
+      worst_name.empty() ? ordered_json(nullptr) : ordered_json(worst_name);
   return summary;
 }
 
@@ -370,9 +371,9 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     out["timeout_s"] = Field(detail, "timeout_s");
     out["required_reason"] = Field(detail, "required_reason");
     ordered_json counts;
-    out["kernel_diff"] = v.kernels.empty() ? ordered_json::array()
-                                           : KernelDiff(baseline_kernels, KernelTimes(v), options,
-                                                        counts);
+    out["kernel_diff"] = v.kernels.empty()
+                             ? ordered_json::array()
+                             : KernelDiff(baseline_kernels, KernelTimes(v), options, counts);
     out["kernel_diff_counts"] = v.kernels.empty() ? ordered_json(nullptr) : counts;
     out["ir_diff"] = Field(detail, "ir_diff");
     out["snapshot"] = Field(detail, "snapshot");
@@ -405,21 +406,22 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
 
   // Measured variants by ratio, largest slowdown first (no ratio last); then
   // the failures grouped by outcome. Names break ties.
-  std::stable_sort(variants.begin(), variants.end(), [](const ordered_json& a, const ordered_json& b) {
-    bool ma = IsMeasured(a), mb = IsMeasured(b);
-    if (ma != mb) return ma;
-    if (ma) {
-      bool ra = a["ratio"].is_number(), rb = b["ratio"].is_number();
-      if (ra != rb) return ra;
-      if (ra && a["ratio"].get<double>() != b["ratio"].get<double>()) {
-        return a["ratio"].get<double>() > b["ratio"].get<double>();
-      }
-    } else if (a["outcome"] != b["outcome"]) {
-      return OutcomeRank(a["outcome"].get<std::string>()) <
-             OutcomeRank(b["outcome"].get<std::string>());
-    }
-    return a["name"].get<std::string>() < b["name"].get<std::string>();
-  });
+  std::stable_sort(variants.begin(), variants.end(),
+                   [](const ordered_json& a, const ordered_json& b) {
+                     bool ma = IsMeasured(a), mb = IsMeasured(b);
+                     if (ma != mb) return ma;
+                     if (ma) {
+                       bool ra = a["ratio"].is_number(), rb = b["ratio"].is_number();
+                       if (ra != rb) return ra;
+                       if (ra && a["ratio"].get<double>() != b["ratio"].get<double>()) {
+                         return a["ratio"].get<double>() > b["ratio"].get<double>();
+                       }
+                     } else if (a["outcome"] != b["outcome"]) {
+                       return OutcomeRank(a["outcome"].get<std::string>()) <
+                              OutcomeRank(b["outcome"].get<std::string>());
+                     }
+                     return a["name"].get<std::string>() < b["name"].get<std::string>();
+                   });
   report["variants"] = variants;
 
   // Pair interactions against the disable-one ratios of each member.
@@ -471,11 +473,14 @@ absl::Status WriteAblationReports(const nlohmann::ordered_json& report, const st
     return absl::OkStatus();
   };
   for (auto [file, text] : std::initializer_list<std::pair<const char*, std::string>>{
-           {"report.json", report.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n"},
+           {"report.json",
+            report.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n"},
            {"report.csv", RenderAblationCsv(report)},
            {"report.md", RenderAblationMarkdown(report)},
            {"report.html", RenderAblationHtml(report)},
-           {"gbench.json", RenderAblationGbench(report).dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n"}}) {
+           {"gbench.json", RenderAblationGbench(report).dump(
+                               2, ' ', false, ordered_json::error_handler_t::replace) +
+                               "\n"}}) {
     absl::Status status = write(file, text);
     if (!status.ok()) return status;
   }

@@ -1,4 +1,5 @@
 // Wording and number formats shared by the ablation report renderings.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -156,8 +157,8 @@ std::string FailureDetail(const nlohmann::ordered_json& variant, size_t max) {
   std::string prefix;
   if (outcome == "crash" && variant.contains("signal") && variant["signal"].is_number()) {
     int signal = variant["signal"].get<int>();
-    const char* names[] = {"", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT",
-                           "SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV"};
+    const char* names[] = {"",        "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL",  "SIGTRAP",
+                           "SIGABRT", "SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV"};
     prefix = signal > 0 && signal <= 11 ? fmt::format("signal {} ({})", signal, names[signal])
                                         : fmt::format("signal {}", signal);
   }
@@ -203,6 +204,20 @@ std::string SweepSubject(const nlohmann::ordered_json& report) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
   return out.empty() ? "(the manifest names no model or pipeline)" : out;
+}
+
+std::vector<const nlohmann::ordered_json*> StrongestEffects(const nlohmann::ordered_json& report,
+                                                            std::string_view outcome, size_t max) {
+  std::vector<const nlohmann::ordered_json*> out;
+  for (const auto& v : report["variants"]) {
+    std::string kind = TextField(v, "kind");
+    if (TextField(v, "outcome") != outcome) continue;
+    if (kind == "disable-one" || kind == "disable-occurrence") out.push_back(&v);
+  }
+  // Variants are sorted by ratio, largest first: the fastest come last.
+  if (outcome == "faster") std::reverse(out.begin(), out.end());
+  if (out.size() > max) out.resize(max);
+  return out;
 }
 
 std::string MetricDescription(std::string_view metric) {

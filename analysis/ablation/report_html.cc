@@ -52,9 +52,12 @@ main { max-width: 1180px; margin: 0 auto; padding: 28px 32px 64px; }
 h1 { font-size: 26px; margin: 0 0 4px; }
 h2 { font-size: 19px; margin: 36px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 p.lead { color: var(--muted); margin: 0 0 18px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 12px; margin: 16px 0; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(128px, 1fr)); gap: 12px; margin: 16px 0; }
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; }
 .card .n { font-size: 26px; font-weight: 650; }
+.legend { font-size: 13px; color: var(--muted); margin: 4px 0 0; }
+.legend span.sw { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin: 0 4px 0 14px; vertical-align: -1px; }
+.legend span.sw:first-child { margin-left: 0; }
 .card .l { color: var(--muted); font-size: 13px; }
 .card.slower .n { color: var(--slower); } .card.faster .n { color: var(--faster); }
 .card.bad { background: #fbeff2; border-color: var(--slower); } .card.bad .n { color: var(--slower); }
@@ -160,9 +163,10 @@ std::string BarChart(const std::vector<ChartRow>& rows, double domain_low, doubl
     const ChartRow& r = rows[i];
     double y = kTop + static_cast<double>(i) * kRowHeight;
     if (i % 2 == 1) {
-      svg += fmt::format("<rect x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" fill=\"#f6f8fb\" "
-                         "fill-opacity=\"0.7\"/>\n",
-                         y - 2, width, kRowHeight);
+      svg += fmt::format(
+          "<rect x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" fill=\"#f6f8fb\" "
+          "fill-opacity=\"0.7\"/>\n",
+          y - 2, width, kRowHeight);
     }
     svg += fmt::format(
         "<text x=\"{}\" y=\"{:.1f}\" font-size=\"12.5\" text-anchor=\"end\" fill=\"#1d2330\">"
@@ -200,7 +204,8 @@ std::string BarChart(const std::vector<ChartRow>& rows, double domain_low, doubl
 
 // Figure 1: the metric per variant, baseline as a vertical line (seed 003
 // figures 5-6).
-std::string TimeChart(const ordered_json& report, const std::vector<const ordered_json*>& measured) {
+std::string TimeChart(const ordered_json& report,
+                      const std::vector<const ordered_json*>& measured) {
   double base = NumberField(report["baseline"], "median_ns");
   std::vector<ChartRow> rows;
   double high = std::isnan(base) ? 0 : base / 1e6;
@@ -218,7 +223,8 @@ std::string TimeChart(const ordered_json& report, const std::vector<const ordere
 
 // Figure 2: normalized change (ratio - 1, %) with the ±threshold band,
 // significant bars coloured, CI whiskers (seed 003 figures 7-8).
-std::string ChangeChart(const ordered_json& report, const std::vector<const ordered_json*>& measured) {
+std::string ChangeChart(const ordered_json& report,
+                        const std::vector<const ordered_json*>& measured) {
   double threshold = NumberField(report, "threshold") * 100;
   double low = -threshold * 2, high = threshold * 2;
   std::vector<ChartRow> rows;
@@ -238,6 +244,24 @@ std::string ChangeChart(const ordered_json& report, const std::vector<const orde
   if (rows.empty()) return "";
   double pad = (high - low) * 0.06;
   return BarChart(rows, low - pad, high + pad, "%", 0, "0%", threshold);
+}
+
+std::string Legend(bool band) {
+  std::string out = "<div class=\"legend\">";
+  for (auto [color, label] :
+       {std::pair<const char*, const char*>{"var(--slower)", "significantly slower"},
+        {"var(--faster)", "significantly faster"},
+        {"var(--neutral)", "no significant change"},
+        {"var(--wrong)", "wrong result"}}) {
+    out += fmt::format("<span class=\"sw\" style=\"background:{}\"></span>{}", color, label);
+  }
+  if (band) {
+    out += "<span class=\"sw\" style=\"background:#8c96a8;opacity:0.3\"></span>noise threshold";
+  }
+  out +=
+      "<span class=\"sw\" style=\"background:none;border-top:2px solid #1d2330;height:0;"
+      "border-radius:0\"></span>95% CI</div>\n";
+  return out;
 }
 
 std::string Badge(std::string_view outcome) {
@@ -264,7 +288,8 @@ std::string CheckCell(const ordered_json& v) {
   }
   if (!check["ok"].get<bool>()) return "<b style=\"color:var(--wrong)\">MISMATCH</b>";
   std::string reference = TextField(check, "reference");
-  return "ok" + (reference.empty() ? "" : " <span class=\"muted\">vs " + Escape(reference) + "</span>");
+  return "ok" +
+         (reference.empty() ? "" : " <span class=\"muted\">vs " + Escape(reference) + "</span>");
 }
 
 }  // namespace
@@ -284,9 +309,10 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     (IsFailureOutcome(TextField(v, "outcome")) ? failed : measured).push_back(&v);
   }
 
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                  "<title>Pass ablation report</title>\n<style>";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>Pass ablation report</title>\n<style>";
   h += kStyle;
   h += "</style>\n</head>\n<body>\n<main>\n<h1>Pass ablation report</h1>\n";
   h += fmt::format(
@@ -309,13 +335,15 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
          "<a href=\"#wrong\">Wrong results</a>.</div>\n";
   }
   for (const auto& w : report["warnings"]) {
-    h += "<div class=\"alarm\">Warning: " + Escape(w.is_string() ? w.get<std::string>() : w.dump()) +
-         "</div>\n";
+    h +=
+        "<div class=\"alarm\">Warning: " + Escape(w.is_string() ? w.get<std::string>() : w.dump()) +
+        "</div>\n";
   }
 
   auto card = [&](const std::string& css, int64_t n, const std::string& label) {
-    h += fmt::format("<div class=\"card {}\"><div class=\"n\">{}</div><div class=\"l\">{}</div></div>",
-                     css, n, label);
+    h += fmt::format(
+        "<div class=\"card {}\"><div class=\"n\">{}</div><div class=\"l\">{}</div></div>", css, n,
+        label);
   };
   h += "<div class=\"cards\">";
   card("", summary.value("variants", int64_t{0}), "variants swept");
@@ -323,8 +351,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   card("faster", count("faster"), "significantly faster");
   card("", count("no-change"), "no significant change");
   card(count("wrong-result") > 0 ? "bad" : "", count("wrong-result"), "wrong results");
-  card(summary.value("failures", int64_t{0}) > 0 ? "bad" : "", summary.value("failures", int64_t{0}),
-       "failures (crash, timeout, verifier, compile)");
+  card(summary.value("failures", int64_t{0}) > 0 ? "bad" : "",
+       summary.value("failures", int64_t{0}), "failures (crash, timeout, verifier, compile)");
   card("", count("required"), "required passes (not disabled)");
   h += "</div>\n";
   h += fmt::format(
@@ -338,15 +366,32 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
       FormatHalfWidth(NumberField(summary, "max_ci_half_width")));
 
+  std::string effects;
+  for (auto [outcome, verb] :
+       {std::pair<const char*, const char*>{
+            "slower", "Passes that help most (the program is slower without them)"},
+        {"faster", "Passes that hurt (the program is faster without them)"}}) {
+    std::vector<const ordered_json*> top = StrongestEffects(report, outcome, 5);
+    if (top.empty()) continue;
+    effects += fmt::format("<li>{}: ", verb);
+    for (size_t i = 0; i < top.size(); ++i) {
+      effects += fmt::format("{}<b>{}</b> ({})", i ? ", " : "", Escape(PassesLabel(*top[i])),
+                             FormatChange(NumberField(*top[i], "ratio")));
+    }
+    effects += ".</li>\n";
+  }
+  if (!effects.empty()) h += "<ul>\n" + effects + "</ul>\n";
+
   if (!measured.empty()) {
-    h += "<h2>Time per variant</h2>\n<figure>\n" + TimeChart(report, measured);
+    h += "<h2>Time per variant</h2>\n<figure>\n" + Legend(false) + TimeChart(report, measured);
     h += fmt::format(
         "<figcaption>Median {} of each variant (whiskers: 95% CI); the dashed line is the "
         "baseline. Red: significantly slower without the pass (the pass helps); green: "
         "significantly faster; purple: wrong result; grey: no significant change.</figcaption>\n"
         "</figure>\n",
         Escape(MetricDescription(metric)));
-    h += "<h2>Change against the baseline</h2>\n<figure>\n" + ChangeChart(report, measured);
+    h += "<h2>Change against the baseline</h2>\n<figure>\n" + Legend(true) +
+         ChangeChart(report, measured);
     h += fmt::format(
         "<figcaption>Variant / baseline − 1, with 95% CI whiskers. The grey band is the ±{:g}% "
         "noise threshold; coloured bars (marked *) are significant changes.</figcaption>\n"
@@ -367,7 +412,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     }
     double compile = NumberField(*v, "compile_ms");
     h += fmt::format(
-        "<tr{}><td class=\"num\">{}</td><td title=\"{}\">{}</td><td>{}</td><td class=\"num\">{}</td>"
+        "<tr{}><td class=\"num\">{}</td><td title=\"{}\">{}</td><td>{}</td><td "
+        "class=\"num\">{}</td>"
         "<td class=\"num\"><b>{}</b></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>\n",
         (*v)["outcome"] == "wrong-result" ? " class=\"wrong\"" : "", ++n,
@@ -377,7 +423,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
         FormatP(NumberField(*v, "p_adjusted")), kernels,
         std::isnan(compile) ? "–" : fmt::format("{:.0f} ms", compile), CheckCell(*v), Links(*v));
   }
-  if (measured.empty()) h += "<tr><td colspan=\"11\" class=\"muted\">No variant was measured.</td></tr>\n";
+  if (measured.empty())
+    h += "<tr><td colspan=\"11\" class=\"muted\">No variant was measured.</td></tr>\n";
   h += "</tbody>\n</table>\n";
 
   h += "<h2>Failures and required passes</h2>\n";
@@ -390,10 +437,10 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     h += "<table>\n<thead><tr><th>Passes</th><th>Outcome</th><th>Failed pass</th><th>Why</th>"
          "<th>Files</th></tr></thead>\n<tbody>\n";
     for (const ordered_json* v : failed) {
-      h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"err\">{}</td><td>{}</td></tr>\n",
-                       Escape(PassesLabel(*v)), Badge(TextField(*v, "outcome")),
-                       Escape(TextField(*v, "failed_pass")), Escape(FailureDetail(*v, 400)),
-                       Links(*v));
+      h += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"err\">{}</td><td>{}</td></tr>\n",
+          Escape(PassesLabel(*v)), Badge(TextField(*v, "outcome")),
+          Escape(TextField(*v, "failed_pass")), Escape(FailureDetail(*v, 400)), Links(*v));
     }
     h += "</tbody>\n</table>\n";
   }
@@ -407,11 +454,12 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     for (const ordered_json* v : measured) {
       if ((*v)["outcome"] != "wrong-result") continue;
       const ordered_json& check = (*v)["check"];
-      h += fmt::format("<tr class=\"wrong\"><td><b>{}</b><br><span class=\"muted\">{}</span></td>"
-                       "<td class=\"err\">{}</td><td>{}</td><td>{}</td></tr>\n",
-                       Escape(TextField(*v, "name")), Escape(VariantDescription(*v)),
-                       Escape(Excerpt(TextField(check, "message"), 600)),
-                       Escape(TextField(check, "reference")), Links(*v));
+      h += fmt::format(
+          "<tr class=\"wrong\"><td><b>{}</b><br><span class=\"muted\">{}</span></td>"
+          "<td class=\"err\">{}</td><td>{}</td><td>{}</td></tr>\n",
+          Escape(TextField(*v, "name")), Escape(VariantDescription(*v)),
+          Escape(Excerpt(TextField(check, "message"), 600)), Escape(TextField(check, "reference")),
+          Links(*v));
     }
     h += "</tbody>\n</table>\n";
   }
@@ -426,12 +474,13 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
          "<th class=\"num\">Interaction</th></tr></thead>\n<tbody>\n";
     for (const ordered_json& p : report["pairs"]) {
       double interaction = NumberField(p, "interaction");
-      h += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-                       "<td class=\"num\">{}</td><td class=\"num\"><b>{}</b></td></tr>\n",
-                       Escape(TextField(p, "a")), Escape(TextField(p, "b")),
-                       FormatChange(NumberField(p, "ratio_a")), FormatChange(NumberField(p, "ratio_b")),
-                       FormatChange(NumberField(p, "ratio_ab")),
-                       std::isnan(interaction) ? "–" : fmt::format("{:+.1f} pp", interaction * 100));
+      h += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+          "<td class=\"num\">{}</td><td class=\"num\"><b>{}</b></td></tr>\n",
+          Escape(TextField(p, "a")), Escape(TextField(p, "b")),
+          FormatChange(NumberField(p, "ratio_a")), FormatChange(NumberField(p, "ratio_b")),
+          FormatChange(NumberField(p, "ratio_ab")),
+          std::isnan(interaction) ? "–" : fmt::format("{:+.1f} pp", interaction * 100));
     }
     h += "</tbody>\n</table>\n";
   }
@@ -441,31 +490,45 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
        "pass), <span class=\"removed\">removed</span> (exists only because the pass ran), "
        "changed (time moved by more than 5%). Largest differences first.</p>\n";
   bool any = false;
+  std::vector<std::string> unchanged;
   for (const ordered_json* v : measured) {
     const ordered_json& diff = (*v)["kernel_diff"];
     if (!diff.is_array() || diff.empty()) continue;
-    any = true;
     const ordered_json& counts = (*v)["kernel_diff_counts"];
-    bool open = (*v)["outcome"] == "wrong-result";
-    h += fmt::format("<details{}><summary>{} — {} {} <span class=\"muted\">({} added, {} removed, "
-                     "{} changed)</span></summary>\n",
-                     open ? " open" : "", Escape(PassesLabel(*v)), Badge(TextField(*v, "outcome")),
-                     FormatChange(NumberField(*v, "ratio")), counts.value("added", 0),
-                     counts.value("removed", 0), counts.value("changed", 0));
+    int64_t changes = counts.value("added", int64_t{0}) + counts.value("removed", int64_t{0}) +
+                      counts.value("changed", int64_t{0});
+    if (changes == 0) {
+      unchanged.push_back(PassesLabel(*v));
+      continue;
+    }
+    any = true;
+    h += fmt::format(
+        "<details><summary>{} — {} {} <span class=\"muted\">({} added, {} removed, "
+        "{} changed, {} unchanged)</span></summary>\n",
+        Escape(PassesLabel(*v)), Badge(TextField(*v, "outcome")),
+        FormatChange(NumberField(*v, "ratio")), counts.value("added", 0),
+        counts.value("removed", 0), counts.value("changed", 0), counts.value("same", 0));
     h += "<table>\n<thead><tr><th>Kernel</th><th>Change</th><th class=\"num\">Baseline</th>"
          "<th class=\"num\">Variant</th><th class=\"num\">Δ</th></tr></thead>\n<tbody>\n";
     for (const ordered_json& k : diff) {
       std::string change = TextField(k, "change");
+      if (change == "same") continue;
       double b = NumberField(k, "baseline_ns"), after = NumberField(k, "variant_ns");
       double delta = (std::isnan(after) ? 0 : after) - (std::isnan(b) ? 0 : b);
-      h += fmt::format("<tr><td><code>{}</code></td><td class=\"{}\">{}</td><td class=\"num\">{}</td>"
-                       "<td class=\"num\">{}</td><td class=\"num\">{}{}</td></tr>\n",
-                       Escape(TextField(k, "name")), Escape(change), Escape(change), FormatMs(b),
-                       FormatMs(after), delta > 0 ? "+" : "", FormatMs(delta));
+      h += fmt::format(
+          "<tr><td><code>{}</code></td><td class=\"{}\">{}</td><td class=\"num\">{}</td>"
+          "<td class=\"num\">{}</td><td class=\"num\">{}{}</td></tr>\n",
+          Escape(TextField(k, "name")), Escape(change), Escape(change), FormatMs(b),
+          FormatMs(after), delta > 0 ? "+" : "", FormatMs(delta));
     }
     h += "</tbody>\n</table>\n" + Links(*v) + "\n</details>\n";
   }
-  if (!any) h += "<p>No kernel lists were recorded.</p>\n";
+  if (!unchanged.empty()) {
+    h += "<p class=\"muted\">Same kernels, each within 5% of the baseline's time: ";
+    for (size_t i = 0; i < unchanged.size(); ++i) h += (i ? ", " : "") + Escape(unchanged[i]);
+    h += ".</p>\n";
+  }
+  if (!any && unchanged.empty()) h += "<p>No kernel lists were recorded.</p>\n";
 
   h += "<h2>How this was run</h2>\n<table>\n<tbody>\n";
   for (const auto& [key, value] : report["manifest"].items()) {
@@ -476,10 +539,11 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
                      Escape(key), Escape(text));
   }
   h += "</tbody>\n</table>\n";
-  h += fmt::format("<p class=\"muted\">Schema <code>{}</code>. Machine-readable: "
-                   "<a href=\"report.json\">report.json</a>, <a href=\"report.csv\">report.csv</a>, "
-                   "<a href=\"gbench.json\">gbench.json</a> (Google Benchmark format).</p>\n",
-                   Escape(TextField(report, "schema")));
+  h += fmt::format(
+      "<p class=\"muted\">Schema <code>{}</code>. Machine-readable: "
+      "<a href=\"report.json\">report.json</a>, <a href=\"report.csv\">report.csv</a>, "
+      "<a href=\"gbench.json\">gbench.json</a> (Google Benchmark format).</p>\n",
+      Escape(TextField(report, "schema")));
   h += "</main>\n</body>\n</html>\n";
   return h;
 }

@@ -14,9 +14,9 @@ namespace passlab::ablation_internal {
 
 // Every outcome, in report order: measured ones, then failures (the
 // surprising ones first; "required" is expected, so last).
-inline constexpr const char* kOutcomeOrder[] = {
-    "slower", "faster",           "no-change",     "wrong-result", "crash",
-    "timeout", "verifier-failure", "compile-error", "required"};
+inline constexpr const char* kOutcomeOrder[] = {"slower",           "faster",        "no-change",
+                                                "wrong-result",     "crash",         "timeout",
+                                                "verifier-failure", "compile-error", "required"};
 // Index in kOutcomeOrder; unknown outcomes after all of them.
 int OutcomeRank(std::string_view outcome);
 bool IsFailureOutcome(std::string_view outcome);
@@ -55,6 +55,10 @@ std::string FailureDetail(const nlohmann::ordered_json& variant, size_t max);
 // One sentence naming what was swept and on what, from the manifest:
 // "model resnet18 (batch 8), pipeline gpu, device cpu".
 std::string SweepSubject(const nlohmann::ordered_json& report);
+// The significant disable-one/-occurrence variants with the given outcome
+// ("slower" or "faster"), largest effect first, at most `max`.
+std::vector<const nlohmann::ordered_json*> StrongestEffects(const nlohmann::ordered_json& report,
+                                                            std::string_view outcome, size_t max);
 // The human name of the metric: "total kernel time per step".
 std::string MetricDescription(std::string_view metric);
 

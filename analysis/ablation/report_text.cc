@@ -122,21 +122,35 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
   auto count = [&](const char* outcome) { return outcomes.value(outcome, 0); };
 
   std::string md = "# Pass ablation report\n\n";
-  md += fmt::format("**What was measured.** {} — each variant is the compiler pipeline with passes "
-                    "disabled (or, for add-one, only the required passes plus one); every variant "
-                    "was compiled, run and timed against the unmodified pipeline (the baseline). "
-                    "Metric: {} (`{}`).\n\n",
-                    SweepSubject(report), MetricDescription(metric), metric);
+  md += fmt::format(
+      "**What was measured.** {} — each variant is the compiler pipeline with passes "
+      "disabled (or, for add-one, only the required passes plus one); every variant "
+      "was compiled, run and timed against the unmodified pipeline (the baseline). "
+      "Metric: {} (`{}`).\n\n",
+      SweepSubject(report), MetricDescription(metric), metric);
   md += "## Headline\n\n";
   md += fmt::format("- **{} variants** swept; baseline median {} ({} 95% CI, {} samples).\n",
                     summary.value("variants", 0), FormatMs(NumberField(baseline, "median_ns")),
                     FormatHalfWidth(NumberField(baseline, "ci_half_width")),
                     baseline["samples_ns"].size());
-  md += fmt::format("- **{} significantly slower**, **{} significantly faster**, {} with no "
-                    "significant change (significant = {}-adjusted p < {:g} and a change of more "
-                    "than {:g}%).\n",
-                    count("slower"), count("faster"), count("no-change"), correction, alpha,
-                    threshold * 100);
+  md += fmt::format(
+      "- **{} significantly slower**, **{} significantly faster**, {} with no "
+      "significant change (significant = {}-adjusted p < {:g} and a change of more "
+      "than {:g}%).\n",
+      count("slower"), count("faster"), count("no-change"), correction, alpha, threshold * 100);
+  for (auto [outcome, verb] :
+       {std::pair<const char*, const char*>{
+            "slower", "Passes that help most (the program is slower without them)"},
+        {"faster", "Passes that hurt (the program is faster without them)"}}) {
+    std::vector<const ordered_json*> top = StrongestEffects(report, outcome, 5);
+    if (top.empty()) continue;
+    md += fmt::format("- {}: ", verb);
+    for (size_t i = 0; i < top.size(); ++i) {
+      md += fmt::format("{}`{}` ({})", i ? ", " : "", PassesLabel(*top[i]),
+                        FormatChange(NumberField(*top[i], "ratio")));
+    }
+    md += ".\n";
+  }
   if (count("wrong-result") > 0) {
     md += fmt::format("- **⚠ {} WRONG RESULT{}**: the outputs of ", count("wrong-result"),
                       count("wrong-result") == 1 ? "" : "S");
@@ -150,28 +164,31 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
   } else {
     md += "- No variant computed a wrong result (every checked output matched its reference).\n";
   }
-  md += fmt::format("- **{} failure{}** ({} crash, {} timeout, {} verifier failure, {} compile "
-                    "error); **{} required** pass{} (not disabled: the pipeline cannot run "
-                    "without them).\n",
-                    summary.value("failures", 0), summary.value("failures", 0) == 1 ? "" : "s",
-                    count("crash"), count("timeout"), count("verifier-failure"),
-                    count("compile-error"), count("required"),
-                    count("required") == 1 ? "" : "es");
-  md += fmt::format("- Precision reached: the 95% CI of each ratio is within {} (median) and {} "
-                    "(worst, `{}`).\n",
-                    FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
-                    FormatHalfWidth(NumberField(summary, "max_ci_half_width")),
-                    TextField(summary, "max_ci_half_width_variant"));
+  md += fmt::format(
+      "- **{} failure{}** ({} crash, {} timeout, {} verifier failure, {} compile "
+      "error); **{} required** pass{} (not disabled: the pipeline cannot run "
+      "without them).\n",
+      summary.value("failures", 0), summary.value("failures", 0) == 1 ? "" : "s", count("crash"),
+      count("timeout"), count("verifier-failure"), count("compile-error"), count("required"),
+      count("required") == 1 ? "" : "es");
+  md += fmt::format(
+      "- Precision reached: the 95% CI of each ratio is within {} (median) and {} "
+      "(worst, `{}`).\n",
+      FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
+      FormatHalfWidth(NumberField(summary, "max_ci_half_width")),
+      TextField(summary, "max_ci_half_width_variant"));
   for (const auto& w : report["warnings"]) {
     md += "- **Warning:** " + (w.is_string() ? w.get<std::string>() : w.dump()) + "\n";
   }
 
   md += "\n## Variants\n\n";
-  md += "Change = median of the variant / median of the baseline − 1; positive means the variant "
-        "is slower, i.e. the disabled pass was helping. The 95% CI comes from a bootstrap of both "
-        "medians.\n\n";
-  md += "| # | Passes | Variant | Outcome | Median | Change [95% CI] | p (adj.) | Kernels | "
-        "Compile | Check |\n";
+  md +=
+      "Change = median of the variant / median of the baseline − 1; positive means the variant "
+      "is slower, i.e. the disabled pass was helping. The 95% CI comes from a bootstrap of both "
+      "medians.\n\n";
+  md +=
+      "| # | Passes | Variant | Outcome | Median | Change [95% CI] | p (adj.) | Kernels | "
+      "Compile | Check |\n";
   md += "|---:|---|---|---|---:|---|---:|---:|---:|---|\n";
   int n = 0;
   for (const ordered_json& v : report["variants"]) {
@@ -204,9 +221,9 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       std::string path = TextField(v, key);
       if (!path.empty()) links += fmt::format("{}[{}]({})", links.empty() ? "" : " ", key, path);
     }
-    table += fmt::format("| {} | {} | {} | {} | {} |\n", MdCell(PassesLabel(v)), OutcomeLabel(outcome),
-                         MdCell(TextField(v, "failed_pass")), MdCell(FailureDetail(v, 240)),
-                         links);
+    table +=
+        fmt::format("| {} | {} | {} | {} | {} |\n", MdCell(PassesLabel(v)), OutcomeLabel(outcome),
+                    MdCell(TextField(v, "failed_pass")), MdCell(FailureDetail(v, 240)), links);
   }
   md += failures == 0 ? "Every variant compiled and ran.\n" : table;
 
@@ -216,29 +233,31 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
     if (v["outcome"] != "wrong-result") continue;
     ++wrong;
     const ordered_json& check = v["check"];
-    md += fmt::format("- **{}** ({}): {} (reference: {}).", TextField(v, "name"),
-                      VariantDescription(v), MdCell(TextField(check, "message")),
-                      TextField(check, "reference").empty() ? "unknown"
-                                                            : TextField(check, "reference"));
-    if (!TextField(v, "ir_diff").empty()) md += fmt::format(" [IR diff]({})", TextField(v, "ir_diff"));
+    md += fmt::format(
+        "- **{}** ({}): {} (reference: {}).", TextField(v, "name"), VariantDescription(v),
+        MdCell(TextField(check, "message")),
+        TextField(check, "reference").empty() ? "unknown" : TextField(check, "reference"));
+    if (!TextField(v, "ir_diff").empty())
+      md += fmt::format(" [IR diff]({})", TextField(v, "ir_diff"));
     md += "\n";
   }
   if (wrong == 0) md += "None: every variant that ran matched its reference.\n";
 
   if (!report["pairs"].empty()) {
     md += "\n## Pair interactions\n\n";
-    md += "Interaction = (ratio_ab − 1) − ((ratio_a − 1) + (ratio_b − 1)). Positive: disabling "
-          "both costs more than the two alone (each pass covers for the other); negative: they "
-          "overlap.\n\n";
+    md +=
+        "Interaction = (ratio_ab − 1) − ((ratio_a − 1) + (ratio_b − 1)). Positive: disabling "
+        "both costs more than the two alone (each pass covers for the other); negative: they "
+        "overlap.\n\n";
     md += "| Pass a | Pass b | Without a | Without b | Without both | Interaction |\n";
     md += "|---|---|---:|---:|---:|---:|\n";
     for (const ordered_json& p : report["pairs"]) {
       double interaction = NumberField(p, "interaction");
-      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", MdCell(TextField(p, "a")),
-                        MdCell(TextField(p, "b")), FormatChange(NumberField(p, "ratio_a")),
-                        FormatChange(NumberField(p, "ratio_b")),
-                        FormatChange(NumberField(p, "ratio_ab")),
-                        std::isnan(interaction) ? "–" : fmt::format("{:+.1f} pp", interaction * 100));
+      md += fmt::format(
+          "| {} | {} | {} | {} | {} | {} |\n", MdCell(TextField(p, "a")), MdCell(TextField(p, "b")),
+          FormatChange(NumberField(p, "ratio_a")), FormatChange(NumberField(p, "ratio_b")),
+          FormatChange(NumberField(p, "ratio_ab")),
+          std::isnan(interaction) ? "–" : fmt::format("{:+.1f} pp", interaction * 100));
     }
   }
 
@@ -254,7 +273,8 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       md += "Kernels matched by name; a kernel changed when its time moved by more than 5%.\n";
       any_diff = true;
     }
-    md += fmt::format("\n**{}** ({})\n\n", TextField(v, "name"), FormatChange(NumberField(v, "ratio")));
+    md += fmt::format("\n**{}** ({})\n\n", TextField(v, "name"),
+                      FormatChange(NumberField(v, "ratio")));
     md += "| Kernel | Change | Baseline | Variant |\n|---|---|---:|---:|\n";
     int shown = 0;
     for (const ordered_json& k : v["kernel_diff"]) {
@@ -267,9 +287,9 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
 
   md += "\n## Manifest\n\n| Key | Value |\n|---|---|\n";
   for (const auto& [key, value] : report["manifest"].items()) {
-    std::string text = value.is_string() ? value.get<std::string>()
-                                         : value.dump(-1, ' ', false,
-                                                      ordered_json::error_handler_t::replace);
+    std::string text = value.is_string()
+                           ? value.get<std::string>()
+                           : value.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
     md += fmt::format("| {} | `{}` |\n", MdCell(key), MdCell(Excerpt(text, 400)));
   }
   md += fmt::format("\nSchema `{}`; machine-readable: report.json, report.csv, gbench.json.\n",
@@ -336,9 +356,8 @@ nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report
     std::vector<double> sorted = ms;
     std::sort(sorted.begin(), sorted.end());
     double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    for (auto [aggregate, value] : {std::pair<const char*, double>{"mean", mean},
-                                    {"median", median},
-                                    {"stddev", stddev}}) {
+    for (auto [aggregate, value] :
+         {std::pair<const char*, double>{"mean", mean}, {"median", median}, {"stddev", stddev}}) {
       ordered_json b = entry(name + "_" + aggregate, "aggregate");
       b["threads"] = 1;
       b["aggregate_name"] = aggregate;

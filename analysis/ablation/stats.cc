@@ -163,9 +163,9 @@ MannWhitneyResult MannWhitneyU(std::span<const double> a, std::span<const double
   if (ranks.tie_term == 0 && a.size() <= kExactMannWhitneyLimit &&
       b.size() <= kExactMannWhitneyLimit) {
     result.exact = true;
-    result.p_value = std::min(
-        1.0, 2 * ExactUpperTail(static_cast<int>(a.size()), static_cast<int>(b.size()),
-                                static_cast<int>(std::lround(u_max))));
+    result.p_value =
+        std::min(1.0, 2 * ExactUpperTail(static_cast<int>(a.size()), static_cast<int>(b.size()),
+                                         static_cast<int>(std::lround(u_max))));
     return result;
   }
   double n = n1 + n2;

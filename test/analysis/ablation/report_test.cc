@@ -35,27 +35,29 @@ json Kernel(const std::string& name, double ns) {
 
 json Measured(const std::string& name, const std::string& kind, std::vector<std::string> passes,
               double factor, double wall_factor = 1.0) {
-  json r = {{"variant", name},
-            {"kind", kind},
-            {"passes", passes},
-            {"disable", ""},
-            {"enable_only", ""},
-            {"block", 0},
-            {"status", "ok"},
-            {"samples",
-             {{"kernel_ns", Samples(factor)},
-              {"kernel_copy_ns", Samples(factor * 1.1)},
-              {"wall_ns", Samples(wall_factor * 1.5)}}},
-            {"kernel_count", 3},
-            {"bytes", 1000},
-            {"compile_ms", 80.5},
-            {"optimize_ms", 5.0},
-            {"peak_rss_bytes", 2e8},
-            {"check", {{"ok", true}, {"message", "outputs match the evaluator"}, {"reference", "evaluator"}}},
-            {"kernels", json::array({Kernel("fusion.1", 5e6), Kernel("fusion.2", 3e6),
-                                     Kernel("dot.1", 2e6)})},
-            {"snapshot", "snapshots/" + name + ".hlo"},
-            {"ir_diff", "diffs/" + name + ".diff"}};
+  json r = {
+      {"variant", name},
+      {"kind", kind},
+      {"passes", passes},
+      {"disable", ""},
+      {"enable_only", ""},
+      {"block", 0},
+      {"status", "ok"},
+      {"samples",
+       {{"kernel_ns", Samples(factor)},
+        {"kernel_copy_ns", Samples(factor * 1.1)},
+        {"wall_ns", Samples(wall_factor * 1.5)}}},
+      {"kernel_count", 3},
+      {"bytes", 1000},
+      {"compile_ms", 80.5},
+      {"optimize_ms", 5.0},
+      {"peak_rss_bytes", 2e8},
+      {"check",
+       {{"ok", true}, {"message", "outputs match the evaluator"}, {"reference", "evaluator"}}},
+      {"kernels",
+       json::array({Kernel("fusion.1", 5e6), Kernel("fusion.2", 3e6), Kernel("dot.1", 2e6)})},
+      {"snapshot", "snapshots/" + name + ".hlo"},
+      {"ir_diff", "diffs/" + name + ".diff"}};
   return r;
 }
 
@@ -81,7 +83,8 @@ std::vector<json> Records() {
   records.push_back(Measured("disable cse", "disable-one", {"cse"}, 0.9));
   records.push_back(Measured("disable dce", "disable-one", {"dce"}, 1.0));
   records.push_back(Measured("disable fusion_merger", "disable-one", {"fusion_merger"}, 1.1));
-  records.push_back(Measured("disable fusion + fusion_merger", "pair", {"fusion", "fusion_merger"}, 1.4));
+  records.push_back(
+      Measured("disable fusion + fusion_merger", "pair", {"fusion", "fusion_merger"}, 1.4));
   json wrong = Measured("disable layout", "disable-one", {"layout_normalization"}, 1.0);
   wrong["check"] = {{"ok", false},
                     {"message", "output 0 differs at [3,1]: 2.5 vs 7.25 (worst element)"},
@@ -106,12 +109,8 @@ std::vector<json> Records() {
 }
 
 json Manifest() {
-  return {{"command", "passlab ablate --model mlp"},
-          {"version", "0.1.0"},
-          {"pipeline", "gpu"},
-          {"model", {{"name", "mlp"}, {"batch", 8}}},
-          {"device", "cpu"},
-          {"repeats", 10}};
+  return {{"command", "passlab ablate --model mlp"},  {"version", "0.1.0"}, {"pipeline", "gpu"},
+          {"model", {{"name", "mlp"}, {"batch", 8}}}, {"device", "cpu"},    {"repeats", 10}};
 }
 
 const ordered_json& Variant(const ordered_json& report, const std::string& name) {
@@ -127,9 +126,9 @@ TEST(AblationReportTest, SchemaAndBaseline) {
   ordered_json report = BuildAblationReport(Manifest(), Records());
   std::vector<std::string> keys;
   for (const auto& [key, value] : report.items()) keys.push_back(key);
-  EXPECT_THAT(keys, ::testing::ElementsAre("schema", "manifest", "metric", "threshold", "correction",
-                                           "alpha", "baseline", "variants", "pairs", "summary",
-                                           "warnings"));
+  EXPECT_THAT(keys, ::testing::ElementsAre("schema", "manifest", "metric", "threshold",
+                                           "correction", "alpha", "baseline", "variants", "pairs",
+                                           "summary", "warnings"));
   EXPECT_EQ(report["schema"], "passlab.ablation/1");
   EXPECT_EQ(report["manifest"]["pipeline"], "gpu");
   EXPECT_EQ(report["metric"], "kernel_ns");
@@ -193,7 +192,8 @@ TEST(AblationReportTest, WrongResultIsFlaggedEverywhere) {
   std::string html = RenderAblationHtml(report);
   EXPECT_THAT(html, HasSubstr("<div class=\"alarm\">⚠ Wrong result: <code>disable layout</code>"));
   EXPECT_THAT(html, HasSubstr("<tr class=\"wrong\">"));
-  EXPECT_THAT(RenderAblationCsv(report), HasSubstr("disable layout,disable-one,layout_normalization,,wrong-result"));
+  EXPECT_THAT(RenderAblationCsv(report),
+              HasSubstr("disable layout,disable-one,layout_normalization,,wrong-result"));
 
   // Without it the headline says so.
   std::vector<json> records = Records();
@@ -209,12 +209,11 @@ TEST(AblationReportTest, VariantsSortedByRatioThenFailures) {
   ordered_json report = BuildAblationReport(Manifest(), Records());
   std::vector<std::string> names;
   for (const ordered_json& v : report["variants"]) names.push_back(v["name"]);
-  EXPECT_THAT(names, ::testing::ElementsAre(
-                         "disable fusion + fusion_merger", "disable fusion",
-                         "disable fusion_merger", "disable algsimp", "disable dce",
-                         "disable layout", "disable cse", "disable sharding",
-                         "disable while-loop", "disable dot-decomposer",
-                         "disable layout-assignment"));
+  EXPECT_THAT(names, ::testing::ElementsAre("disable fusion + fusion_merger", "disable fusion",
+                                            "disable fusion_merger", "disable algsimp",
+                                            "disable dce", "disable layout", "disable cse",
+                                            "disable sharding", "disable while-loop",
+                                            "disable dot-decomposer", "disable layout-assignment"));
 }
 
 TEST(AblationReportTest, FailuresWithoutSamplesPassThrough) {
@@ -235,8 +234,10 @@ TEST(AblationReportTest, FailuresWithoutSamplesPassThrough) {
   EXPECT_EQ(report["summary"]["measured"], 7);
 
   std::string md = RenderAblationMarkdown(report);
-  EXPECT_THAT(md, HasSubstr("| sharding_remover | crash | sharding_remover (@12) | signal 11 (SIGSEGV): "
-                            "Segmentation fault in emitter \\| loop | [snapshot](snapshots/sharding.hlo) |"));
+  EXPECT_THAT(
+      md,
+      HasSubstr("| sharding_remover | crash | sharding_remover (@12) | signal 11 (SIGSEGV): "
+                "Segmentation fault in emitter \\| loop | [snapshot](snapshots/sharding.hlo) |"));
   EXPECT_THAT(md, HasSubstr("no result after 600 s"));
   EXPECT_THAT(md, HasSubstr("the CPU backend needs every shape to have a layout"));
 }
@@ -273,7 +274,8 @@ TEST(AblationReportTest, PairInteraction) {
   EXPECT_NEAR(pair["ratio_ab"].get<double>(), 1.4, 1e-12);
   // 0.4 - (0.2 + 0.1): the passes cover for each other.
   EXPECT_NEAR(pair["interaction"].get<double>(), 0.1, 1e-12);
-  EXPECT_THAT(RenderAblationMarkdown(report), HasSubstr("| fusion | fusion_merger | +20.0% | +10.0% | +40.0% | +10.0 pp |"));
+  EXPECT_THAT(RenderAblationMarkdown(report),
+              HasSubstr("| fusion | fusion_merger | +20.0% | +10.0% | +40.0% | +10.0 pp |"));
 }
 
 TEST(AblationReportTest, KernelDiffMatchesByNameAndSortsByDelta) {
@@ -300,12 +302,14 @@ TEST(AblationReportTest, KernelDiffMatchesByNameAndSortsByDelta) {
 }
 
 TEST(AblationReportTest, MetricIsSelectable) {
-  ordered_json wall = BuildAblationReport(Manifest(), Records(), {.metric = AblationMetric::kWallNs});
+  ordered_json wall =
+      BuildAblationReport(Manifest(), Records(), {.metric = AblationMetric::kWallNs});
   EXPECT_EQ(wall["metric"], "wall_ns");
   // Wall time is the same for every variant in the fixture.
   EXPECT_EQ(Variant(wall, "disable fusion")["outcome"], "no-change");
   EXPECT_NEAR(Variant(wall, "disable fusion")["ratio"].get<double>(), 1.0, 1e-12);
-  ordered_json copy = BuildAblationReport(Manifest(), Records(), {.metric = AblationMetric::kKernelCopyNs});
+  ordered_json copy =
+      BuildAblationReport(Manifest(), Records(), {.metric = AblationMetric::kKernelCopyNs});
   EXPECT_NEAR(Variant(copy, "disable fusion")["ratio"].get<double>(), 1.2, 1e-12);
   EXPECT_EQ(*ParseAblationMetric("kernel_copy_ns"), AblationMetric::kKernelCopyNs);
   EXPECT_FALSE(ParseAblationMetric("cycles").ok());
@@ -350,7 +354,8 @@ TEST(AblationReportTest, WritesEveryFileParseable) {
   EXPECT_EQ(parsed["variants"].size(), 11u);
 
   std::string csv = ReadFile(dir / "report.csv");
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 1 + 11);  // header, baseline, variants
+  // Header, baseline, 11 variants, and the line break inside the crash's quoted error.
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 1 + 11 + 1);
   EXPECT_THAT(csv, HasSubstr("\"Segmentation fault in\n  emitter | loop\""));  // quoted
 
   std::string md = ReadFile(dir / "report.md");
@@ -364,7 +369,8 @@ TEST(AblationReportTest, WritesEveryFileParseable) {
   EXPECT_EQ(html.find("https://"), std::string::npos);  // nothing fetched from the network
   EXPECT_GE(std::count(html.begin(), html.end(), '<') - 0, 100);
   size_t svgs = 0;
-  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++svgs;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++svgs;
   EXPECT_EQ(svgs, 2u);
   EXPECT_THAT(html, HasSubstr("<a href=\"diffs/disable fusion.diff\">IR diff</a>"));
   EXPECT_THAT(html, HasSubstr("<details"));
@@ -390,9 +396,9 @@ TEST(AblationReportTest, WritesEveryFileParseable) {
   }
   EXPECT_EQ(iterations["baseline"], 20);
   EXPECT_EQ(iterations["disable fusion"], 10);
-  EXPECT_EQ(aggregates["disable fusion"], 3);  // mean, median, stddev
+  EXPECT_EQ(aggregates["disable fusion"], 3);           // mean, median, stddev
   EXPECT_EQ(iterations.count("disable sharding"), 0u);  // failures have no timings
-  EXPECT_EQ(iterations.size(), 8u);                       // baseline + 7 measured
+  EXPECT_EQ(iterations.size(), 8u);                     // baseline + 7 measured
 }
 
 }  // namespace

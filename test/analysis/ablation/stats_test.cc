@@ -116,8 +116,8 @@ TEST(StatsTest, AdjustmentsSkipMissingPValues) {
 }
 
 TEST(StatsTest, BootstrapRatioOfConstantSamplesIsExact) {
-  ConfidenceInterval ci = BootstrapRatioOfMediansCi(std::vector<double>{2, 2, 2},
-                                                    std::vector<double>{1, 1, 1, 1});
+  ConfidenceInterval ci =
+      BootstrapRatioOfMediansCi(std::vector<double>{2, 2, 2}, std::vector<double>{1, 1, 1, 1});
   EXPECT_EQ(ci.estimate, 2);
   EXPECT_EQ(ci.low, 2);
   EXPECT_EQ(ci.high, 2);
