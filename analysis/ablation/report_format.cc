@@ -124,11 +124,18 @@ std::string PassesLabel(const nlohmann::ordered_json& variant) {
   auto passes = variant.find("passes");
   if (passes != variant.end() && passes->is_array()) {
     for (const auto& p : *passes) {
-      if (!out.empty()) out += ", ";
+      if (!out.empty()) out += " + ";
       out += p.is_string() ? p.get<std::string>() : p.dump();
     }
   }
   return out.empty() ? TextField(variant, "name") : out;
+}
+
+std::string PassesWithKind(const nlohmann::ordered_json& variant) {
+  std::string kind = TextField(variant, "kind");
+  std::string label = PassesLabel(variant);
+  if (kind.empty() || kind == "disable-one") return label;
+  return label + " (" + kind + ")";
 }
 
 std::string VariantDescription(const nlohmann::ordered_json& variant) {
@@ -140,7 +147,7 @@ std::string VariantDescription(const nlohmann::ordered_json& variant) {
     return "full pipeline without " + passes + (disable.empty() ? "" : " at " + disable);
   }
   if (kind == "add-one") return "required passes only, plus " + passes;
-  if (kind == "pair") return "full pipeline without both " + passes;
+  if (kind == "pair") return "full pipeline without " + passes;
   if (!disable.empty()) return "pipeline with --disable " + disable;
   std::string enable_only = TextField(variant, "enable_only");
   if (!enable_only.empty()) return "pipeline with only " + enable_only;

@@ -213,7 +213,7 @@ std::string TimeChart(const ordered_json& report,
     double ms = NumberField(*v, "median_ns") / 1e6;
     double low = NumberField(*v, "ci_low") * base / 1e6;
     double up = NumberField(*v, "ci_high") * base / 1e6;
-    rows.push_back({PassesLabel(*v), ms, low, up, BarClass(*v), FormatMs(ms * 1e6)});
+    rows.push_back({PassesWithKind(*v), ms, low, up, BarClass(*v), FormatMs(ms * 1e6)});
     if (!std::isnan(ms)) high = std::max(high, ms);
     if (!std::isnan(up)) high = std::max(high, up);
   }
@@ -239,7 +239,7 @@ std::string ChangeChart(const ordered_json& report,
     }
     std::string note = FormatChange(NumberField(*v, "ratio"));
     if (v->value("significant", false)) note += " *";
-    rows.push_back({PassesLabel(*v), change, lo, hi, BarClass(*v), note});
+    rows.push_back({PassesWithKind(*v), change, lo, hi, BarClass(*v), note});
   }
   if (rows.empty()) return "";
   double pad = (high - low) * 0.06;
@@ -417,7 +417,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
         "<td class=\"num\"><b>{}</b></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>\n",
         (*v)["outcome"] == "wrong-result" ? " class=\"wrong\"" : "", ++n,
-        Escape(VariantDescription(*v)), Escape(PassesLabel(*v)), Badge(TextField(*v, "outcome")),
+        Escape(VariantDescription(*v)), Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
         FormatMs(NumberField(*v, "median_ns")), FormatChange(NumberField(*v, "ratio")),
         Escape(FormatCi(NumberField(*v, "ci_low"), NumberField(*v, "ci_high"))),
         FormatP(NumberField(*v, "p_adjusted")), kernels,
@@ -439,7 +439,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     for (const ordered_json* v : failed) {
       h += fmt::format(
           "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"err\">{}</td><td>{}</td></tr>\n",
-          Escape(PassesLabel(*v)), Badge(TextField(*v, "outcome")),
+          Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
           Escape(TextField(*v, "failed_pass")), Escape(FailureDetail(*v, 400)), Links(*v));
     }
     h += "</tbody>\n</table>\n";
@@ -498,14 +498,14 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     int64_t changes = counts.value("added", int64_t{0}) + counts.value("removed", int64_t{0}) +
                       counts.value("changed", int64_t{0});
     if (changes == 0) {
-      unchanged.push_back(PassesLabel(*v));
+      unchanged.push_back(PassesWithKind(*v));
       continue;
     }
     any = true;
     h += fmt::format(
         "<details><summary>{} — {} {} <span class=\"muted\">({} added, {} removed, "
         "{} changed, {} unchanged)</span></summary>\n",
-        Escape(PassesLabel(*v)), Badge(TextField(*v, "outcome")),
+        Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
         FormatChange(NumberField(*v, "ratio")), counts.value("added", 0),
         counts.value("removed", 0), counts.value("changed", 0), counts.value("same", 0));
     h += "<table>\n<thead><tr><th>Kernel</th><th>Change</th><th class=\"num\">Baseline</th>"

@@ -45,8 +45,11 @@ std::string FormatBytes(double bytes);
 
 // Whitespace collapsed to single spaces, cut at `max` characters with "…".
 std::string Excerpt(std::string_view text, size_t max);
-// The passes a variant changes, joined by ", " (its name when none).
+// The passes a variant changes, joined by " + " (its name when none).
 std::string PassesLabel(const nlohmann::ordered_json& variant);
+// PassesLabel with the variant's kind unless it is disable-one:
+// "fusion + fusion_merger (pair)".
+std::string PassesWithKind(const nlohmann::ordered_json& variant);
 // What the variant does, in words: "pipeline without fusion", "minimal
 // pipeline plus fusion", ...
 std::string VariantDescription(const nlohmann::ordered_json& variant);

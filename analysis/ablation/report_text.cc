@@ -187,18 +187,20 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       "is slower, i.e. the disabled pass was helping. The 95% CI comes from a bootstrap of both "
       "medians.\n\n";
   md +=
-      "| # | Passes | Variant | Outcome | Median | Change [95% CI] | p (adj.) | Kernels | "
+      "| # | Disabled passes | Outcome | Median | Ratio | Change [95% CI] | p (adj.) | Kernels | "
       "Compile | Check |\n";
-  md += "|---:|---|---|---|---:|---|---:|---:|---:|---|\n";
+  md += "|---:|---|---|---:|---:|---|---:|---:|---:|---|\n";
   int n = 0;
   for (const ordered_json& v : report["variants"]) {
     std::string outcome = TextField(v, "outcome");
     if (IsFailureOutcome(outcome)) continue;
     bool strong = outcome == "slower" || outcome == "faster" || outcome == "wrong-result";
     std::string label = OutcomeLabel(outcome);
+    double ratio = NumberField(v, "ratio");
     md += fmt::format("| {} | {} | {} | {} | {} | {} {} | {} | {} | {} | {} |\n", ++n,
-                      MdCell(PassesLabel(v)), MdCell(VariantDescription(v)),
-                      strong ? "**" + label + "**" : label, FormatMs(NumberField(v, "median_ns")),
+                      MdCell(PassesWithKind(v)), strong ? "**" + label + "**" : label,
+                      FormatMs(NumberField(v, "median_ns")),
+                      std::isnan(ratio) ? "–" : fmt::format("×{:.3f}", ratio),
                       FormatChange(NumberField(v, "ratio")),
                       FormatCi(NumberField(v, "ci_low"), NumberField(v, "ci_high")),
                       FormatP(NumberField(v, "p_adjusted")), KernelsCell(v, baseline_count),
@@ -221,9 +223,9 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       std::string path = TextField(v, key);
       if (!path.empty()) links += fmt::format("{}[{}]({})", links.empty() ? "" : " ", key, path);
     }
-    table +=
-        fmt::format("| {} | {} | {} | {} | {} |\n", MdCell(PassesLabel(v)), OutcomeLabel(outcome),
-                    MdCell(TextField(v, "failed_pass")), MdCell(FailureDetail(v, 240)), links);
+    table += fmt::format("| {} | {} | {} | {} | {} |\n", MdCell(PassesWithKind(v)),
+                         OutcomeLabel(outcome), MdCell(TextField(v, "failed_pass")),
+                         MdCell(FailureDetail(v, 240)), links);
   }
   md += failures == 0 ? "Every variant compiled and ran.\n" : table;
 
@@ -299,17 +301,24 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
 
 nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report) {
   const ordered_json& manifest = report["manifest"];
-  auto manifest_value = [&](const char* key, ordered_json fallback) -> ordered_json {
-    if (manifest.is_object() && manifest.contains(key) && !manifest[key].is_null()) {
-      return manifest[key];
+  // The manifest's value at the first key present, top level or under "machine".
+  auto manifest_value = [&](std::initializer_list<const char*> keys,
+                            ordered_json fallback) -> ordered_json {
+    for (const ordered_json* scope :
+         {&manifest, manifest.is_object() && manifest.contains("machine") ? &manifest["machine"]
+                                                                          : &manifest}) {
+      if (!scope->is_object()) continue;
+      for (const char* key : keys) {
+        if (scope->contains(key) && !(*scope)[key].is_null()) return (*scope)[key];
+      }
     }
     return fallback;
   };
   ordered_json context;
-  context["date"] = manifest_value("date", "");
-  context["host_name"] = manifest_value("host", "");
+  context["date"] = manifest_value({"date", "started"}, "");
+  context["host_name"] = manifest_value({"host_name", "hostname", "host"}, "");
   context["executable"] = "passlab ablate";
-  context["num_cpus"] = manifest_value("num_cpus", 0);
+  context["num_cpus"] = manifest_value({"num_cpus", "cores", "cpus"}, 0);
   context["mhz_per_cpu"] = 0;
   context["cpu_scaling_enabled"] = false;
   context["caches"] = ordered_json::array();

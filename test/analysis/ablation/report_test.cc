@@ -109,8 +109,13 @@ std::vector<json> Records() {
 }
 
 json Manifest() {
-  return {{"command", "passlab ablate --model mlp"},  {"version", "0.1.0"}, {"pipeline", "gpu"},
-          {"model", {{"name", "mlp"}, {"batch", 8}}}, {"device", "cpu"},    {"repeats", 10}};
+  return {{"command", "passlab ablate --model mlp"},
+          {"version", "0.1.0"},
+          {"pipeline", "gpu"},
+          {"model", {{"name", "mlp"}, {"batch", 8}}},
+          {"device", "cpu"},
+          {"machine", {{"cpu", "AMD EPYC"}, {"cores", 2}, {"host", "vm"}}},
+          {"repeats", 10}};
 }
 
 const ordered_json& Variant(const ordered_json& report, const std::string& name) {
@@ -377,7 +382,8 @@ TEST(AblationReportTest, WritesEveryFileParseable) {
 
   json gbench = json::parse(ReadFile(dir / "gbench.json"));
   EXPECT_TRUE(gbench.contains("context"));
-  EXPECT_TRUE(gbench["context"].contains("num_cpus"));
+  EXPECT_EQ(gbench["context"]["num_cpus"], 2);  // from the manifest's machine
+  EXPECT_EQ(gbench["context"]["host_name"], "vm");
   std::map<std::string, int> iterations, aggregates;
   for (const json& b : gbench["benchmarks"]) {
     EXPECT_EQ(b["time_unit"], "ms");
