@@ -1,0 +1,490 @@
+#include "analysis/ablation/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+
+#include "analysis/ablation/report_internal.h"
+#include "analysis/ablation/stats.h"
+#include "core/ir/str_util.h"
+
+namespace passlab {
+namespace {
+
+using json = nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+using ablation_internal::kOutcomeOrder;
+using ablation_internal::OutcomeRank;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// All records of one variant (or of the baseline), pooled.
+struct PooledVariant {
+  std::string name;
+  const json* first = nullptr;    // scalar fields (kind, passes, paths) come from here
+  const json* failure = nullptr;  // the first record whose status is not "ok"
+  const json* wrong = nullptr;    // the first record whose check says not ok
+  std::vector<double> samples;    // the metric, all records concatenated
+  std::map<std::string, std::vector<double>> numbers;  // compile_ms, bytes, ...
+  struct Kernel {
+    json info;  // name, kind, detail, calls of its first appearance
+    std::vector<double> ns;
+  };
+  std::vector<std::string> kernel_order;  // first appearance
+  std::map<std::string, Kernel> kernels;
+};
+
+constexpr const char* kNumericFields[] = {"compile_ms", "optimize_ms", "kernel_count", "bytes",
+                                          "peak_rss_bytes"};
+
+std::string StringField(const json& record, const char* key) {
+  auto it = record.find(key);
+  if (it == record.end() || !it->is_string()) return "";
+  return it->get<std::string>();
+}
+
+void AddRecord(PooledVariant& v, const json& record, std::string_view metric) {
+  if (v.first == nullptr) v.first = &record;
+  std::string status = StringField(record, "status");
+  if (status.empty()) status = "ok";
+  if (status != "ok" && v.failure == nullptr) v.failure = &record;
+  auto check = record.find("check");
+  if (check != record.end() && check->is_object() && check->contains("ok") &&
+      (*check)["ok"].is_boolean() && !(*check)["ok"].get<bool>() && v.wrong == nullptr) {
+    v.wrong = &record;
+  }
+  auto samples = record.find("samples");
+  if (samples != record.end() && samples->is_object()) {
+    auto values = samples->find(metric);
+    if (values != samples->end() && values->is_array()) {
+      for (const json& x : *values) {
+        if (x.is_number()) v.samples.push_back(x.get<double>());
+      }
+    }
+  }
+  for (const char* field : kNumericFields) {
+    auto it = record.find(field);
+    if (it != record.end() && it->is_number()) v.numbers[field].push_back(it->get<double>());
+  }
+  auto kernels = record.find("kernels");
+  if (kernels != record.end() && kernels->is_array()) {
+    for (const json& k : *kernels) {
+      if (!k.is_object() || !k.contains("name") || !k["name"].is_string()) continue;
+      std::string name = k["name"].get<std::string>();
+      auto [it, inserted] = v.kernels.try_emplace(name);
+      if (inserted) {
+        v.kernel_order.push_back(name);
+        it->second.info = k;
+      }
+      if (k.contains("ns") && k["ns"].is_number()) it->second.ns.push_back(k["ns"].get<double>());
+    }
+  }
+}
+
+// A JSON number, or null for NaN (JSON has no NaN).
+ordered_json Number(double x) {
+  if (std::isnan(x) || std::isinf(x)) return nullptr;
+  if (x == std::floor(x) && std::abs(x) < 9e15) return static_cast<int64_t>(x);
+  return x;
+}
+
+ordered_json Field(const json* record, const char* key) {
+  if (record == nullptr) return nullptr;
+  auto it = record->find(key);
+  if (it == record->end()) return nullptr;
+  return ordered_json(*it);
+}
+
+double MedianNumber(const PooledVariant& v, const char* field) {
+  auto it = v.numbers.find(field);
+  if (it == v.numbers.end()) return kNaN;
+  return Median(it->second);
+}
+
+std::map<std::string, double> KernelTimes(const PooledVariant& v) {
+  std::map<std::string, double> times;
+  for (const auto& [name, kernel] : v.kernels) times[name] = Median(kernel.ns);
+  return times;
+}
+
+ordered_json KernelList(const PooledVariant& v) {
+  std::vector<std::pair<double, std::string>> order;
+  for (const std::string& name : v.kernel_order) {
+    order.push_back({Median(v.kernels.at(name).ns), name});
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  ordered_json list = ordered_json::array();
+  for (const auto& [ns, name] : order) {
+    const json& info = v.kernels.at(name).info;
+    ordered_json k;
+    k["name"] = name;
+    k["kind"] = info.contains("kind") ? ordered_json(info["kind"]) : ordered_json(nullptr);
+    k["detail"] = info.contains("detail") ? ordered_json(info["detail"]) : ordered_json(nullptr);
+    k["ns"] = Number(ns);
+    k["calls"] = info.contains("calls") ? ordered_json(info["calls"]) : ordered_json(nullptr);
+    list.push_back(std::move(k));
+  }
+  return list;
+}
+
+// Kernels matched by name: added, removed, changed (> kernel_change of the
+// baseline's time) or the same; largest |delta| first, top N kept.
+ordered_json KernelDiff(const std::map<std::string, double>& baseline,
+                        const std::map<std::string, double>& variant, const ReportOptions& options,
+                        ordered_json& counts) {
+  struct Row {
+    std::string name;
+    double baseline_ns, variant_ns;
+    std::string change;
+    double delta;
+  };
+  std::vector<Row> rows;
+  for (const auto& [name, ns] : baseline) {
+    auto it = variant.find(name);
+    if (it == variant.end()) {
+      rows.push_back({name, ns, kNaN, "removed", ns});
+      continue;
+    }
+    double delta = it->second - ns;
+    bool changed = ns == 0 ? it->second != 0 : std::abs(delta) > options.kernel_change * ns;
+    rows.push_back({name, ns, it->second, changed ? "changed" : "same", std::abs(delta)});
+  }
+  for (const auto& [name, ns] : variant) {
+    if (!baseline.contains(name)) rows.push_back({name, kNaN, ns, "added", ns});
+  }
+  counts = ordered_json::object();
+  for (const char* c : {"added", "removed", "changed", "same"}) {
+    counts[c] =
+        std::count_if(rows.begin(), rows.end(), [&](const Row& r) { return r.change == c; });
+  }
+  // Names break ties so the order never depends on the map's.
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    auto da = std::isnan(a.delta) ? 0 : a.delta;
+    auto db = std::isnan(b.delta) ? 0 : b.delta;
+    if (da != db) return da > db;
+    return a.name < b.name;
+  });
+  if (rows.size() > static_cast<size_t>(options.kernel_diff_top)) {
+    rows.resize(options.kernel_diff_top);
+  }
+  ordered_json diff = ordered_json::array();
+  for (const Row& r : rows) {
+    ordered_json d;
+    d["name"] = r.name;
+    d["baseline_ns"] = Number(r.baseline_ns);
+    d["variant_ns"] = Number(r.variant_ns);
+    d["change"] = r.change;
+    diff.push_back(std::move(d));
+  }
+  return diff;
+}
+
+bool IsMeasured(const ordered_json& variant) {
+  std::string outcome = variant["outcome"];
+  return outcome == "slower" || outcome == "faster" || outcome == "no-change" ||
+         outcome == "wrong-result";
+}
+
+ordered_json Summarize(const ordered_json& report) {
+  ordered_json summary;
+  const ordered_json& variants = report["variants"];
+  summary["variants"] = variants.size();
+  std::map<std::string, int64_t> outcomes;
+  std::vector<double> half_widths;
+  std::string worst_name;
+  double worst = -1;
+  int64_t measured = 0;
+  for (const ordered_json& v : variants) {
+    ++outcomes[v["outcome"].get<std::string>()];
+    if (IsMeasured(v)) ++measured;
+    if (v["ci_half_width"].is_number()) {
+      double w = v["ci_half_width"].get<double>();
+      half_widths.push_back(w);
+      if (w > worst) {
+        worst = w;
+        worst_name = v["name"];
+      }
+    }
+  }
+  summary["measured"] = measured;
+  summary["significant"] = std::count_if(variants.begin(), variants.end(), [](const auto& v) {
+    return v["significant"].is_boolean() && v["significant"].template get<bool>();
+  });
+  ordered_json by_outcome = ordered_json::object();
+  for (const char* o : kOutcomeOrder) by_outcome[o] = outcomes[o];
+  summary["outcomes"] = by_outcome;
+  summary["failures"] = outcomes["compile-error"] + outcomes["verifier-failure"] +
+                        outcomes["crash"] + outcomes["timeout"];
+  summary["median_ci_half_width"] = Number(Median(half_widths));
+  summary["max_ci_half_width"] = Number(worst < 0 ? kNaN : worst);
+  summary["max_ci_half_width_variant"] =
+      worst_name.empty() ? ordered_json(nullptr) : ordered_json(worst_name);
+  return summary;
+}
+
+}  // namespace
+
+std::string_view AblationMetricName(AblationMetric metric) {
+  switch (metric) {
+    case AblationMetric::kKernelNs:
+      return "kernel_ns";
+    case AblationMetric::kKernelCopyNs:
+      return "kernel_copy_ns";
+    case AblationMetric::kWallNs:
+      return "wall_ns";
+  }
+  return "kernel_ns";
+}
+
+absl::StatusOr<AblationMetric> ParseAblationMetric(std::string_view name) {
+  for (AblationMetric m :
+       {AblationMetric::kKernelNs, AblationMetric::kKernelCopyNs, AblationMetric::kWallNs}) {
+    if (name == AblationMetricName(m)) return m;
+  }
+  return absl::InvalidArgumentError(
+      StrCat("unknown metric '", name, "' (expected kernel_ns, kernel_copy_ns or wall_ns)"));
+}
+
+std::string_view PValueCorrectionName(PValueCorrection correction) {
+  switch (correction) {
+    case PValueCorrection::kHolm:
+      return "holm";
+    case PValueCorrection::kBenjaminiHochberg:
+      return "bh";
+  }
+  return "holm";
+}
+
+absl::StatusOr<PValueCorrection> ParsePValueCorrection(std::string_view name) {
+  if (name == "holm") return PValueCorrection::kHolm;
+  if (name == "bh" || name == "fdr_bh" || name == "benjamini-hochberg") {
+    return PValueCorrection::kBenjaminiHochberg;
+  }
+  return absl::InvalidArgumentError(
+      StrCat("unknown p-value correction '", name, "' (expected holm or bh)"));
+}
+
+nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
+                                           const std::vector<nlohmann::json>& records,
+                                           const ReportOptions& options) {
+  std::string_view metric = AblationMetricName(options.metric);
+  PooledVariant baseline;
+  std::vector<PooledVariant> pooled;
+  std::map<std::string, size_t> index;
+  for (const json& record : records) {
+    if (!record.is_object()) continue;
+    std::string name = StringField(record, "variant");
+    if (StringField(record, "kind") == "baseline") {
+      if (baseline.name.empty()) baseline.name = name.empty() ? "baseline" : name;
+      AddRecord(baseline, record, metric);
+      continue;
+    }
+    auto [it, inserted] = index.try_emplace(name, pooled.size());
+    if (inserted) {
+      pooled.emplace_back();
+      pooled.back().name = name;
+    }
+    AddRecord(pooled[it->second], record, metric);
+  }
+
+  ordered_json report;
+  report["schema"] = "passlab.ablation/1";
+  report["manifest"] = manifest.is_null() ? ordered_json::object() : ordered_json(manifest);
+  report["metric"] = metric;
+  report["threshold"] = options.threshold;
+  report["correction"] = PValueCorrectionName(options.correction);
+  report["alpha"] = options.alpha;
+  ordered_json warnings = ordered_json::array();
+
+  BootstrapOptions bootstrap{.resamples = options.bootstrap_resamples,
+                             .seed = options.bootstrap_seed};
+  double baseline_median = Median(baseline.samples);
+  ConfidenceInterval baseline_ci = BootstrapMedianCi(baseline.samples, bootstrap);
+  ordered_json base;
+  base["name"] = baseline.name.empty() ? "baseline" : baseline.name;
+  base["median_ns"] = Number(baseline_median);
+  base["samples_ns"] = baseline.samples;
+  base["ci_half_width"] = Number(baseline_ci.RelativeHalfWidth());
+  base["compile_ms"] = Number(MedianNumber(baseline, "compile_ms"));
+  base["kernel_count"] = Number(MedianNumber(baseline, "kernel_count"));
+  base["bytes"] = Number(MedianNumber(baseline, "bytes"));
+  base["peak_rss_bytes"] = Number(MedianNumber(baseline, "peak_rss_bytes"));
+  base["kernels"] = KernelList(baseline);
+  base["trace"] = Field(baseline.first, "trace");
+  base["snapshot"] = Field(baseline.first, "snapshot");
+  if (baseline.first == nullptr) {
+    warnings.push_back("no baseline record: no ratio can be computed");
+  } else if (baseline.failure != nullptr) {
+    warnings.push_back(StrCat("the baseline failed (", StringField(*baseline.failure, "status"),
+                              "): ", StringField(*baseline.failure, "error")));
+  } else if (baseline.samples.empty()) {
+    warnings.push_back(StrCat("the baseline has no '", metric, "' samples"));
+  }
+  if (baseline.wrong != nullptr) {
+    warnings.push_back("the baseline's outputs do not match the evaluator");
+  }
+  report["baseline"] = std::move(base);
+  std::map<std::string, double> baseline_kernels = KernelTimes(baseline);
+
+  // Statistics per variant; p-values adjusted across all measured ones.
+  std::vector<ordered_json> variants;
+  std::vector<double> p_values;
+  for (const PooledVariant& v : pooled) {
+    const json& first = *v.first;
+    ordered_json out;
+    out["name"] = v.name;
+    out["kind"] = Field(&first, "kind");
+    ordered_json passes = Field(&first, "passes");
+    if (!passes.is_array()) passes = ordered_json::array();
+    out["passes"] = passes;
+    out["disabled"] = passes;
+    out["disable"] = Field(&first, "disable");
+    out["enable_only"] = Field(&first, "enable_only");
+    std::string status = v.failure != nullptr ? StringField(*v.failure, "status") : "ok";
+    out["status"] = status;
+    out["outcome"] = nullptr;  // set below, after the correction
+    ConfidenceInterval ci = BootstrapRatioOfMediansCi(v.samples, baseline.samples, bootstrap);
+    MannWhitneyResult test = MannWhitneyU(v.samples, baseline.samples);
+    double median = Median(v.samples);
+    out["median_ns"] = Number(median);
+    out["samples_ns"] = v.samples;
+    out["ratio"] = Number(ci.estimate);
+    out["ci_low"] = Number(ci.low);
+    out["ci_high"] = Number(ci.high);
+    out["ci_half_width"] = Number(ci.RelativeHalfWidth());
+    out["p_value"] = Number(test.p_value);
+    out["p_adjusted"] = nullptr;
+    out["significant"] = false;
+    out["compile_ms"] = Number(MedianNumber(v, "compile_ms"));
+    out["kernel_count"] = Number(MedianNumber(v, "kernel_count"));
+    out["bytes"] = Number(MedianNumber(v, "bytes"));
+    out["peak_rss_bytes"] = Number(MedianNumber(v, "peak_rss_bytes"));
+    const json* detail = v.failure != nullptr ? v.failure : (v.wrong != nullptr ? v.wrong : &first);
+    out["check"] = Field(detail, "check");
+    out["error"] = Field(detail, "error");
+    out["failed_pass"] = Field(detail, "failed_pass");
+    out["signal"] = Field(detail, "signal");
+    out["timeout_s"] = Field(detail, "timeout_s");
+    out["required_reason"] = Field(detail, "required_reason");
+    ordered_json counts;
+    out["kernel_diff"] = v.kernels.empty()
+                             ? ordered_json::array()
+                             : KernelDiff(baseline_kernels, KernelTimes(v), options, counts);
+    out["kernel_diff_counts"] = v.kernels.empty() ? ordered_json(nullptr) : counts;
+    out["ir_diff"] = Field(detail, "ir_diff");
+    out["snapshot"] = Field(detail, "snapshot");
+    out["trace"] = Field(detail, "trace");
+    // A failed variant's partial samples are shown but not tested.
+    p_values.push_back(status == "ok" && !std::isnan(ci.estimate) ? test.p_value : kNaN);
+    variants.push_back(std::move(out));
+  }
+  std::vector<double> adjusted = options.correction == PValueCorrection::kHolm
+                                     ? HolmAdjust(p_values)
+                                     : BenjaminiHochbergAdjust(p_values);
+  for (size_t i = 0; i < variants.size(); ++i) {
+    ordered_json& out = variants[i];
+    out["p_adjusted"] = Number(adjusted[i]);
+    double ratio = out["ratio"].is_number() ? out["ratio"].get<double>() : kNaN;
+    bool significant = !std::isnan(adjusted[i]) && adjusted[i] < options.alpha &&
+                       std::abs(ratio - 1) > options.threshold;
+    out["significant"] = significant;
+    std::string status = out["status"];
+    if (status != "ok") {
+      out["outcome"] = status;
+    } else if (pooled[i].wrong != nullptr) {
+      out["outcome"] = "wrong-result";
+    } else if (significant) {
+      out["outcome"] = ratio > 1 ? "slower" : "faster";
+    } else {
+      out["outcome"] = "no-change";
+    }
+  }
+
+  // Measured variants by ratio, largest slowdown first (no ratio last); then
+  // the failures grouped by outcome. Names break ties.
+  std::stable_sort(variants.begin(), variants.end(),
+                   [](const ordered_json& a, const ordered_json& b) {
+                     bool ma = IsMeasured(a), mb = IsMeasured(b);
+                     if (ma != mb) return ma;
+                     if (ma) {
+                       bool ra = a["ratio"].is_number(), rb = b["ratio"].is_number();
+                       if (ra != rb) return ra;
+                       if (ra && a["ratio"].get<double>() != b["ratio"].get<double>()) {
+                         return a["ratio"].get<double>() > b["ratio"].get<double>();
+                       }
+                     } else if (a["outcome"] != b["outcome"]) {
+                       return OutcomeRank(a["outcome"].get<std::string>()) <
+                              OutcomeRank(b["outcome"].get<std::string>());
+                     }
+                     return a["name"].get<std::string>() < b["name"].get<std::string>();
+                   });
+  report["variants"] = variants;
+
+  // Pair interactions against the disable-one ratios of each member.
+  std::map<std::string, double> single;
+  for (const ordered_json& v : variants) {
+    if (v["kind"] == "disable-one" && v["passes"].size() == 1 && v["ratio"].is_number() &&
+        v["passes"][0].is_string()) {
+      single[v["passes"][0].get<std::string>()] = v["ratio"].get<double>();
+    }
+  }
+  auto single_ratio = [&](const std::string& pass) {
+    auto it = single.find(pass);
+    return it == single.end() ? kNaN : it->second;
+  };
+  ordered_json pairs = ordered_json::array();
+  for (const ordered_json& v : variants) {
+    if (v["kind"] != "pair" || v["passes"].size() != 2) continue;
+    std::string a = v["passes"][0].is_string() ? v["passes"][0].get<std::string>() : "";
+    std::string b = v["passes"][1].is_string() ? v["passes"][1].get<std::string>() : "";
+    double ra = single_ratio(a), rb = single_ratio(b);
+    double rab = v["ratio"].is_number() ? v["ratio"].get<double>() : kNaN;
+    ordered_json p;
+    p["variant"] = v["name"];
+    p["a"] = a;
+    p["b"] = b;
+    p["ratio_a"] = Number(ra);
+    p["ratio_b"] = Number(rb);
+    p["ratio_ab"] = Number(rab);
+    p["interaction"] = Number((rab - 1) - ((ra - 1) + (rb - 1)));
+    p["outcome"] = v["outcome"];
+    pairs.push_back(std::move(p));
+  }
+  report["pairs"] = std::move(pairs);
+  report["summary"] = Summarize(report);
+  report["warnings"] = std::move(warnings);
+  return report;
+}
+
+absl::Status WriteAblationReports(const nlohmann::ordered_json& report, const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return absl::InternalError(StrCat("cannot create ", dir, ": ", error.message()));
+  auto write = [&](const char* file, const std::string& text) -> absl::Status {
+    std::filesystem::path path = std::filesystem::path(dir) / file;
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) return absl::InternalError(StrCat("cannot write ", path.string()));
+    return absl::OkStatus();
+  };
+  for (auto [file, text] : std::initializer_list<std::pair<const char*, std::string>>{
+           {"report.json",
+            report.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n"},
+           {"report.csv", RenderAblationCsv(report)},
+           {"report.md", RenderAblationMarkdown(report)},
+           {"report.html", RenderAblationHtml(report)},
+           {"gbench.json", RenderAblationGbench(report).dump(
+                               2, ' ', false, ordered_json::error_handler_t::replace) +
+                               "\n"}}) {
+    absl::Status status = write(file, text);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace passlab

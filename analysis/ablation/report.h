@@ -1,0 +1,81 @@
+// Ablation reports: from the runner's raw records (one JSON object per line
+// of results.jsonl) to the verdicts and the files people read.
+//
+// BuildAblationReport pools the baseline's samples over all blocks, compares
+// every variant's samples of the chosen metric against them (ratio of
+// medians with a bootstrap 95% CI, Mann-Whitney U p-value adjusted across all
+// measured variants), classifies each variant (slower / faster / no-change /
+// wrong-result / the failure statuses), diffs its kernels against the
+// baseline's and computes pair interactions. The result follows the
+// "passlab.ablation/1" schema (report.json) that the GUI reads.
+//
+// WriteAblationReports renders that report as report.json, report.csv,
+// report.md, report.html (self-contained, SVG charts, no scripts, no network)
+// and gbench.json (Google Benchmark's JSON format, so compare.py-style tools
+// work).
+#ifndef PASSLAB_ANALYSIS_ABLATION_REPORT_H_
+#define PASSLAB_ANALYSIS_ABLATION_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace passlab {
+
+// The per-repetition measurement compared between variants: the key of the
+// records' "samples" object.
+enum class AblationMetric { kKernelNs, kKernelCopyNs, kWallNs };
+// "kernel_ns", "kernel_copy_ns", "wall_ns".
+std::string_view AblationMetricName(AblationMetric metric);
+absl::StatusOr<AblationMetric> ParseAblationMetric(std::string_view name);
+
+enum class PValueCorrection { kHolm, kBenjaminiHochberg };
+// "holm", "bh".
+std::string_view PValueCorrectionName(PValueCorrection correction);
+// Accepts "holm", "bh", "fdr_bh", "benjamini-hochberg".
+absl::StatusOr<PValueCorrection> ParsePValueCorrection(std::string_view name);
+
+struct ReportOptions {
+  AblationMetric metric = AblationMetric::kKernelNs;
+  // A difference counts only when p_adjusted < alpha AND |ratio - 1| >
+  // threshold (seed 003 highlights changes above 1%).
+  double threshold = 0.01;
+  double alpha = 0.05;
+  PValueCorrection correction = PValueCorrection::kHolm;
+  int bootstrap_resamples = 2000;
+  uint64_t bootstrap_seed = 0x5eed'ab1a'7e00'0001ULL;
+  // Kernel diff: a kernel present on both sides "changed" when its time
+  // differs by more than this fraction of the baseline's; the diff keeps the
+  // `kernel_diff_top` largest |variant_ns - baseline_ns| per variant.
+  double kernel_change = 0.05;
+  int kernel_diff_top = 20;
+};
+
+// `manifest`: the runner's manifest object (copied into the report).
+// `records`: results.jsonl's objects. Records named alike (the baseline's one
+// per block) are pooled: their samples concatenated, their kernels and
+// numeric fields combined by median; a failure in any record of a variant
+// makes it a failure. Records whose "kind" is "baseline" form the baseline.
+nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
+                                           const std::vector<nlohmann::json>& records,
+                                           const ReportOptions& options = {});
+
+// Writes report.json, report.csv, report.md, report.html and gbench.json
+// into `dir` (created if missing). Errors name the file.
+absl::Status WriteAblationReports(const nlohmann::ordered_json& report, const std::string& dir);
+
+// The renderings, one string each (WriteAblationReports writes these).
+std::string RenderAblationCsv(const nlohmann::ordered_json& report);
+std::string RenderAblationMarkdown(const nlohmann::ordered_json& report);
+std::string RenderAblationHtml(const nlohmann::ordered_json& report);
+nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report);
+
+}  // namespace passlab
+
+#endif  // PASSLAB_ANALYSIS_ABLATION_REPORT_H_

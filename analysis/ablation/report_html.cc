@@ -1,0 +1,551 @@
+// The HTML rendering of an ablation report: one self-contained page (inline
+// CSS and SVG, no scripts, no network) with the headline, two charts in the
+// style of seed 003's figures 5-8, the tables and per-variant kernel diffs.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "analysis/ablation/report.h"
+#include "analysis/ablation/report_internal.h"
+
+namespace passlab {
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+using namespace ablation_internal;
+
+std::string Escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+constexpr const char* kStyle = R"css(
+:root { --fg:#1d2330; --muted:#5b6475; --line:#d9dee7; --bg:#ffffff; --panel:#f6f8fb;
+  --slower:#c8102e; --faster:#1a7f37; --neutral:#8c96a8; --wrong:#7a1fa2; --fail:#b35900; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg);
+  font: 15px/1.5 "Segoe UI", "Helvetica Neue", Arial, "Noto Sans", "DejaVu Sans", sans-serif; }
+main { max-width: 1180px; margin: 0 auto; padding: 28px 32px 64px; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 19px; margin: 36px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+p.lead { color: var(--muted); margin: 0 0 18px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(128px, 1fr)); gap: 12px; margin: 16px 0; }
+.card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; }
+.card .n { font-size: 26px; font-weight: 650; }
+.legend { font-size: 13px; color: var(--muted); margin: 4px 0 0; }
+.legend span.sw { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin: 0 4px 0 14px; vertical-align: -1px; }
+.legend span.sw:first-child { margin-left: 0; }
+.card .l { color: var(--muted); font-size: 13px; }
+.card.slower .n { color: var(--slower); } .card.faster .n { color: var(--faster); }
+.card.bad { background: #fbeff2; border-color: var(--slower); } .card.bad .n { color: var(--slower); }
+.alarm { background: #fbeff2; border: 2px solid var(--slower); color: #7d0a1d; border-radius: 8px;
+  padding: 12px 16px; margin: 16px 0; font-weight: 600; }
+.note { background: var(--panel); border-left: 4px solid var(--neutral); padding: 8px 14px; margin: 12px 0; color: var(--muted); }
+table { border-collapse: collapse; width: 100%; font-size: 14px; }
+th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { background: var(--panel); font-weight: 600; position: sticky; top: 0; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.err { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; color: #3a3f4b; }
+tr.wrong td { background: #f6ecfa; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12.5px; font-weight: 600;
+  white-space: nowrap; color: #fff; background: var(--neutral); }
+.badge.slower { background: var(--slower); } .badge.faster { background: var(--faster); }
+.badge.wrong-result { background: var(--wrong); } .badge.required { background: #46627f; }
+.badge.crash, .badge.timeout, .badge.compile-error, .badge.verifier-failure { background: var(--fail); }
+.muted { color: var(--muted); }
+figure { margin: 12px 0 24px; } figcaption { color: var(--muted); font-size: 13.5px; margin-top: 4px; }
+svg text { font-family: "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", sans-serif; }
+details { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; padding: 4px 10px; }
+details summary { cursor: pointer; font-weight: 600; }
+details table { margin: 8px 0; }
+.added { color: var(--slower); } .removed { color: var(--faster); }
+code, pre { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; }
+pre { background: var(--panel); padding: 8px; border-radius: 6px; white-space: pre-wrap; word-break: break-all; margin: 0; }
+a { color: #1f5fbf; }
+)css";
+
+// Axis ticks at 1, 2 or 5 times a power of ten covering [low, high].
+std::vector<double> NiceTicks(double low, double high, int target) {
+  std::vector<double> ticks;
+  double span = high - low;
+  if (!(span > 0)) return {low};
+  double raw = span / target;
+  double power = std::pow(10, std::floor(std::log10(raw)));
+  double step = power;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    step = m * power;
+    if (step >= raw) break;
+  }
+  for (double t = std::ceil(low / step) * step; t <= high + step * 1e-9; t += step) {
+    ticks.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
+  }
+  return ticks;
+}
+
+std::string TickLabel(double value, double step, const char* suffix) {
+  int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step)));
+  return fmt::format("{:.{}f}{}", value, decimals, suffix);
+}
+
+std::string BarClass(const ordered_json& v) {
+  std::string outcome = TextField(v, "outcome");
+  if (outcome == "wrong-result") return "var(--wrong)";
+  if (outcome == "slower") return "var(--slower)";
+  if (outcome == "faster") return "var(--faster)";
+  return "var(--neutral)";
+}
+
+struct ChartRow {
+  std::string label;
+  double value, low, high;  // in the chart's unit
+  std::string color;
+  std::string note;  // right of the bar
+};
+
+constexpr int kLabelWidth = 300;
+constexpr int kPlotWidth = 640;
+constexpr int kRowHeight = 22;
+constexpr int kTop = 34;
+
+// Horizontal bars with optional whiskers; `reference` draws a dashed
+// vertical line; `band` shades [-band, band] around zero.
+std::string BarChart(const std::vector<ChartRow>& rows, double domain_low, double domain_high,
+                     const char* unit, double reference, const std::string& reference_label,
+                     double band) {
+  int height = kTop + static_cast<int>(rows.size()) * kRowHeight + 30;
+  int width = kLabelWidth + kPlotWidth + 150;
+  auto x = [&](double value) {
+    return kLabelWidth + (value - domain_low) / (domain_high - domain_low) * kPlotWidth;
+  };
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {0} {1}\" width=\"100%\" "
+      "style=\"max-width:{0}px\" role=\"img\">\n",
+      width, height);
+  std::vector<double> ticks = NiceTicks(domain_low, domain_high, 8);
+  double step = ticks.size() > 1 ? ticks[1] - ticks[0] : 1;
+  for (double t : ticks) {
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#e6e9ef\"/>"
+        "<text x=\"{0:.1f}\" y=\"{3}\" font-size=\"11\" fill=\"#5b6475\" "
+        "text-anchor=\"middle\">{4}</text>\n",
+        x(t), kTop - 6, height - 26, height - 10, Escape(TickLabel(t, step, unit)));
+  }
+  if (band > 0) {
+    svg += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#8c96a8\" "
+        "fill-opacity=\"0.16\"/>\n",
+        x(-band), kTop - 6, x(band) - x(-band), height - 26 - (kTop - 6));
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ChartRow& r = rows[i];
+    double y = kTop + static_cast<double>(i) * kRowHeight;
+    if (i % 2 == 1) {
+      svg += fmt::format(
+          "<rect x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" fill=\"#f6f8fb\" "
+          "fill-opacity=\"0.7\"/>\n",
+          y - 2, width, kRowHeight);
+    }
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{:.1f}\" font-size=\"12.5\" text-anchor=\"end\" fill=\"#1d2330\">"
+        "{}</text>\n",
+        kLabelWidth - 8, y + 13, Escape(Excerpt(r.label, 44)));
+    if (std::isnan(r.value)) continue;
+    double zero = std::clamp(0.0, domain_low, domain_high);
+    double x0 = x(zero), x1 = x(r.value);
+    svg += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\" rx=\"2\"/>\n",
+        std::min(x0, x1), y + 2, std::max(std::abs(x1 - x0), 1.0), kRowHeight - 8, r.color);
+    if (!std::isnan(r.low) && !std::isnan(r.high)) {
+      double cy = y + 2 + (kRowHeight - 8) / 2.0;
+      svg += fmt::format(
+          "<path d=\"M{0:.1f} {1:.1f}H{2:.1f}M{0:.1f} {3:.1f}V{4:.1f}M{2:.1f} {3:.1f}V{4:.1f}\" "
+          "stroke=\"#1d2330\" stroke-width=\"1.2\" fill=\"none\"/>\n",
+          x(r.low), cy, x(r.high), cy - 4, cy + 4);
+    }
+    double right = std::max({x0, x1, std::isnan(r.high) ? x1 : x(r.high)});
+    svg += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11.5\" fill=\"#3a3f4b\">{}</text>\n",
+        right + 6, y + 13, Escape(r.note));
+  }
+  if (!std::isnan(reference)) {
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#1d2330\" "
+        "stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>"
+        "<text x=\"{0:.1f}\" y=\"{3}\" font-size=\"12\" font-weight=\"600\" "
+        "text-anchor=\"middle\" fill=\"#1d2330\">{4}</text>\n",
+        x(reference), kTop - 8, height - 26, kTop - 14, Escape(reference_label));
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+// Figure 1: the metric per variant, baseline as a vertical line (seed 003
+// figures 5-6).
+std::string TimeChart(const ordered_json& report,
+                      const std::vector<const ordered_json*>& measured) {
+  double base = NumberField(report["baseline"], "median_ns");
+  std::vector<ChartRow> rows;
+  double high = std::isnan(base) ? 0 : base / 1e6;
+  for (const ordered_json* v : measured) {
+    double ms = NumberField(*v, "median_ns") / 1e6;
+    double low = NumberField(*v, "ci_low") * base / 1e6;
+    double up = NumberField(*v, "ci_high") * base / 1e6;
+    rows.push_back({PassesWithKind(*v), ms, low, up, BarClass(*v), FormatMs(ms * 1e6)});
+    if (!std::isnan(ms)) high = std::max(high, ms);
+    if (!std::isnan(up)) high = std::max(high, up);
+  }
+  if (!(high > 0)) return "";
+  return BarChart(rows, 0, high * 1.08, " ms", base / 1e6, "baseline " + FormatMs(base), 0);
+}
+
+// Figure 2: normalized change (ratio - 1, %) with the ±threshold band,
+// significant bars coloured, CI whiskers (seed 003 figures 7-8).
+std::string ChangeChart(const ordered_json& report,
+                        const std::vector<const ordered_json*>& measured) {
+  double threshold = NumberField(report, "threshold") * 100;
+  double low = -threshold * 2, high = threshold * 2;
+  std::vector<ChartRow> rows;
+  for (const ordered_json* v : measured) {
+    double change = (NumberField(*v, "ratio") - 1) * 100;
+    double lo = (NumberField(*v, "ci_low") - 1) * 100;
+    double hi = (NumberField(*v, "ci_high") - 1) * 100;
+    for (double x : {change, lo, hi}) {
+      if (std::isnan(x)) continue;
+      low = std::min(low, x);
+      high = std::max(high, x);
+    }
+    std::string note = FormatChange(NumberField(*v, "ratio"));
+    if (v->value("significant", false)) note += " *";
+    rows.push_back({PassesWithKind(*v), change, lo, hi, BarClass(*v), note});
+  }
+  if (rows.empty()) return "";
+  double pad = (high - low) * 0.06;
+  return BarChart(rows, low - pad, high + pad, "%", 0, "0%", threshold);
+}
+
+std::string Legend(bool band) {
+  std::string out = "<div class=\"legend\">";
+  for (auto [color, label] :
+       {std::pair<const char*, const char*>{"var(--slower)", "significantly slower"},
+        {"var(--faster)", "significantly faster"},
+        {"var(--neutral)", "no significant change"},
+        {"var(--wrong)", "wrong result"}}) {
+    out += fmt::format("<span class=\"sw\" style=\"background:{}\"></span>{}", color, label);
+  }
+  if (band) {
+    out += "<span class=\"sw\" style=\"background:#8c96a8;opacity:0.3\"></span>noise threshold";
+  }
+  out +=
+      "<span class=\"sw\" style=\"background:none;border-top:2px solid #1d2330;height:0;"
+      "border-radius:0\"></span>95% CI</div>\n";
+  return out;
+}
+
+std::string Badge(std::string_view outcome) {
+  return fmt::format("<span class=\"badge {}\">{}</span>", Escape(outcome),
+                     Escape(OutcomeLabel(outcome)));
+}
+
+std::string Links(const ordered_json& v) {
+  std::string out;
+  for (auto [key, label] : {std::pair<const char*, const char*>{"ir_diff", "IR diff"},
+                            {"snapshot", "HLO"},
+                            {"trace", "trace"}}) {
+    std::string path = TextField(v, key);
+    if (path.empty()) continue;
+    out += fmt::format("{}<a href=\"{}\">{}</a>", out.empty() ? "" : " · ", Escape(path), label);
+  }
+  return out.empty() ? "<span class=\"muted\">–</span>" : out;
+}
+
+std::string CheckCell(const ordered_json& v) {
+  const ordered_json& check = v["check"];
+  if (!check.is_object() || !check.contains("ok") || !check["ok"].is_boolean()) {
+    return "<span class=\"muted\">–</span>";
+  }
+  if (!check["ok"].get<bool>()) return "<b style=\"color:var(--wrong)\">MISMATCH</b>";
+  std::string reference = TextField(check, "reference");
+  return "ok" +
+         (reference.empty() ? "" : " <span class=\"muted\">vs " + Escape(reference) + "</span>");
+}
+
+}  // namespace
+
+std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
+  const ordered_json& summary = report["summary"];
+  const ordered_json& baseline = report["baseline"];
+  const ordered_json& outcomes = summary["outcomes"];
+  auto count = [&](const char* outcome) { return outcomes.value(outcome, int64_t{0}); };
+  std::string metric = TextField(report, "metric");
+  double threshold = NumberField(report, "threshold");
+  std::string correction = TextField(report, "correction") == "bh" ? "Benjamini-Hochberg" : "Holm";
+  double baseline_count = NumberField(baseline, "kernel_count");
+
+  std::vector<const ordered_json*> measured, failed;
+  for (const ordered_json& v : report["variants"]) {
+    (IsFailureOutcome(TextField(v, "outcome")) ? failed : measured).push_back(&v);
+  }
+
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>Pass ablation report</title>\n<style>";
+  h += kStyle;
+  h += "</style>\n</head>\n<body>\n<main>\n<h1>Pass ablation report</h1>\n";
+  h += fmt::format(
+      "<p class=\"lead\">{}. Each variant is the compiler pipeline with one or more passes "
+      "disabled (add-one variants: only the required passes plus one); every variant was "
+      "compiled, run, checked and timed against the unmodified pipeline, the "
+      "<b>baseline</b>. Metric: <b>{}</b>.</p>\n",
+      Escape(SweepSubject(report)), Escape(MetricDescription(metric)));
+
+  if (count("wrong-result") > 0) {
+    h += "<div class=\"alarm\">⚠ Wrong result: ";
+    bool first = true;
+    for (const ordered_json* v : measured) {
+      if ((*v)["outcome"] != "wrong-result") continue;
+      h += (first ? "" : ", ") + std::string("<code>") + Escape(TextField(*v, "name")) + "</code>";
+      first = false;
+    }
+    h += " computed outputs that do not match the reference. A pass whose absence changes the "
+         "answer is needed for correctness, or the pipeline has a bug. See "
+         "<a href=\"#wrong\">Wrong results</a>.</div>\n";
+  }
+  for (const auto& w : report["warnings"]) {
+    h +=
+        "<div class=\"alarm\">Warning: " + Escape(w.is_string() ? w.get<std::string>() : w.dump()) +
+        "</div>\n";
+  }
+
+  auto card = [&](const std::string& css, int64_t n, const std::string& label) {
+    h += fmt::format(
+        "<div class=\"card {}\"><div class=\"n\">{}</div><div class=\"l\">{}</div></div>", css, n,
+        label);
+  };
+  h += "<div class=\"cards\">";
+  card("", summary.value("variants", int64_t{0}), "variants swept");
+  card("slower", count("slower"), "significantly slower");
+  card("faster", count("faster"), "significantly faster");
+  card("", count("no-change"), "no significant change");
+  card(count("wrong-result") > 0 ? "bad" : "", count("wrong-result"), "wrong results");
+  card(summary.value("failures", int64_t{0}) > 0 ? "bad" : "",
+       summary.value("failures", int64_t{0}), "failures (crash, timeout, verifier, compile)");
+  card("", count("required"), "required passes (not disabled)");
+  h += "</div>\n";
+  h += fmt::format(
+      "<p>Baseline: <b>{}</b> (median of {} samples, 95% CI {}). A change counts as "
+      "<b>significant</b> when the Mann-Whitney test against the baseline gives a {}-adjusted "
+      "p&nbsp;&lt;&nbsp;{:g} <i>and</i> the medians differ by more than {:g}%. Precision reached: "
+      "each ratio's 95% CI is within {} (median over variants), {} at worst.</p>\n",
+      FormatMs(NumberField(baseline, "median_ns")), baseline["samples_ns"].size(),
+      FormatHalfWidth(NumberField(baseline, "ci_half_width")), correction,
+      NumberField(report, "alpha"), threshold * 100,
+      FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
+      FormatHalfWidth(NumberField(summary, "max_ci_half_width")));
+
+  std::string effects;
+  for (auto [outcome, verb] :
+       {std::pair<const char*, const char*>{
+            "slower", "Passes that help most (the program is slower without them)"},
+        {"faster", "Passes that hurt (the program is faster without them)"}}) {
+    std::vector<const ordered_json*> top = StrongestEffects(report, outcome, 5);
+    if (top.empty()) continue;
+    effects += fmt::format("<li>{}: ", verb);
+    for (size_t i = 0; i < top.size(); ++i) {
+      effects += fmt::format("{}<b>{}</b> ({})", i ? ", " : "", Escape(PassesLabel(*top[i])),
+                             FormatChange(NumberField(*top[i], "ratio")));
+    }
+    effects += ".</li>\n";
+  }
+  if (!effects.empty()) h += "<ul>\n" + effects + "</ul>\n";
+
+  if (!measured.empty()) {
+    h += "<h2>Time per variant</h2>\n<figure>\n" + Legend(false) + TimeChart(report, measured);
+    h += fmt::format(
+        "<figcaption>Median {} of each variant (whiskers: 95% CI); the dashed line is the "
+        "baseline. Red: significantly slower without the pass (the pass helps); green: "
+        "significantly faster; purple: wrong result; grey: no significant change.</figcaption>\n"
+        "</figure>\n",
+        Escape(MetricDescription(metric)));
+    h += "<h2>Change against the baseline</h2>\n<figure>\n" + Legend(true) +
+         ChangeChart(report, measured);
+    h += fmt::format(
+        "<figcaption>Variant / baseline − 1, with 95% CI whiskers. The grey band is the ±{:g}% "
+        "noise threshold; coloured bars (marked *) are significant changes.</figcaption>\n"
+        "</figure>\n",
+        threshold * 100);
+  }
+
+  h += "<h2>Variants</h2>\n<table>\n<thead><tr><th class=\"num\">#</th><th>Passes</th>"
+       "<th>Outcome</th><th class=\"num\">Median</th><th class=\"num\">Change</th>"
+       "<th class=\"num\">95% CI</th><th class=\"num\">p (adj.)</th><th class=\"num\">Kernels</th>"
+       "<th class=\"num\">Compile</th><th>Check</th><th>Files</th></tr></thead>\n<tbody>\n";
+  int n = 0;
+  for (const ordered_json* v : measured) {
+    double count_k = NumberField(*v, "kernel_count");
+    std::string kernels = FormatCount(count_k);
+    if (!std::isnan(count_k) && !std::isnan(baseline_count) && count_k != baseline_count) {
+      kernels += fmt::format(" ({:+.0f})", count_k - baseline_count);
+    }
+    double compile = NumberField(*v, "compile_ms");
+    h += fmt::format(
+        "<tr{}><td class=\"num\">{}</td><td title=\"{}\">{}</td><td>{}</td><td "
+        "class=\"num\">{}</td>"
+        "<td class=\"num\"><b>{}</b></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>\n",
+        (*v)["outcome"] == "wrong-result" ? " class=\"wrong\"" : "", ++n,
+        Escape(VariantDescription(*v)), Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
+        FormatMs(NumberField(*v, "median_ns")), FormatChange(NumberField(*v, "ratio")),
+        Escape(FormatCi(NumberField(*v, "ci_low"), NumberField(*v, "ci_high"))),
+        FormatP(NumberField(*v, "p_adjusted")), kernels,
+        std::isnan(compile) ? "–" : fmt::format("{:.0f} ms", compile), CheckCell(*v), Links(*v));
+  }
+  if (measured.empty())
+    h += "<tr><td colspan=\"11\" class=\"muted\">No variant was measured.</td></tr>\n";
+  h += "</tbody>\n</table>\n";
+
+  h += "<h2>Failures and required passes</h2>\n";
+  if (failed.empty()) {
+    h += "<p>Every variant compiled and ran.</p>\n";
+  } else {
+    h += "<p class=\"muted\">A <b>required</b> pass was not disabled: the pipeline cannot produce "
+         "runnable code without it (the reason says why). The other rows are variants that did "
+         "not finish: the error is what the child process reported.</p>\n";
+    h += "<table>\n<thead><tr><th>Passes</th><th>Outcome</th><th>Failed pass</th><th>Why</th>"
+         "<th>Files</th></tr></thead>\n<tbody>\n";
+    for (const ordered_json* v : failed) {
+      h += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"err\">{}</td><td>{}</td></tr>\n",
+          Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
+          Escape(TextField(*v, "failed_pass")), Escape(FailureDetail(*v, 400)), Links(*v));
+    }
+    h += "</tbody>\n</table>\n";
+  }
+
+  h += "<h2 id=\"wrong\">Wrong results</h2>\n";
+  if (count("wrong-result") == 0) {
+    h += "<p>None: every variant that ran matched its reference.</p>\n";
+  } else {
+    h += "<table>\n<thead><tr><th>Variant</th><th>What the check found</th><th>Reference</th>"
+         "<th>Files</th></tr></thead>\n<tbody>\n";
+    for (const ordered_json* v : measured) {
+      if ((*v)["outcome"] != "wrong-result") continue;
+      const ordered_json& check = (*v)["check"];
+      h += fmt::format(
+          "<tr class=\"wrong\"><td><b>{}</b><br><span class=\"muted\">{}</span></td>"
+          "<td class=\"err\">{}</td><td>{}</td><td>{}</td></tr>\n",
+          Escape(TextField(*v, "name")), Escape(VariantDescription(*v)),
+          Escape(Excerpt(TextField(check, "message"), 600)), Escape(TextField(check, "reference")),
+          Links(*v));
+    }
+    h += "</tbody>\n</table>\n";
+  }
+
+  if (!report["pairs"].empty()) {
+    h += "<h2>Pair interactions</h2>\n<p class=\"muted\">Interaction = (ratio<sub>ab</sub> − 1) − "
+         "((ratio<sub>a</sub> − 1) + (ratio<sub>b</sub> − 1)), in percentage points. Positive: "
+         "disabling both costs more than the two alone (each pass covers for the other); "
+         "negative: their effects overlap.</p>\n";
+    h += "<table>\n<thead><tr><th>Pass a</th><th>Pass b</th><th class=\"num\">Without a</th>"
+         "<th class=\"num\">Without b</th><th class=\"num\">Without both</th>"
+         "<th class=\"num\">Interaction</th></tr></thead>\n<tbody>\n";
+    for (const ordered_json& p : report["pairs"]) {
+      double interaction = NumberField(p, "interaction");
+      h += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+          "<td class=\"num\">{}</td><td class=\"num\"><b>{}</b></td></tr>\n",
+          Escape(TextField(p, "a")), Escape(TextField(p, "b")),
+          FormatChange(NumberField(p, "ratio_a")), FormatChange(NumberField(p, "ratio_b")),
+          FormatChange(NumberField(p, "ratio_ab")),
+          std::isnan(interaction) ? "–" : fmt::format("{:+.1f} pp", interaction * 100));
+    }
+    h += "</tbody>\n</table>\n";
+  }
+
+  h += "<h2>Kernel differences</h2>\n<p class=\"muted\">Kernels of each variant matched by name "
+       "against the baseline's: <span class=\"added\">added</span> (exists only without the "
+       "pass), <span class=\"removed\">removed</span> (exists only because the pass ran), "
+       "changed (time moved by more than 5%). Largest differences first.</p>\n";
+  bool any = false;
+  std::vector<std::string> unchanged;
+  for (const ordered_json* v : measured) {
+    const ordered_json& diff = (*v)["kernel_diff"];
+    if (!diff.is_array() || diff.empty()) continue;
+    const ordered_json& counts = (*v)["kernel_diff_counts"];
+    int64_t changes = counts.value("added", int64_t{0}) + counts.value("removed", int64_t{0}) +
+                      counts.value("changed", int64_t{0});
+    if (changes == 0) {
+      unchanged.push_back(PassesWithKind(*v));
+      continue;
+    }
+    any = true;
+    h += fmt::format(
+        "<details><summary>{} — {} {} <span class=\"muted\">({} added, {} removed, "
+        "{} changed, {} unchanged)</span></summary>\n",
+        Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
+        FormatChange(NumberField(*v, "ratio")), counts.value("added", 0),
+        counts.value("removed", 0), counts.value("changed", 0), counts.value("same", 0));
+    h += "<table>\n<thead><tr><th>Kernel</th><th>Change</th><th class=\"num\">Baseline</th>"
+         "<th class=\"num\">Variant</th><th class=\"num\">Δ</th></tr></thead>\n<tbody>\n";
+    for (const ordered_json& k : diff) {
+      std::string change = TextField(k, "change");
+      if (change == "same") continue;
+      double b = NumberField(k, "baseline_ns"), after = NumberField(k, "variant_ns");
+      double delta = (std::isnan(after) ? 0 : after) - (std::isnan(b) ? 0 : b);
+      h += fmt::format(
+          "<tr><td><code>{}</code></td><td class=\"{}\">{}</td><td class=\"num\">{}</td>"
+          "<td class=\"num\">{}</td><td class=\"num\">{}{}</td></tr>\n",
+          Escape(TextField(k, "name")), Escape(change), Escape(change), FormatMs(b),
+          FormatMs(after), delta > 0 ? "+" : "", FormatMs(delta));
+    }
+    h += "</tbody>\n</table>\n" + Links(*v) + "\n</details>\n";
+  }
+  if (!unchanged.empty()) {
+    h += "<p class=\"muted\">Same kernels, each within 5% of the baseline's time: ";
+    for (size_t i = 0; i < unchanged.size(); ++i) h += (i ? ", " : "") + Escape(unchanged[i]);
+    h += ".</p>\n";
+  }
+  if (!any && unchanged.empty()) h += "<p>No kernel lists were recorded.</p>\n";
+
+  h += "<h2>How this was run</h2>\n<table>\n<tbody>\n";
+  for (const auto& [key, value] : report["manifest"].items()) {
+    std::string text = value.is_string()
+                           ? value.get<std::string>()
+                           : value.dump(1, ' ', false, ordered_json::error_handler_t::replace);
+    h += fmt::format("<tr><th style=\"width:220px\">{}</th><td><pre>{}</pre></td></tr>\n",
+                     Escape(key), Escape(text));
+  }
+  h += "</tbody>\n</table>\n";
+  h += fmt::format(
+      "<p class=\"muted\">Schema <code>{}</code>. Machine-readable: "
+      "<a href=\"report.json\">report.json</a>, <a href=\"report.csv\">report.csv</a>, "
+      "<a href=\"gbench.json\">gbench.json</a> (Google Benchmark format).</p>\n",
+      Escape(TextField(report, "schema")));
+  h += "</main>\n</body>\n</html>\n";
+  return h;
+}
+
+}  // namespace passlab

@@ -1,0 +1,70 @@
+// Shared by the ablation report's builder and its renderers (report.cc,
+// report_text.cc, report_html.cc): outcome order and the wording and number
+// formats every rendering uses, so the Markdown, CSV and HTML agree.
+#ifndef PASSLAB_ANALYSIS_ABLATION_REPORT_INTERNAL_H_
+#define PASSLAB_ANALYSIS_ABLATION_REPORT_INTERNAL_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace passlab::ablation_internal {
+
+// Every outcome, in report order: measured ones, then failures (the
+// surprising ones first; "required" is expected, so last).
+inline constexpr const char* kOutcomeOrder[] = {"slower",           "faster",        "no-change",
+                                                "wrong-result",     "crash",         "timeout",
+                                                "verifier-failure", "compile-error", "required"};
+// Index in kOutcomeOrder; unknown outcomes after all of them.
+int OutcomeRank(std::string_view outcome);
+bool IsFailureOutcome(std::string_view outcome);
+// "slower", "no change", "WRONG RESULT", "compile error", ...
+std::string OutcomeLabel(std::string_view outcome);
+
+// A field as a number; NaN when missing or not a number.
+double NumberField(const nlohmann::ordered_json& object, const char* key);
+// A field as text: strings as-is, other values as JSON, "" when missing/null.
+std::string TextField(const nlohmann::ordered_json& object, const char* key);
+
+// "12.345 ms" from nanoseconds; "–" for NaN.
+std::string FormatMs(double ns);
+// Ratio as a signed percent change: 1.1234 -> "+12.3%"; "–" for NaN.
+std::string FormatChange(double ratio);
+// "[+10.1%, +14.5%]" from ratio bounds; "" when unknown.
+std::string FormatCi(double low, double high);
+// "0.0231", "<0.0001"; "–" for NaN.
+std::string FormatP(double p);
+// "±0.4%" from a relative half-width; "–" for NaN.
+std::string FormatHalfWidth(double half_width);
+// Integers with thousands separators ("1,234,567"); "–" for NaN.
+std::string FormatCount(double n);
+// Bytes as "12.3 MB"; "–" for NaN.
+std::string FormatBytes(double bytes);
+
+// Whitespace collapsed to single spaces, cut at `max` characters with "…".
+std::string Excerpt(std::string_view text, size_t max);
+// The passes a variant changes, joined by " + " (its name when none).
+std::string PassesLabel(const nlohmann::ordered_json& variant);
+// PassesLabel with the variant's kind unless it is disable-one:
+// "fusion + fusion_merger (pair)".
+std::string PassesWithKind(const nlohmann::ordered_json& variant);
+// What the variant does, in words: "pipeline without fusion", "minimal
+// pipeline plus fusion", ...
+std::string VariantDescription(const nlohmann::ordered_json& variant);
+// Why a failed (or required) variant has no timing, in one line.
+std::string FailureDetail(const nlohmann::ordered_json& variant, size_t max);
+// One sentence naming what was swept and on what, from the manifest:
+// "model resnet18 (batch 8), pipeline gpu, device cpu".
+std::string SweepSubject(const nlohmann::ordered_json& report);
+// The significant disable-one/-occurrence variants with the given outcome
+// ("slower" or "faster"), largest effect first, at most `max`.
+std::vector<const nlohmann::ordered_json*> StrongestEffects(const nlohmann::ordered_json& report,
+                                                            std::string_view outcome, size_t max);
+// The human name of the metric: "total kernel time per step".
+std::string MetricDescription(std::string_view metric);
+
+}  // namespace passlab::ablation_internal
+
+#endif  // PASSLAB_ANALYSIS_ABLATION_REPORT_INTERNAL_H_

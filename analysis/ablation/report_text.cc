@@ -1,0 +1,390 @@
+// The text renderings of an ablation report: CSV, Markdown and Google
+// Benchmark JSON.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "analysis/ablation/report.h"
+#include "analysis/ablation/report_internal.h"
+
+namespace passlab {
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+using namespace ablation_internal;
+
+// RFC 4180: quote fields holding a comma, quote or line break.
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string CsvNumber(double x) {
+  if (std::isnan(x)) return "";
+  return fmt::format("{}", x);
+}
+
+// Markdown table cells: no line breaks, pipes escaped.
+std::string MdCell(std::string_view text) {
+  std::string out;
+  for (char c : Excerpt(text, 100000)) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string CheckCell(const ordered_json& v) {
+  const ordered_json& check = v["check"];
+  if (!check.is_object() || !check.contains("ok") || !check["ok"].is_boolean()) return "–";
+  if (!check["ok"].get<bool>()) return "**MISMATCH**";
+  std::string reference = TextField(check, "reference");
+  return reference.empty() ? "ok" : "ok (vs " + reference + ")";
+}
+
+std::string KernelsCell(const ordered_json& v, double baseline_count) {
+  double count = NumberField(v, "kernel_count");
+  if (std::isnan(count)) return "–";
+  std::string out = FormatCount(count);
+  if (!std::isnan(baseline_count) && count != baseline_count) {
+    out += fmt::format(" ({:+.0f})", count - baseline_count);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderAblationCsv(const nlohmann::ordered_json& report) {
+  std::string out =
+      "name,kind,passes,disable,outcome,status,significant,median_ns,ratio,ci_low,ci_high,"
+      "ci_half_width,p_value,p_adjusted,samples,compile_ms,kernel_count,bytes,peak_rss_bytes,"
+      "check_ok,failed_pass,signal,error\n";
+  auto row = [&](const ordered_json& v, bool is_baseline) {
+    std::string passes;
+    if (v.contains("passes") && v["passes"].is_array()) {
+      for (const auto& p : v["passes"]) {
+        if (!passes.empty()) passes += ";";
+        passes += p.is_string() ? p.get<std::string>() : p.dump();
+      }
+    }
+    std::string check_ok;
+    if (v.contains("check") && v["check"].is_object() && v["check"].contains("ok")) {
+      check_ok = TextField(v["check"], "ok");
+    }
+    std::vector<std::string> cells = {
+        CsvField(TextField(v, "name")),
+        is_baseline ? "baseline" : CsvField(TextField(v, "kind")),
+        CsvField(passes),
+        CsvField(TextField(v, "disable")),
+        is_baseline ? "baseline" : CsvField(TextField(v, "outcome")),
+        is_baseline ? "ok" : CsvField(TextField(v, "status")),
+        is_baseline ? "" : TextField(v, "significant"),
+        CsvNumber(NumberField(v, "median_ns")),
+        is_baseline ? "1" : CsvNumber(NumberField(v, "ratio")),
+        CsvNumber(NumberField(v, "ci_low")),
+        CsvNumber(NumberField(v, "ci_high")),
+        CsvNumber(NumberField(v, "ci_half_width")),
+        CsvNumber(NumberField(v, "p_value")),
+        CsvNumber(NumberField(v, "p_adjusted")),
+        std::to_string(v.contains("samples_ns") ? v["samples_ns"].size() : 0),
+        CsvNumber(NumberField(v, "compile_ms")),
+        CsvNumber(NumberField(v, "kernel_count")),
+        CsvNumber(NumberField(v, "bytes")),
+        CsvNumber(NumberField(v, "peak_rss_bytes")),
+        check_ok,
+        CsvField(TextField(v, "failed_pass")),
+        TextField(v, "signal"),
+        CsvField(TextField(v, "error")),
+    };
+    for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+    out += "\n";
+  };
+  row(report["baseline"], true);
+  for (const ordered_json& v : report["variants"]) row(v, false);
+  return out;
+}
+
+std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
+  const ordered_json& summary = report["summary"];
+  const ordered_json& baseline = report["baseline"];
+  const ordered_json& outcomes = summary["outcomes"];
+  std::string metric = TextField(report, "metric");
+  double threshold = NumberField(report, "threshold");
+  double alpha = NumberField(report, "alpha");
+  std::string correction = TextField(report, "correction") == "bh" ? "Benjamini-Hochberg" : "Holm";
+  double baseline_count = NumberField(baseline, "kernel_count");
+  auto count = [&](const char* outcome) { return outcomes.value(outcome, 0); };
+
+  std::string md = "# Pass ablation report\n\n";
+  md += fmt::format(
+      "**What was measured.** {} — each variant is the compiler pipeline with passes "
+      "disabled (or, for add-one, only the required passes plus one); every variant "
+      "was compiled, run and timed against the unmodified pipeline (the baseline). "
+      "Metric: {} (`{}`).\n\n",
+      SweepSubject(report), MetricDescription(metric), metric);
+  md += "## Headline\n\n";
+  md += fmt::format("- **{} variants** swept; baseline median {} ({} 95% CI, {} samples).\n",
+                    summary.value("variants", 0), FormatMs(NumberField(baseline, "median_ns")),
+                    FormatHalfWidth(NumberField(baseline, "ci_half_width")),
+                    baseline["samples_ns"].size());
+  md += fmt::format(
+      "- **{} significantly slower**, **{} significantly faster**, {} with no "
+      "significant change (significant = {}-adjusted p < {:g} and a change of more "
+      "than {:g}%).\n",
+      count("slower"), count("faster"), count("no-change"), correction, alpha, threshold * 100);
+  for (auto [outcome, verb] :
+       {std::pair<const char*, const char*>{
+            "slower", "Passes that help most (the program is slower without them)"},
+        {"faster", "Passes that hurt (the program is faster without them)"}}) {
+    std::vector<const ordered_json*> top = StrongestEffects(report, outcome, 5);
+    if (top.empty()) continue;
+    md += fmt::format("- {}: ", verb);
+    for (size_t i = 0; i < top.size(); ++i) {
+      md += fmt::format("{}`{}` ({})", i ? ", " : "", PassesLabel(*top[i]),
+                        FormatChange(NumberField(*top[i], "ratio")));
+    }
+    md += ".\n";
+  }
+  if (count("wrong-result") > 0) {
+    md += fmt::format("- **⚠ {} WRONG RESULT{}**: the outputs of ", count("wrong-result"),
+                      count("wrong-result") == 1 ? "" : "S");
+    bool first = true;
+    for (const ordered_json& v : report["variants"]) {
+      if (v["outcome"] != "wrong-result") continue;
+      md += fmt::format("{}`{}`", first ? "" : ", ", TextField(v, "name"));
+      first = false;
+    }
+    md += " do not match the reference. See *Wrong results* below.\n";
+  } else {
+    md += "- No variant computed a wrong result (every checked output matched its reference).\n";
+  }
+  md += fmt::format(
+      "- **{} failure{}** ({} crash, {} timeout, {} verifier failure, {} compile "
+      "error); **{} required** pass{} (not disabled: the pipeline cannot run "
+      "without them).\n",
+      summary.value("failures", 0), summary.value("failures", 0) == 1 ? "" : "s", count("crash"),
+      count("timeout"), count("verifier-failure"), count("compile-error"), count("required"),
+      count("required") == 1 ? "" : "es");
+  md += fmt::format(
+      "- Precision reached: the 95% CI of each ratio is within {} (median) and {} "
+      "(worst, `{}`).\n",
+      FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
+      FormatHalfWidth(NumberField(summary, "max_ci_half_width")),
+      TextField(summary, "max_ci_half_width_variant"));
+  for (const auto& w : report["warnings"]) {
+    md += "- **Warning:** " + (w.is_string() ? w.get<std::string>() : w.dump()) + "\n";
+  }
+
+  md += "\n## Variants\n\n";
+  md +=
+      "Change = median of the variant / median of the baseline − 1; positive means the variant "
+      "is slower, i.e. the disabled pass was helping. The 95% CI comes from a bootstrap of both "
+      "medians.\n\n";
+  md +=
+      "| # | Disabled passes | Outcome | Median | Ratio | Change [95% CI] | p (adj.) | Kernels | "
+      "Compile | Check |\n";
+  md += "|---:|---|---|---:|---:|---|---:|---:|---:|---|\n";
+  int n = 0;
+  for (const ordered_json& v : report["variants"]) {
+    std::string outcome = TextField(v, "outcome");
+    if (IsFailureOutcome(outcome)) continue;
+    bool strong = outcome == "slower" || outcome == "faster" || outcome == "wrong-result";
+    std::string label = OutcomeLabel(outcome);
+    double ratio = NumberField(v, "ratio");
+    md += fmt::format("| {} | {} | {} | {} | {} | {} {} | {} | {} | {} | {} |\n", ++n,
+                      MdCell(PassesWithKind(v)), strong ? "**" + label + "**" : label,
+                      FormatMs(NumberField(v, "median_ns")),
+                      std::isnan(ratio) ? "–" : fmt::format("×{:.3f}", ratio),
+                      FormatChange(NumberField(v, "ratio")),
+                      FormatCi(NumberField(v, "ci_low"), NumberField(v, "ci_high")),
+                      FormatP(NumberField(v, "p_adjusted")), KernelsCell(v, baseline_count),
+                      std::isnan(NumberField(v, "compile_ms"))
+                          ? "–"
+                          : fmt::format("{:.0f} ms", NumberField(v, "compile_ms")),
+                      CheckCell(v));
+  }
+  if (n == 0) md += "| | (no variant was measured) | | | | | | | | |\n";
+
+  md += "\n## Failures and required passes\n\n";
+  int failures = 0;
+  std::string table = "| Passes | Outcome | Failed pass | Why | Files |\n|---|---|---|---|---|\n";
+  for (const ordered_json& v : report["variants"]) {
+    std::string outcome = TextField(v, "outcome");
+    if (!IsFailureOutcome(outcome)) continue;
+    ++failures;
+    std::string links;
+    for (const char* key : {"snapshot", "ir_diff", "trace"}) {
+      std::string path = TextField(v, key);
+      if (!path.empty()) links += fmt::format("{}[{}]({})", links.empty() ? "" : " ", key, path);
+    }
+    table += fmt::format("| {} | {} | {} | {} | {} |\n", MdCell(PassesWithKind(v)),
+                         OutcomeLabel(outcome), MdCell(TextField(v, "failed_pass")),
+                         MdCell(FailureDetail(v, 240)), links);
+  }
+  md += failures == 0 ? "Every variant compiled and ran.\n" : table;
+
+  md += "\n## Wrong results\n\n";
+  int wrong = 0;
+  for (const ordered_json& v : report["variants"]) {
+    if (v["outcome"] != "wrong-result") continue;
+    ++wrong;
+    const ordered_json& check = v["check"];
+    md += fmt::format(
+        "- **{}** ({}): {} (reference: {}).", TextField(v, "name"), VariantDescription(v),
+        MdCell(TextField(check, "message")),
+        TextField(check, "reference").empty() ? "unknown" : TextField(check, "reference"));
+    if (!TextField(v, "ir_diff").empty())
+      md += fmt::format(" [IR diff]({})", TextField(v, "ir_diff"));
+    md += "\n";
+  }
+  if (wrong == 0) md += "None: every variant that ran matched its reference.\n";
+
+  if (!report["pairs"].empty()) {
+    md += "\n## Pair interactions\n\n";
+    md +=
+        "Interaction = (ratio_ab − 1) − ((ratio_a − 1) + (ratio_b − 1)). Positive: disabling "
+        "both costs more than the two alone (each pass covers for the other); negative: they "
+        "overlap.\n\n";
+    md += "| Pass a | Pass b | Without a | Without b | Without both | Interaction |\n";
+    md += "|---|---|---:|---:|---:|---:|\n";
+    for (const ordered_json& p : report["pairs"]) {
+      double interaction = NumberField(p, "interaction");
+      md += fmt::format(
+          "| {} | {} | {} | {} | {} | {} |\n", MdCell(TextField(p, "a")), MdCell(TextField(p, "b")),
+          FormatChange(NumberField(p, "ratio_a")), FormatChange(NumberField(p, "ratio_b")),
+          FormatChange(NumberField(p, "ratio_ab")),
+          std::isnan(interaction) ? "–" : fmt::format("{:+.1f} pp", interaction * 100));
+    }
+  }
+
+  bool any_diff = false;
+  for (const ordered_json& v : report["variants"]) {
+    if (!(v["significant"] == true || v["outcome"] == "wrong-result")) continue;
+    if (!v["kernel_diff"].is_array()) continue;
+    bool changed = std::any_of(v["kernel_diff"].begin(), v["kernel_diff"].end(),
+                               [](const ordered_json& k) { return k["change"] != "same"; });
+    if (!changed) continue;
+    if (!any_diff) {
+      md += "\n## Kernel changes of the significant variants\n\n";
+      md += "Kernels matched by name; a kernel changed when its time moved by more than 5%.\n";
+      any_diff = true;
+    }
+    md += fmt::format("\n**{}** ({})\n\n", TextField(v, "name"),
+                      FormatChange(NumberField(v, "ratio")));
+    md += "| Kernel | Change | Baseline | Variant |\n|---|---|---:|---:|\n";
+    int shown = 0;
+    for (const ordered_json& k : v["kernel_diff"]) {
+      if (k["change"] == "same" || ++shown > 10) continue;
+      md += fmt::format("| {} | {} | {} | {} |\n", MdCell(TextField(k, "name")),
+                        TextField(k, "change"), FormatMs(NumberField(k, "baseline_ns")),
+                        FormatMs(NumberField(k, "variant_ns")));
+    }
+  }
+
+  md += "\n## Manifest\n\n| Key | Value |\n|---|---|\n";
+  for (const auto& [key, value] : report["manifest"].items()) {
+    std::string text = value.is_string()
+                           ? value.get<std::string>()
+                           : value.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+    md += fmt::format("| {} | `{}` |\n", MdCell(key), MdCell(Excerpt(text, 400)));
+  }
+  md += fmt::format("\nSchema `{}`; machine-readable: report.json, report.csv, gbench.json.\n",
+                    TextField(report, "schema"));
+  return md;
+}
+
+nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report) {
+  const ordered_json& manifest = report["manifest"];
+  // The manifest's value at the first key present, top level or under "machine".
+  auto manifest_value = [&](std::initializer_list<const char*> keys,
+                            ordered_json fallback) -> ordered_json {
+    for (const ordered_json* scope :
+         {&manifest, manifest.is_object() && manifest.contains("machine") ? &manifest["machine"]
+                                                                          : &manifest}) {
+      if (!scope->is_object()) continue;
+      for (const char* key : keys) {
+        if (scope->contains(key) && !(*scope)[key].is_null()) return (*scope)[key];
+      }
+    }
+    return fallback;
+  };
+  ordered_json context;
+  context["date"] = manifest_value({"date", "started"}, "");
+  context["host_name"] = manifest_value({"host_name", "hostname", "host"}, "");
+  context["executable"] = "passlab ablate";
+  context["num_cpus"] = manifest_value({"num_cpus", "cores", "cpus"}, 0);
+  context["mhz_per_cpu"] = 0;
+  context["cpu_scaling_enabled"] = false;
+  context["caches"] = ordered_json::array();
+  context["load_avg"] = ordered_json::array();
+  context["library_build_type"] = "release";
+  context["passlab_schema"] = report["schema"];
+  context["passlab_metric"] = report["metric"];
+
+  ordered_json benchmarks = ordered_json::array();
+  int family = 0;
+  auto add = [&](const ordered_json& v) {
+    const ordered_json& samples = v["samples_ns"];
+    if (!samples.is_array() || samples.empty()) return;
+    std::string name = TextField(v, "name");
+    std::vector<double> ms;
+    for (const auto& s : samples) ms.push_back(s.get<double>() / 1e6);
+    int64_t n = static_cast<int64_t>(ms.size());
+    auto entry = [&](const std::string& entry_name, const char* run_type) {
+      ordered_json b;
+      b["name"] = entry_name;
+      b["family_index"] = family;
+      b["per_family_instance_index"] = 0;
+      b["run_name"] = name;
+      b["run_type"] = run_type;
+      b["repetitions"] = n;
+      return b;
+    };
+    for (int64_t i = 0; i < n; ++i) {
+      ordered_json b = entry(name, "iteration");
+      b["repetition_index"] = i;
+      b["threads"] = 1;
+      b["iterations"] = 1;
+      b["real_time"] = ms[i];
+      b["cpu_time"] = ms[i];
+      b["time_unit"] = "ms";
+      benchmarks.push_back(std::move(b));
+    }
+    double mean = 0;
+    for (double x : ms) mean += x;
+    mean /= static_cast<double>(n);
+    double variance = 0;
+    for (double x : ms) variance += (x - mean) * (x - mean);
+    double stddev = n > 1 ? std::sqrt(variance / static_cast<double>(n - 1)) : 0;
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    for (auto [aggregate, value] :
+         {std::pair<const char*, double>{"mean", mean}, {"median", median}, {"stddev", stddev}}) {
+      ordered_json b = entry(name + "_" + aggregate, "aggregate");
+      b["threads"] = 1;
+      b["aggregate_name"] = aggregate;
+      b["aggregate_unit"] = "time";
+      b["iterations"] = n;
+      b["real_time"] = value;
+      b["cpu_time"] = value;
+      b["time_unit"] = "ms";
+      benchmarks.push_back(std::move(b));
+    }
+    ++family;
+  };
+  add(report["baseline"]);
+  for (const ordered_json& v : report["variants"]) add(v);
+  ordered_json out;
+  out["context"] = std::move(context);
+  out["benchmarks"] = std::move(benchmarks);
+  return out;
+}
+
+}  // namespace passlab

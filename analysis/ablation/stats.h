@@ -1,0 +1,74 @@
+// Statistics for ablation sweeps: is a variant really slower or faster than
+// the baseline, and how sure are we?
+//  - Median, and percentile-bootstrap 95% CIs of a median and of the ratio of
+//    two medians (variant / baseline), with a fixed seed so the same samples
+//    always give the same interval;
+//  - the two-sided Mann-Whitney U test (exact null distribution for small
+//    samples without ties, normal approximation with tie and continuity
+//    correction otherwise), matching scipy.stats.mannwhitneyu;
+//  - Holm and Benjamini-Hochberg adjustment of p-values across variants.
+// Everything here is deterministic: same input, same bytes out.
+#ifndef PASSLAB_ANALYSIS_ABLATION_STATS_H_
+#define PASSLAB_ANALYSIS_ABLATION_STATS_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace passlab {
+
+// The median (mean of the two middle values for even sizes); NaN when empty.
+double Median(std::span<const double> values);
+
+// Quantile q in [0,1] of sorted values with linear interpolation between
+// order statistics (numpy's default "linear" method); NaN when empty.
+double QuantileOfSorted(std::span<const double> sorted, double q);
+
+struct BootstrapOptions {
+  int resamples = 2000;
+  double confidence = 0.95;
+  uint64_t seed = 0x5eed'ab1a'7e00'0001ULL;
+};
+
+struct ConfidenceInterval {
+  double estimate;  // the statistic on the original samples
+  double low;
+  double high;
+  // (high - low) / 2 / estimate: the half-width relative to the estimate
+  // (0.01 = "within ±1%"); NaN when the estimate is 0 or undefined.
+  double RelativeHalfWidth() const;
+};
+
+// Percentile bootstrap CI of the median of `samples`. All NaN when empty.
+ConfidenceInterval BootstrapMedianCi(std::span<const double> samples,
+                                     const BootstrapOptions& options = {});
+
+// Percentile bootstrap CI of Median(variant) / Median(baseline): each
+// resample draws both groups independently with replacement. All NaN when
+// either group is empty or the baseline median is 0.
+ConfidenceInterval BootstrapRatioOfMediansCi(std::span<const double> variant,
+                                             std::span<const double> baseline,
+                                             const BootstrapOptions& options = {});
+
+struct MannWhitneyResult {
+  double u = 0;        // U statistic of the first sample (R1 - n1(n1+1)/2)
+  double p_value = 1;  // two-sided
+  bool exact = false;  // exact null distribution (small samples, no ties)
+};
+
+// Two-sided Mann-Whitney U test of `a` against `b`. Exact when both sizes
+// are <= kExactMannWhitneyLimit and there are no ties; otherwise the normal
+// approximation with tie correction and continuity correction (p clipped to
+// 1). p is NaN when either sample is empty; 1 when all values are equal.
+inline constexpr int kExactMannWhitneyLimit = 10;
+MannWhitneyResult MannWhitneyU(std::span<const double> a, std::span<const double> b);
+
+// Multiple-testing adjustments over a family of p-values, in input order.
+// Both are monotone in the sorted p-values and clipped to 1. NaN entries (a
+// test that was not run) stay NaN and do not count towards the family size.
+std::vector<double> HolmAdjust(std::span<const double> p_values);
+std::vector<double> BenjaminiHochbergAdjust(std::span<const double> p_values);
+
+}  // namespace passlab
+
+#endif  // PASSLAB_ANALYSIS_ABLATION_STATS_H_

@@ -1,0 +1,411 @@
+#include "analysis/ablation/report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace passlab {
+namespace {
+
+using json = nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr double kBaseNs = 10e6;  // 10 ms per step
+
+// Ten samples at `factor` times the baseline, with a fixed ±0.1% pattern
+// whose median is the same for every factor, so ratios of medians are exact.
+json Samples(double factor) {
+  json samples = json::array();
+  for (int i = 0; i < 10; ++i) {
+    double jitter = 0.001 * (((i * 7) % 11) - 5) / 5.0;
+    samples.push_back(kBaseNs * factor * (1 + jitter));
+  }
+  return samples;
+}
+
+json Kernel(const std::string& name, double ns) {
+  return {{"name", name}, {"kind", "kernel"}, {"detail", "loop"}, {"calls", 1}, {"ns", ns}};
+}
+
+json Measured(const std::string& name, const std::string& kind, std::vector<std::string> passes,
+              double factor, double wall_factor = 1.0) {
+  json r = {
+      {"variant", name},
+      {"kind", kind},
+      {"passes", passes},
+      {"disable", ""},
+      {"enable_only", ""},
+      {"block", 0},
+      {"status", "ok"},
+      {"samples",
+       {{"kernel_ns", Samples(factor)},
+        {"kernel_copy_ns", Samples(factor * 1.1)},
+        {"wall_ns", Samples(wall_factor * 1.5)}}},
+      {"kernel_count", 3},
+      {"bytes", 1000},
+      {"compile_ms", 80.5},
+      {"optimize_ms", 5.0},
+      {"peak_rss_bytes", 2e8},
+      {"check",
+       {{"ok", true}, {"message", "outputs match the evaluator"}, {"reference", "evaluator"}}},
+      {"kernels",
+       json::array({Kernel("fusion.1", 5e6), Kernel("fusion.2", 3e6), Kernel("dot.1", 2e6)})},
+      {"snapshot", "snapshots/" + name + ".hlo"},
+      {"ir_diff", "diffs/" + name + ".diff"}};
+  return r;
+}
+
+json Failed(const std::string& name, std::vector<std::string> passes, const std::string& status) {
+  return {{"variant", name}, {"kind", "disable-one"}, {"passes", passes}, {"disable", ""},
+          {"block", 1},      {"status", status}};
+}
+
+std::vector<json> Records() {
+  std::vector<json> records;
+  for (int block = 0; block < 2; ++block) {
+    json baseline = Measured("baseline", "baseline", {}, 1.0);
+    baseline["block"] = block;
+    records.push_back(baseline);
+  }
+  json fusion = Measured("disable fusion", "disable-one", {"fusion"}, 1.2, 1.0);
+  // Without fusion: fusion.1 becomes two kernels, fusion.2 slows down, dot.1 stays.
+  fusion["kernels"] = json::array({Kernel("add.1", 4e6), Kernel("multiply.2", 3.5e6),
+                                   Kernel("fusion.2", 3.3e6), Kernel("dot.1", 2.02e6)});
+  fusion["kernel_count"] = 4;
+  records.push_back(fusion);
+  records.push_back(Measured("disable algsimp", "disable-one", {"algsimp"}, 1.005));
+  records.push_back(Measured("disable cse", "disable-one", {"cse"}, 0.9));
+  records.push_back(Measured("disable dce", "disable-one", {"dce"}, 1.0));
+  records.push_back(Measured("disable fusion_merger", "disable-one", {"fusion_merger"}, 1.1));
+  records.push_back(
+      Measured("disable fusion + fusion_merger", "pair", {"fusion", "fusion_merger"}, 1.4));
+  json wrong = Measured("disable layout", "disable-one", {"layout_normalization"}, 1.0);
+  wrong["check"] = {{"ok", false},
+                    {"message", "output 0 differs at [3,1]: 2.5 vs 7.25 (worst element)"},
+                    {"reference", "evaluator"}};
+  records.push_back(wrong);
+  json crash = Failed("disable sharding", {"sharding_remover"}, "crash");
+  crash["signal"] = 11;
+  crash["error"] = "Segmentation fault in\n  emitter | loop";
+  crash["failed_pass"] = "sharding_remover (@12)";
+  crash["snapshot"] = "snapshots/sharding.hlo";
+  records.push_back(crash);
+  json required = Failed("disable layout-assignment", {"layout-assignment"}, "required");
+  required["required_reason"] = "the CPU backend needs every shape to have a layout";
+  records.push_back(required);
+  json timeout = Failed("disable while-loop", {"while-loop-simplifier"}, "timeout");
+  timeout["timeout_s"] = 600;
+  records.push_back(timeout);
+  json compile = Failed("disable dot-decomposer", {"dot_decomposer"}, "compile-error");
+  compile["error"] = "codegen: dot with batch dims not in canonical form";
+  records.push_back(compile);
+  return records;
+}
+
+json Manifest() {
+  return {{"command", "passlab ablate --model mlp"},
+          {"version", "0.1.0"},
+          {"pipeline", "gpu"},
+          {"model", {{"name", "mlp"}, {"batch", 8}}},
+          {"device", "cpu"},
+          {"machine", {{"cpu", "AMD EPYC"}, {"cores", 2}, {"host", "vm"}}},
+          {"repeats", 10}};
+}
+
+const ordered_json& Variant(const ordered_json& report, const std::string& name) {
+  for (const ordered_json& v : report["variants"]) {
+    if (v["name"] == name) return v;
+  }
+  ADD_FAILURE() << "no variant " << name;
+  static ordered_json none;
+  return none;
+}
+
+TEST(AblationReportTest, SchemaAndBaseline) {
+  ordered_json report = BuildAblationReport(Manifest(), Records());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : report.items()) keys.push_back(key);
+  EXPECT_THAT(keys, ::testing::ElementsAre("schema", "manifest", "metric", "threshold",
+                                           "correction", "alpha", "baseline", "variants", "pairs",
+                                           "summary", "warnings"));
+  EXPECT_EQ(report["schema"], "passlab.ablation/1");
+  EXPECT_EQ(report["manifest"]["pipeline"], "gpu");
+  EXPECT_EQ(report["metric"], "kernel_ns");
+  EXPECT_EQ(report["correction"], "holm");
+  const ordered_json& baseline = report["baseline"];
+  EXPECT_EQ(baseline["samples_ns"].size(), 20u);  // both blocks pooled
+  EXPECT_NEAR(baseline["median_ns"].get<double>(), kBaseNs * 1.0001, 1);
+  EXPECT_LT(baseline["ci_half_width"].get<double>(), 0.002);
+  EXPECT_EQ(baseline["kernel_count"], 3);
+  ASSERT_EQ(baseline["kernels"].size(), 3u);
+  EXPECT_EQ(baseline["kernels"][0]["name"], "fusion.1");  // slowest first
+  EXPECT_TRUE(report["warnings"].empty());
+}
+
+TEST(AblationReportTest, OutcomesFollowSignificanceAndThreshold) {
+  ordered_json report = BuildAblationReport(Manifest(), Records());
+  EXPECT_EQ(Variant(report, "disable fusion")["outcome"], "slower");
+  EXPECT_EQ(Variant(report, "disable fusion_merger")["outcome"], "slower");
+  EXPECT_EQ(Variant(report, "disable cse")["outcome"], "faster");
+  EXPECT_EQ(Variant(report, "disable dce")["outcome"], "no-change");
+  EXPECT_EQ(Variant(report, "disable layout")["outcome"], "wrong-result");
+  EXPECT_EQ(Variant(report, "disable sharding")["outcome"], "crash");
+  EXPECT_EQ(Variant(report, "disable layout-assignment")["outcome"], "required");
+  EXPECT_EQ(Variant(report, "disable while-loop")["outcome"], "timeout");
+  EXPECT_EQ(Variant(report, "disable dot-decomposer")["outcome"], "compile-error");
+
+  const ordered_json& fusion = Variant(report, "disable fusion");
+  EXPECT_NEAR(fusion["ratio"].get<double>(), 1.2, 1e-12);
+  EXPECT_LE(fusion["ci_low"].get<double>(), 1.2);
+  EXPECT_GE(fusion["ci_high"].get<double>(), 1.2);
+  EXPECT_NEAR(fusion["ci_half_width"].get<double>(),
+              (fusion["ci_high"].get<double>() - fusion["ci_low"].get<double>()) / 2 / 1.2, 1e-12);
+  EXPECT_LT(fusion["p_adjusted"].get<double>(), 0.05);
+  EXPECT_GE(fusion["p_adjusted"].get<double>(), fusion["p_value"].get<double>());
+  EXPECT_TRUE(fusion["significant"].get<bool>());
+  EXPECT_EQ(fusion["passes"], fusion["disabled"]);
+
+  // 0.5% slower and clearly separated: statistically significant, but under
+  // the 1% threshold, so not a change that counts.
+  const ordered_json& algsimp = Variant(report, "disable algsimp");
+  EXPECT_LT(algsimp["p_adjusted"].get<double>(), 0.05);
+  EXPECT_NEAR(algsimp["ratio"].get<double>(), 1.005, 1e-12);
+  EXPECT_FALSE(algsimp["significant"].get<bool>());
+  EXPECT_EQ(algsimp["outcome"], "no-change");
+  // With a 0.1% threshold it counts.
+  ordered_json strict = BuildAblationReport(Manifest(), Records(), {.threshold = 0.001});
+  EXPECT_EQ(Variant(strict, "disable algsimp")["outcome"], "slower");
+
+  // Same distribution as the baseline: not significant.
+  EXPECT_GT(Variant(report, "disable dce")["p_value"].get<double>(), 0.5);
+}
+
+TEST(AblationReportTest, WrongResultIsFlaggedEverywhere) {
+  ordered_json report = BuildAblationReport(Manifest(), Records());
+  const ordered_json& wrong = Variant(report, "disable layout");
+  EXPECT_EQ(wrong["check"]["ok"], false);
+  EXPECT_EQ(report["summary"]["outcomes"]["wrong-result"], 1);
+  std::string md = RenderAblationMarkdown(report);
+  EXPECT_THAT(md, HasSubstr("**⚠ 1 WRONG RESULT**"));
+  EXPECT_THAT(md, HasSubstr("output 0 differs at [3,1]"));
+  std::string html = RenderAblationHtml(report);
+  EXPECT_THAT(html, HasSubstr("<div class=\"alarm\">⚠ Wrong result: <code>disable layout</code>"));
+  EXPECT_THAT(html, HasSubstr("<tr class=\"wrong\">"));
+  EXPECT_THAT(RenderAblationCsv(report),
+              HasSubstr("disable layout,disable-one,layout_normalization,,wrong-result"));
+
+  // Without it the headline says so.
+  std::vector<json> records = Records();
+  records.erase(std::remove_if(records.begin(), records.end(),
+                               [](const json& r) { return r["variant"] == "disable layout"; }),
+                records.end());
+  ordered_json clean = BuildAblationReport(Manifest(), records);
+  EXPECT_THAT(RenderAblationMarkdown(clean), HasSubstr("No variant computed a wrong result"));
+  EXPECT_THAT(RenderAblationHtml(clean), Not(HasSubstr("class=\"alarm\"")));
+}
+
+TEST(AblationReportTest, VariantsSortedByRatioThenFailures) {
+  ordered_json report = BuildAblationReport(Manifest(), Records());
+  std::vector<std::string> names;
+  for (const ordered_json& v : report["variants"]) names.push_back(v["name"]);
+  EXPECT_THAT(names, ::testing::ElementsAre("disable fusion + fusion_merger", "disable fusion",
+                                            "disable fusion_merger", "disable algsimp",
+                                            "disable dce", "disable layout", "disable cse",
+                                            "disable sharding", "disable while-loop",
+                                            "disable dot-decomposer", "disable layout-assignment"));
+}
+
+TEST(AblationReportTest, FailuresWithoutSamplesPassThrough) {
+  ordered_json report = BuildAblationReport(Manifest(), Records());
+  const ordered_json& crash = Variant(report, "disable sharding");
+  EXPECT_TRUE(crash["median_ns"].is_null());
+  EXPECT_TRUE(crash["ratio"].is_null());
+  EXPECT_TRUE(crash["p_value"].is_null());
+  EXPECT_TRUE(crash["p_adjusted"].is_null());
+  EXPECT_FALSE(crash["significant"].get<bool>());
+  EXPECT_TRUE(crash["samples_ns"].empty());
+  EXPECT_EQ(crash["signal"], 11);
+  EXPECT_EQ(crash["failed_pass"], "sharding_remover (@12)");
+  EXPECT_EQ(crash["snapshot"], "snapshots/sharding.hlo");
+  EXPECT_EQ(Variant(report, "disable layout-assignment")["required_reason"],
+            "the CPU backend needs every shape to have a layout");
+  EXPECT_EQ(report["summary"]["failures"], 3);  // crash, timeout, compile error
+  EXPECT_EQ(report["summary"]["measured"], 7);
+
+  std::string md = RenderAblationMarkdown(report);
+  EXPECT_THAT(
+      md,
+      HasSubstr("| sharding_remover | crash | sharding_remover (@12) | signal 11 (SIGSEGV): "
+                "Segmentation fault in emitter \\| loop | [snapshot](snapshots/sharding.hlo) |"));
+  EXPECT_THAT(md, HasSubstr("no result after 600 s"));
+  EXPECT_THAT(md, HasSubstr("the CPU backend needs every shape to have a layout"));
+}
+
+TEST(AblationReportTest, PValuesAreAdjustedAcrossMeasuredVariants) {
+  ordered_json holm = BuildAblationReport(Manifest(), Records());
+  ordered_json bh = BuildAblationReport(Manifest(), Records(),
+                                        {.correction = PValueCorrection::kBenjaminiHochberg});
+  EXPECT_EQ(bh["correction"], "bh");
+  // Seven measured variants; the smallest p gets multiplied by 7 under Holm.
+  double p_min = 1;
+  for (const ordered_json& v : holm["variants"]) {
+    if (v["p_value"].is_number()) p_min = std::min(p_min, v["p_value"].get<double>());
+  }
+  double holm_min = 1, bh_min = 1;
+  for (const ordered_json& v : holm["variants"]) {
+    if (v["p_adjusted"].is_number()) holm_min = std::min(holm_min, v["p_adjusted"].get<double>());
+  }
+  for (const ordered_json& v : bh["variants"]) {
+    if (v["p_adjusted"].is_number()) bh_min = std::min(bh_min, v["p_adjusted"].get<double>());
+  }
+  EXPECT_NEAR(holm_min, 7 * p_min, 1e-15);
+  EXPECT_LE(bh_min, holm_min);
+}
+
+TEST(AblationReportTest, PairInteraction) {
+  ordered_json report = BuildAblationReport(Manifest(), Records());
+  ASSERT_EQ(report["pairs"].size(), 1u);
+  const ordered_json& pair = report["pairs"][0];
+  EXPECT_EQ(pair["a"], "fusion");
+  EXPECT_EQ(pair["b"], "fusion_merger");
+  EXPECT_NEAR(pair["ratio_a"].get<double>(), 1.2, 1e-12);
+  EXPECT_NEAR(pair["ratio_b"].get<double>(), 1.1, 1e-12);
+  EXPECT_NEAR(pair["ratio_ab"].get<double>(), 1.4, 1e-12);
+  // 0.4 - (0.2 + 0.1): the passes cover for each other.
+  EXPECT_NEAR(pair["interaction"].get<double>(), 0.1, 1e-12);
+  EXPECT_THAT(RenderAblationMarkdown(report),
+              HasSubstr("| fusion | fusion_merger | +20.0% | +10.0% | +40.0% | +10.0 pp |"));
+}
+
+TEST(AblationReportTest, KernelDiffMatchesByNameAndSortsByDelta) {
+  ordered_json report = BuildAblationReport(Manifest(), Records());
+  const ordered_json& diff = Variant(report, "disable fusion")["kernel_diff"];
+  ASSERT_EQ(diff.size(), 5u);
+  auto row = [&](size_t i) {
+    return diff[i]["name"].get<std::string>() + ":" + diff[i]["change"].get<std::string>();
+  };
+  // |delta|: fusion.1 5.0 ms removed, add.1 4.0 added, multiply.2 3.5 added,
+  // fusion.2 +0.3 (10%) changed, dot.1 +0.02 (1%) same.
+  EXPECT_EQ(row(0), "fusion.1:removed");
+  EXPECT_EQ(row(1), "add.1:added");
+  EXPECT_EQ(row(2), "multiply.2:added");
+  EXPECT_EQ(row(3), "fusion.2:changed");
+  EXPECT_EQ(row(4), "dot.1:same");
+  EXPECT_TRUE(diff[0]["variant_ns"].is_null());
+  EXPECT_TRUE(diff[1]["baseline_ns"].is_null());
+  EXPECT_EQ(Variant(report, "disable fusion")["kernel_diff_counts"]["added"], 2);
+  // Top-N keeps the largest.
+  ordered_json top2 = BuildAblationReport(Manifest(), Records(), {.kernel_diff_top = 2});
+  EXPECT_EQ(Variant(top2, "disable fusion")["kernel_diff"].size(), 2u);
+  EXPECT_EQ(Variant(top2, "disable fusion")["kernel_diff_counts"]["same"], 1);
+}
+
+TEST(AblationReportTest, MetricIsSelectable) {
+  ordered_json wall =
+      BuildAblationReport(Manifest(), Records(), {.metric = AblationMetric::kWallNs});
+  EXPECT_EQ(wall["metric"], "wall_ns");
+  // Wall time is the same for every variant in the fixture.
+  EXPECT_EQ(Variant(wall, "disable fusion")["outcome"], "no-change");
+  EXPECT_NEAR(Variant(wall, "disable fusion")["ratio"].get<double>(), 1.0, 1e-12);
+  ordered_json copy =
+      BuildAblationReport(Manifest(), Records(), {.metric = AblationMetric::kKernelCopyNs});
+  EXPECT_NEAR(Variant(copy, "disable fusion")["ratio"].get<double>(), 1.2, 1e-12);
+  EXPECT_EQ(*ParseAblationMetric("kernel_copy_ns"), AblationMetric::kKernelCopyNs);
+  EXPECT_FALSE(ParseAblationMetric("cycles").ok());
+  EXPECT_EQ(*ParsePValueCorrection("fdr_bh"), PValueCorrection::kBenjaminiHochberg);
+  EXPECT_FALSE(ParsePValueCorrection("bonferroni").ok());
+}
+
+TEST(AblationReportTest, MissingBaselineIsAWarningNotACrash) {
+  std::vector<json> records = Records();
+  records.erase(records.begin(), records.begin() + 2);
+  ordered_json report = BuildAblationReport(Manifest(), records);
+  ASSERT_EQ(report["warnings"].size(), 1u);
+  EXPECT_THAT(report["warnings"][0].get<std::string>(), HasSubstr("no baseline"));
+  EXPECT_TRUE(Variant(report, "disable fusion")["ratio"].is_null());
+  EXPECT_EQ(Variant(report, "disable fusion")["outcome"], "no-change");
+  EXPECT_THAT(RenderAblationHtml(report), HasSubstr("Warning: no baseline record"));
+}
+
+TEST(AblationReportTest, DeterministicOutput) {
+  ordered_json a = BuildAblationReport(Manifest(), Records());
+  ordered_json b = BuildAblationReport(Manifest(), Records());
+  EXPECT_EQ(a.dump(), b.dump());
+  EXPECT_EQ(RenderAblationHtml(a), RenderAblationHtml(b));
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(AblationReportTest, WritesEveryFileParseable) {
+  ordered_json report = BuildAblationReport(Manifest(), Records());
+  std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "ablation_report_test" / "out";
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(WriteAblationReports(report, dir.string()).ok());
+
+  json parsed = json::parse(ReadFile(dir / "report.json"));
+  EXPECT_EQ(parsed["schema"], "passlab.ablation/1");
+  EXPECT_EQ(parsed["variants"].size(), 11u);
+
+  std::string csv = ReadFile(dir / "report.csv");
+  // Header, baseline, 11 variants, and the line break inside the crash's quoted error.
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 1 + 11 + 1);
+  EXPECT_THAT(csv, HasSubstr("\"Segmentation fault in\n  emitter | loop\""));  // quoted
+
+  std::string md = ReadFile(dir / "report.md");
+  EXPECT_THAT(md, HasSubstr("- **11 variants** swept"));
+  EXPECT_THAT(md, HasSubstr("**3 significantly slower**, **1 significantly faster**"));
+  EXPECT_THAT(md, HasSubstr("model mlp (batch 8), pipeline gpu, device cpu"));
+
+  std::string html = ReadFile(dir / "report.html");
+  EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
+  EXPECT_EQ(html.find("<script"), std::string::npos);   // no scripts
+  EXPECT_EQ(html.find("https://"), std::string::npos);  // nothing fetched from the network
+  EXPECT_GE(std::count(html.begin(), html.end(), '<') - 0, 100);
+  size_t svgs = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++svgs;
+  EXPECT_EQ(svgs, 2u);
+  EXPECT_THAT(html, HasSubstr("<a href=\"diffs/disable fusion.diff\">IR diff</a>"));
+  EXPECT_THAT(html, HasSubstr("<details"));
+
+  json gbench = json::parse(ReadFile(dir / "gbench.json"));
+  EXPECT_TRUE(gbench.contains("context"));
+  EXPECT_EQ(gbench["context"]["num_cpus"], 2);  // from the manifest's machine
+  EXPECT_EQ(gbench["context"]["host_name"], "vm");
+  std::map<std::string, int> iterations, aggregates;
+  for (const json& b : gbench["benchmarks"]) {
+    EXPECT_EQ(b["time_unit"], "ms");
+    if (b["run_type"] == "iteration") {
+      ++iterations[b["run_name"]];
+      EXPECT_EQ(b["name"], b["run_name"]);
+    } else {
+      EXPECT_EQ(b["run_type"], "aggregate");
+      ++aggregates[b["run_name"]];
+      if (b["aggregate_name"] == "median" && b["run_name"] == "disable fusion") {
+        EXPECT_NEAR(b["real_time"].get<double>(),
+                    Variant(report, "disable fusion")["median_ns"].get<double>() / 1e6, 1e-9);
+        EXPECT_EQ(b["name"], "disable fusion_median");
+      }
+    }
+  }
+  EXPECT_EQ(iterations["baseline"], 20);
+  EXPECT_EQ(iterations["disable fusion"], 10);
+  EXPECT_EQ(aggregates["disable fusion"], 3);           // mean, median, stddev
+  EXPECT_EQ(iterations.count("disable sharding"), 0u);  // failures have no timings
+  EXPECT_EQ(iterations.size(), 8u);                     // baseline + 7 measured
+}
+
+}  // namespace
+}  // namespace passlab

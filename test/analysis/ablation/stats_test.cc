@@ -1,0 +1,166 @@
+#include "analysis/ablation/stats.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace passlab {
+namespace {
+
+TEST(StatsTest, MedianOfOddEvenAndEmpty) {
+  EXPECT_EQ(Median(std::vector<double>{5, 1, 3}), 3);
+  EXPECT_EQ(Median(std::vector<double>{4, 1, 3, 2}), 2.5);
+  EXPECT_EQ(Median(std::vector<double>{7}), 7);
+  EXPECT_TRUE(std::isnan(Median(std::vector<double>{})));
+}
+
+TEST(StatsTest, QuantileInterpolatesLikeNumpy) {
+  // numpy.percentile([1,2,3,4,10], [2.5, 97.5, 50, 33]) = [1.1, 9.4, 3.0, 2.32].
+  std::vector<double> sorted = {1, 2, 3, 4, 10};
+  EXPECT_NEAR(QuantileOfSorted(sorted, 0.025), 1.1, 1e-12);
+  EXPECT_NEAR(QuantileOfSorted(sorted, 0.975), 9.4, 1e-12);
+  EXPECT_NEAR(QuantileOfSorted(sorted, 0.5), 3.0, 1e-12);
+  EXPECT_NEAR(QuantileOfSorted(sorted, 0.33), 2.32, 1e-12);
+  EXPECT_EQ(QuantileOfSorted(sorted, 0), 1);
+  EXPECT_EQ(QuantileOfSorted(sorted, 1), 10);
+}
+
+// Reference p-values from Debian bookworm's scipy 1.10.1:
+//   scipy.stats.mannwhitneyu(a, b, alternative='two-sided', method=M)
+// with M = 'exact' for samples without ties of size <= 10 and 'asymptotic'
+// (use_continuity=True, the default) otherwise.
+TEST(StatsTest, MannWhitneyExactSeparatedSamples) {
+  MannWhitneyResult r = MannWhitneyU(std::vector<double>{1.1, 2.2, 3.3, 4.4, 5.5},
+                                     std::vector<double>{6.6, 7.7, 8.8, 9.9, 10.1, 11.0});
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.u, 0);
+  EXPECT_NEAR(r.p_value, 0.004329004329004329, 1e-12);  // 2 / C(11,5)
+}
+
+TEST(StatsTest, MannWhitneyExactInterleavedSamples) {
+  MannWhitneyResult r = MannWhitneyU(std::vector<double>{1, 4, 5, 8, 10, 13, 14},
+                                     std::vector<double>{2, 3, 6, 7, 9, 11, 12, 15, 16});
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.u, 27);
+  EXPECT_NEAR(r.p_value, 0.6805944055944056, 1e-12);
+}
+
+TEST(StatsTest, MannWhitneyNormalApproximationWithTies) {
+  MannWhitneyResult r = MannWhitneyU(std::vector<double>{1, 2, 2, 3, 3, 3, 4, 5},
+                                     std::vector<double>{3, 4, 4, 5, 6, 6, 7, 8, 9});
+  EXPECT_FALSE(r.exact);
+  EXPECT_EQ(r.u, 7);
+  EXPECT_NEAR(r.p_value, 0.005580984136839312, 1e-12);
+}
+
+TEST(StatsTest, MannWhitneyNormalApproximationForLargeSamples) {
+  std::vector<double> a, b;
+  for (int x = 1; x < 31; x += 2) a.push_back(x);
+  for (int x = 10; x < 40; x += 2) b.push_back(x + 0.5);
+  MannWhitneyResult r = MannWhitneyU(a, b);
+  EXPECT_FALSE(r.exact);  // 15 > kExactMannWhitneyLimit
+  EXPECT_EQ(r.u, 55);
+  EXPECT_NEAR(r.p_value, 0.01806662299891238, 1e-12);
+  // The test is symmetric: swapping the samples gives the same p.
+  EXPECT_NEAR(MannWhitneyU(b, a).p_value, r.p_value, 1e-15);
+  EXPECT_EQ(MannWhitneyU(b, a).u, 15 * 15 - 55);
+}
+
+TEST(StatsTest, MannWhitneyDegenerateInputs) {
+  EXPECT_EQ(MannWhitneyU(std::vector<double>{3, 3, 3}, std::vector<double>{3, 3}).p_value, 1);
+  EXPECT_TRUE(std::isnan(MannWhitneyU(std::vector<double>{}, std::vector<double>{1}).p_value));
+  // Identical samples without ties within each: U at its mean, p = 1.
+  EXPECT_EQ(MannWhitneyU(std::vector<double>{1, 2}, std::vector<double>{1.5, 1.6}).p_value, 1);
+}
+
+// Adjusted by hand. p = {0.01, 0.04, 0.03, 0.005}, sorted 0.005 < 0.01 < 0.03 < 0.04:
+//   Holm: 4*0.005 = 0.02, 3*0.01 = 0.03, 2*0.03 = 0.06, 1*0.04 = 0.04 -> running max 0.06.
+//   BH:   0.005*4/1 = 0.02, 0.01*4/2 = 0.02, 0.03*4/3 = 0.04, 0.04*4/4 = 0.04 (running min
+//         from the top changes nothing).
+TEST(StatsTest, HolmAndBenjaminiHochberg) {
+  std::vector<double> p = {0.01, 0.04, 0.03, 0.005};
+  std::vector<double> holm = HolmAdjust(p);
+  std::vector<double> bh = BenjaminiHochbergAdjust(p);
+  std::vector<double> holm_expected = {0.03, 0.06, 0.06, 0.02};
+  std::vector<double> bh_expected = {0.02, 0.04, 0.04, 0.02};
+  for (size_t i = 0; i < p.size(); ++i) {
+    EXPECT_NEAR(holm[i], holm_expected[i], 1e-12) << i;
+    EXPECT_NEAR(bh[i], bh_expected[i], 1e-12) << i;
+  }
+}
+
+// p = {0.5, 0.6}: Holm 2*0.5 = 1.0 then max(1.0, 0.6) -> both 1 (clipped);
+// BH 0.6*2/2 = 0.6, min(0.5*2/1, 0.6) = 0.6 -> both 0.6 (monotone).
+// p = {0.02, 0.01, 0.9}: BH 0.9*3/3 = 0.9, 0.02*3/2 = 0.03, 0.01*3/1 = 0.03.
+TEST(StatsTest, AdjustmentsAreMonotoneAndClipped) {
+  std::vector<double> p = {0.5, 0.6};
+  EXPECT_EQ(HolmAdjust(p), (std::vector<double>{1, 1}));
+  std::vector<double> bh = BenjaminiHochbergAdjust(p);
+  EXPECT_NEAR(bh[0], 0.6, 1e-12);
+  EXPECT_NEAR(bh[1], 0.6, 1e-12);
+  bh = BenjaminiHochbergAdjust(std::vector<double>{0.02, 0.01, 0.9});
+  EXPECT_NEAR(bh[0], 0.03, 1e-12);
+  EXPECT_NEAR(bh[1], 0.03, 1e-12);
+  EXPECT_NEAR(bh[2], 0.9, 1e-12);
+}
+
+TEST(StatsTest, AdjustmentsSkipMissingPValues) {
+  double nan = std::nan("");
+  std::vector<double> holm = HolmAdjust(std::vector<double>{nan, 0.01, 0.02});
+  EXPECT_TRUE(std::isnan(holm[0]));
+  EXPECT_NEAR(holm[1], 0.02, 1e-12);  // family of 2: 2*0.01, then max(0.02, 1*0.02)
+  EXPECT_NEAR(holm[2], 0.02, 1e-12);
+  EXPECT_TRUE(HolmAdjust(std::vector<double>{}).empty());
+}
+
+TEST(StatsTest, BootstrapRatioOfConstantSamplesIsExact) {
+  ConfidenceInterval ci =
+      BootstrapRatioOfMediansCi(std::vector<double>{2, 2, 2}, std::vector<double>{1, 1, 1, 1});
+  EXPECT_EQ(ci.estimate, 2);
+  EXPECT_EQ(ci.low, 2);
+  EXPECT_EQ(ci.high, 2);
+  EXPECT_EQ(ci.RelativeHalfWidth(), 0);
+}
+
+TEST(StatsTest, BootstrapRatioCoversTheTrueRatioAndIsDeterministic) {
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> noise(0, 0.01);
+  std::vector<double> baseline, variant;
+  for (int i = 0; i < 40; ++i) baseline.push_back(100 * (1 + noise(rng)));
+  for (int i = 0; i < 40; ++i) variant.push_back(105 * (1 + noise(rng)));
+  ConfidenceInterval ci = BootstrapRatioOfMediansCi(variant, baseline);
+  EXPECT_NEAR(ci.estimate, Median(variant) / Median(baseline), 1e-15);
+  EXPECT_LT(ci.low, 1.05);
+  EXPECT_GT(ci.high, 1.05);
+  EXPECT_GT(ci.low, 1.0);  // 5% apart with 1% noise: clearly separated
+  EXPECT_LE(ci.low, ci.estimate);
+  EXPECT_GE(ci.high, ci.estimate);
+  EXPECT_LT(ci.RelativeHalfWidth(), 0.01);
+  ConfidenceInterval again = BootstrapRatioOfMediansCi(variant, baseline);
+  EXPECT_EQ(again.low, ci.low);
+  EXPECT_EQ(again.high, ci.high);
+  // A different seed gives a (slightly) different interval.
+  ConfidenceInterval other = BootstrapRatioOfMediansCi(variant, baseline, {.seed = 7});
+  EXPECT_TRUE(other.low != ci.low || other.high != ci.high);
+  // More noise, wider interval.
+  std::vector<double> noisy = variant;
+  for (size_t i = 0; i < noisy.size(); i += 2) noisy[i] *= 1.2;
+  EXPECT_GT(BootstrapRatioOfMediansCi(noisy, baseline).RelativeHalfWidth(), ci.RelativeHalfWidth());
+}
+
+TEST(StatsTest, BootstrapOfEmptyOrZeroBaselineIsUndefined) {
+  EXPECT_TRUE(std::isnan(BootstrapRatioOfMediansCi(std::vector<double>{1}, {}).estimate));
+  EXPECT_TRUE(
+      std::isnan(BootstrapRatioOfMediansCi(std::vector<double>{1}, std::vector<double>{0, 0}).low));
+  ConfidenceInterval median = BootstrapMedianCi(std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9});
+  EXPECT_EQ(median.estimate, 5);
+  EXPECT_GE(median.low, 1);
+  EXPECT_LE(median.low, 5);
+  EXPECT_GE(median.high, 5);
+  EXPECT_LE(median.high, 9);
+}
+
+}  // namespace
+}  // namespace passlab
