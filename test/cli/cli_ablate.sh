@@ -45,6 +45,14 @@ for l in open('$tmp/out/results.jsonl'):
     if r['variant']=='no dce': print(json.dumps(r['check']))") || fail "no dce check"
 [ -s "$tmp/out/diffs/cse.diff" ] || fail "no IR diff of cse"
 [ -s "$tmp/out/traces/baseline.json" ] || fail "no baseline trace"
+for f in report.json report.csv report.md report.html gbench.json; do [ -s "$tmp/out/$f" ] || fail "no $f"; done
+grep -q "Failures and required passes" "$tmp/log" || fail "no Markdown report on stdout: $(cat "$tmp/log")"
+python3 -c "import json; r=json.load(open('$tmp/out/report.json')); o={v['name']:v['outcome'] for v in r['variants']}
+assert r['schema']=='passlab.ablation/1'
+assert o['boom']=='crash' and o['stuck']=='timeout' and o['broken']=='compile-error', o" || fail "report outcomes"
+"$passlab" ablate --report-only --out "$tmp/out" --metric wall --threshold 0.5 > "$tmp/log2" || fail "report-only"
+python3 -c "import json; r=json.load(open('$tmp/out/report.json')); assert r['metric']=='wall_ns' and r['threshold']==0.5, r['metric']" \
+  || fail "report-only options"
 
 # Resume: a torn last line and a lost record are redone; nothing else runs again.
 n=$(wc -l < "$tmp/out/results.jsonl")

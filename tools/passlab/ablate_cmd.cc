@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "analysis/ablation/plan.h"
+#include "analysis/ablation/report.h"
 #include "analysis/ablation/runner.h"
 #include "analysis/ablation/worker.h"
 #include "core/ir/str_util.h"
@@ -42,6 +44,7 @@ struct AblateOptions {
   std::string correction = "holm";
   std::vector<std::string> trace_variants;
   bool dry_run = false;
+  bool report_only = false;
   std::vector<std::string> argv;
 };
 
@@ -90,7 +93,37 @@ absl::StatusOr<std::vector<AblationVariant>> MakePlan(const AblateOptions& o,
   return absl::InvalidArgumentError(StrCat("unknown sweep '", o.sweep, "'"));
 }
 
+// report.json/csv/md/html and gbench.json from <out>'s records; prints the
+// Markdown headline.
+int WriteReports(const AblateOptions& o) {
+  absl::StatusOr<std::vector<nlohmann::json>> records = ReadAblationRecords(o.out);
+  if (!records.ok()) return ReportError(records.status());
+  if (records->empty()) {
+    return ReportError(absl::NotFoundError(StrCat("'", o.out, "' holds no results (no results.jsonl records)")));
+  }
+  std::ifstream in(std::filesystem::path(o.out) / "manifest.json");
+  nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
+  if (manifest.is_discarded()) manifest = nlohmann::json::object();
+  ReportOptions options;
+  options.metric = o.metric == "wall"          ? AblationMetric::kWallNs
+                   : o.metric == "kernel+copy" ? AblationMetric::kKernelCopyNs
+                                               : AblationMetric::kKernelNs;
+  options.threshold = o.threshold;
+  absl::StatusOr<PValueCorrection> correction = ParsePValueCorrection(o.correction);
+  if (!correction.ok()) return ReportError(correction.status());
+  options.correction = *correction;
+  nlohmann::ordered_json report = BuildAblationReport(manifest, *records, options);
+  if (absl::Status s = WriteAblationReports(report, o.out); !s.ok()) return ReportError(s);
+  fmt::print("{}", RenderAblationMarkdown(report));
+  fmt::print("\nreports: {0}/report.html, report.md, report.csv, report.json, gbench.json\n", o.out);
+  return 0;
+}
+
 int RunAblate(const AblateOptions& o) {
+  if (o.report_only) {
+    if (o.out.empty()) return ReportError(absl::InvalidArgumentError("--report-only needs --out DIR"));
+    return WriteReports(o);
+  }
   if (!o.variants_file.empty() && o.sweep != "file") {
     return ReportError(absl::InvalidArgumentError("--variants FILE needs --sweep file"));
   }
@@ -148,8 +181,7 @@ int RunAblate(const AblateOptions& o) {
   a.manifest["model"] = ModelJson(o);
   a.manifest["instructions"] = (*module)->instruction_count();
   if (absl::Status s = RunAblation(a); !s.ok()) return ReportError(s);
-  fmt::print("results in {}/results.jsonl\n", o.out);
-  return 0;
+  return WriteReports(o);
 }
 
 }  // namespace
@@ -187,6 +219,8 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
       ->check(CLI::IsMember({"holm", "bh"}));
   cmd->add_option("--trace-variant", o->trace_variants, "Also write this variant's Chrome trace (repeatable)");
   cmd->add_flag("--dry-run", o->dry_run, "Print the plan and exit");
+  cmd->add_flag("--report-only", o->report_only,
+                "Rebuild the reports of --out DIR from its results (e.g. with another --metric or --threshold)");
   cmd->callback([o, &result] { result.exit_code = RunAblate(*o); });
 
   auto w = std::make_shared<AblationWorkerOptions>();
