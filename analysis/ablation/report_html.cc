@@ -356,13 +356,16 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   card("", count("required"), "required passes (not disabled)");
   h += "</div>\n";
   h += fmt::format(
-      "<p>Baseline: <b>{}</b> (median of {} samples, 95% CI {}). A change counts as "
+      "<p>Baseline: <b>{}</b> (median of {} samples, 95% CI {}{}). A change counts as "
       "<b>significant</b> when the Mann-Whitney test against the baseline gives a {}-adjusted "
       "p&nbsp;&lt;&nbsp;{:g} <i>and</i> the medians differ by more than {:g}%. Precision reached: "
       "each ratio's 95% CI is within {} (median over variants), {} at worst.</p>\n",
       FormatMs(NumberField(baseline, "median_ns")), baseline["samples_ns"].size(),
-      FormatHalfWidth(NumberField(baseline, "ci_half_width")), correction,
-      NumberField(report, "alpha"), threshold * 100,
+      FormatHalfWidth(NumberField(baseline, "ci_half_width")),
+      TextField(baseline, "snapshot").empty() && TextField(baseline, "trace").empty()
+          ? ""
+          : "; " + Links(baseline),
+      correction, NumberField(report, "alpha"), threshold * 100,
       FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
       FormatHalfWidth(NumberField(summary, "max_ci_half_width")));
 

@@ -379,6 +379,8 @@ TEST(AblationReportTest, WritesEveryFileParseable) {
   EXPECT_EQ(svgs, 2u);
   EXPECT_THAT(html, HasSubstr("<a href=\"diffs/disable fusion.diff\">IR diff</a>"));
   EXPECT_THAT(html, HasSubstr("<details"));
+  EXPECT_THAT(html,
+              HasSubstr("samples, 95% CI ±0.05%; <a href=\"snapshots/baseline.hlo\">HLO</a>"));
 
   json gbench = json::parse(ReadFile(dir / "gbench.json"));
   EXPECT_TRUE(gbench.contains("context"));
