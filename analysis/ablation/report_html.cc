@@ -1,12 +1,13 @@
 // The HTML rendering of an ablation report: one self-contained page (inline
 // CSS and SVG, no scripts, no network) with the headline, two charts in the
 // style of seed 003's figures 5-8, the tables and per-variant kernel diffs.
+#include "analysis/ablation/report.h"
+
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "analysis/ablation/report.h"
 #include "analysis/ablation/report_internal.h"
 
 namespace passlab {
