@@ -381,6 +381,10 @@ TEST(AblationReportTest, WritesEveryFileParseable) {
   EXPECT_EQ(svgs, 2u);
   EXPECT_THAT(html, HasSubstr("<a href=\"diffs/disable fusion.diff\">IR diff</a>"));
   EXPECT_THAT(html, HasSubstr("<details"));
+  // The crash's two-line error is also shown whole.
+  EXPECT_THAT(
+      html,
+      HasSubstr("<summary>full error</summary><pre>Segmentation fault in\n  emitter | loop</pre>"));
   EXPECT_THAT(html,
               HasSubstr("samples, 95% CI ±0.05%; <a href=\"snapshots/baseline.hlo\">HLO</a>"));
 
