@@ -1,11 +1,11 @@
 // Wording and number formats shared by the ablation report renderings.
+#include "analysis/ablation/report_internal.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
-
-#include "analysis/ablation/report_internal.h"
 
 namespace passlab::ablation_internal {
 namespace {

@@ -1,12 +1,13 @@
 // The HTML rendering of an ablation report: one self-contained page (inline
 // CSS and SVG, no scripts, no network) with the headline, two charts in the
 // style of seed 003's figures 5-8, the tables and per-variant kernel diffs.
+#include "analysis/ablation/report.h"
+
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "analysis/ablation/report.h"
 #include "analysis/ablation/report_internal.h"
 
 namespace passlab {
@@ -68,6 +69,7 @@ table { border-collapse: collapse; width: 100%; font-size: 14px; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: var(--panel); font-weight: 600; position: sticky; top: 0; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.files { white-space: nowrap; }
 td.err { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12.5px; color: #3a3f4b; }
 tr.wrong td { background: #f6ecfa; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12.5px; font-weight: 600;
@@ -288,8 +290,9 @@ std::string CheckCell(const ordered_json& v) {
   }
   if (!check["ok"].get<bool>()) return "<b style=\"color:var(--wrong)\">MISMATCH</b>";
   std::string reference = TextField(check, "reference");
-  return "ok" +
-         (reference.empty() ? "" : " <span class=\"muted\">vs " + Escape(reference) + "</span>");
+  return reference.empty()
+             ? "ok"
+             : "<span title=\"outputs match the " + Escape(reference) + "\">ok</span>";
 }
 
 }  // namespace
@@ -356,13 +359,16 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   card("", count("required"), "required passes (not disabled)");
   h += "</div>\n";
   h += fmt::format(
-      "<p>Baseline: <b>{}</b> (median of {} samples, 95% CI {}). A change counts as "
+      "<p>Baseline: <b>{}</b> (median of {} samples, 95% CI {}{}). A change counts as "
       "<b>significant</b> when the Mann-Whitney test against the baseline gives a {}-adjusted "
       "p&nbsp;&lt;&nbsp;{:g} <i>and</i> the medians differ by more than {:g}%. Precision reached: "
       "each ratio's 95% CI is within {} (median over variants), {} at worst.</p>\n",
       FormatMs(NumberField(baseline, "median_ns")), baseline["samples_ns"].size(),
-      FormatHalfWidth(NumberField(baseline, "ci_half_width")), correction,
-      NumberField(report, "alpha"), threshold * 100,
+      FormatHalfWidth(NumberField(baseline, "ci_half_width")),
+      TextField(baseline, "snapshot").empty() && TextField(baseline, "trace").empty()
+          ? ""
+          : "; " + Links(baseline),
+      correction, NumberField(report, "alpha"), threshold * 100,
       FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
       FormatHalfWidth(NumberField(summary, "max_ci_half_width")));
 
@@ -399,7 +405,11 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
         threshold * 100);
   }
 
-  h += "<h2>Variants</h2>\n<table>\n<thead><tr><th class=\"num\">#</th><th>Passes</th>"
+  h += "<h2>Variants</h2>\n<p class=\"muted\">Change: the variant's median over the baseline's, "
+       "minus 1 (positive: slower without the pass). Check: the variant's outputs compared with "
+       "the reference (the evaluator, or the baseline for big models). Files: the IR diff of the "
+       "disabled pass's occurrences, the HLO snapshot and the Chrome "
+       "trace.</p>\n<table>\n<thead><tr><th class=\"num\">#</th><th>Passes</th>"
        "<th>Outcome</th><th class=\"num\">Median</th><th class=\"num\">Change</th>"
        "<th class=\"num\">95% CI</th><th class=\"num\">p (adj.)</th><th class=\"num\">Kernels</th>"
        "<th class=\"num\">Compile</th><th>Check</th><th>Files</th></tr></thead>\n<tbody>\n";
@@ -415,7 +425,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
         "<tr{}><td class=\"num\">{}</td><td title=\"{}\">{}</td><td>{}</td><td "
         "class=\"num\">{}</td>"
         "<td class=\"num\"><b>{}</b></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>\n",
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td "
+        "class=\"files\">{}</td></tr>\n",
         (*v)["outcome"] == "wrong-result" ? " class=\"wrong\"" : "", ++n,
         Escape(VariantDescription(*v)), Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
         FormatMs(NumberField(*v, "median_ns")), FormatChange(NumberField(*v, "ratio")),
@@ -437,10 +448,17 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     h += "<table>\n<thead><tr><th>Passes</th><th>Outcome</th><th>Failed pass</th><th>Why</th>"
          "<th>Files</th></tr></thead>\n<tbody>\n";
     for (const ordered_json* v : failed) {
+      // The excerpt on one line; the whole error text (a stack trace, say)
+      // behind a disclosure when the excerpt had to cut or join lines.
+      std::string error = TextField(*v, "error");
+      std::string full;
+      if (error.size() > 400 || error.find('\n') != std::string::npos) {
+        full = "<details><summary>full error</summary><pre>" + Escape(error) + "</pre></details>";
+      }
       h += fmt::format(
-          "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"err\">{}</td><td>{}</td></tr>\n",
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"err\">{}{}</td><td>{}</td></tr>\n",
           Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
-          Escape(TextField(*v, "failed_pass")), Escape(FailureDetail(*v, 400)), Links(*v));
+          Escape(TextField(*v, "failed_pass")), Escape(FailureDetail(*v, 400)), full, Links(*v));
     }
     h += "</tbody>\n</table>\n";
   }

@@ -1,11 +1,13 @@
 // The text renderings of an ablation report: CSV, Markdown and Google
 // Benchmark JSON.
+#include "analysis/ablation/report.h"
+
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include <fmt/format.h>
 
-#include "analysis/ablation/report.h"
 #include "analysis/ablation/report_internal.h"
 
 namespace passlab {

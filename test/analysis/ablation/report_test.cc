@@ -3,9 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace passlab {
@@ -379,6 +381,12 @@ TEST(AblationReportTest, WritesEveryFileParseable) {
   EXPECT_EQ(svgs, 2u);
   EXPECT_THAT(html, HasSubstr("<a href=\"diffs/disable fusion.diff\">IR diff</a>"));
   EXPECT_THAT(html, HasSubstr("<details"));
+  // The crash's two-line error is also shown whole.
+  EXPECT_THAT(
+      html,
+      HasSubstr("<summary>full error</summary><pre>Segmentation fault in\n  emitter | loop</pre>"));
+  EXPECT_THAT(html,
+              HasSubstr("samples, 95% CI ±0.05%; <a href=\"snapshots/baseline.hlo\">HLO</a>"));
 
   json gbench = json::parse(ReadFile(dir / "gbench.json"));
   EXPECT_TRUE(gbench.contains("context"));
