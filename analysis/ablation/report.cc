@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "analysis/ablation/report_internal.h"
 #include "analysis/ablation/stats.h"
@@ -28,6 +29,8 @@ struct PooledVariant {
   const json* failure = nullptr;  // the first record whose status is not "ok"
   const json* wrong = nullptr;    // the first record whose check says not ok
   std::vector<double> samples;    // the metric, all records concatenated
+  std::set<int64_t> blocks;       // the runner's timing blocks the records came from
+  std::map<int64_t, std::vector<double>> samples_by_block;
   std::map<std::string, std::vector<double>> numbers;  // compile_ms, bytes, ...
   struct Kernel {
     json info;  // name, kind, detail, calls of its first appearance
@@ -57,11 +60,16 @@ void AddRecord(PooledVariant& v, const json& record, std::string_view metric) {
     v.wrong = &record;
   }
   auto samples = record.find("samples");
+  auto block = record.find("block");
+  const bool has_block = block != record.end() && block->is_number_integer();
+  if (has_block) v.blocks.insert(block->get<int64_t>());
   if (samples != record.end() && samples->is_object()) {
     auto values = samples->find(metric);
     if (values != samples->end() && values->is_array()) {
       for (const json& x : *values) {
-        if (x.is_number()) v.samples.push_back(x.get<double>());
+        if (!x.is_number()) continue;
+        v.samples.push_back(x.get<double>());
+        if (has_block) v.samples_by_block[block->get<int64_t>()].push_back(x.get<double>());
       }
     }
   }
@@ -268,6 +276,22 @@ absl::StatusOr<PValueCorrection> ParsePValueCorrection(std::string_view name) {
       StrCat("unknown p-value correction '", name, "' (expected holm or bh)"));
 }
 
+namespace {
+
+// The baseline samples timed in the same blocks as `v`: all of them when
+// `v` has no block numbers or the baseline has none of its blocks.
+const std::vector<double>& BlockBaseline(const PooledVariant& baseline, const PooledVariant& v,
+                                         std::vector<double>& storage) {
+  storage.clear();
+  for (int64_t b : v.blocks) {
+    auto it = baseline.samples_by_block.find(b);
+    if (it != baseline.samples_by_block.end()) storage.insert(storage.end(), it->second.begin(), it->second.end());
+  }
+  return storage.empty() ? baseline.samples : storage;
+}
+
+}  // namespace
+
 nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
                                            const std::vector<nlohmann::json>& records,
                                            const ReportOptions& options) {
@@ -331,6 +355,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   std::map<std::string, double> baseline_kernels = KernelTimes(baseline);
 
   // Statistics per variant; p-values adjusted across all measured ones.
+  std::vector<double> block_baseline_storage;
   std::vector<ordered_json> variants;
   std::vector<double> p_values;
   for (const PooledVariant& v : pooled) {
@@ -347,8 +372,12 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     std::string status = v.failure != nullptr ? StringField(*v.failure, "status") : "ok";
     out["status"] = status;
     out["outcome"] = nullptr;  // set below, after the correction
-    ConfidenceInterval ci = BootstrapRatioOfMediansCi(v.samples, baseline.samples, bootstrap);
-    MannWhitneyResult test = MannWhitneyU(v.samples, baseline.samples);
+    // Each variant is compared with the baseline timed in the same blocks
+    // (interleaved with it), so drift between blocks does not count as an
+    // effect; records without block numbers use the pooled baseline.
+    const std::vector<double>& reference = BlockBaseline(baseline, v, block_baseline_storage);
+    ConfidenceInterval ci = BootstrapRatioOfMediansCi(v.samples, reference, bootstrap);
+    MannWhitneyResult test = MannWhitneyU(v.samples, reference);
     double median = Median(v.samples);
     out["median_ns"] = Number(median);
     out["samples_ns"] = v.samples;

@@ -9,6 +9,7 @@
 namespace passlab {
 
 void HloComputation::SetName(std::string name) {
+  BumpIrGeneration();
   name_ = std::move(name);
   if (parent_ == nullptr) return;
   for (HloComputation* c : parent_->computations()) {
@@ -39,12 +40,13 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     inst->SetName(std::string(HloOpcodeString(inst->opcode())));
   }
   instructions_.push_back(std::move(instruction));
-  post_order_valid_ = false;
+  InvalidatePostOrder();
   positions_[inst] = std::prev(instructions_.end());
   return inst;
 }
 
 HloInstruction* HloComputation::AddParameter(std::unique_ptr<HloInstruction> parameter) {
+  BumpIrGeneration();
   HloInstruction* p = AddInstruction(std::move(parameter));
   parameters_.push_back(p);
   return p;
@@ -74,7 +76,7 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* instruction) {
   auto list_it = it->second;
   positions_.erase(it);
   instructions_.erase(list_it);
-  post_order_valid_ = false;
+  InvalidatePostOrder();
   return absl::OkStatus();
 }
 
@@ -119,6 +121,7 @@ absl::Status HloComputation::ReplaceWithNewInstruction(
 }
 
 absl::Status HloComputation::RemoveParameter(int64_t i) {
+  BumpIrGeneration();
   HloInstruction* p = parameters_[i];
   if (p->user_count() != 0) {
     return absl::FailedPreconditionError(
@@ -130,6 +133,7 @@ absl::Status HloComputation::RemoveParameter(int64_t i) {
 }
 
 void HloComputation::RebuildParameterList() {
+  BumpIrGeneration();
   parameters_.clear();
   for (const auto& i : instructions_) {
     if (i->opcode() == HloOpcode::kParameter) parameters_.push_back(i.get());

@@ -32,7 +32,10 @@ class HloComputation {
   int64_t unique_id() const { return unique_id_; }
   void set_unique_id(int64_t id) { unique_id_ = id; }
   HloModule* parent() const { return parent_; }
-  void set_parent(HloModule* module) { parent_ = module; }
+  void set_parent(HloModule* module) {
+    BumpIrGeneration();
+    parent_ = module;
+  }
 
   // Adds an instruction; when attached to a module its name is uniquified
   // (an empty name becomes the opcode name) and it gets a unique id.
@@ -59,7 +62,10 @@ class HloComputation {
                                          std::unique_ptr<HloInstruction> new_instruction);
 
   HloInstruction* root_instruction() const { return root_; }
-  void set_root_instruction(HloInstruction* root) { root_ = root; }
+  void set_root_instruction(HloInstruction* root) {
+    BumpIrGeneration();
+    root_ = root;
+  }
 
   int64_t num_parameters() const { return static_cast<int64_t>(parameters_.size()); }
   HloInstruction* parameter_instruction(int64_t i) const { return parameters_[i]; }
@@ -82,7 +88,10 @@ class HloComputation {
   // Cached until an instruction is added or removed, or one of its operands
   // or control edges changes (HloInstruction::InvalidateCaches).
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
-  void InvalidatePostOrder() { post_order_valid_ = false; }
+  void InvalidatePostOrder() {
+    BumpIrGeneration();
+    post_order_valid_ = false;
+  }
   HloInstruction* GetInstructionWithName(std::string_view name) const;
 
   // Computations called (transitively) from this one, callees first.
@@ -91,11 +100,17 @@ class HloComputation {
   // Fusion computations know their fusion instruction.
   bool IsFusionComputation() const { return fusion_instruction_ != nullptr; }
   HloInstruction* FusionInstruction() const { return fusion_instruction_; }
-  void SetFusionInstruction(HloInstruction* fusion) { fusion_instruction_ = fusion; }
+  void SetFusionInstruction(HloInstruction* fusion) {
+    BumpIrGeneration();
+    fusion_instruction_ = fusion;
+  }
   bool IsEntryComputation() const;
 
   const std::string& execution_thread() const { return execution_thread_; }
-  void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
+  void set_execution_thread(std::string t) {
+    BumpIrGeneration();
+    execution_thread_ = std::move(t);
+  }
 
   // The program shape: (parameter shapes) -> root shape.
   std::vector<Shape> ParameterShapes() const;

@@ -1,5 +1,7 @@
 #include "core/ir/hlo_instruction.h"
 
+#include <atomic>
+
 #include <algorithm>
 #include <cassert>
 
@@ -344,7 +346,15 @@ void HloInstruction::SetName(std::string name) {
   for (HloInstruction* s : control_successors_) s->InvalidateCaches();
 }
 
+namespace {
+std::atomic<uint64_t> ir_generation{1};
+}  // namespace
+
+uint64_t IrGeneration() { return ir_generation.load(std::memory_order_relaxed); }
+void BumpIrGeneration() { ir_generation.fetch_add(1, std::memory_order_relaxed); }
+
 void HloInstruction::InvalidateCaches() {
+  BumpIrGeneration();
   fingerprint_valid_ = false;
   line_valid_ = false;
   if (parent_ != nullptr) parent_->InvalidatePostOrder();

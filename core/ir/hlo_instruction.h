@@ -22,6 +22,14 @@
 
 namespace passlab {
 
+// A process-wide counter that every IR mutation bumps (instructions,
+// computations, modules). Observers use it to skip re-fingerprinting a module
+// nothing touched since they last looked (most pass runs change nothing).
+// Conservative: a mutation of any module bumps it.
+uint64_t IrGeneration();
+void BumpIrGeneration();
+
+
 class HloComputation;
 class HloModule;
 

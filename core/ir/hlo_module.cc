@@ -53,6 +53,7 @@ HloModule::~HloModule() = default;
 
 HloComputation* HloModule::AddComputationInternal(std::unique_ptr<HloComputation> computation,
                                                   bool is_entry, bool uniquify) {
+  BumpIrGeneration();
   HloComputation* c = computation.get();
   if (uniquify) {
     c->SetName(Uniquify(c->name(), computation_names_, computation_name_next_));
@@ -94,6 +95,7 @@ HloComputation* HloModule::AddComputationKeepName(std::unique_ptr<HloComputation
 }
 
 absl::Status HloModule::RemoveEmbeddedComputation(HloComputation* computation) {
+  BumpIrGeneration();
   if (computation == entry_) {
     return absl::FailedPreconditionError("cannot remove the entry computation");
   }
@@ -108,6 +110,7 @@ absl::Status HloModule::RemoveEmbeddedComputation(HloComputation* computation) {
 }
 
 int64_t HloModule::RemoveUnusedComputations() {
+  BumpIrGeneration();
   absl::flat_hash_set<const HloComputation*> live;
   if (entry_ != nullptr) {
     live.insert(entry_);

@@ -64,7 +64,10 @@ class HloModule {
   HloModule& operator=(const HloModule&) = delete;
 
   const std::string& name() const { return name_; }
-  void set_name(std::string name) { name_ = std::move(name); }
+  void set_name(std::string name) {
+    BumpIrGeneration();
+    name_ = std::move(name);
+  }
 
   // Adds a computation; names are uniquified; ids assigned.
   HloComputation* AddEntryComputation(std::unique_ptr<HloComputation> computation);
@@ -78,7 +81,10 @@ class HloModule {
   int64_t RemoveUnusedComputations();
 
   HloComputation* entry_computation() const { return entry_; }
-  void set_entry_computation(HloComputation* entry) { entry_ = entry; }
+  void set_entry_computation(HloComputation* entry) {
+    BumpIrGeneration();
+    entry_ = entry;
+  }
   int64_t computation_count() const { return static_cast<int64_t>(computations_.size()); }
   std::vector<HloComputation*> computations() const;
   // Callees before callers; the entry is last. Deterministic.
@@ -86,13 +92,19 @@ class HloModule {
   HloComputation* GetComputationWithName(std::string_view name) const;
   int64_t instruction_count() const;
 
-  HloModuleConfig& config() { return config_; }
+  HloModuleConfig& config() {
+    BumpIrGeneration();  // the caller may change it
+    return config_;
+  }
   const HloModuleConfig& config() const { return config_; }
   // The entry layout from the config, or derived from the entry computation.
   ProgramShape entry_computation_layout() const;
 
   bool is_scheduled() const { return is_scheduled_; }
-  void set_is_scheduled(bool s) { is_scheduled_ = s; }
+  void set_is_scheduled(bool s) {
+    BumpIrGeneration();
+    is_scheduled_ = s;
+  }
 
   // Name/id management.
   std::string UniqueInstructionName(std::string_view prefix);
@@ -103,7 +115,18 @@ class HloModule {
   // A deep copy (same names, ids renumbered in the same order).
   std::unique_ptr<HloModule> Clone(std::string_view suffix = "") const;
 
+  // ModuleFingerprint's cache: the fingerprint and the IrGeneration() it
+  // was computed at.
+  bool fingerprint_cached_at(uint64_t generation) const { return fingerprint_generation_ == generation; }
+  uint64_t cached_fingerprint() const { return fingerprint_; }
+  void set_cached_fingerprint(uint64_t generation, uint64_t fingerprint) const {
+    fingerprint_generation_ = generation;
+    fingerprint_ = fingerprint;
+  }
+
  private:
+  mutable uint64_t fingerprint_generation_ = 0;  // IrGeneration() starts at 1
+  mutable uint64_t fingerprint_ = 0;
   HloComputation* AddComputationInternal(std::unique_ptr<HloComputation> computation,
                                          bool is_entry, bool uniquify);
   std::string name_;

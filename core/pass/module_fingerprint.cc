@@ -98,6 +98,9 @@ uint64_t InstructionFingerprint(const HloInstruction& inst) {
 }  // namespace
 
 uint64_t ModuleFingerprint(const HloModule& module) {
+  // Nothing anywhere changed since the last fingerprint of this module.
+  const uint64_t generation = IrGeneration();
+  if (module.fingerprint_cached_at(generation)) return module.cached_fingerprint();
   Hasher h(module_buffer);
   h.Str(module.name());
   h.Int(module.is_scheduled());
@@ -135,7 +138,9 @@ uint64_t ModuleFingerprint(const HloModule& module) {
     c->ForEachInstruction(
         [&](const HloInstruction* inst) { h.Int(static_cast<int64_t>(InstructionFingerprint(*inst))); });
   }
-  return h.Digest();
+  uint64_t fingerprint = h.Digest();
+  module.set_cached_fingerprint(generation, fingerprint);
+  return fingerprint;
 }
 
 }  // namespace passlab

@@ -150,6 +150,25 @@ TEST(AblationReportTest, SchemaAndBaseline) {
   EXPECT_TRUE(report["warnings"].empty());
 }
 
+TEST(AblationReportTest, VariantsAreComparedWithTheBaselineOfTheirBlock) {
+  // The machine got 30% slower between block 0 and block 1; the variant in
+  // block 1 is as fast as the baseline timed beside it.
+  std::vector<json> records;
+  json b0 = Measured("baseline", "baseline", {}, 1.0);
+  json b1 = Measured("baseline", "baseline", {}, 1.3);
+  b1["block"] = 1;
+  json v = Measured("disable dce", "disable-one", {"dce"}, 1.3);
+  v["block"] = 1;
+  records = {b0, b1, v};
+  ordered_json report = BuildAblationReport(Manifest(), records);
+  EXPECT_NEAR(Variant(report, "disable dce")["ratio"].get<double>(), 1.0, 1e-9);
+  EXPECT_EQ(Variant(report, "disable dce")["outcome"], "no-change");
+  // Without block numbers the pooled baseline is the reference.
+  for (json& r : records) r.erase("block");
+  report = BuildAblationReport(Manifest(), records);
+  EXPECT_GT(Variant(report, "disable dce")["ratio"].get<double>(), 1.1);
+}
+
 TEST(AblationReportTest, OutcomesFollowSignificanceAndThreshold) {
   ordered_json report = BuildAblationReport(Manifest(), Records());
   EXPECT_EQ(Variant(report, "disable fusion")["outcome"], "slower");
