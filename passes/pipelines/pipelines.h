@@ -21,6 +21,8 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline();
 
 // XLA:GPU's "post-layout-assignment" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline();
+// XLA:GPU's "fusion" sub-pipeline (producer-consumer, merger, multi-output).
+std::unique_ptr<HloPassPipeline> BuildFusionPipeline();
 // "gpu" (alias "default"): every sub-pipeline passlab has, in XLA:GPU's order.
 std::unique_ptr<HloPassPipeline> BuildGpuPipeline();
 
