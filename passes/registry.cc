@@ -12,6 +12,7 @@
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scatter_expander.h"
 #include "passes/fusion/fusion_merger.h"
+#include "passes/fusion/horizontal_input_fusion.h"
 #include "passes/fusion/instruction_fusion.h"
 #include "passes/fusion/multi_output_fusion.h"
 #include "passes/gpu/reduction_degenerate_dim_remover.h"
@@ -100,6 +101,9 @@ void AddFusionPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"multi_output_fusion", "GpuMultiOutputFusion", "fusion",
                "Sibling and producer-consumer multi-output fusion of kernels iterating over the same shape.",
                false, "", Factory<GpuMultiOutputFusion>()});
+  r.push_back({"gpu_horizontal_input_fusion", "GpuHorizontalInputFusion", "fusion",
+               "Fuses independent reduction fusions feeding one consumer into one multi-output kernel.", false,
+               "", Factory<GpuHorizontalInputFusion>()});
 }
 
 std::vector<PassRegistryEntry> MakeRegistry() {

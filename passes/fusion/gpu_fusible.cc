@@ -196,17 +196,35 @@ bool IsLoopFusibleOp(const HloInstruction& h) {
   return IsFusibleElementwiseOpcode(h.opcode()) || IsFusibleDataMovementOpcode(h.opcode());
 }
 
-bool IsFusibleReduce(const HloInstruction& h) {
-  if (h.opcode() != HloOpcode::kReduce || h.operand_count() != 2 || h.to_apply() == nullptr) return false;
-  return IsPlainInstruction(h) && HasEmittableOperandsAndResult(h);
-}
-
 namespace {
+
+// A reducer the emitters inline: scalar parameters and elementwise ops on
+// emittable shapes.
+bool IsEmittableReducer(const HloComputation* reducer) {
+  if (reducer == nullptr) return false;
+  for (const HloInstruction* i : reducer->instructions()) {
+    if (i->opcode() == HloOpcode::kParameter) {
+      if (!IsEmittableArrayShape(i->shape())) return false;
+      continue;
+    }
+    if (!IsLoopFusibleOp(*i)) return false;
+  }
+  return true;
+}
 
 bool IsFusibleReduceWindow(const HloInstruction& h) {
   return h.opcode() == HloOpcode::kReduceWindow && h.operand_count() == 2 && IsPlainInstruction(h) &&
-         HasEmittableOperandsAndResult(h);
+         HasEmittableOperandsAndResult(h) && IsEmittableReducer(h.to_apply());
 }
+
+}  // namespace
+
+bool IsFusibleReduce(const HloInstruction& h) {
+  if (h.opcode() != HloOpcode::kReduce || h.operand_count() != 2) return false;
+  return IsPlainInstruction(h) && HasEmittableOperandsAndResult(h) && IsEmittableReducer(h.to_apply());
+}
+
+namespace {
 
 // An op allowed inside the fused computations these passes build.
 bool IsFusibleBodyOp(const HloInstruction& h) {
@@ -417,6 +435,35 @@ std::vector<HloComputation*> ProgramComputations(const HloModule& module) {
     if (programs.contains(c)) out.push_back(c);
   }
   return out;
+}
+
+bool OutputsHaveDimensions(const HloInstruction& h, const std::vector<int64_t>& dims) {
+  bool same = true;
+  ForEachSubshape(h.shape(), [&](const Shape& s, const ShapeIndex&) {
+    if (s.IsArray() && s.dimensions() != dims) same = false;
+  });
+  return same;
+}
+
+bool SameIterationSpace(const HloInstruction& a, const HloInstruction& b) {
+  const HloInstruction* ra = ReductionHero(a);
+  const HloInstruction* rb = ReductionHero(b);
+  if ((ra == nullptr) != (rb == nullptr)) return false;
+  if (ra != nullptr) {
+    if (ra->operand(0)->shape().dimensions() != rb->operand(0)->shape().dimensions() ||
+        ra->dimensions() != rb->dimensions()) {
+      return false;
+    }
+  }
+  const std::vector<int64_t>& dims = IterationShape(a).dimensions();
+  if (ra == nullptr && IterationShape(b).dimensions() != dims) return false;
+  const std::vector<int64_t>& out = ra != nullptr ? ra->shape().dimensions() : dims;
+  return OutputsHaveDimensions(a, out) && OutputsHaveDimensions(b, out);
+}
+
+bool WithinMultiOutputLimits(const HloInstruction& a, const HloInstruction& b) {
+  return MergedOperandCount(a, b) + OutputCount(a) + OutputCount(b) <= kMaxOperandsAndOutputsPerFusion &&
+         FusedInstructionCount(a) + FusedInstructionCount(b) <= kMaxInstructionsPerFusion;
 }
 
 FusionKind KindForRoot(const HloInstruction& root) {

@@ -74,6 +74,17 @@ const HloInstruction* ReductionHero(const HloInstruction& instruction);
 // the (first) output's.
 const Shape& IterationShape(const HloInstruction& instruction);
 
+// Every output leaf of `instruction` has the dimensions `dims`.
+bool OutputsHaveDimensions(const HloInstruction& instruction, const std::vector<int64_t>& dims);
+// Whether two kernels iterate over the same index space, so that one loop
+// computes the outputs of both (the CPU emitters group output leaves of
+// equal dimensions into one loop nest): reductions with the same input
+// dimensions and reduced dimensions, or loop kernels whose outputs all have
+// one shape.
+bool SameIterationSpace(const HloInstruction& a, const HloInstruction& b);
+// Whether a multi-output fusion of `a` and `b` stays within the limits.
+bool WithinMultiOutputLimits(const HloInstruction& a, const HloInstruction& b);
+
 // Whether `to` is reachable from `from` through users (from != to).
 bool IsReachable(const HloInstruction* from, const HloInstruction* to);
 

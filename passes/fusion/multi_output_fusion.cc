@@ -13,39 +13,6 @@ bool IsMultiOutputCandidate(const HloInstruction& h) {
   return IsFusibleReduce(h) || (IsLoopFusibleOp(h) && h.IsElementwise());
 }
 
-// Every output leaf of a candidate has the dimensions `dims`.
-bool OutputsHaveDimensions(const HloInstruction& h, const std::vector<int64_t>& dims) {
-  bool same = true;
-  ForEachSubshape(h.shape(), [&](const Shape& s, const ShapeIndex&) {
-    if (s.IsArray() && s.dimensions() != dims) same = false;
-  });
-  return same;
-}
-
-// Whether two kernels iterate over the same index space, so that one loop
-// computes the outputs of both (the CPU emitters group output leaves of
-// equal dimensions into one loop nest).
-bool SameIterationSpace(const HloInstruction& a, const HloInstruction& b) {
-  const HloInstruction* ra = ReductionHero(a);
-  const HloInstruction* rb = ReductionHero(b);
-  if ((ra == nullptr) != (rb == nullptr)) return false;
-  if (ra != nullptr) {
-    if (ra->operand(0)->shape().dimensions() != rb->operand(0)->shape().dimensions() ||
-        ra->dimensions() != rb->dimensions()) {
-      return false;
-    }
-  }
-  const std::vector<int64_t>& dims = IterationShape(a).dimensions();
-  if (ra == nullptr && IterationShape(b).dimensions() != dims) return false;
-  const std::vector<int64_t>& out = ra != nullptr ? ra->shape().dimensions() : dims;
-  return OutputsHaveDimensions(a, out) && OutputsHaveDimensions(b, out);
-}
-
-bool WithinLimits(const HloInstruction& a, const HloInstruction& b) {
-  return MergedOperandCount(a, b) + OutputCount(a) + OutputCount(b) <= kMaxOperandsAndOutputsPerFusion &&
-         FusedInstructionCount(a) + FusedInstructionCount(b) <= kMaxInstructionsPerFusion;
-}
-
 absl::StatusOr<HloInstruction*> AsFusion(HloInstruction* h) {
   if (h->opcode() == HloOpcode::kFusion) return h;
   return WrapInFusion(h, KindForRoot(*h));
@@ -97,7 +64,7 @@ class MultiOutputFuser {
         if (users[j] == nullptr) continue;
         HloInstruction* a = users[i];
         HloInstruction* b = users[j];
-        if (!SameIterationSpace(*a, *b) || !WithinLimits(*a, *b)) continue;
+        if (!SameIterationSpace(*a, *b) || !WithinMultiOutputLimits(*a, *b)) continue;
         if (reachability_->Reaches(a, b) || reachability_->Reaches(b, a)) continue;
         absl::StatusOr<HloInstruction*> fusion = AsFusion(a);
         if (!fusion.ok()) return fusion.status();
@@ -121,7 +88,7 @@ class MultiOutputFuser {
       bool reduction = ReductionHero(*consumer) != nullptr;
       if (reduction && IsExpensive(*producer)) continue;
       if (!reduction && !OutputsHaveDimensions(*consumer, producer->shape().dimensions())) continue;
-      if (!WithinLimits(*consumer, *producer)) continue;
+      if (!WithinMultiOutputLimits(*consumer, *producer)) continue;
       bool cycle = false;
       for (const HloInstruction* other : producer->users()) {
         if (other != consumer && reachability_->Reaches(other, consumer)) cycle = true;

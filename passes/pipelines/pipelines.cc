@@ -11,6 +11,7 @@
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scatter_expander.h"
 #include "passes/fusion/fusion_merger.h"
+#include "passes/fusion/horizontal_input_fusion.h"
 #include "passes/fusion/instruction_fusion.h"
 #include "passes/fusion/multi_output_fusion.h"
 #include "passes/gpu/reduction_degenerate_dim_remover.h"
@@ -156,6 +157,16 @@ std::unique_ptr<HloPassPipeline> BuildFusionPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline() {
+  // XLA:GPU's "horizontal-fusion" pipeline: after the fusion pipeline has
+  // built every producer-consumer kernel, independent kernels are combined.
+  auto pipeline = std::make_unique<HloPassPipeline>("horizontal-fusion");
+  pipeline->AddPass<GpuHorizontalInputFusion>();
+  pipeline->AddPass<HloCSE>(HloCseOptions{.only_fusion_computations = true});
+  pipeline->AddPass<HloDCE>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   // XLA:GPU's sub-pipelines in seed 003's order (table 1). Each builder
   // comments its own ordering constraints.
@@ -163,11 +174,12 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   pipeline->AddPipeline(BuildOptimizationPipeline());
   pipeline->AddPipeline(BuildPostLayoutAssignmentPipeline());
   pipeline->AddPipeline(BuildFusionPipeline());
+  pipeline->AddPipeline(BuildHorizontalFusionPipeline());
   return pipeline;
 }
 
 std::vector<std::string> PipelineNames() {
-  return {"default", "gpu", "optimization", "post-layout-assignment", "fusion"};
+  return {"default", "gpu", "optimization", "post-layout-assignment", "fusion", "horizontal-fusion"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
@@ -175,6 +187,7 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_
   if (name == "optimization") return BuildOptimizationPipeline();
   if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
   if (name == "fusion") return BuildFusionPipeline();
+  if (name == "horizontal-fusion") return BuildHorizontalFusionPipeline();
   return absl::InvalidArgumentError(
       StrCat("unknown pipeline '", name, "'; known pipelines: ", Join(PipelineNames(), ", ")));
 }
