@@ -13,8 +13,10 @@
 #include "passes/expanders/scatter_expander.h"
 #include "passes/fusion/fusion_merger.h"
 #include "passes/fusion/horizontal_input_fusion.h"
+#include "passes/fusion/horizontal_loop_fusion.h"
 #include "passes/fusion/instruction_fusion.h"
 #include "passes/fusion/multi_output_fusion.h"
+#include "passes/fusion/variadic_op_splitter.h"
 #include "passes/gpu/reduction_degenerate_dim_remover.h"
 #include "passes/gpu/reduction_dimension_grouper.h"
 #include "passes/gpu/reduction_layout_normalizer.h"
@@ -104,6 +106,12 @@ void AddFusionPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"gpu_horizontal_input_fusion", "GpuHorizontalInputFusion", "fusion",
                "Fuses independent reduction fusions feeding one consumer into one multi-output kernel.", false,
                "", Factory<GpuHorizontalInputFusion>()});
+  r.push_back({"gpu_horizontal_loop_fusion", "GpuHorizontalLoopFusion", "fusion",
+               "Fuses independent small loop fusions feeding one consumer into one concatenate/slice kernel.",
+               false, "", Factory<GpuHorizontalLoopFusion>()});
+  r.push_back({"variadic-op-splitter", "VariadicOpSplitter", "fusion",
+               "Splits concatenates of more than 128 operands into concatenates of concatenates.", false, "",
+               Factory<VariadicOpSplitter>()});
 }
 
 std::vector<PassRegistryEntry> MakeRegistry() {

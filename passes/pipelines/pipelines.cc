@@ -12,8 +12,10 @@
 #include "passes/expanders/scatter_expander.h"
 #include "passes/fusion/fusion_merger.h"
 #include "passes/fusion/horizontal_input_fusion.h"
+#include "passes/fusion/horizontal_loop_fusion.h"
 #include "passes/fusion/instruction_fusion.h"
 #include "passes/fusion/multi_output_fusion.h"
+#include "passes/fusion/variadic_op_splitter.h"
 #include "passes/gpu/reduction_degenerate_dim_remover.h"
 #include "passes/gpu/reduction_dimension_grouper.h"
 #include "passes/gpu/reduction_layout_normalizer.h"
@@ -141,6 +143,8 @@ std::unique_ptr<HloPassPipeline> BuildFusionPipeline() {
   // that rewrites single ops (post-layout-assignment): fused ops are out of
   // their reach.
   auto pipeline = std::make_unique<HloPassPipeline>("fusion");
+  // Concatenates within the kernel parameter limit before they are fused.
+  pipeline->AddPass<VariadicOpSplitter>();
   // First without duplication, so that every producer with one consumer is
   // fused before the second occurrence decides which multi-user producers
   // are cheap enough to compute again in each consumer.
@@ -161,6 +165,8 @@ std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline() {
   // XLA:GPU's "horizontal-fusion" pipeline: after the fusion pipeline has
   // built every producer-consumer kernel, independent kernels are combined.
   auto pipeline = std::make_unique<HloPassPipeline>("horizontal-fusion");
+  // Loop kernels first, as in XLA; reductions are left to the input pass.
+  pipeline->AddPass<GpuHorizontalLoopFusion>();
   pipeline->AddPass<GpuHorizontalInputFusion>();
   pipeline->AddPass<HloCSE>(HloCseOptions{.only_fusion_computations = true});
   pipeline->AddPass<HloDCE>();
