@@ -279,34 +279,27 @@ bool IsExpensive(const HloInstruction& h) {
     }
     return false;
   }
-  PrimitiveType t = h.shape().IsArray() ? h.shape().element_type() : PrimitiveType::kTuple;
-  switch (h.opcode()) {
-    case HloOpcode::kAtan2: case HloOpcode::kCbrt: case HloOpcode::kCos: case HloOpcode::kErf:
-    case HloOpcode::kExp: case HloOpcode::kExpm1: case HloOpcode::kLog: case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic: case HloOpcode::kPower: case HloOpcode::kSin: case HloOpcode::kTan:
-    case HloOpcode::kTanh: case HloOpcode::kReduce: case HloOpcode::kReduceWindow:
-    case HloOpcode::kDot: case HloOpcode::kConvolution: case HloOpcode::kCustomCall:
-      return true;
-    case HloOpcode::kDivide: case HloOpcode::kRemainder: case HloOpcode::kSqrt: case HloOpcode::kRsqrt:
-      // Cheap for f32 on GPUs (XLA:GPU's exception); integer division and
-      // f64 are not.
-      return t != PrimitiveType::kF32 && t != PrimitiveType::kF16 && t != PrimitiveType::kBF16;
-    default:
-      return false;
-  }
+  static const auto* kExpensive = new absl::flat_hash_set<HloOpcode>{
+      HloOpcode::kAtan2, HloOpcode::kCbrt,     HloOpcode::kCos,          HloOpcode::kErf,
+      HloOpcode::kExp,   HloOpcode::kExpm1,    HloOpcode::kLog,          HloOpcode::kLog1p,
+      HloOpcode::kLogistic, HloOpcode::kPower, HloOpcode::kSin,          HloOpcode::kTan,
+      HloOpcode::kTanh,  HloOpcode::kReduce,   HloOpcode::kReduceWindow, HloOpcode::kDot,
+      HloOpcode::kConvolution, HloOpcode::kCustomCall};
+  if (kExpensive->contains(h.opcode())) return true;
+  // Division and square roots are cheap for f32/f16/bf16 on GPUs (XLA:GPU's
+  // exception); integer division and f64 are not.
+  bool division = h.opcode() == HloOpcode::kDivide || h.opcode() == HloOpcode::kRemainder ||
+                  h.opcode() == HloOpcode::kSqrt || h.opcode() == HloOpcode::kRsqrt;
+  if (!division || !h.shape().IsArray()) return false;
+  PrimitiveType t = h.shape().element_type();
+  return t != PrimitiveType::kF32 && t != PrimitiveType::kF16 && t != PrimitiveType::kBF16;
 }
 
 namespace {
 
 bool ReusesElementsThrough(const HloInstruction& user, const HloInstruction* value) {
-  switch (user.opcode()) {
-    case HloOpcode::kBroadcast:
-      return user.shape().element_count() > value->shape().element_count();
-    case HloOpcode::kReduceWindow:
-      return true;
-    default:
-      return false;
-  }
+  if (user.opcode() == HloOpcode::kReduceWindow) return true;
+  return user.opcode() == HloOpcode::kBroadcast && user.shape().element_count() > value->shape().element_count();
 }
 
 // Whether the value of `value` inside a fused computation is read more than
