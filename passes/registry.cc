@@ -11,6 +11,12 @@
 #include "passes/expanders/operand_upcaster.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scatter_expander.h"
+#include "passes/fusion/fusion_merger.h"
+#include "passes/fusion/horizontal_input_fusion.h"
+#include "passes/fusion/horizontal_loop_fusion.h"
+#include "passes/fusion/instruction_fusion.h"
+#include "passes/fusion/multi_output_fusion.h"
+#include "passes/fusion/variadic_op_splitter.h"
 #include "passes/gpu/reduction_degenerate_dim_remover.h"
 #include "passes/gpu/reduction_dimension_grouper.h"
 #include "passes/gpu/reduction_layout_normalizer.h"
@@ -84,6 +90,30 @@ void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
                false, "", Factory<ScatterExpander>()});
 }
 
+// The fusion and horizontal-fusion sub-pipelines' passes (issue 7), in their
+// own list so concurrent registry edits merge cleanly.
+void AddFusionPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"fusion", "GpuInstructionFusion", "fusion",
+               "Fuses producers into consumers (loop and reduction kernels); duplicates cheap producers when "
+               "the bytes read do not grow.",
+               false, "", Factory<GpuInstructionFusion>()});
+  r.push_back({"fusion_merger", "FusionMerger", "fusion",
+               "Merges a loop fusion into all its users (all fusions) when the bytes transferred do not grow.",
+               false, "", Factory<FusionMerger>()});
+  r.push_back({"multi_output_fusion", "GpuMultiOutputFusion", "fusion",
+               "Sibling and producer-consumer multi-output fusion of kernels iterating over the same shape.",
+               false, "", Factory<GpuMultiOutputFusion>()});
+  r.push_back({"gpu_horizontal_input_fusion", "GpuHorizontalInputFusion", "fusion",
+               "Fuses independent reduction fusions feeding one consumer into one multi-output kernel.", false,
+               "", Factory<GpuHorizontalInputFusion>()});
+  r.push_back({"gpu_horizontal_loop_fusion", "GpuHorizontalLoopFusion", "fusion",
+               "Fuses independent small loop fusions feeding one consumer into one concatenate/slice kernel.",
+               false, "", Factory<GpuHorizontalLoopFusion>()});
+  r.push_back({"variadic-op-splitter", "VariadicOpSplitter", "fusion",
+               "Splits concatenates of more than 128 operands into concatenates of concatenates.", false, "",
+               Factory<VariadicOpSplitter>()});
+}
+
 std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
       {"batchnorm_expander", "BatchNormExpander", "expanders",
@@ -148,6 +178,7 @@ std::vector<PassRegistryEntry> MakeRegistry() {
        false, "", Factory<HloDCE>()},
   };
   AddIndexingPasses(r);
+  AddFusionPasses(r);
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return r;
 }

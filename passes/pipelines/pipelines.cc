@@ -10,6 +10,12 @@
 #include "passes/expanders/operand_upcaster.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/scatter_expander.h"
+#include "passes/fusion/fusion_merger.h"
+#include "passes/fusion/horizontal_input_fusion.h"
+#include "passes/fusion/horizontal_loop_fusion.h"
+#include "passes/fusion/instruction_fusion.h"
+#include "passes/fusion/multi_output_fusion.h"
+#include "passes/fusion/variadic_op_splitter.h"
 #include "passes/gpu/reduction_degenerate_dim_remover.h"
 #include "passes/gpu/reduction_dimension_grouper.h"
 #include "passes/gpu/reduction_layout_normalizer.h"
@@ -132,23 +138,62 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildFusionPipeline() {
+  // XLA:GPU's "fusion" pipeline (seed 003 table 1). It runs after every pass
+  // that rewrites single ops (post-layout-assignment): fused ops are out of
+  // their reach.
+  auto pipeline = std::make_unique<HloPassPipeline>("fusion");
+  // Concatenates within the kernel parameter limit before they are fused.
+  pipeline->AddPass<VariadicOpSplitter>();
+  // First without duplication, so that every producer with one consumer is
+  // fused before the second occurrence decides which multi-user producers
+  // are cheap enough to compute again in each consumer.
+  pipeline->AddPass<GpuInstructionFusion>(GpuInstructionFusionOptions{.may_duplicate = false});
+  pipeline->AddPass<GpuInstructionFusion>(GpuInstructionFusionOptions{.may_duplicate = true});
+  // Merges the multi-user loop fusions instruction fusion had to leave.
+  pipeline->AddPass<FusionMerger>();
+  // On the final single-output fusions: siblings and producer-consumer pairs
+  // that iterate alike share one kernel.
+  pipeline->AddPass<GpuMultiOutputFusion>();
+  // Duplicated producers leave identical instructions inside fusions.
+  pipeline->AddPass<HloCSE>(HloCseOptions{.only_fusion_computations = true});
+  pipeline->AddPass<HloDCE>();
+  return pipeline;
+}
+
+std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline() {
+  // XLA:GPU's "horizontal-fusion" pipeline: after the fusion pipeline has
+  // built every producer-consumer kernel, independent kernels are combined.
+  auto pipeline = std::make_unique<HloPassPipeline>("horizontal-fusion");
+  // Loop kernels first, as in XLA; reductions are left to the input pass.
+  pipeline->AddPass<GpuHorizontalLoopFusion>();
+  pipeline->AddPass<GpuHorizontalInputFusion>();
+  pipeline->AddPass<HloCSE>(HloCseOptions{.only_fusion_computations = true});
+  pipeline->AddPass<HloDCE>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   // XLA:GPU's sub-pipelines in seed 003's order (table 1). Each builder
   // comments its own ordering constraints.
   auto pipeline = std::make_unique<HloPassPipeline>("gpu");
   pipeline->AddPipeline(BuildOptimizationPipeline());
   pipeline->AddPipeline(BuildPostLayoutAssignmentPipeline());
+  pipeline->AddPipeline(BuildFusionPipeline());
+  pipeline->AddPipeline(BuildHorizontalFusionPipeline());
   return pipeline;
 }
 
 std::vector<std::string> PipelineNames() {
-  return {"default", "gpu", "optimization", "post-layout-assignment"};
+  return {"default", "gpu", "optimization", "post-layout-assignment", "fusion", "horizontal-fusion"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
   if (name == "default" || name == "gpu") return BuildGpuPipeline();
   if (name == "optimization") return BuildOptimizationPipeline();
   if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
+  if (name == "fusion") return BuildFusionPipeline();
+  if (name == "horizontal-fusion") return BuildHorizontalFusionPipeline();
   return absl::InvalidArgumentError(
       StrCat("unknown pipeline '", name, "'; known pipelines: ", Join(PipelineNames(), ", ")));
 }

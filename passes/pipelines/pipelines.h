@@ -21,6 +21,10 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline();
 
 // XLA:GPU's "post-layout-assignment" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline();
+// XLA:GPU's "fusion" sub-pipeline (producer-consumer, merger, multi-output).
+std::unique_ptr<HloPassPipeline> BuildFusionPipeline();
+// XLA:GPU's "horizontal-fusion" sub-pipeline.
+std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline();
 // "gpu" (alias "default"): every sub-pipeline passlab has, in XLA:GPU's order.
 std::unique_ptr<HloPassPipeline> BuildGpuPipeline();
 
