@@ -16,6 +16,8 @@
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/libcall/conv_rewriter.h"
+#include "passes/libcall/gemm_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -84,6 +86,20 @@ void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
                false, "", Factory<ScatterExpander>()});
 }
 
+// Library-call rewriters and algorithm pickers (issue 7: conv-canonicalization
+// and the gemm half of post-layout-assignment), in their own list so
+// concurrent registry edits merge cleanly. None is required: the backend runs
+// whatever dot or convolution they leave behind as a loop-nest kernel, and
+// the runtime picks a default algorithm for a call nobody tuned.
+void AddLibraryCallPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"cublas-gemm-rewriter", "GemmRewriter", "libcall",
+               "Rewrites float dots into __blas$gemm calls, folding alpha, beta*C, bias and relu into the call.",
+               false, "", Factory<GemmRewriter>()});
+  r.push_back({"conv-rewriter", "ConvRewriter", "libcall",
+               "Rewrites convolutions into __dnn$conv* calls (forward, backward-input, backward-filter).", false, "",
+               Factory<ConvRewriter>()});
+}
+
 std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
       {"batchnorm_expander", "BatchNormExpander", "expanders",
@@ -148,6 +164,7 @@ std::vector<PassRegistryEntry> MakeRegistry() {
        false, "", Factory<HloDCE>()},
   };
   AddIndexingPasses(r);
+  AddLibraryCallPasses(r);
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return r;
 }

@@ -15,6 +15,8 @@
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/libcall/conv_rewriter.h"
+#include "passes/libcall/gemm_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -109,6 +111,16 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
+  // XLA:GPU's "conv-canonicalization" pipeline: convolutions become DNN
+  // library calls, in XLA's order.
+  auto pipeline = std::make_unique<HloPassPipeline>("conv-canonicalization");
+  // Recognises the forward/backward forms on plain convolutions, so it runs
+  // before anything turns them into calls.
+  pipeline->AddPass<ConvRewriter>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // XLA:GPU's "post-layout-assignment" pipeline (both nvptx parts). passlab
   // has no layout-assignment sub-pipeline yet, so it follows optimization.
@@ -118,6 +130,9 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // gemm" predicate; unguarded inside the loop it undoes what DotDecomposer
   // does and the two alternate until the iteration limit.
   pipeline->AddPass<TransposeFolding>();
+  // Dots become BLAS calls right after TransposeFolding, as in XLA: the call
+  // reads either operand orientation, so a folded transpose costs nothing.
+  pipeline->AddPass<GemmRewriter>();
   // Reduction canonicalization for the GPU reduction emitter: size-1 dims out,
   // default layouts, adjacent reduced dims merged, then the splitter and the
   // tree rewriter, each to its fixed point, on canonical reduces.
@@ -137,17 +152,19 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   // comments its own ordering constraints.
   auto pipeline = std::make_unique<HloPassPipeline>("gpu");
   pipeline->AddPipeline(BuildOptimizationPipeline());
+  pipeline->AddPipeline(BuildConvCanonicalizationPipeline());
   pipeline->AddPipeline(BuildPostLayoutAssignmentPipeline());
   return pipeline;
 }
 
 std::vector<std::string> PipelineNames() {
-  return {"default", "gpu", "optimization", "post-layout-assignment"};
+  return {"conv-canonicalization", "default", "gpu", "optimization", "post-layout-assignment"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
   if (name == "default" || name == "gpu") return BuildGpuPipeline();
   if (name == "optimization") return BuildOptimizationPipeline();
+  if (name == "conv-canonicalization") return BuildConvCanonicalizationPipeline();
   if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
   return absl::InvalidArgumentError(
       StrCat("unknown pipeline '", name, "'; known pipelines: ", Join(PipelineNames(), ", ")));
