@@ -1,6 +1,8 @@
 #include "passes/pipelines/pipelines.h"
 
 #include "core/ir/str_util.h"
+#include "passes/autotune/gemm_algorithm_picker.h"
+#include "passes/autotune/gpu_conv_algorithm_picker.h"
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
@@ -15,7 +17,10 @@
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/libcall/conv_padding_legalization.h"
+#include "passes/libcall/cublas_pad_for_gemms.h"
 #include "passes/libcall/conv_rewriter.h"
+#include "passes/libcall/cudnn_fused_conv_rewriter.h"
 #include "passes/libcall/gemm_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
@@ -118,6 +123,14 @@ std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   // Recognises the forward/backward forms on plain convolutions, so it runs
   // before anything turns them into calls.
   pipeline->AddPass<ConvRewriter>();
+  // Matches forward convolution calls, so after ConvRewriter.
+  pipeline->AddPass<CudnnFusedConvRewriter>();
+  // After both rewriters, which choose the paddings it legalizes.
+  pipeline->AddPass<ConvPaddingLegalization>();
+  // The legalization leaves tuple(slice(gte(call, 0)), gte(call, 1)) round
+  // trips and pads of constants behind, as in XLA.
+  pipeline->AddPass<TupleSimplifier>();
+  pipeline->AddPass<HloPassFix<AlgebraicSimplifier>>();
   return pipeline;
 }
 
@@ -125,6 +138,13 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // XLA:GPU's "post-layout-assignment" pipeline (both nvptx parts). passlab
   // has no layout-assignment sub-pipeline yet, so it follows optimization.
   auto pipeline = std::make_unique<HloPassPipeline>("post-layout-assignment");
+  // nvptx post-layout-assignment part 1: gemm dims padded to multiples of 8
+  // for bf16 (Ampere) and f16 (Volta), while the dots are still canonical
+  // and before GemmRewriter turns them into calls; constant folding then
+  // folds the pads of constant operands.
+  pipeline->AddPass<CublasPadForGemms>(CublasPadForGemmsOptions{PrimitiveType::kBF16, 8});
+  pipeline->AddPass<CublasPadForGemms>(CublasPadForGemmsOptions{PrimitiveType::kF16, 8});
+  pipeline->AddPass<HloConstantFolding>();
   // Transposes into dot/convolution dimension numbers, once the fixed point
   // has settled. XLA runs it inside the loop guarded by a "still a canonical
   // gemm" predicate; unguarded inside the loop it undoes what DotDecomposer
@@ -144,6 +164,13 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // Second occurrence, as in XLA: after every pass that may create bf16
   // arithmetic.
   pipeline->AddPass<FloatNormalization>();
+  // Convolution algorithms are chosen before fusion (XLA's comment: the
+  // calls' scratch results are still visible here), once the calls' operands
+  // and paddings are final.
+  pipeline->AddPass<GpuConvAlgorithmPicker>();
+  // nvptx post-layout-assignment part 2: gemm algorithms last, after every
+  // pass that may change a gemm's operands.
+  pipeline->AddPass<GemmAlgorithmPicker>();
   return pipeline;
 }
 
