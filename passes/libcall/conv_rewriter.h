@@ -16,10 +16,15 @@
 // as XLA does: symmetric when the gradient allows it, else the nearest valid
 // amount, which ConvPaddingLegalization later makes explicit.
 //
+// The stride-1 rule is XLA's (a convolution whose kernel is no larger than
+// its output is a forward one). Feature-grouped gradients are not matched:
+// a grouped filter gradient runs as a (relabelled) forward call, a grouped
+// input gradient stays a convolution.
+//
 // Not rewritten (the backend runs them as loop nests): batch-grouped
 // convolutions, types the DNN library does not compute in (f64, integers),
-// lhs-dilated convolutions that are not a backward input, grouped
-// gradients. Optional: without it every convolution runs as a loop nest.
+// lhs-dilated convolutions that are not a backward input. Optional: without
+// it every convolution runs as a loop nest.
 #ifndef PASSLAB_PASSES_LIBCALL_CONV_REWRITER_H_
 #define PASSLAB_PASSES_LIBCALL_CONV_REWRITER_H_
 
