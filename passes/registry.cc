@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "passes/autotune/gemm_algorithm_picker.h"
+#include "passes/autotune/gpu_conv_algorithm_picker.h"
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
@@ -22,6 +24,11 @@
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/libcall/conv_padding_legalization.h"
+#include "passes/libcall/conv_rewriter.h"
+#include "passes/libcall/cublas_pad_for_gemms.h"
+#include "passes/libcall/cudnn_fused_conv_rewriter.h"
+#include "passes/libcall/gemm_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -114,6 +121,35 @@ void AddFusionPasses(std::vector<PassRegistryEntry>& r) {
                Factory<VariadicOpSplitter>()});
 }
 
+// Library-call rewriters and algorithm pickers (issue 7: conv-canonicalization
+// and the gemm half of post-layout-assignment), in their own list so
+// concurrent registry edits merge cleanly. None is required: the backend runs
+// whatever dot or convolution they leave behind as a loop-nest kernel, and
+// the runtime picks a default algorithm for a call nobody tuned.
+void AddLibraryCallPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"cublas-gemm-rewriter", "GemmRewriter", "libcall",
+               "Rewrites float dots into __blas$gemm calls, folding alpha, beta*C, bias and relu into the call.",
+               false, "", Factory<GemmRewriter>()});
+  r.push_back({"cublas-pad-for-gemms", "CublasPadForGemms", "libcall",
+               "Pads bf16 dots' M, K and N to multiples of 8 with zeros and slices the product back.", false, "",
+               Factory<CublasPadForGemms>()});
+  r.push_back({"conv-rewriter", "ConvRewriter", "libcall",
+               "Rewrites convolutions into __dnn$conv* calls (forward, backward-input, backward-filter).", false, "",
+               Factory<ConvRewriter>()});
+  r.push_back({"cudnn-fused-convolution-rewriter", "CudnnFusedConvRewriter", "libcall",
+               "Folds scale, bias, side input and relu after a forward convolution call into one fused call.",
+               false, "", Factory<CudnnFusedConvRewriter>()});
+  r.push_back({"conv-padding-legalization", "ConvPaddingLegalization", "libcall",
+               "Makes convolution-call padding symmetric and non-negative with explicit pad/slice around the call.",
+               false, "", Factory<ConvPaddingLegalization>()});
+  r.push_back({"gpu-conv-algorithm-picker", "GpuConvAlgorithmPicker", "autotune",
+               "Autotunes each convolution call over the DNN library's algorithms; records the fastest.", false, "",
+               Factory<GpuConvAlgorithmPicker>()});
+  r.push_back({"gemm-algorithm-picker", "GemmAlgorithmPicker", "autotune",
+               "Autotunes each gemm call over the BLAS library's algorithms; records the fastest.", false, "",
+               Factory<GemmAlgorithmPicker>()});
+}
+
 std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
       {"batchnorm_expander", "BatchNormExpander", "expanders",
@@ -179,6 +215,7 @@ std::vector<PassRegistryEntry> MakeRegistry() {
   };
   AddIndexingPasses(r);
   AddFusionPasses(r);
+  AddLibraryCallPasses(r);
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return r;
 }

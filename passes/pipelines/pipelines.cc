@@ -1,6 +1,8 @@
 #include "passes/pipelines/pipelines.h"
 
 #include "core/ir/str_util.h"
+#include "passes/autotune/gemm_algorithm_picker.h"
+#include "passes/autotune/gpu_conv_algorithm_picker.h"
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
@@ -21,6 +23,11 @@
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/libcall/conv_padding_legalization.h"
+#include "passes/libcall/conv_rewriter.h"
+#include "passes/libcall/cublas_pad_for_gemms.h"
+#include "passes/libcall/cudnn_fused_conv_rewriter.h"
+#include "passes/libcall/gemm_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -115,15 +122,43 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
+  // XLA:GPU's "conv-canonicalization" pipeline: convolutions become DNN
+  // library calls, in XLA's order.
+  auto pipeline = std::make_unique<HloPassPipeline>("conv-canonicalization");
+  // Recognises the forward/backward forms on plain convolutions, so it runs
+  // before anything turns them into calls.
+  pipeline->AddPass<ConvRewriter>();
+  // Matches forward convolution calls, so after ConvRewriter.
+  pipeline->AddPass<CudnnFusedConvRewriter>();
+  // After both rewriters, which choose the paddings it legalizes.
+  pipeline->AddPass<ConvPaddingLegalization>();
+  // The legalization leaves tuple(slice(gte(call, 0)), gte(call, 1)) round
+  // trips and pads of constants behind, as in XLA.
+  pipeline->AddPass<TupleSimplifier>();
+  pipeline->AddPass<HloPassFix<AlgebraicSimplifier>>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // XLA:GPU's "post-layout-assignment" pipeline (both nvptx parts). passlab
   // has no layout-assignment sub-pipeline yet, so it follows optimization.
   auto pipeline = std::make_unique<HloPassPipeline>("post-layout-assignment");
+  // nvptx post-layout-assignment part 1: gemm dims padded to multiples of 8
+  // for bf16 (Ampere) and f16 (Volta), while the dots are still canonical
+  // and before GemmRewriter turns them into calls; constant folding then
+  // folds the pads of constant operands.
+  pipeline->AddPass<CublasPadForGemms>(CublasPadForGemmsOptions{PrimitiveType::kBF16, 8});
+  pipeline->AddPass<CublasPadForGemms>(CublasPadForGemmsOptions{PrimitiveType::kF16, 8});
+  pipeline->AddPass<HloConstantFolding>();
   // Transposes into dot/convolution dimension numbers, once the fixed point
   // has settled. XLA runs it inside the loop guarded by a "still a canonical
   // gemm" predicate; unguarded inside the loop it undoes what DotDecomposer
   // does and the two alternate until the iteration limit.
   pipeline->AddPass<TransposeFolding>();
+  // Dots become BLAS calls right after TransposeFolding, as in XLA: the call
+  // reads either operand orientation, so a folded transpose costs nothing.
+  pipeline->AddPass<GemmRewriter>();
   // Reduction canonicalization for the GPU reduction emitter: size-1 dims out,
   // default layouts, adjacent reduced dims merged, then the splitter and the
   // tree rewriter, each to its fixed point, on canonical reduces.
@@ -135,6 +170,13 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // Second occurrence, as in XLA: after every pass that may create bf16
   // arithmetic.
   pipeline->AddPass<FloatNormalization>();
+  // Convolution algorithms are chosen before fusion (XLA's comment: the
+  // calls' scratch results are still visible here), once the calls' operands
+  // and paddings are final.
+  pipeline->AddPass<GpuConvAlgorithmPicker>();
+  // nvptx post-layout-assignment part 2: gemm algorithms last, after every
+  // pass that may change a gemm's operands.
+  pipeline->AddPass<GemmAlgorithmPicker>();
   return pipeline;
 }
 
@@ -178,6 +220,7 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   // comments its own ordering constraints.
   auto pipeline = std::make_unique<HloPassPipeline>("gpu");
   pipeline->AddPipeline(BuildOptimizationPipeline());
+  pipeline->AddPipeline(BuildConvCanonicalizationPipeline());
   pipeline->AddPipeline(BuildPostLayoutAssignmentPipeline());
   pipeline->AddPipeline(BuildFusionPipeline());
   pipeline->AddPipeline(BuildHorizontalFusionPipeline());
@@ -185,12 +228,14 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
 }
 
 std::vector<std::string> PipelineNames() {
-  return {"default", "gpu", "optimization", "post-layout-assignment", "fusion", "horizontal-fusion"};
+  return {"conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion", "optimization",
+          "post-layout-assignment"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
   if (name == "default" || name == "gpu") return BuildGpuPipeline();
   if (name == "optimization") return BuildOptimizationPipeline();
+  if (name == "conv-canonicalization") return BuildConvCanonicalizationPipeline();
   if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
   if (name == "fusion") return BuildFusionPipeline();
   if (name == "horizontal-fusion") return BuildHorizontalFusionPipeline();

@@ -19,6 +19,10 @@ namespace passlab {
 // "simplification" fixed point inside it.
 std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline();
 
+// XLA:GPU's "conv-canonicalization" sub-pipeline: convolutions become DNN
+// library calls.
+std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline();
+
 // XLA:GPU's "post-layout-assignment" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline();
 // XLA:GPU's "fusion" sub-pipeline (producer-consumer, merger, multi-output).

@@ -1,0 +1,71 @@
+// The shared half of GpuConvAlgorithmPicker and GemmAlgorithmPicker: times a
+// library call's algorithms on the CPU backend (core/runtime's autotuning
+// API) at one of XLA's autotune levels (seed 003):
+//   0  off: nothing is tuned
+//   1  time each algorithm on zero-initialised buffers
+//   2  ... on buffers initialised with random numbers
+//   3  ... and re-randomise the outputs before each algorithm
+//   4  ... and check each algorithm's output against the reference
+//      algorithm (the first that ran) and its buffers' red zones (guard
+//      bytes around every buffer must be intact after each run)
+// and picks the fastest algorithm that ran (and passed the checks), honouring
+// a deny list and a cache.
+#ifndef PASSLAB_PASSES_AUTOTUNE_LIBRARY_CALL_AUTOTUNER_H_
+#define PASSLAB_PASSES_AUTOTUNE_LIBRARY_CALL_AUTOTUNER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/ir/hlo_instruction.h"
+#include "passes/autotune/autotune_cache.h"
+
+namespace passlab {
+
+// Algorithms never to use for the calls whose AutotuneKey contains `hlo`
+// (empty: every call), like XLA's algorithm deny list.
+struct AlgorithmDenyEntry {
+  std::string hlo;
+  std::vector<int64_t> algorithms;
+};
+
+// Reads a deny list file: {"entries": [{"hlo": "...", "algorithms": [2]}]}.
+absl::StatusOr<std::vector<AlgorithmDenyEntry>> LoadDenyList(const std::string& path);
+
+struct AutotuneOptions {
+  int level = 4;  // XLA's default xla_gpu_autotune_level
+  // Null: AutotuneCache::Global().
+  AutotuneCache* cache = nullptr;
+  // When set: loaded before the pass tunes, saved (merged) after it tuned.
+  std::string cache_path;
+  std::vector<AlgorithmDenyEntry> deny_list;
+  std::string deny_list_path;  // entries added to deny_list when set
+  int repeats = 3;             // timed runs per algorithm (after a warm-up)
+  double tolerance = 1e-2;     // level 4: relative difference from the reference
+};
+
+// What tuning one call found (for tests and counters).
+struct AutotuneOutcome {
+  AutotuneResult result;
+  bool from_cache = false;
+  std::vector<std::string> rejected;  // "winograd: denied", "direct: wrong result ...", ...
+};
+
+// Picks an algorithm for `call` (a library call); an error when none can run.
+absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, const AutotuneOptions& options);
+
+class HloModule;
+class HloPassInterface;
+
+// What both picker passes do: tunes every passlab-spelled library call of
+// one family (convolutions, or gemms) whose algorithm is not set yet, and
+// writes the choice into its backend_config (algo_id / selected_algorithm),
+// which the runtime honours. Calls no algorithm can run are left unset (the
+// runtime's default) and counted. Counters go to `pass`.
+absl::StatusOr<bool> PickLibraryCallAlgorithms(HloModule& module, const AutotuneOptions& options, bool convolutions,
+                                               HloPassInterface& pass);
+
+}  // namespace passlab
+
+#endif  // PASSLAB_PASSES_AUTOTUNE_LIBRARY_CALL_AUTOTUNER_H_

@@ -1,0 +1,161 @@
+#include "passes/libcall/gemm_rewriter.h"
+
+#include <optional>
+
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
+#include "core/libcall/library_call.h"
+#include "core/pass/hlo_rewrite_visitor.h"
+
+namespace passlab {
+namespace {
+
+// Types the BLAS library computes in (bf16/f16 through f32).
+bool GemmType(PrimitiveType t) {
+  return t == PrimitiveType::kF32 || t == PrimitiveType::kF64 || t == PrimitiveType::kBF16 ||
+         t == PrimitiveType::kF16;
+}
+
+// The gemm call `inst` is, with its parsed config; nullopt for anything else.
+struct Gemm {
+  HloInstruction* call;
+  GemmBackendConfig config;
+};
+std::optional<Gemm> AsGemm(HloInstruction* inst) {
+  if (ClassifyLibraryCall(*inst) != LibraryCallKind::kGemm || !inst->shape().IsArray()) return std::nullopt;
+  absl::StatusOr<GemmBackendConfig> config = ParseGemmBackendConfig(*inst);
+  if (!config.ok()) return std::nullopt;
+  return Gemm{inst, *config};
+}
+
+// The value of a scalar constant, or of a broadcast of one.
+std::optional<double> ScalarConstant(const HloInstruction* inst) {
+  if (inst->opcode() == HloOpcode::kBroadcast) inst = inst->operand(0);
+  if (inst->opcode() != HloOpcode::kConstant || inst->shape().rank() != 0 ||
+      !IsFloatingPointType(inst->shape().element_type())) {
+    return std::nullopt;
+  }
+  return inst->literal().GetDouble(0);
+}
+
+// The vector `b` when `inst` is broadcast(b) along the last dimension only.
+HloInstruction* BiasVector(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kBroadcast || inst->shape().rank() < 1) return nullptr;
+  const HloInstruction* v = inst->operand(0);
+  if (v->shape().rank() != 1 || inst->dimensions().size() != 1 ||
+      inst->dimensions()[0] != inst->shape().rank() - 1 || v->shape().element_type() != inst->shape().element_type()) {
+    return nullptr;
+  }
+  return inst->mutable_operand(0);
+}
+
+class GemmRewriteVisitor : public HloRewriteVisitor {
+ public:
+  GemmRewriteVisitor(GemmRewriter& pass, const GemmRewriterOptions& options) : pass_(pass), options_(options) {}
+
+  // dot(A, B) => __blas$gemm(A, B)
+  absl::Status HandleDot(HloInstruction* dot) override {
+    PrimitiveType t = dot->shape().element_type();
+    if (!GemmType(t) || dot->operand(0)->shape().element_type() != t || dot->operand(1)->shape().element_type() != t) {
+      return absl::OkStatus();
+    }
+    GemmBackendConfig config;
+    config.dot_dimension_numbers = dot->attrs().dot_dnums;
+    config.precision_config = dot->attrs().precision_config;
+    pass_.BumpCounter("dot -> gemm");
+    return ReplaceWithNewInstruction(dot, MakeCall(dot->shape(), {dot->mutable_operand(0), dot->mutable_operand(1)},
+                                                   config));
+  }
+
+  // multiply(gemm, broadcast(c)) => gemm with alpha *= c
+  absl::Status HandleMultiply(HloInstruction* mul) override {
+    for (int side = 0; side < 2; ++side) {
+      std::optional<Gemm> g = FoldableGemm(mul, mul->mutable_operand(side));
+      if (!g) continue;
+      std::optional<double> c = ScalarConstant(mul->operand(1 - side));
+      if (!c || g->config.beta != 0 || g->config.epilogue != GemmEpilogue::kDefault) continue;
+      g->config.alpha_real *= *c;
+      g->config.alpha_imag *= *c;
+      pass_.BumpCounter("folded alpha");
+      return ReplaceWithNewInstruction(mul, MakeCall(mul->shape(), g->call->operands(), g->config));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status HandleAdd(HloInstruction* add) override {
+    for (int side = 0; side < 2; ++side) {
+      std::optional<Gemm> g = FoldableGemm(add, add->mutable_operand(side));
+      if (!g) continue;
+      HloInstruction* other = add->mutable_operand(1 - side);
+      std::vector<HloInstruction*> operands = g->call->operands();
+      // add(gemm, broadcast(v)) => gemm with epilogue BIAS
+      if (HloInstruction* bias = BiasVector(other);
+          bias != nullptr && options_.fold_epilogues && g->config.epilogue == GemmEpilogue::kDefault) {
+        g->config.epilogue = GemmEpilogue::kBias;
+        operands.push_back(bias);
+        pass_.BumpCounter("folded bias epilogue");
+        return ReplaceWithNewInstruction(add, MakeCall(add->shape(), operands, g->config));
+      }
+      // add(gemm, C) => gemm with beta = 1 and C
+      if (g->config.beta != 0 || g->config.epilogue != GemmEpilogue::kDefault || other->user_count() != 1 ||
+          other->shape() != add->shape() || other == g->call) {
+        continue;
+      }
+      g->config.beta = 1;
+      operands.insert(operands.begin() + 2, other);
+      pass_.BumpCounter("folded beta*C");
+      return ReplaceWithNewInstruction(add, MakeCall(add->shape(), operands, g->config));
+    }
+    return absl::OkStatus();
+  }
+
+  // maximum(gemm, broadcast(0)) => gemm with epilogue RELU (BIAS_RELU)
+  absl::Status HandleMaximum(HloInstruction* max) override {
+    if (!options_.fold_epilogues) return absl::OkStatus();
+    for (int side = 0; side < 2; ++side) {
+      std::optional<Gemm> g = FoldableGemm(max, max->mutable_operand(side));
+      if (!g) continue;
+      std::optional<double> zero = ScalarConstant(max->operand(1 - side));
+      if (!zero || *zero != 0) continue;
+      if (g->config.epilogue == GemmEpilogue::kDefault) {
+        g->config.epilogue = GemmEpilogue::kRelu;
+      } else if (g->config.epilogue == GemmEpilogue::kBias) {
+        g->config.epilogue = GemmEpilogue::kBiasRelu;
+      } else {
+        continue;
+      }
+      pass_.BumpCounter("folded relu epilogue");
+      return ReplaceWithNewInstruction(max, MakeCall(max->shape(), g->call->operands(), g->config));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // `operand` of `user` as a gemm that can absorb `user`: only used there,
+  // same shape (so no type change hides in the fold).
+  static std::optional<Gemm> FoldableGemm(const HloInstruction* user, HloInstruction* operand) {
+    std::optional<Gemm> g = AsGemm(operand);
+    if (!g || operand->user_count() != 1 || operand->IsRoot() || operand->shape() != user->shape() ||
+        user->operand(0) == user->operand(1)) {
+      return std::nullopt;
+    }
+    return g;
+  }
+
+  static std::unique_ptr<HloInstruction> MakeCall(const Shape& shape, absl::Span<HloInstruction* const> operands,
+                                                  const GemmBackendConfig& config) {
+    return HloInstruction::CreateCustomCall(shape, operands, std::string(kGemmCallTarget), config.ToJson());
+  }
+
+  GemmRewriter& pass_;
+  const GemmRewriterOptions& options_;
+};
+
+}  // namespace
+
+absl::StatusOr<bool> GemmRewriter::RunImpl(HloModule& module, PassRunContext*) {
+  GemmRewriteVisitor visitor(*this, options_);
+  return visitor.RunOnModule(module);
+}
+
+}  // namespace passlab

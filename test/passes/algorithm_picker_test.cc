@@ -1,0 +1,210 @@
+// GpuConvAlgorithmPicker and GemmAlgorithmPicker: the choice lands in
+// backend_config and the runtime runs it; the cache (hits, save/load), the
+// deny list and the autotune levels.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/ir/hlo_computation.h"
+#include "core/libcall/library_call.h"
+#include "core/runtime/library_call_runner.h"
+#include "passes/autotune/gemm_algorithm_picker.h"
+#include "passes/autotune/gpu_conv_algorithm_picker.h"
+#include "test/passes/checked_pass_util.h"
+
+namespace passlab {
+namespace {
+
+constexpr char kConv[] = R"(
+ENTRY e {
+  x = f32[2,8,8,4] parameter(0)
+  w = f32[3,3,4,8] parameter(1)
+  c = (f32[2,8,8,8], u8[0]) custom-call(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__dnn$convForward"
+  ROOT v = f32[2,8,8,8] get-tuple-element(c), index=0
+})";
+
+constexpr char kGemm[] = R"(
+ENTRY e {
+  a = f32[4,6] parameter(0)
+  b = f32[6,5] parameter(1)
+  ROOT g = f32[4,5] custom-call(a, b), custom_call_target="__blas$gemm", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"]}}}
+})";
+
+HloInstruction* FindCall(const HloModule& m) {
+  for (HloInstruction* i : m.entry_computation()->instructions()) {
+    if (ClassifyLibraryCall(*i).has_value()) return i;
+  }
+  return nullptr;
+}
+
+int64_t ChosenConvAlgorithm(const HloModule& m) {
+  absl::StatusOr<ConvBackendConfig> c = ParseConvBackendConfig(*FindCall(m));
+  EXPECT_TRUE(c.ok());
+  return c.ok() ? c->algo_id : -2;
+}
+
+std::vector<int64_t> ListedIds(const HloModule& m) {
+  std::vector<int64_t> ids;
+  absl::StatusOr<std::vector<LibraryAlgorithm>> list = ListAlgorithms(*FindCall(m));
+  EXPECT_TRUE(list.ok());
+  if (list.ok()) {
+    for (const LibraryAlgorithm& a : *list) ids.push_back(a.id);
+  }
+  return ids;
+}
+
+PassResult RunConvPicker(AutotuneOptions options, const std::string& hlo = kConv) {
+  PassResult r = RunPass(std::make_unique<GpuConvAlgorithmPicker>(std::move(options)), hlo);
+  if (r.changed) ExpectModuleVerifies(r);
+  return r;
+}
+
+TEST(GpuConvAlgorithmPickerTest, WritesTheChoiceThatTheRuntimeRuns) {
+  AutotuneCache cache;
+  PassResult r = RunConvPicker({.cache = &cache});
+  ASSERT_TRUE(r.changed);
+  int64_t chosen = ChosenConvAlgorithm(*r.module);
+  std::vector<int64_t> listed = ListedIds(*r.module);
+  EXPECT_NE(std::find(listed.begin(), listed.end(), chosen), listed.end()) << r.text;
+  EXPECT_TRUE(Matches(r.text, {"\"algo_id\":\"" + std::to_string(chosen) + "\""})) << r.text;
+  absl::StatusOr<std::unique_ptr<LibraryCallRunner>> runner = LibraryCallRunner::Create(*FindCall(*r.module));
+  ASSERT_TRUE(runner.ok()) << runner.status().message();
+  EXPECT_EQ((*runner)->algorithm().id, chosen);
+  EXPECT_EQ(cache.size(), 1u);
+}
+
+TEST(GpuConvAlgorithmPickerTest, LevelZeroIsOff) {
+  AutotuneCache cache;
+  EXPECT_FALSE(RunConvPicker({.level = 0, .cache = &cache}).changed);
+  EXPECT_EQ(cache.size(), 0u);
+}
+
+TEST(GpuConvAlgorithmPickerTest, EveryLevelPicksAListedAlgorithm) {
+  for (int level = 1; level <= 4; ++level) {
+    AutotuneCache cache;
+    PassResult r = RunConvPicker({.level = level, .cache = &cache});
+    EXPECT_TRUE(r.changed) << "level " << level;
+    std::vector<int64_t> listed = ListedIds(*r.module);
+    EXPECT_NE(std::find(listed.begin(), listed.end(), ChosenConvAlgorithm(*r.module)), listed.end())
+        << "level " << level;
+  }
+}
+
+TEST(GpuConvAlgorithmPickerTest, CacheHitsAreKeyedByTextNotNames) {
+  AutotuneCache cache;
+  // A planted entry for this call is used without tuning.
+  auto m = ParseHloModule(kConv, "planted.hlo");
+  ASSERT_TRUE(m.ok());
+  cache.Insert(AutotuneKey(*FindCall(**m)), {static_cast<int64_t>(ConvAlgorithm::kReference), "reference", 1});
+  PassResult r = RunConvPicker({.cache = &cache});
+  EXPECT_EQ(ChosenConvAlgorithm(*r.module), static_cast<int64_t>(ConvAlgorithm::kReference));
+  EXPECT_EQ(cache.hits(), 1);
+  EXPECT_EQ(cache.misses(), 0);
+  // The same call under other names hits the same entry.
+  std::string renamed = R"(
+ENTRY other {
+  input = f32[2,8,8,4] parameter(0)
+  filter = f32[3,3,4,8] parameter(1)
+  call = (f32[2,8,8,8], u8[0]) custom-call(input, filter), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__dnn$convForward"
+  ROOT value = f32[2,8,8,8] get-tuple-element(call), index=0
+})";
+  RunConvPicker({.cache = &cache}, renamed);
+  EXPECT_EQ(cache.hits(), 2);
+}
+
+TEST(GpuConvAlgorithmPickerTest, CacheSavesAndLoadsThroughAFile) {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("passlab_autotune_" + std::to_string(::getpid()) + ".json");
+  std::filesystem::remove(path);
+  AutotuneCache first;
+  PassResult r = RunConvPicker({.cache = &first, .cache_path = path.string()});
+  ASSERT_TRUE(std::filesystem::exists(path));
+  AutotuneCache second;
+  ASSERT_TRUE(second.Load(path.string()).ok());
+  ASSERT_EQ(second.size(), 1u);
+  std::optional<AutotuneResult> entry = second.Find(AutotuneKey(*FindCall(*r.module)));
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->algorithm, ChosenConvAlgorithm(*r.module));
+  // A second process (a fresh cache) tunes nothing: it loads the file.
+  AutotuneCache third;
+  RunConvPicker({.cache = &third, .cache_path = path.string()});
+  EXPECT_EQ(third.hits(), 1);
+  EXPECT_EQ(third.misses(), 0);
+  std::filesystem::remove(path);
+}
+
+TEST(GpuConvAlgorithmPickerTest, DenyListRemovesAlgorithms) {
+  AutotuneCache cache;
+  auto m = ParseHloModule(kConv, "deny.hlo");
+  ASSERT_TRUE(m.ok());
+  std::vector<int64_t> listed = ListedIds(**m);
+  // Deny everything but the last listed algorithm, for this call only.
+  AlgorithmDenyEntry entry{"__dnn$convForward", {}};
+  for (size_t i = 0; i + 1 < listed.size(); ++i) entry.algorithms.push_back(listed[i]);
+  PassResult r = RunConvPicker({.cache = &cache, .deny_list = {entry}});
+  EXPECT_EQ(ChosenConvAlgorithm(*r.module), listed.back());
+  // Denying every algorithm leaves the call to the runtime's default.
+  entry.algorithms = listed;
+  AutotuneCache fresh;
+  EXPECT_FALSE(RunConvPicker({.cache = &fresh, .deny_list = {entry}}).changed);
+}
+
+TEST(GpuConvAlgorithmPickerTest, DenyListFileIsRead) {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("passlab_deny_" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream out(path);
+    out << R"({"entries": [{"hlo": "convForward", "algorithms": [0, 1, 2, 3]}]})";
+  }
+  absl::StatusOr<std::vector<AlgorithmDenyEntry>> deny = LoadDenyList(path.string());
+  ASSERT_TRUE(deny.ok()) << deny.status().message();
+  ASSERT_EQ(deny->size(), 1u);
+  EXPECT_EQ((*deny)[0].algorithms.size(), 4u);
+  AutotuneCache cache;
+  EXPECT_FALSE(RunConvPicker({.cache = &cache, .deny_list_path = path.string()}).changed);
+  std::filesystem::remove(path);
+  EXPECT_FALSE(LoadDenyList(path.string()).ok());
+}
+
+TEST(GpuConvAlgorithmPickerTest, LevelFourRejectsAlgorithmsThatDisagreeWithTheReference) {
+  // A tolerance no difference can meet: every algorithm after the reference
+  // (the first that ran) is rejected as a wrong result.
+  auto m = ParseHloModule(kConv, "check.hlo");
+  ASSERT_TRUE(m.ok());
+  std::vector<int64_t> listed = ListedIds(**m);
+  AutotuneCache cache;
+  absl::StatusOr<AutotuneOutcome> outcome =
+      AutotuneLibraryCall(*FindCall(**m), {.level = 4, .cache = &cache, .tolerance = -1});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  EXPECT_EQ(outcome->result.algorithm, listed.front());
+  if (listed.size() > 2) {  // more than one library algorithm (the reference is not a candidate)
+    ASSERT_FALSE(outcome->rejected.empty());
+    EXPECT_NE(outcome->rejected[0].find("differs from the reference algorithm"), std::string::npos)
+        << outcome->rejected[0];
+  }
+  // Level 3 does not check.
+  AutotuneCache other;
+  outcome = AutotuneLibraryCall(*FindCall(**m), {.level = 3, .cache = &other, .tolerance = -1});
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_TRUE(outcome->rejected.empty());
+}
+
+TEST(GemmAlgorithmPickerTest, WritesSelectedAlgorithmAndSkipsTunedCalls) {
+  AutotuneCache cache;
+  PassResult r = RunPass(std::make_unique<GemmAlgorithmPicker>(AutotuneOptions{.cache = &cache}), kGemm);
+  ASSERT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"\"selected_algorithm\":\"0\""})) << r.text;
+  absl::StatusOr<std::unique_ptr<LibraryCallRunner>> runner = LibraryCallRunner::Create(*FindCall(*r.module));
+  ASSERT_TRUE(runner.ok());
+  EXPECT_EQ((*runner)->algorithm().name, "blas");
+  // Already chosen: left alone; and the convolution picker ignores gemms.
+  PrintOptions options;
+  options.print_metadata = false;
+  std::string tuned = PrintModule(*r.module, options);
+  EXPECT_FALSE(RunPass(std::make_unique<GemmAlgorithmPicker>(AutotuneOptions{.cache = &cache}), tuned).changed);
+  EXPECT_FALSE(RunPass(std::make_unique<GpuConvAlgorithmPicker>(AutotuneOptions{.cache = &cache}), kGemm).changed);
+}
+
+}  // namespace
+}  // namespace passlab
