@@ -17,8 +17,10 @@ for l in open('$tmp/out/results.jsonl'):
 "$passlab" ablate "${model[@]}" --dry-run > "$tmp/plan" || fail "dry run"
 grep -q "^disable algsimp *disable-one *--disable @" "$tmp/plan" || fail "no algsimp variant: $(cat "$tmp/plan")"
 grep -q "variants to run in" "$tmp/plan" || fail "no plan summary"
-"$passlab" ablate "${model[@]}" --dry-run --per-occurrence | grep -q "disable dce:0 (@" || fail "per-occurrence plan"
-"$passlab" ablate "${model[@]}" --dry-run --sweep add-one | grep -q "^add cse *add-one *--enable-only @" || fail "add-one plan"
+"$passlab" ablate "${model[@]}" --dry-run --per-occurrence > "$tmp/plan" || fail "per-occurrence dry run"
+grep -q "disable dce:0 (@" "$tmp/plan" || fail "per-occurrence plan"
+"$passlab" ablate "${model[@]}" --dry-run --sweep add-one > "$tmp/plan" || fail "add-one dry run"
+grep -q "^add cse *add-one *--enable-only @" "$tmp/plan" || fail "add-one plan"
 
 cat > "$tmp/variants.txt" <<'V'
 # two real variants and three broken ones
