@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "analysis/ablation/stats.h"
 #include "core/ir/str_util.h"
 #include "xxhash.h"
 
@@ -349,24 +350,18 @@ class Sweep {
   // The passes whose disable-one variants ran and slowed down most (median
   // ratio to the pooled baseline).
   static std::vector<std::string> TopPasses(const std::vector<Json>& records, int k) {
-    std::vector<int64_t> base;
+    std::vector<double> base;
     for (const Json& r : records) {
       if (r.value("kind", "") == "baseline" && r.contains("samples")) {
-        for (int64_t v : r["samples"]["kernel_ns"]) base.push_back(v);
+        for (double v : r["samples"]["kernel_ns"]) base.push_back(v);
       }
     }
-    auto median = [](std::vector<int64_t> v) {
-      if (v.empty()) return 0.0;
-      std::sort(v.begin(), v.end());
-      size_t n = v.size();
-      return n % 2 ? static_cast<double>(v[n / 2]) : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    };
-    double b = median(base);
+    const double b = Median(base);
     std::vector<std::pair<double, std::string>> ranked;
     for (const Json& r : records) {
       if (r.value("kind", "") != "disable-one" || r.value("status", "") != "ok" || !r.contains("samples")) continue;
       if (r.contains("check") && !r["check"].value("ok", true)) continue;
-      double m = median(r["samples"]["kernel_ns"].get<std::vector<int64_t>>());
+      double m = Median(r["samples"]["kernel_ns"].get<std::vector<double>>());
       if (b > 0) ranked.emplace_back(m / b, r["passes"][0].get<std::string>());
     }
     std::sort(ranked.begin(), ranked.end(), std::greater<>());
