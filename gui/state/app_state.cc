@@ -82,6 +82,7 @@ absl::StatusOr<std::shared_ptr<const LoadedModule>> Finish(SourceState source, s
   loaded->source = std::move(source);
   loaded->text = std::make_shared<const std::string>(PrintModule(*module));
   loaded->instruction_count = module->instruction_count();
+  loaded->fingerprint = ModuleFingerprint(*module);
   loaded->module = std::move(module);
   return std::shared_ptr<const LoadedModule>(std::move(loaded));
 }
@@ -153,6 +154,9 @@ std::shared_ptr<const PipelineResult> Summarize(std::shared_ptr<PassRecorder> re
         o.delta_instructions += run.instructions_after - run.instructions_before;
         for (const auto& [op, d] : run.opcode_delta) o.opcode_delta[op] += d;
         for (const auto& [c, n] : run.counters) o.counters[c] += n;
+        o.run_list.push_back({run.info.iteration, run.changed, run.wall_ms,
+                              run.fingerprint_before != 0 ? run.fingerprint_before : current,
+                              run.fingerprint_after != 0 ? run.fingerprint_after : current});
         if (run.fingerprint_after != 0) current = run.fingerprint_after;
         result->total_ms += run.wall_ms;
         break;
@@ -185,6 +189,13 @@ bool Running(const JobPtr<T>& job) {
 }
 
 }  // namespace
+
+int64_t OccurrenceResult::FirstChangedRun() const {
+  for (size_t i = 0; i < run_list.size(); ++i) {
+    if (run_list[i].fingerprint_before != run_list[i].fingerprint_after) return static_cast<int64_t>(i);
+  }
+  return run_list.empty() ? -1 : 0;
+}
 
 std::shared_ptr<const std::string> PipelineResult::Text(uint64_t fingerprint) const {
   if (recorder == nullptr) return nullptr;
@@ -352,6 +363,27 @@ void StartCompile(AppState& state) {
 void SelectOccurrence(AppState& state, int64_t id) {
   if (id < -1 || id >= static_cast<int64_t>(state.occurrences.size())) return;
   state.selected_occurrence = id;
+  state.selected_run = -1;
+  if (id >= 0 && state.pipeline_result != nullptr) {
+    state.selected_run = state.pipeline_result->occurrences[id].FirstChangedRun();
+  }
+}
+
+void SelectRun(AppState& state, int64_t run) {
+  if (state.selected_occurrence < 0 || state.pipeline_result == nullptr) return;
+  const OccurrenceResult& o = state.pipeline_result->occurrences[state.selected_occurrence];
+  if (run < -1 || run >= static_cast<int64_t>(o.run_list.size())) return;
+  state.selected_run = run;
+}
+
+std::pair<uint64_t, uint64_t> SelectedFingerprints(const AppState& state) {
+  if (state.selected_occurrence < 0 || state.pipeline_result == nullptr) return {0, 0};
+  const OccurrenceResult& o = state.pipeline_result->occurrences[state.selected_occurrence];
+  if (state.selected_run >= 0 && state.selected_run < static_cast<int64_t>(o.run_list.size())) {
+    const OccurrenceRun& r = o.run_list[state.selected_run];
+    return {r.fingerprint_before, r.fingerprint_after};
+  }
+  return {o.fingerprint_before, o.fingerprint_after};
 }
 
 void StartRun(AppState& state) {
@@ -507,6 +539,7 @@ void Poll(AppState& state) {
       Log(state, LogLevel::kError, "pipeline", std::string(job->result().status().message()));
     } else {
       state.pipeline_result = *job->result();
+      SelectOccurrence(state, state.selected_occurrence);  // its runs are new
       const PipelineResult& r = *state.pipeline_result;
       if (!r.status.ok() && !absl::IsCancelled(r.status)) {
         std::string where = "pipeline";
@@ -514,7 +547,7 @@ void Poll(AppState& state) {
           if (r.occurrences[id].failed || r.occurrences[id].verifier_failed) {
             where = StrCat("pipeline @", id, " ", state.occurrences[id].pass_name, " (",
                            state.occurrences[id].pipeline_path, ")");
-            if (state.selected_occurrence < 0) state.selected_occurrence = static_cast<int64_t>(id);
+            if (state.selected_occurrence < 0) SelectOccurrence(state, static_cast<int64_t>(id));
             break;
           }
         }

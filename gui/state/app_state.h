@@ -55,6 +55,7 @@ struct LoadedModule {
   SourceState source;
   std::shared_ptr<const HloModule> module;
   std::shared_ptr<const std::string> text;  // canonical text
+  uint64_t fingerprint = 0;                 // ModuleFingerprint (the text cache key)
   int64_t instruction_count = 0;
 };
 
@@ -73,8 +74,19 @@ struct PipelineGroup {
   std::vector<Item> items;
 };
 
+// One run of an occurrence (inside a fixed point an occurrence runs once per
+// iteration).
+struct OccurrenceRun {
+  int64_t iteration = 0;
+  bool changed = false;
+  double wall_ms = 0;
+  uint64_t fingerprint_before = 0;
+  uint64_t fingerprint_after = 0;
+};
+
 // What one occurrence did in the last compile (all its runs together).
 struct OccurrenceResult {
+  std::vector<OccurrenceRun> run_list;  // the runs that ran, in order
   int64_t runs = 0;  // > 1 inside fixed points
   int64_t changed_runs = 0;
   int64_t skipped_runs = 0;
@@ -86,10 +98,14 @@ struct OccurrenceResult {
   bool verifier_failed = false;
   std::string error;
   // The module before its first run and after its last (or, when it never
-  // ran, the module at its position).
+  // ran, the module at its position); other passes of a fixed point run in
+  // between, so a diff of one run uses run_list.
   uint64_t fingerprint_before = 0;
   uint64_t fingerprint_after = 0;
   bool changed() const { return changed_runs > 0; }
+  // The first run that changed the module (the run list's first run when
+  // none did); -1 when it never ran.
+  int64_t FirstChangedRun() const;
 };
 
 struct PipelineResult {
@@ -173,6 +189,9 @@ struct AppState {
   JobPtr<std::shared_ptr<const PipelineResult>> compile_job;
   std::shared_ptr<const PipelineResult> pipeline_result;
   int64_t selected_occurrence = -1;  // -1: the input module
+  // Which run of the selected occurrence the IR panel diffs (index into its
+  // run_list; -1: from before its first run to after its last).
+  int64_t selected_run = -1;
 
   // Run.
   RunSettings run_settings;
@@ -215,8 +234,14 @@ bool PassFullyEnabled(const AppState& state, std::string_view pass_name);
 
 // Runs the pipeline on the loaded module with the current toggles.
 void StartCompile(AppState& state);
-// -1 selects the input module.
+// -1 selects the input module. Selects the occurrence's first run that
+// changed the module.
 void SelectOccurrence(AppState& state, int64_t id);
+// A run of the selected occurrence (-1: all its runs as one span).
+void SelectRun(AppState& state, int64_t run);
+// The module before and after what the selection shows (the selected run,
+// or the occurrence's span); {0, 0} when nothing ran.
+std::pair<uint64_t, uint64_t> SelectedFingerprints(const AppState& state);
 // Compiles the optimized module for the CPU backend and times it.
 void StartRun(AppState& state);
 // Compiles one instruction of the optimized module, keeping its MLIR after

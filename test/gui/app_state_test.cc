@@ -15,6 +15,7 @@ namespace passlab::gui {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // add(x, 0) for algsimp to fold, a duplicate for cse, a dead multiply for dce.
 constexpr char kModule[] = R"(HloModule m
@@ -184,6 +185,18 @@ TEST_F(AppStateTest, SelectingAnOccurrenceGivesItsDiff) {
   ASSERT_TRUE(d->has_structural) << d->structural_error;
   EXPECT_FALSE(d->structural.removed.empty());
   EXPECT_THAT(d->summary, HasSubstr("instructions"));
+  // The selected run is algsimp's own first run: cse and dce (later in the
+  // fixed point) have not removed t2 and the dead multiply yet; the span
+  // from its first to its last run has.
+  ASSERT_GE(o.run_list.size(), 2u);
+  EXPECT_EQ(state_.selected_run, o.FirstChangedRun());
+  auto [run_before, run_after] = SelectedFingerprints(state_);
+  EXPECT_EQ(run_before, o.run_list[state_.selected_run].fingerprint_before);
+  EXPECT_THAT(*r.Text(run_after), HasSubstr("%dead"));
+  EXPECT_THAT(*r.Text(run_after), HasSubstr("%t2"));
+  EXPECT_THAT(*r.Text(o.fingerprint_after), Not(HasSubstr("%dead")));
+  SelectRun(state_, -1);
+  EXPECT_EQ(SelectedFingerprints(state_), std::make_pair(o.fingerprint_before, o.fingerprint_after));
   // The text model of the result indexes definitions.
   TextFor(state_, o.fingerprint_after, r.Text(o.fingerprint_after));
   WaitUntilIdle(state_);
