@@ -8,7 +8,6 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 #include "gui/panels.h"
@@ -37,13 +36,12 @@ void DrawSweepControls(AppState& state, UiState& ui) {
   ImGui::InputTextWithHint("##dir", "report directory", &ui.ablation_dir_input);
   ImGui::SameLine();
   if (ImGui::Button("Open report")) OpenAblationReport(state, ui.ablation_dir_input);
-  ImGui::SameLine(0, 30);
   const bool running = a.sweep != nullptr && a.sweep->running();
-  ImGui::SetNextItemWidth(260);
+  ImGui::SetNextItemWidth(320);
   ImGui::BeginDisabled(running);
   ImGui::InputTextWithHint("##args", "passlab ablate arguments", &a.sweep_args);
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(200);
+  ImGui::SetNextItemWidth(220);
   ImGui::InputTextWithHint("##out", "--out DIR", &a.sweep_out_dir);
   ImGui::SameLine();
   if (ImGui::Button("Start sweep")) StartAblationSweep(state, ui.passlab_binary);
@@ -93,8 +91,16 @@ void DrawChart(AppState& state, const AblationReport& r, const std::vector<int64
   auto x_of = [&](double slowdown) { return x0 + plot_w * static_cast<float>(0.5 + 0.5 * slowdown / extent); };
   const float zero_x = x_of(0);
   // Axis: ticks at round percentages, the threshold lines dashed.
+  // A 1-2-5 step giving at most 5 ticks per side.
   double step = 0.001;
-  while (extent / step > 5) step *= (std::fmod(std::log10(step) + 10, 1.0) < 0.1 ? 2.0 : 2.5);
+  for (double base = 0.001; base < 100; base *= 10) {
+    step = base;
+    if (extent / step <= 5) break;
+    step = base * 2;
+    if (extent / step <= 5) break;
+    step = base * 5;
+    if (extent / step <= 5) break;
+  }
   for (double t = -std::floor(extent / step) * step; t <= extent; t += step) {
     const float x = x_of(t);
     dl->AddLine(ImVec2(x, origin.y + axis_h - 4), ImVec2(x, origin.y + height), IM_COL32(55, 58, 66, 255));

@@ -100,6 +100,7 @@ struct Options {
   std::string select_pass;
   std::string panel;
   bool run = false;
+  bool no_compile = false;
   std::string report;
   std::string kernel;
   std::string ir_view = "side";
@@ -154,6 +155,7 @@ int Main(int argc, char** argv) {
   app.add_option("--frames", o.frames, "Frames rendered after every job is done (screenshot mode)")->check(CLI::PositiveNumber);
   app.add_option("--select-pass", o.select_pass, "Select an occurrence: @ID, ID, NAME or NAME:N");
   app.add_option("--panel", o.panel, "Tab to show: ir, kernels, emitter, ablation");
+  app.add_flag("--no-compile", o.no_compile, "Do not compile after loading (auto-compile off)");
   app.add_flag("--run", o.run, "Run the optimized module on the CPU backend (Kernels panel)");
   app.add_option("--report", o.report, "Open an ablation report directory (Ablation panel)");
   app.add_option("--kernel", o.kernel, "Kernel to show in the Emitter/Kernels panels (default: the first/slowest)");
@@ -202,6 +204,7 @@ int Main(int argc, char** argv) {
 
   AppState state;
   InitAppState(state, headless ? "" : RecentFilesPath());
+  state.auto_compile = !o.no_compile;
   UiState ui;
   ui.passlab_binary = SelfDirectory() + "/passlab";
   ui.tab = tab;
@@ -229,6 +232,7 @@ int Main(int argc, char** argv) {
     ImGui::NewFrame();
     DrawApp(state, ui);
     ImGui::Render();
+    const auto t_built = std::chrono::steady_clock::now();
     int w = 0, h = 0;
     glfwGetFramebufferSize(window, &w, &h);
     glViewport(0, 0, w, h);
@@ -238,7 +242,11 @@ int Main(int argc, char** argv) {
     glFinish();
     const float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
     ui.frame_ms.push_back(ms);
-    if (ui.frame_ms.size() > 600) ui.frame_ms.erase(ui.frame_ms.begin(), ui.frame_ms.begin() + 300);
+    ui.build_ms.push_back(std::chrono::duration<float, std::milli>(t_built - t0).count());
+    if (ui.frame_ms.size() > 600) {
+      ui.frame_ms.erase(ui.frame_ms.begin(), ui.frame_ms.begin() + 300);
+      ui.build_ms.erase(ui.build_ms.begin(), ui.build_ms.begin() + 300);
+    }
   };
 
   int exit_code = 0;
@@ -291,10 +299,12 @@ int Main(int argc, char** argv) {
       }
     }
     if (!o.report.empty() && state.ablation.report != nullptr) {
-      for (int64_t i : VariantsBySlowdown(*state.ablation.report)) {
-        SelectAblationVariant(state, i);  // the largest slowdown
-        break;
-      }
+      // The largest slowdown that has an IR diff (else the largest).
+      const AblationReport& report = *state.ablation.report;
+      std::vector<int64_t> order = VariantsBySlowdown(report);
+      auto with_diff = std::find_if(order.begin(), order.end(),
+                                    [&](int64_t i) { return !report.variants[i].ir_diff_path.empty(); });
+      if (!order.empty()) SelectAblationVariant(state, with_diff != order.end() ? *with_diff : order.front());
     }
     // Render until the panels' own jobs (texts, diffs) are done, then N frames.
     int stable = 0;
@@ -317,6 +327,7 @@ int Main(int argc, char** argv) {
     if (o.scroll_frames > 0) {
       // Scroll the IR view through the module: every frame jumps ~1/N of it.
       ui.frame_ms.clear();
+      ui.build_ms.clear();
       std::shared_ptr<const TextModel> model;
       for (const auto& [fp, job] : state.cache.texts) {
         if (job->done() && job->result().ok() && (model == nullptr || (*job->result())->lines.size() > model->lines.size())) {
@@ -329,7 +340,8 @@ int Main(int argc, char** argv) {
         render();
         glfwSwapBuffers(window);
       }
-      PrintFrameStats(ui.frame_ms, "IR view scrolling");
+      PrintFrameStats(ui.frame_ms, "IR view scrolling, whole frame");
+      PrintFrameStats(ui.build_ms, "IR view scrolling, building the frame without GL");
     }
     PrintFrameStats(settle, "settled");
     for (const LogEntry& e : state.log) {

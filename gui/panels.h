@@ -78,8 +78,11 @@ struct UiState {
   int model_batch = 0, model_image_size = 0, model_depth = 0, model_width = 0, model_seq_len = 0;
   bool model_inference = false;
 
-  // Frame times (ms) of the last frames, for the status bar and --frames stats.
+  // Frame times (ms) of the last frames, for the status bar and --frames
+  // stats: the whole frame, and building it (panels + ImGui::Render, without
+  // the GL rasterization).
   std::vector<float> frame_ms;
+  std::vector<float> build_ms;
 };
 
 // The whole window: menu, toolbar, pipeline on the left, tabs on the right,

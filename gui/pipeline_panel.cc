@@ -176,7 +176,6 @@ void DrawPipelinePanel(AppState& state, UiState& ui) {
   if (ImGui::SmallButton("none")) ApplyPreset(state, PassPreset::kNone);
   ImGui::SameLine();
   if (ImGui::SmallButton("required only")) ApplyPreset(state, PassPreset::kRequiredOnly);
-  ImGui::SameLine(0, 16);
   ImGui::Checkbox("auto-compile", &state.auto_compile);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("compile after every load and every toggle");
   ImGui::SameLine();
@@ -195,9 +194,10 @@ void DrawPipelinePanel(AppState& state, UiState& ui) {
   if (!ImGui::BeginTable("##pipeline", 4, flags)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("pass", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableSetupColumn("Δ");
-  ImGui::TableSetupColumn("ms");
-  ImGui::TableSetupColumn("×");
+  const float digit = ImGui::CalcTextSize("0").x;
+  ImGui::TableSetupColumn("Δ", ImGuiTableColumnFlags_WidthFixed, digit * 5);
+  ImGui::TableSetupColumn("ms", ImGuiTableColumnFlags_WidthFixed, digit * 5);
+  ImGui::TableSetupColumn("×", ImGuiTableColumnFlags_WidthFixed, digit * 2);
   ImGui::TableHeadersRow();
   ImGui::TableNextRow();
   ImGui::TableSetColumnIndex(0);
