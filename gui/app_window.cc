@@ -276,7 +276,7 @@ void DrawApp(AppState& state, UiState& ui) {
   }
   DrawToolbar(state, ui);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float log_h = std::max(110.0f, avail.y * 0.16f);
+  const float log_h = std::max(96.0f, avail.y * 0.13f);
   const float left_w = std::clamp(avail.x * 0.33f, 360.0f, 560.0f);
   ImGui::BeginChild("##left", ImVec2(left_w, avail.y - log_h), true);
   DrawPipelinePanel(state, ui);

@@ -26,7 +26,7 @@ void DrawEmitterPanel(AppState& state, UiState& ui) {
     ImGui::TextColored(colors::kDim, "Compile a module first: its kernels are listed here.");
     return;
   }
-  const float list_w = 240;
+  const float list_w = 180;
   ImGui::BeginChild("##emitter_kernels", ImVec2(list_w, 0), true);
   ImGui::SetNextItemWidth(-FLT_MIN);
   ImGui::InputTextWithHint("##kfilter", "filter kernels", &ui.emitter_filter);

@@ -103,6 +103,7 @@ struct Options {
   bool no_compile = false;
   std::string report;
   std::string kernel;
+  std::string emitter_pass;
   std::string ir_view = "side";
   std::string search;
   int scroll_frames = 0;
@@ -134,6 +135,7 @@ bool WritePng(const std::string& path, int width, int height) {
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, pixels.data());
   stbi_flip_vertically_on_write(1);
+  stbi_write_png_compression_level = 9;  // screenshots go into docs/
   return stbi_write_png(path.c_str(), width, height, 3, pixels.data(), width * 3) != 0;
 }
 
@@ -159,6 +161,7 @@ int Main(int argc, char** argv) {
   app.add_flag("--run", o.run, "Run the optimized module on the CPU backend (Kernels panel)");
   app.add_option("--report", o.report, "Open an ablation report directory (Ablation panel)");
   app.add_option("--kernel", o.kernel, "Kernel to show in the Emitter/Kernels panels (default: the first/slowest)");
+  app.add_option("--emitter-pass", o.emitter_pass, "Emitter pass to show (default: the first that changed the MLIR)");
   app.add_option("--ir-view", o.ir_view, "IR panel view: side, unified, module")->check(CLI::IsMember({"side", "unified", "module"}));
   app.add_option("--search", o.search, "Search text in the IR panel's module view");
   app.add_option("--scroll-frames", o.scroll_frames, "Scroll the IR view for N frames and print frame times");
@@ -211,6 +214,7 @@ int Main(int argc, char** argv) {
   ui.tab_requested = true;
   ui.ir_mode = o.ir_view == "module" ? UiState::IrMode::kModule : UiState::IrMode::kDiff;
   ui.ir_diff.side_by_side = o.ir_view != "unified";
+  ui.emitter_diff.side_by_side = o.ir_view != "unified";
   ui.ir_text.search = o.search;
   if (!o.open.empty()) LoadFile(state, o.open);
   if (!o.model.empty()) LoadModel(state, o.model, {});
@@ -290,7 +294,7 @@ int Main(int argc, char** argv) {
         if (state.emitter_result != nullptr) {
           const auto& passes = state.emitter_result->passes;
           for (size_t i = 0; i < passes.size(); ++i) {
-            if (passes[i].before != passes[i].after) {
+            if (o.emitter_pass.empty() ? passes[i].before != passes[i].after : passes[i].pass_name == o.emitter_pass) {
               state.selected_emitter_pass = static_cast<int64_t>(i);
               break;
             }
@@ -357,9 +361,7 @@ int Main(int argc, char** argv) {
     }
   }
   // Jobs hold modules and compiled code: let them finish before tearing down.
-  for (const auto& job : {state.compile_job}) {
-    if (job != nullptr) job->Cancel();
-  }
+  if (state.compile_job != nullptr) state.compile_job->Cancel();
   CancelAblationSweep(state);
   WaitForAllJobs(std::chrono::seconds(30));
   ImGui_ImplOpenGL3_Shutdown();

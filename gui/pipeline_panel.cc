@@ -146,7 +146,7 @@ void DrawGroup(AppState& state, UiState& ui, int64_t index) {
   const bool open = ImGui::TreeNodeEx(g.path.c_str(), flags, "%s", g.name.c_str());
   if (const FixedPointRecord* f = FindFixedPoint(state.pipeline_result.get(), g.path)) {
     char buf[64];
-    std::snprintf(buf, sizeof(buf), "%lld iterations%s", static_cast<long long>(f->iterations),
+    std::snprintf(buf, sizeof(buf), "%lld iteration%s%s", static_cast<long long>(f->iterations), f->iterations == 1 ? "" : "s",
                   f->hit_limit ? " (limit!)" : f->cycled ? " (cycle!)" : "");
     Badge(buf, f->hit_limit || f->cycled ? colors::kBad : colors::kAccent);
   }
