@@ -170,6 +170,7 @@ void DrawDiffView(const char* id, const DiffModel& diff, DiffViewState& view, co
   }
   ImGui::SameLine(0, 20);
   ImGui::BeginDisabled(blocks == 0);
+  // The layout may have changed above; the blocks are the same in both.
   const std::vector<int64_t>& s = view.side_by_side ? diff.row_change_starts : diff.line_change_starts;
   auto jump = [&](bool forward) {
     const int64_t at = view.current_change >= 0 ? s[view.current_change] : -1;
@@ -204,6 +205,10 @@ void DrawDiffView(const char* id, const DiffModel& diff, DiffViewState& view, co
 
   const float lh = ImGui::GetTextLineHeightWithSpacing();
   auto scroll_if_asked = [&](const std::vector<int64_t>& st) {
+    if (view.scroll_to_row >= 0) {
+      ImGui::SetScrollY(std::max(0.0f, view.scroll_to_row * lh - ImGui::GetWindowHeight() * 0.25f));
+      view.scroll_to_row = -1;
+    }
     if (view.scroll_to < 0 || view.scroll_to >= static_cast<int64_t>(st.size())) return;
     ImGui::SetScrollY(std::max(0.0f, st[view.scroll_to] * lh - ImGui::GetWindowHeight() * 0.25f));
     view.scroll_to = -1;
