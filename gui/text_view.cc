@@ -205,10 +205,6 @@ void DrawDiffView(const char* id, const DiffModel& diff, DiffViewState& view, co
 
   const float lh = ImGui::GetTextLineHeightWithSpacing();
   auto scroll_if_asked = [&](const std::vector<int64_t>& st) {
-    if (view.scroll_to_row >= 0) {
-      ImGui::SetScrollY(std::max(0.0f, view.scroll_to_row * lh - ImGui::GetWindowHeight() * 0.25f));
-      view.scroll_to_row = -1;
-    }
     if (view.scroll_to < 0 || view.scroll_to >= static_cast<int64_t>(st.size())) return;
     ImGui::SetScrollY(std::max(0.0f, st[view.scroll_to] * lh - ImGui::GetWindowHeight() * 0.25f));
     view.scroll_to = -1;
