@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package passlab's build, tests and GUI need.
 # Run as root (or with sudo). Safe to run again.
+# The GUI's headless tests need xvfb + xauth (xvfb-run), Mesa's GLX and DRI
+# drivers (llvmpipe renders OpenGL 3.3 in software) and the DejaVu fonts.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -12,7 +14,8 @@ $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends 
   zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev \
   llvm-22-dev libmlir-22-dev mlir-22-tools \
   libdnnl-dev libopenblas-dev \
-  libimgui-dev libglfw3-dev libstb-dev xvfb \
+  libimgui-dev libglfw3-dev libstb-dev \
+  xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl-mesa0 fonts-dejavu-core \
   clang libclang-rt-14-dev \
   >/dev/null
 echo "passlab: dependencies installed"

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/profile_run.h"
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
@@ -21,7 +22,6 @@
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/runtime/chrome_trace.h"
-#include "core/runtime/executable.h"
 #include "core/runtime/kernel_summary.h"
 #include "passes/pipelines/pipelines.h"
 #include "tools/passlab/commands.h"
@@ -47,21 +47,6 @@ struct RunOptions {
   std::string emitter_dump;     // directory for MLIR after every emitter pass
   std::string emitter_disable;  // emitter passes to skip
 };
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-int64_t KernelNs(const std::vector<KernelRecord>& records) {
-  int64_t ns = 0;
-  for (const KernelRecord& r : records) {
-    if (r.kind != KernelKind::kControlFlow) ns += r.duration_ns();
-  }
-  return ns;
-}
 
 absl::Status Optimize(HloModule& module, const RunOptions& o) {
   if (o.pipeline == "none") {
@@ -121,38 +106,17 @@ int RunRun(const RunOptions& o) {
       write(fmt::format("{:02d}.{}.mlir", n, SanitizeFileName(snap.pass_name)), snap.after);
     };
   }
-  CpuKernelCompiler compiler(copts);
-  absl::StatusOr<std::unique_ptr<Executable>> exe = Executable::Create(
-      **module, [&](const HloInstruction& inst) { return compiler.Compile(inst); });
-  if (!exe.ok()) return ReportError(absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message())));
+  ProfileOptions popts;
+  popts.warmup = o.warmup;
+  popts.repeats = o.repeats;
+  popts.want_result = o.check;  // one more, untimed run
+  popts.compile = std::move(copts);
+  absl::StatusOr<ProfileResult> profile = CompileAndProfile(**module, args, popts);
+  if (!profile.ok()) return ReportError(profile.status());
   if (!dump_status.ok()) return ReportError(dump_status);
-  auto t2 = std::chrono::steady_clock::now();
-
-  // Warm-up and timed runs execute without assembling output literals (no
-  // host-side copies in the step time); --check takes one more, untimed run.
-  for (int i = 0; i < o.warmup; ++i) {
-    if (absl::Status s = (*exe)->Execute(args); !s.ok()) {
-      return ReportError(absl::Status(s.code(), StrCat("run: ", s.message())));
-    }
-  }
-  std::vector<KernelRecord> all, last;
-  std::vector<double> wall_ms, kernel_ms;
-  for (int i = 0; i < o.repeats; ++i) {
-    last.clear();
-    auto s = std::chrono::steady_clock::now();
-    absl::Status st = (*exe)->Execute(args, &last);
-    auto e = std::chrono::steady_clock::now();
-    if (!st.ok()) return ReportError(absl::Status(st.code(), StrCat("run: ", st.message())));
-    wall_ms.push_back(std::chrono::duration<double, std::milli>(e - s).count());
-    kernel_ms.push_back(KernelNs(last) / 1e6);
-    all.insert(all.end(), last.begin(), last.end());
-  }
-  Literal result;
-  if (o.check) {
-    absl::StatusOr<Literal> r = (*exe)->Run(args);
-    if (!r.ok()) return ReportError(absl::Status(r.status().code(), StrCat("run: ", r.status().message())));
-    result = std::move(*r);
-  }
+  const std::vector<double>& wall_ms = profile->wall_ms;
+  const std::vector<double>& kernel_ms = profile->kernel_ms;
+  Literal& result = profile->result;
 
   std::string check_message;
   bool check_ok = true;
@@ -163,14 +127,14 @@ int RunRun(const RunOptions& o) {
   }
   if (!o.trace.empty()) {
     std::ofstream out(o.trace);
-    out << ChromeTraceJson(last);
+    out << ChromeTraceJson(profile->last_step);
     if (!out) return ReportError(absl::InternalError(StrCat("cannot write trace '", o.trace, "'")));
   }
 
   const double optimize_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  const double compile_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
-  ExecutableMemory mem = (*exe)->memory();
-  KernelSummary summary = SummarizeRecords(all, o.repeats);
+  const double compile_ms = profile->compile_ms;
+  const ExecutableMemory& mem = profile->memory;
+  const KernelSummary& summary = profile->summary;
   if (o.format == "json") {
     nlohmann::json j;
     j["device"] = o.device;

@@ -1,0 +1,113 @@
+// The Ablation panel's data: a report directory written by `passlab ablate`
+// (report.json, schema "passlab.ablation/1") and a sweep running as a child
+// process (`passlab ablate ... --out DIR`) whose progress is the line count
+// of DIR/results.jsonl against the number of variants in DIR/plan.json.
+#ifndef PASSLAB_GUI_STATE_ABLATION_H_
+#define PASSLAB_GUI_STATE_ABLATION_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace passlab::gui {
+
+struct AblationKernel {
+  std::string name;
+  double ns = 0;
+  int64_t calls = 0;
+};
+
+struct AblationKernelDiff {
+  std::string name;
+  double baseline_ns = 0;
+  double variant_ns = 0;
+  std::string change;  // added | removed | changed | same
+};
+
+struct AblationVariant {
+  std::string name;
+  std::string kind;
+  std::vector<std::string> disabled;
+  // slower | faster | no-change | wrong-result | verifier-failure |
+  // compile-error | crash | timeout | required
+  std::string outcome;
+  double median_ns = 0;
+  double ratio = 1;
+  double ci_low = 1;
+  double ci_high = 1;
+  double p_adjusted = 1;
+  bool significant = false;
+  std::string error;
+  std::vector<AblationKernelDiff> kernel_diff;
+  std::string ir_diff_path;  // relative to the report directory; empty when absent
+  // Whether the variant has a measured ratio (not a failure or a required pass).
+  bool measured() const;
+};
+
+struct AblationReport {
+  std::string directory;
+  std::string metric;
+  double threshold = 0.01;
+  std::string manifest;  // pretty JSON, shown as is
+  std::string baseline_name;
+  double baseline_median_ns = 0;
+  std::vector<AblationKernel> baseline_kernels;
+  std::vector<AblationVariant> variants;  // in file order
+};
+
+// Reads DIR/report.json; errors name the file and the field.
+absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory);
+// The text of a variant's IR diff file (empty when it has none).
+absl::StatusOr<std::string> ReadVariantIrDiff(const AblationReport& report, const AblationVariant& variant);
+
+// Measured variants sorted by slowdown (largest first), then the others.
+std::vector<int64_t> VariantsBySlowdown(const AblationReport& report);
+
+// A sweep in a child process; Poll() from the UI thread each frame.
+class AblationSweep {
+ public:
+  AblationSweep() = default;
+  AblationSweep(const AblationSweep&) = delete;
+  AblationSweep& operator=(const AblationSweep&) = delete;
+  ~AblationSweep();
+
+  // Starts `passlab ablate <args...> --out <out_dir>`; stdout and stderr go
+  // to <out_dir>/sweep.log.
+  absl::Status Start(const std::string& passlab, const std::vector<std::string>& args, const std::string& out_dir);
+  // Reads progress and reaps the child when it exited.
+  void Poll();
+  // Kills the child (SIGTERM, then SIGKILL when it does not exit).
+  void Cancel();
+
+  bool running() const { return pid_ > 0; }
+  bool finished() const { return finished_; }
+  int exit_code() const { return exit_code_; }  // -signal when killed
+  int64_t done() const { return done_; }
+  int64_t total() const { return total_; }
+  const std::string& out_dir() const { return out_dir_; }
+  const std::string& command_line() const { return command_line_; }
+  // The last lines of sweep.log (errors).
+  std::string LogTail(size_t max_bytes = 2000) const;
+
+ private:
+  pid_t pid_ = -1;
+  bool finished_ = false;
+  int exit_code_ = 0;
+  int64_t done_ = 0;
+  int64_t total_ = 0;
+  std::string out_dir_;
+  std::string command_line_;
+};
+
+// Counts the lines of a results log and the variants of a plan (for tests).
+int64_t CountResultLines(const std::string& results_jsonl);
+int64_t CountPlanVariants(const std::string& plan_json);
+
+}  // namespace passlab::gui
+
+#endif  // PASSLAB_GUI_STATE_ABLATION_H_

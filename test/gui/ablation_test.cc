@@ -1,0 +1,121 @@
+#include "gui/state/ablation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace passlab::gui {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string FixtureDir() { return std::string(PASSLAB_SOURCE_DIR) + "/test/gui/ablation_fixture"; }
+
+TEST(AblationReportTest, ReadsTheFixtureReport) {
+  absl::StatusOr<AblationReport> r = LoadAblationReport(FixtureDir());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->metric, "kernel_ns");
+  EXPECT_DOUBLE_EQ(r->threshold, 0.01);
+  EXPECT_DOUBLE_EQ(r->baseline_median_ns, 1000000);
+  EXPECT_EQ(r->baseline_kernels.size(), 3u);
+  ASSERT_EQ(r->variants.size(), 8u);
+  const AblationVariant& v = r->variants[0];
+  EXPECT_EQ(v.name, "disable algsimp");
+  EXPECT_EQ(v.disabled, std::vector<std::string>{"algsimp"});
+  EXPECT_TRUE(v.significant);
+  EXPECT_TRUE(v.measured());
+  EXPECT_EQ(v.kernel_diff.size(), 4u);
+  EXPECT_EQ(v.kernel_diff[2].change, "added");
+  absl::StatusOr<std::string> diff = ReadVariantIrDiff(*r, v);
+  ASSERT_TRUE(diff.ok()) << diff.status();
+  EXPECT_THAT(*diff, HasSubstr("+  %multiply.9"));
+  EXPECT_FALSE(r->variants[5].measured());
+  EXPECT_THAT(r->variants[5].error, HasSubstr("canonical dot"));
+  EXPECT_THAT(r->manifest, HasSubstr("\"model\": \"mlp\""));
+}
+
+TEST(AblationReportTest, OrdersMeasuredVariantsBySlowdownThenFailures) {
+  absl::StatusOr<AblationReport> r = LoadAblationReport(FixtureDir());
+  ASSERT_TRUE(r.ok());
+  std::vector<int64_t> order = VariantsBySlowdown(*r);
+  std::vector<std::string> names;
+  for (int64_t i : order) names.push_back(r->variants[i].name);
+  EXPECT_EQ(names, (std::vector<std::string>{"disable tree_reduction_rewriter", "disable algsimp", "disable cse",
+                                             "disable dce", "disable transpose-folding", "disable dot_decomposer",
+                                             "disable float-normalization-bf16", "disable call-inliner"}));
+}
+
+TEST(AblationReportTest, ErrorsNameTheFile) {
+  auto dir = std::filesystem::temp_directory_path() / ("passlab_abl_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  EXPECT_THAT(std::string(LoadAblationReport(dir.string()).status().message()), HasSubstr("report.json: cannot open"));
+  std::ofstream(dir / "report.json") << R"({"schema":"other/2"})";
+  EXPECT_THAT(std::string(LoadAblationReport(dir.string()).status().message()), HasSubstr("is not passlab.ablation/1"));
+  std::ofstream(dir / "report.json") << R"({"schema":"passlab.ablation/1","baseline":{}})";
+  EXPECT_THAT(std::string(LoadAblationReport(dir.string()).status().message()), HasSubstr("median_ns"));
+  std::filesystem::remove_all(dir);
+}
+
+// A stand-in for `passlab ablate`: writes a plan of 3 variants, one result
+// line per variant, then the fixture report; "slow" sleeps instead.
+std::string WriteFakePasslab(const std::filesystem::path& dir) {
+  std::filesystem::path script = dir / "passlab";
+  std::ofstream(script) << "#!/bin/sh\n"
+                           "out=''; while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=\"$2\"; "
+                           "[ \"$1\" = slow ] && exec sleep 30; shift; done\n"
+                           "echo '{\"variants\":[{},{},{}]}' > \"$out/plan.json\"\n"
+                           "for i in 1 2 3; do echo '{\"i\":'$i'}' >> \"$out/results.jsonl\"; done\n"
+                           "cp '" + FixtureDir() + "/report.json' \"$out/report.json\"\n"
+                           "echo done\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  return script.string();
+}
+
+TEST(AblationSweepTest, RunsTheChildAndCountsProgress) {
+  auto dir = std::filesystem::temp_directory_path() / ("passlab_sweep_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string passlab = WriteFakePasslab(dir);
+  AblationSweep sweep;
+  ASSERT_TRUE(sweep.Start(passlab, {"--model", "mlp"}, (dir / "out").string()).ok());
+  EXPECT_TRUE(sweep.running());
+  EXPECT_THAT(sweep.command_line(), HasSubstr("ablate --model mlp --out"));
+  for (int i = 0; i < 500 && !sweep.finished(); ++i) {
+    sweep.Poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(sweep.finished());
+  sweep.Poll();
+  EXPECT_EQ(sweep.exit_code(), 0);
+  EXPECT_EQ(sweep.total(), 3);
+  EXPECT_EQ(sweep.done(), 3);
+  EXPECT_THAT(sweep.LogTail(), HasSubstr("done"));
+  EXPECT_TRUE(LoadAblationReport((dir / "out").string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AblationSweepTest, CancelKillsTheChild) {
+  auto dir = std::filesystem::temp_directory_path() / ("passlab_cancel_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string passlab = WriteFakePasslab(dir);
+  AblationSweep sweep;
+  ASSERT_TRUE(sweep.Start(passlab, {"slow"}, (dir / "out").string()).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  sweep.Poll();
+  EXPECT_TRUE(sweep.running());
+  auto t0 = std::chrono::steady_clock::now();
+  sweep.Cancel();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_FALSE(sweep.running());
+  EXPECT_TRUE(sweep.finished());
+  EXPECT_NE(sweep.exit_code(), 0);
+  EXPECT_FALSE(AblationSweep().Start((dir / "missing").string(), {}, (dir / "o2").string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace passlab::gui

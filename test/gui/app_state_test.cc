@@ -1,0 +1,272 @@
+// The GUI's state API, driven the way the panels drive it, without a window:
+// load, toggle, compile, select, run, emit, and the ablation report/sweep.
+#include "gui/state/app_state.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "passes/registry.h"
+
+namespace passlab::gui {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// add(x, 0) for algsimp to fold, a duplicate for cse, a dead multiply for dce.
+constexpr char kModule[] = R"(HloModule m
+ENTRY e {
+  x = f32[8,16] parameter(0)
+  y = f32[16,4] parameter(1)
+  z = f32[] constant(0)
+  zb = f32[8,16] broadcast(z), dimensions={}
+  a = f32[8,16] add(x, zb)
+  t1 = f32[8,16] tanh(a)
+  t2 = f32[8,16] tanh(a)
+  s = f32[8,16] add(t1, t2)
+  dead = f32[8,16] multiply(s, s)
+  ROOT d = f32[8,4] dot(s, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+
+class AppStateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("passlab_gui_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    file_ = (dir_ / "m.hlo").string();
+    std::ofstream(file_) << kModule;
+    InitAppState(state_, (dir_ / "recent.txt").string());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::vector<int64_t> Ids(std::string_view pass) const {
+    std::vector<int64_t> ids;
+    for (const PassOccurrence& o : state_.occurrences) {
+      if (o.pass_name == pass) ids.push_back(o.id);
+    }
+    return ids;
+  }
+  bool HasError(std::string_view where_part, std::string_view message_part) const {
+    for (const LogEntry& e : state_.log) {
+      if (e.level == LogLevel::kError && e.where.find(where_part) != std::string::npos &&
+          e.message.find(message_part) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  std::filesystem::path dir_;
+  std::string file_;
+  AppState state_;
+};
+
+TEST_F(AppStateTest, PipelineTreeHasEveryRegisteredOccurrence) {
+  ASSERT_FALSE(state_.occurrences.empty());
+  ASSERT_FALSE(state_.groups.empty());
+  int64_t leaves = 0;
+  for (const PipelineGroup& g : state_.groups) {
+    for (const PipelineGroup::Item& item : g.items) leaves += item.is_group ? 0 : 1;
+  }
+  EXPECT_EQ(leaves, static_cast<int64_t>(state_.occurrences.size()));
+  for (const PassOccurrence& o : state_.occurrences) {
+    EXPECT_NE(FindRegisteredPass(o.pass_name), nullptr) << o.pass_name;
+  }
+  // The fixed point is a nested group under its sub-pipeline.
+  bool nested = false;
+  for (const PipelineGroup& g : state_.groups) nested |= g.path.ends_with("/simplification") && g.parent > 0;
+  EXPECT_TRUE(nested);
+}
+
+TEST_F(AppStateTest, LoadCompilesAndRecordsPerOccurrenceBadges) {
+  LoadFile(state_, file_);
+  WaitUntilIdle(state_);
+  ASSERT_NE(state_.loaded, nullptr);
+  ASSERT_NE(state_.pipeline_result, nullptr);
+  const PipelineResult& r = *state_.pipeline_result;
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_NE(r.optimized, nullptr);
+  EXPECT_LT(r.instructions_after, r.instructions_before);
+  // algsimp folded add(x, 0): its first occurrence changed the module and
+  // removed instructions; dce removed the dead multiply.
+  const OccurrenceResult& algsimp = r.occurrences[Ids("algsimp").front()];
+  EXPECT_TRUE(algsimp.changed());
+  EXPECT_GE(algsimp.runs, 1);
+  EXPECT_LT(algsimp.delta_instructions, 0);
+  bool dce_removed = false;
+  for (int64_t id : Ids("dce")) dce_removed |= r.occurrences[id].delta_instructions < 0;
+  EXPECT_TRUE(dce_removed);
+  // The snapshot after the first algsimp no longer has the add of zero.
+  std::shared_ptr<const std::string> before = r.Text(algsimp.fingerprint_before);
+  std::shared_ptr<const std::string> after = r.Text(algsimp.fingerprint_after);
+  ASSERT_NE(before, nullptr);
+  ASSERT_NE(after, nullptr);
+  EXPECT_THAT(*before, HasSubstr("%zb"));
+  EXPECT_NE(*before, *after);
+  // The fixed point reports its iterations.
+  ASSERT_FALSE(r.fixed_points.empty());
+  EXPECT_GE(r.fixed_points.front().iterations, 2);
+  // The recent-files list remembers the file.
+  ASSERT_FALSE(state_.recent_files.empty());
+  EXPECT_EQ(std::filesystem::path(state_.recent_files.front()).filename(), "m.hlo");
+}
+
+TEST_F(AppStateTest, TogglingAPassSkipsItAndNamesItInTheCliFilter) {
+  LoadFile(state_, file_);
+  WaitUntilIdle(state_);
+  SetPassEnabled(state_, "algsimp", false);
+  EXPECT_EQ(DisableFilter(state_), "algsimp");
+  EXPECT_FALSE(PassFullyEnabled(state_, "algsimp"));
+  WaitUntilIdle(state_);  // auto-compile
+  ASSERT_NE(state_.pipeline_result, nullptr);
+  for (int64_t id : Ids("algsimp")) {
+    EXPECT_EQ(state_.pipeline_result->occurrences[id].runs, 0);
+    EXPECT_GE(state_.pipeline_result->occurrences[id].skipped_runs, 1);
+  }
+  SetPassEnabled(state_, "algsimp", true);
+  // A pass that occurs more than once, with only its first occurrence on:
+  // the filter names the others by id.
+  std::string multi;
+  for (const PassOccurrence& o : state_.occurrences) {
+    if (Ids(o.pass_name).size() >= 2) {
+      multi = o.pass_name;
+      break;
+    }
+  }
+  ASSERT_FALSE(multi.empty());
+  std::vector<int64_t> ids = Ids(multi);
+  SetPassEnabled(state_, multi, false);
+  SetOccurrenceEnabled(state_, ids[0], true);
+  std::string expected;
+  for (size_t i = 1; i < ids.size(); ++i) expected += (i > 1 ? ",@" : "@") + std::to_string(ids[i]);
+  EXPECT_EQ(DisableFilter(state_), expected);
+  WaitUntilIdle(state_);
+  EXPECT_GE(state_.pipeline_result->occurrences[ids[0]].runs, 1);
+  EXPECT_EQ(state_.pipeline_result->occurrences[ids[1]].runs, 0);
+  EXPECT_EQ(state_.pipeline_result->disable_filter, expected);
+}
+
+TEST_F(AppStateTest, PresetsSetEveryOccurrence) {
+  state_.auto_compile = false;
+  ApplyPreset(state_, PassPreset::kNone);
+  for (char e : state_.enabled) EXPECT_FALSE(e);
+  ApplyPreset(state_, PassPreset::kRequiredOnly);
+  for (const PassOccurrence& o : state_.occurrences) {
+    EXPECT_EQ(static_cast<bool>(state_.enabled[o.id]), FindRegisteredPass(o.pass_name)->required) << o.pass_name;
+  }
+  ApplyPreset(state_, PassPreset::kAll);
+  EXPECT_EQ(DisableFilter(state_), "");
+}
+
+TEST_F(AppStateTest, SelectingAnOccurrenceGivesItsDiff) {
+  LoadFile(state_, file_);
+  WaitUntilIdle(state_);
+  const int64_t id = Ids("algsimp").front();
+  SelectOccurrence(state_, id);
+  EXPECT_EQ(state_.selected_occurrence, id);
+  const OccurrenceResult& o = state_.pipeline_result->occurrences[id];
+  const PipelineResult& r = *state_.pipeline_result;
+  EXPECT_EQ(DiffFor(state_, o.fingerprint_before, o.fingerprint_after, r.Text(o.fingerprint_before),
+                    r.Text(o.fingerprint_after), true),
+            nullptr);  // computing on a job
+  WaitUntilIdle(state_);
+  std::shared_ptr<const DiffModel> d = DiffFor(state_, o.fingerprint_before, o.fingerprint_after, nullptr, nullptr, true);
+  ASSERT_NE(d, nullptr);
+  EXPECT_GT(d->removed, 0);
+  EXPECT_FALSE(d->line_change_starts.empty());
+  EXPECT_EQ(d->line_change_starts.size(), d->row_change_starts.size());
+  ASSERT_TRUE(d->has_structural) << d->structural_error;
+  EXPECT_FALSE(d->structural.removed.empty());
+  EXPECT_THAT(d->summary, HasSubstr("instructions"));
+  // The selected run is algsimp's own first run: cse and dce (later in the
+  // fixed point) have not removed t2 and the dead multiply yet; the span
+  // from its first to its last run has.
+  ASSERT_GE(o.run_list.size(), 2u);
+  EXPECT_EQ(state_.selected_run, o.FirstChangedRun());
+  auto [run_before, run_after] = SelectedFingerprints(state_);
+  EXPECT_EQ(run_before, o.run_list[state_.selected_run].fingerprint_before);
+  EXPECT_THAT(*r.Text(run_after), HasSubstr("%dead"));
+  EXPECT_THAT(*r.Text(run_after), HasSubstr("%t2"));
+  EXPECT_THAT(*r.Text(o.fingerprint_after), Not(HasSubstr("%dead")));
+  SelectRun(state_, -1);
+  EXPECT_EQ(SelectedFingerprints(state_), std::make_pair(o.fingerprint_before, o.fingerprint_after));
+  // The text model of the result indexes definitions.
+  TextFor(state_, o.fingerprint_after, r.Text(o.fingerprint_after));
+  WaitUntilIdle(state_);
+  std::shared_ptr<const TextModel> t = TextFor(state_, o.fingerprint_after, nullptr);
+  ASSERT_NE(t, nullptr);
+  int64_t line = t->FindDefinition("%d");
+  ASSERT_GE(line, 0);
+  EXPECT_THAT(std::string(t->lines[line]), HasSubstr("dot("));
+}
+
+TEST_F(AppStateTest, LoadErrorsLandInTheLogWithTheirLocation) {
+  std::string bad = (dir_ / "bad.hlo").string();
+  std::ofstream(bad) << "HloModule m\nENTRY e {\n  x = f32[2] frobnicate()\n}\n";
+  LoadFile(state_, bad);
+  WaitUntilIdle(state_);
+  EXPECT_EQ(state_.loaded, nullptr);
+  EXPECT_TRUE(HasError("load", "bad.hlo:3:")) << (state_.log.empty() ? "" : state_.log.back().message);
+  LoadFile(state_, (dir_ / "missing.hlo").string());
+  WaitUntilIdle(state_);
+  EXPECT_TRUE(HasError("load", "cannot open"));
+  LoadModel(state_, "no_such_model", {});
+  WaitUntilIdle(state_);
+  EXPECT_TRUE(HasError("load no_such_model", "no_such_model"));
+}
+
+TEST_F(AppStateTest, RunTimesEveryKernelAndFindsItsHlo) {
+  LoadFile(state_, file_);
+  WaitUntilIdle(state_);
+  state_.run_settings.repeats = 2;
+  StartRun(state_);
+  WaitUntilIdle(state_);
+  ASSERT_NE(state_.run_result, nullptr) << (state_.log.empty() ? "" : state_.log.back().message);
+  const KernelSummary& s = state_.run_result->profile.summary;
+  ASSERT_FALSE(s.rows.empty());
+  EXPECT_EQ(state_.run_result->profile.wall_ms.size(), 2u);
+  EXPECT_FALSE(state_.run_result->profile.last_step.empty());
+  std::string hlo = KernelHlo(*state_.run_result, s.rows.front().name, s.rows.front().computation);
+  EXPECT_THAT(hlo, HasSubstr(s.rows.front().name));
+}
+
+TEST_F(AppStateTest, EmitterKeepsTheMlirAfterEveryEmitterPass) {
+  LoadFile(state_, file_);
+  WaitUntilIdle(state_);
+  std::vector<std::string> candidates = EmitterCandidates(state_);
+  ASSERT_FALSE(candidates.empty());
+  StartEmitter(state_, candidates.front());
+  WaitUntilIdle(state_);
+  ASSERT_NE(state_.emitter_result, nullptr) << (state_.log.empty() ? "" : state_.log.back().message);
+  const EmitterResult& e = *state_.emitter_result;
+  EXPECT_EQ(e.kernel, candidates.front());
+  ASSERT_GE(e.passes.size(), 2u);
+  EXPECT_FALSE(e.passes.front().before.empty());
+  EXPECT_THAT(e.passes.front().before, HasSubstr("func.func"));
+  EXPECT_NE(e.passes.front().before, e.passes.back().after);
+  StartEmitter(state_, "no_such_instruction");
+  EXPECT_TRUE(HasError("emitter", "no_such_instruction"));
+}
+
+TEST_F(AppStateTest, ModelsLoadWithTheirOptions) {
+  ModelOptions o;
+  o.batch = 2;
+  o.depth = 1;
+  o.width = 8;
+  LoadModel(state_, "mlp", o);
+  WaitUntilIdle(state_);
+  ASSERT_NE(state_.loaded, nullptr);
+  EXPECT_EQ(state_.loaded->source.label, "mlp (batch 2, depth 1, width 8)");
+  ASSERT_NE(state_.pipeline_result, nullptr);
+  EXPECT_TRUE(state_.pipeline_result->status.ok()) << state_.pipeline_result->status;
+}
+
+}  // namespace
+}  // namespace passlab::gui
