@@ -24,6 +24,9 @@
 namespace passlab {
 namespace {
 
+// The algorithm pickers' cache shared by every worker of a sweep.
+constexpr const char* kAutotuneCacheFile = "autotune.json";
+
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
@@ -294,6 +297,9 @@ class Sweep {
     manifest["tolerance"] = o_.tolerance;
     manifest["timeout_s"] = o_.timeout_s;
     manifest["device"] = "cpu";
+    // Every worker loads and extends one algorithm-picker cache, so variants
+    // share the baseline's choices (records say how many calls each tuned).
+    manifest["autotune_cache"] = kAutotuneCacheFile;
     plan_ = o_.plan;
     return WriteFileAtomically(out_ / "manifest.json", manifest.dump(2) + "\n");
   }
@@ -374,7 +380,8 @@ class Sweep {
     std::vector<std::string> args = {"ablate-worker", "--input", (out_ / "input.hlo").string(),
                                      "--pipeline", o_.pipeline, "--threads", StrCat(o_.threads),
                                      "--seed", StrCat(o_.seed), "--tolerance", StrCat(o_.tolerance),
-                                     "--fd-in", "3", "--fd-out", "4"};
+                                     "--fd-in", "3", "--fd-out", "4",
+                                     "--autotune-cache", (out_ / kAutotuneCacheFile).string()};
     if (v != nullptr) {
       if (!v->disable.empty()) args.insert(args.end(), {"--disable", v->disable});
       if (!v->enable_only.empty()) args.insert(args.end(), {"--enable-only", v->enable_only});
@@ -507,10 +514,12 @@ class Sweep {
     std::vector<Slot> slots(members.size() + 1);
     for (size_t i = 0; i < members.size(); ++i) slots[i + 1].variant = members[i];
     const bool first_baseline = !fs::exists(out_ / "diffs");
-    // Compile: `jobs` workers at a time.
+    // Compile: `jobs` workers at a time; the sweep's first baseline alone,
+    // so that its algorithm choices are in the shared autotune cache before
+    // any variant tunes.
     const size_t jobs = static_cast<size_t>(std::max(1, o_.jobs));
-    for (size_t first = 0; first < slots.size(); first += jobs) {
-      size_t end = std::min(slots.size(), first + jobs);
+    for (size_t first = 0, end = 0; first < slots.size(); first = end) {
+      end = std::min(slots.size(), first + (first == 0 && first_baseline ? 1 : jobs));
       for (size_t i = first; i < end; ++i) {
         Slot& slot = slots[i];
         std::string name = slot.variant ? slot.variant->name : StrCat("baseline.", block_);
@@ -534,7 +543,7 @@ class Sweep {
           RecordDeath(slot, ready.status(), "compile");
           continue;
         }
-        for (const char* key : {"optimize_ms", "compile_ms", "kernels_compiled", "instructions", "check", "error",
+        for (const char* key : {"optimize_ms", "compile_ms", "kernels_compiled", "instructions", "autotune", "check", "error",
                                 "failed_pass", "snapshot"}) {
           if (ready->contains(key)) slot.record[key] = (*ready)[key];
         }

@@ -12,6 +12,7 @@
 // baseline's outputs for models too big for the evaluator).
 //
 // Files in <out>: input.hlo, plan.json, manifest.json, results.jsonl,
+// autotune.json (the algorithm pickers' cache every worker shares),
 // reference/, diffs/<pass>.diff (the baseline compile's IR diff of every
 // pass in the plan), logs/<variant>.log, snapshots/, traces/.
 #ifndef PASSLAB_ANALYSIS_ABLATION_RUNNER_H_

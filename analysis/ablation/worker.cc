@@ -28,6 +28,7 @@
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 #include "nlohmann/json.hpp"
+#include "passes/autotune/autotune_cache.h"
 #include "passes/pipelines/pipelines.h"
 
 namespace passlab {
@@ -187,6 +188,10 @@ class Worker {
       return absl::OkStatus();
     }
 
+    AutotuneCache& autotune = AutotuneCache::Global();
+    if (!o_.autotune_cache.empty()) {
+      if (absl::Status s = autotune.Load(o_.autotune_cache); !s.ok()) return s;
+    }
     Clock::time_point t0 = Clock::now();
     absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(o_.pipeline, o_.disable, o_.enable_only);
     if (!pipeline.ok()) return pipeline.status();
@@ -202,6 +207,11 @@ class Worker {
       return optimized;
     }
     optimize_ms_ = MsSince(t0);
+    autotune_hits_ = autotune.hits();
+    autotune_tuned_ = autotune.misses();
+    if (!o_.autotune_cache.empty() && autotune_tuned_ > 0) {
+      if (absl::Status s = autotune.Save(o_.autotune_cache); !s.ok()) return s;
+    }
     if (!o_.diff_dir.empty()) {
       if (absl::Status s = WriteDiffs(recorder, o_.diff_passes, o_.diff_dir); !s.ok()) return s;
     }
@@ -240,6 +250,8 @@ class Worker {
     ready["optimize_ms"] = optimize_ms_;
     ready["compile_ms"] = compile_ms_;
     ready["kernels_compiled"] = CpuKernelCompiler::CacheMisses();
+    // Library calls whose algorithm came from the shared cache / was tuned here.
+    ready["autotune"] = {{"from_cache", autotune_hits_}, {"tuned", autotune_tuned_}};
     ready["instructions"] = module_->instruction_count();
     if (!check.is_null()) ready["check"] = check;
     channel_.Send(ready);
@@ -330,6 +342,7 @@ class Worker {
   std::unique_ptr<Executable> exe_;
   std::string failed_pass_;
   double optimize_ms_ = 0, compile_ms_ = 0;
+  int64_t autotune_hits_ = 0, autotune_tuned_ = 0;
   std::vector<KernelRecord> all_, last_;
   int64_t steps_ = 0;
 };

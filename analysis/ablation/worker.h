@@ -45,6 +45,11 @@ struct AblationWorkerOptions {
   // changed the module, one file per pass in diff_dir ("<pass>.diff").
   std::string diff_dir;
   std::vector<std::string> diff_passes;
+  // The algorithm pickers' cache file, shared by the sweep's workers so
+  // every variant gets the same library-call algorithms (unless it
+  // disables a picker): loaded before the pipeline runs, saved (merged)
+  // after. Empty: this process's cache only.
+  std::string autotune_cache;
   // When the variant fails to optimize or compile: the module as it was.
   std::string snapshot_path;
   int fd_in = 0;

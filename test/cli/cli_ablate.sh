@@ -6,12 +6,15 @@ set -euo pipefail
 passlab="$1"; src="$2"; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 model=(--model mlp --batch 2 --width 8 --depth 1)
-field() {  # field VARIANT KEY: a key of the variant's record in results.jsonl
+field() {  # field VARIANT KEY[.KEY]: a key of the variant's record in results.jsonl
   python3 -c "import json,sys
 for l in open('$tmp/out/results.jsonl'):
     try: r=json.loads(l)
     except ValueError: continue
-    if r['variant']==sys.argv[1]: print(r.get(sys.argv[2]))" "$1" "$2"
+    if r['variant']==sys.argv[1]:
+        v=r
+        for k in sys.argv[2].split('.'): v=v.get(k) if isinstance(v,dict) else None
+        print(v)" "$1" "$2"
 }
 
 "$passlab" ablate "${model[@]}" --dry-run > "$tmp/plan" || fail "dry run"
@@ -46,6 +49,9 @@ for l in open('$tmp/out/results.jsonl'):
     except ValueError: continue
     if r['variant']=='no dce': print(json.dumps(r['check']))") || fail "no dce check"
 [ -s "$tmp/out/diffs/cse.diff" ] || fail "no IR diff of cse"
+# The baseline tunes the gemm calls; a variant that leaves them alone reuses its choices.
+[ -s "$tmp/out/autotune.json" ] || fail "no shared autotune cache"
+[ "$(field 'no dce' autotune.tuned)" = 0 ] || fail "no dce tuned again: $(field 'no dce' autotune)"
 [ -s "$tmp/out/traces/baseline.json" ] || fail "no baseline trace"
 for f in report.json report.csv report.md report.html gbench.json; do [ -s "$tmp/out/$f" ] || fail "no $f"; done
 grep -q "Failures and required passes" "$tmp/log" || fail "no Markdown report on stdout: $(cat "$tmp/log")"

@@ -237,6 +237,7 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   worker->add_option("--diff-dir", w->diff_dir);
   worker->add_option("--diff-passes", w->diff_passes)->delimiter(',');
   worker->add_option("--snapshot", w->snapshot_path);
+  worker->add_option("--autotune-cache", w->autotune_cache);
   worker->add_option("--variant", w->variant);
   worker->add_option("--fd-in", w->fd_in);
   worker->add_option("--fd-out", w->fd_out);
