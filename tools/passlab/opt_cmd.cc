@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -161,13 +163,34 @@ int ListPasses(const OptOptions& o) {
   }
   fmt::print("{} passes in the registry; pipeline '{}' has {} pass occurrences\n\n",
              PassRegistry().size(), (*pipeline)->name(), occurrences.size());
-  fmt::print("{:<28} {:<12} {:<9} {}\n", "pass", "group", "required", "description");
-  for (const PassRegistryEntry& e : PassRegistry()) {
-    fmt::print("{:<28} {:<12} {:<9} {}\n", e.name, e.group, e.required ? "yes" : "no", e.description);
-  }
-  fmt::print("\n{:>4}  {:<36} {:<28} {}\n", "id", "pipeline", "pass", "occurrence");
+  // Column widths from the data: names like cudnn-fused-convolution-rewriter
+  // are long. Each pass also shows where it runs (its sub-pipelines, by
+  // their last path component) and how many occurrences the pipeline has.
+  size_t name_w = 4, group_w = 5, where_w = 13, path_w = 8;
+  std::map<std::string, std::vector<std::string>> where;
   for (const PassOccurrence& p : occurrences) {
-    fmt::print("{:>4}  {:<36} {:<28} {}{}\n", StrCat("@", p.id), p.pipeline_path, p.pass_name,
+    std::string_view path = p.pipeline_path;
+    std::string leaf(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+    std::vector<std::string>& w = where[p.pass_name];
+    if (std::find(w.begin(), w.end(), leaf) == w.end()) w.push_back(leaf);
+    path_w = std::max(path_w, p.pipeline_path.size());
+  }
+  std::map<std::string, size_t> count;
+  for (const PassOccurrence& p : occurrences) ++count[p.pass_name];
+  for (const PassRegistryEntry& e : PassRegistry()) {
+    name_w = std::max(name_w, e.name.size());
+    group_w = std::max(group_w, e.group.size());
+    where_w = std::max(where_w, Join(where[std::string(e.name)], ",").size());
+  }
+  fmt::print("{:<{}}  {:<{}}  {:<8}  {:>4}  {:<{}}  {}\n", "pass", name_w, "group", group_w, "required", "runs",
+             "sub-pipelines", where_w, "description");
+  for (const PassRegistryEntry& e : PassRegistry()) {
+    fmt::print("{:<{}}  {:<{}}  {:<8}  {:>4}  {:<{}}  {}\n", e.name, name_w, e.group, group_w,
+               e.required ? "yes" : "no", count[std::string(e.name)], Join(where[std::string(e.name)], ","), where_w, e.description);
+  }
+  fmt::print("\n{:>4}  {:<{}}  {:<{}}  {}\n", "id", "pipeline", path_w, "pass", name_w, "occurrence");
+  for (const PassOccurrence& p : occurrences) {
+    fmt::print("{:>4}  {:<{}}  {:<{}}  {}{}\n", StrCat("@", p.id), p.pipeline_path, path_w, p.pass_name, name_w,
                p.occurrence_index, p.in_fixed_point ? " (fixed point)" : "");
   }
   return 0;
