@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/ir/str_util.h"
+#include "core/runtime/library_threads.h"
 
 namespace passlab {
 
@@ -27,6 +28,7 @@ absl::StatusOr<ProfileResult> CompileAndProfile(const HloModule& module, absl::S
   ProfileResult out;
   auto t0 = std::chrono::steady_clock::now();
   CpuKernelCompiler compiler(options.compile);
+  SetLibraryCallThreads(options.compile.num_threads);  // library calls obey --threads too
   absl::StatusOr<std::unique_ptr<Executable>> exe =
       Executable::Create(module, [&](const HloInstruction& inst) { return compiler.Compile(inst); });
   if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message()));

@@ -284,6 +284,14 @@ class Sweep {
       return s;
     }
     Json manifest = o_.manifest;
+    // A resumed sweep keeps the command that started it and lists the reruns.
+    if (Json old = Json::parse(ReadFile(out_ / "manifest.json"), nullptr, false);
+        !old.is_discarded() && old.contains("command") && manifest.contains("command")) {
+      Json resumes = old.value("resumed_by", Json::array());
+      resumes.push_back(manifest["command"]);
+      manifest["command"] = old["command"];
+      manifest["resumed_by"] = resumes;
+    }
     manifest["pipeline"] = o_.pipeline;
     manifest["input"] = "input.hlo";
     manifest["input_xxh64"] = fmt_hex(XXH64(o_.input_text.data(), o_.input_text.size(), 0));

@@ -24,6 +24,7 @@
 #include "core/pass/verify_each_observer.h"
 #include "core/runtime/chrome_trace.h"
 #include "core/runtime/executable.h"
+#include "core/runtime/library_threads.h"
 #include "core/runtime/kernel_summary.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
@@ -188,6 +189,9 @@ class Worker {
       return absl::OkStatus();
     }
 
+    // OpenBLAS and oneDNN obey --threads too (the pickers time them during
+    // the pipeline), or their extra threads spin on busy cores.
+    SetLibraryCallThreads(o_.threads);
     AutotuneCache& autotune = AutotuneCache::Global();
     if (!o_.autotune_cache.empty()) {
       if (absl::Status s = autotune.Load(o_.autotune_cache); !s.ok()) return s;

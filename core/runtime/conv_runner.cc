@@ -6,6 +6,7 @@
 // act(conv_result_scale * conv + side_input_scale * side_input + bias) as an
 // output scale plus sum, binary-add and eltwise post-ops.
 #include "core/runtime/library_call_internal.h"
+#include "core/runtime/library_threads.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
@@ -75,6 +76,7 @@ class DnnConvRunner : public LibraryCallRunner {
   }
 
   absl::Status Run(absl::Span<void* const> buffers) override {
+    ApplyLibraryCallThreads();
     if (static_cast<int64_t>(buffers.size()) < operand_count_ + 1) {
       return absl::InvalidArgumentError(StrCat(name_, ": expected ", operand_count_, " operand buffers and a result"));
     }

@@ -72,6 +72,8 @@ PASSLAB_ABLATE_FAULT="crash:boom;hang:stuck;fail:broken" "$passlab" ablate "${mo
 [ "$(grep -c '"variant":"no dce"' "$tmp/out/results.jsonl")" = 1 ] || fail "no dce not redone once"
 [ "$(grep -c '"variant":"boom"' "$tmp/out/results.jsonl")" = 1 ] || fail "finished variant ran again"
 [ "$(grep -c '"variant":"baseline"' "$tmp/out/results.jsonl")" = 2 ] || fail "resumed block has no baseline"
+python3 -c "import json; m=json.load(open('$tmp/out/manifest.json')); assert len(m['resumed_by'])==1 and 'ablate' in m['command'], m" \
+  || fail "manifest does not record the resume"
 
 # A wrong reference makes every variant a wrong result.
 printf 'xxxx' | dd of="$tmp/out/reference/leaf_0.bin" bs=1 seek=0 conv=notrunc status=none

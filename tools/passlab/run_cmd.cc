@@ -18,6 +18,7 @@
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
+#include "core/runtime/library_threads.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
@@ -74,6 +75,8 @@ int RunRun(const RunOptions& o) {
                                     StrCat("--check: the evaluator cannot run the input: ", expected.status().message())));
   }
 
+  // Library calls obey --threads from the start (the algorithm pickers time them).
+  SetLibraryCallThreads(o.threads);
   auto t0 = std::chrono::steady_clock::now();
   if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
   auto t1 = std::chrono::steady_clock::now();
