@@ -243,9 +243,10 @@ class Worker {
       }
       absl::StatusOr<std::vector<Literal>> reference = ReadReference(o_.reference_dir);
       if (!reference.ok()) return reference.status();
-      absl::Status same = CompareWithReference(*reference, *result, o_.tolerance);
-      check["ok"] = same.ok();
-      check["message"] = same.ok() ? std::string("outputs match the reference") : std::string(same.message());
+      OutputCheck same = CompareWithReference(*reference, *result, o_.tolerance);
+      check["ok"] = same.ok;
+      check["message"] = same.message;
+      if (!same.close_leaves.empty()) check["close_outputs"] = same.close_leaves;
     } else if (!o_.write_reference.empty()) {
       return absl::InvalidArgumentError(StrCat("unknown reference kind '", o_.write_reference, "'"));
     }
@@ -400,18 +401,11 @@ absl::StatusOr<std::vector<Literal>> ReadReference(const std::string& dir) {
   return leaves;
 }
 
-absl::Status CompareWithReference(const std::vector<Literal>& reference, const Literal& actual, double tolerance) {
-  std::vector<const Literal*> leaves;
-  Flatten(actual, leaves);
-  if (leaves.size() != reference.size()) {
-    return absl::FailedPreconditionError(
-        StrCat("the program has ", leaves.size(), " outputs, the reference ", reference.size()));
-  }
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    absl::Status s = CompareLiterals(reference[i], *leaves[i], {.abs = tolerance, .rel = tolerance});
-    if (!s.ok()) return absl::Status(s.code(), StrCat("output ", i, ": ", s.message()));
-  }
-  return absl::OkStatus();
+OutputCheck CompareWithReference(const std::vector<Literal>& reference, const Literal& actual, double tolerance) {
+  std::vector<const Literal*> expected, leaves;
+  for (const Literal& l : reference) expected.push_back(&l);
+  FlattenLeaves(actual, leaves);
+  return CheckOutputs(expected, leaves, OutputCheckOptions{.tolerance = tolerance});
 }
 
 int64_t PeakRssBytes() {

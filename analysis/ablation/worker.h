@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/eval/output_check.h"
 #include "core/ir/literal.h"
 
 namespace passlab {
@@ -72,9 +73,9 @@ int RunAblationWorker(const AblationWorkerOptions& options);
 // "leaf_<i>.bin" (raw bytes) in `dir`.
 absl::Status WriteReference(const Literal& result, const std::string& dir);
 absl::StatusOr<std::vector<Literal>> ReadReference(const std::string& dir);
-// OK when every leaf of `actual` is within `tolerance` of the reference;
-// else the worst element of the first leaf that differs.
-absl::Status CompareWithReference(const std::vector<Literal>& reference, const Literal& actual, double tolerance);
+// The verdict on `actual` against the reference (core/eval/output_check.h:
+// element by element within `tolerance`, or within 1% in norm).
+OutputCheck CompareWithReference(const std::vector<Literal>& reference, const Literal& actual, double tolerance);
 
 // Peak resident set of this process (getrusage), in bytes.
 int64_t PeakRssBytes();

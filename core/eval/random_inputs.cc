@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string_view>
 
 #include "core/ir/hlo_instruction.h"
 
@@ -121,11 +122,67 @@ Literal MakeRandomLiteral(const Shape& shape, uint64_t seed, int64_t int_bound) 
   return l;
 }
 
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Values a training step's state would hold, for the parameter names that
+// passlab's models give it (models/: "<layer>.weight", "<bn>.running_var",
+// "<param>.momentum", "labels", ...). Plain [-1, 1) values there make the
+// step numerically meaningless: unscaled weights saturate the softmax and
+// blow up activations, negative running variances and Adam second moments
+// feed sqrt, and random "labels" are no distribution. Such a step is so
+// ill-conditioned that the order of a sum moves its gradients by percents,
+// and a correct program looks wrong. Every rule maps the generic random
+// value x of the same element, so the result stays deterministic.
+void ShapeLikeTrainingState(std::string_view name, uint64_t seed, Literal& l) {
+  const Shape& shape = l.shape();
+  if (!shape.IsArray() || !IsFloatingPointType(shape.element_type())) return;
+  const int64_t n = l.element_count();
+  auto map = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) l.SetDouble(i, f(l.GetDouble(i)));
+  };
+  if (EndsWith(name, ".momentum") || EndsWith(name, ".adam_m")) {
+    map([](double x) { return 0.01 * x; });
+  } else if (EndsWith(name, ".adam_v")) {
+    map([](double x) { return 1e-4 * std::abs(x); });
+  } else if (EndsWith(name, "running_var")) {
+    map([](double x) { return 1 + 0.25 * std::abs(x); });
+  } else if (EndsWith(name, "running_mean")) {
+    map([](double x) { return 0.1 * x; });
+  } else if (EndsWith(name, ".scale")) {
+    map([](double x) { return 1 + 0.1 * x; });
+  } else if (EndsWith(name, ".bias") || EndsWith(name, ".offset")) {
+    map([](double x) { return 0.1 * x; });
+  } else if (EndsWith(name, ".weight") && shape.rank() >= 2) {
+    // Variance 1/fan_in (x is uniform with variance 1/3). Dense weights are
+    // [in, out]; convolution filters HWIO or OIHW, where the output
+    // features are the larger of the two outer dimensions.
+    int64_t fan_in = shape.dimensions(0);
+    if (shape.rank() > 2) fan_in = n / std::max<int64_t>(1, std::max(shape.dimensions(0), shape.dimensions(shape.rank() - 1)));
+    const double scale = std::sqrt(3.0 / static_cast<double>(std::max<int64_t>(1, fan_in)));
+    map([&](double x) { return scale * x; });
+  } else if ((name == "labels" || EndsWith(name, ".labels")) && shape.rank() == 2) {
+    // One-hot rows.
+    const int64_t classes = shape.dimensions(1);
+    std::mt19937_64 gen(seed);
+    for (int64_t i = 0; i < n; ++i) l.SetDouble(i, 0);
+    for (int64_t row = 0; row < shape.dimensions(0) && classes > 0; ++row) {
+      l.SetDouble(row * classes + static_cast<int64_t>(gen() % static_cast<uint64_t>(classes)), 1);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Literal> MakeRandomArguments(const HloComputation& computation, uint64_t seed) {
   std::vector<Literal> args;
   for (int64_t i = 0; i < computation.num_parameters(); ++i) {
     const HloInstruction* p = computation.parameter_instruction(i);
     args.push_back(MakeRandomLiteral(p->shape(), seed * 1000003 + i, std::min<int64_t>(8, IndexBound(p))));
+    ShapeLikeTrainingState(p->name(), seed * 1000003 + i, args.back());
   }
   return args;
 }

@@ -7,7 +7,12 @@
 //     gather / scatter indices, also through convert, reshape, bitcast, copy
 //     or get-tuple-element) stay where the whole slice or window fits, so no
 //     clamping or skipping hides a bug;
-//   - preds: fair coins; complex: both parts as floats.
+//   - preds: fair coins; complex: both parts as floats;
+//   - float parameters named like a training step's state (passlab's models:
+//     "*.weight" scaled to variance 1/fan_in, "*.scale" near 1, "*.bias" /
+//     "*.offset" / "*running_mean" small, "*running_var" and "*.adam_v"
+//     positive, "*.momentum" / "*.adam_m" small, "labels" one-hot rows), so
+//     a model's step is well-conditioned enough to check.
 #ifndef PASSLAB_CORE_EVAL_RANDOM_INPUTS_H_
 #define PASSLAB_CORE_EVAL_RANDOM_INPUTS_H_
 

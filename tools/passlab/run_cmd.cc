@@ -18,6 +18,8 @@
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
+#include "core/eval/npy.h"
+#include "core/eval/output_check.h"
 #include "core/runtime/library_threads.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/str_util.h"
@@ -42,6 +44,7 @@ struct RunOptions {
   double tolerance = 1e-3;
   uint64_t seed = 1;
   std::string trace;
+  std::string output_dir;  // each output leaf as DIR/output_<i>.npy
   std::string format = "text";
   int threads = 0;
   int64_t max_rows = 25;
@@ -112,7 +115,7 @@ int RunRun(const RunOptions& o) {
   ProfileOptions popts;
   popts.warmup = o.warmup;
   popts.repeats = o.repeats;
-  popts.want_result = o.check;  // one more, untimed run
+  popts.want_result = o.check || !o.output_dir.empty();  // one more, untimed run
   popts.compile = std::move(copts);
   absl::StatusOr<ProfileResult> profile = CompileAndProfile(**module, args, popts);
   if (!profile.ok()) return ReportError(profile.status());
@@ -121,12 +124,25 @@ int RunRun(const RunOptions& o) {
   const std::vector<double>& kernel_ms = profile->kernel_ms;
   Literal& result = profile->result;
 
+  std::vector<const Literal*> leaves;
+  FlattenLeaves(result, leaves);
+  if (!o.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.output_dir, ec);
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      if (absl::Status s = WriteNpy(*leaves[i], StrCat(o.output_dir, "/output_", i, ".npy")); !s.ok()) {
+        return ReportError(s);
+      }
+    }
+  }
   std::string check_message;
   bool check_ok = true;
   if (o.check) {
-    absl::Status same = CompareLiterals(*expected, result, {.abs = o.tolerance, .rel = o.tolerance});
-    check_ok = same.ok();
-    check_message = same.ok() ? "outputs match the evaluator" : std::string(same.message());
+    std::vector<const Literal*> expected_leaves;
+    FlattenLeaves(*expected, expected_leaves);
+    OutputCheck same = CheckOutputs(expected_leaves, leaves, OutputCheckOptions{.tolerance = o.tolerance});
+    check_ok = same.ok;
+    check_message = same.message;
   }
   if (!o.trace.empty()) {
     std::ofstream out(o.trace);
@@ -174,7 +190,7 @@ int RunRun(const RunOptions& o) {
     fmt::print("optimize time      {:.1f} ms (pipeline '{}')\n", optimize_ms, o.pipeline);
     fmt::print("compile time       {:.1f} ms ({} kernels compiled, {} cache hits)\n", compile_ms,
                CpuKernelCompiler::CacheMisses(), CpuKernelCompiler::CacheHits());
-    if (o.check) fmt::print("check              {}\n", check_ok ? "ok: outputs match the evaluator" : "FAILED");
+    if (o.check) fmt::print("check              {}\n", check_ok ? StrCat("ok: ", check_message) : std::string("FAILED"));
     if (!o.trace.empty()) fmt::print("trace              {} (Chrome trace JSON; open in Perfetto)\n", o.trace);
     if (!o.emitter_dump.empty()) {
       fmt::print("emitter dumps      {} kernels in {}/\n", dumped_passes.size(), o.emitter_dump);
@@ -202,6 +218,7 @@ void AddRunCommand(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--check", o->check, "Compare the outputs with the evaluator (fails with the worst mismatch)");
   cmd->add_option("--tolerance", o->tolerance, "Absolute and relative tolerance of --check");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs");
+  cmd->add_option("--output-dir", o->output_dir, "Write each output leaf as DIR/output_<i>.npy (as `passlab eval` does)");
   cmd->add_option("--trace", o->trace, "Write the last run as Chrome trace JSON");
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--threads", o->threads, "Kernel threads (0 = all cores, 1 = calling thread only)");

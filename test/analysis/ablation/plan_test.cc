@@ -113,12 +113,12 @@ TEST(AblationReferenceTest, RoundTripsAndComparesLeaves) {
   absl::StatusOr<std::vector<Literal>> back = ReadReference(dir);
   ASSERT_TRUE(back.ok()) << back.status().message();
   ASSERT_EQ(back->size(), 2u);
-  EXPECT_TRUE(CompareWithReference(*back, result, 1e-6).ok());
+  EXPECT_TRUE(CompareWithReference(*back, result, 1e-6).ok);
   Literal off = Literal::Tuple({Literal::Vector<float>({1.0f, 2.5f, 3.0f}), Literal(b)});
-  absl::Status differ = CompareWithReference(*back, off, 1e-3);
-  ASSERT_FALSE(differ.ok());
-  EXPECT_NE(std::string(differ.message()).find("output 0"), std::string::npos) << differ.message();
-  EXPECT_FALSE(CompareWithReference(*back, a, 1e-3).ok()) << "leaf count differs";
+  OutputCheck differ = CompareWithReference(*back, off, 1e-3);
+  ASSERT_FALSE(differ.ok);
+  EXPECT_NE(differ.message.find("output 0"), std::string::npos) << differ.message;
+  EXPECT_FALSE(CompareWithReference(*back, a, 1e-3).ok) << "leaf count differs";
   // A truncated leaf is data loss, not a silent pass.
   std::filesystem::resize_file(dir + "/leaf_0.bin", 4);
   EXPECT_FALSE(ReadReference(dir).ok());

@@ -1,0 +1,49 @@
+// The verdict on a program's outputs against reference outputs (the
+// evaluator's, or a baseline's), leaf by leaf: what `passlab run --check`
+// and the ablation workers report.
+//
+// Each leaf must match element by element within an absolute and relative
+// tolerance. A float leaf that does not is still accepted when its
+// norm-wise relative error ||actual - expected|| / ||expected|| is within
+// `norm_tolerance`, with a note: a training step has discontinuities (which
+// element of a max-pool window is the maximum, a ReLU at zero) where values
+// one rounding apart take different branches, so a correct program whose
+// sums run in another order moves a few elements of a gradient by percents
+// while the leaf as a whole stays within a fraction of a percent. A wrong
+// program (a bad index, a dropped term) misses by far more than that.
+#ifndef PASSLAB_CORE_EVAL_OUTPUT_CHECK_H_
+#define PASSLAB_CORE_EVAL_OUTPUT_CHECK_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "core/ir/literal.h"
+
+namespace passlab {
+
+struct OutputCheckOptions {
+  double tolerance = 1e-3;       // absolute and relative, per element
+  double norm_tolerance = 1e-2;  // norm-wise relative, per float leaf; 0: off
+};
+
+struct OutputCheck {
+  bool ok = true;
+  // Leaves accepted by the norm-wise criterion only (ok stays true).
+  std::vector<int> close_leaves;
+  std::vector<int> wrong_leaves;
+  // "outputs match the reference", or what differs: the first failing leaf's
+  // worst element and every failing leaf's number.
+  std::string message;
+};
+
+// `expected` and `actual` hold the leaves in the same order.
+OutputCheck CheckOutputs(absl::Span<const Literal* const> expected, absl::Span<const Literal* const> actual,
+                         const OutputCheckOptions& options);
+
+// The array leaves of `literal` in order (tuples flattened, depth first).
+void FlattenLeaves(const Literal& literal, std::vector<const Literal*>& leaves);
+
+}  // namespace passlab
+
+#endif  // PASSLAB_CORE_EVAL_OUTPUT_CHECK_H_
