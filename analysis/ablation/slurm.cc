@@ -488,6 +488,7 @@ std::vector<int> TasksToResubmit(const SlurmSweepState& state) {
   std::set<int> active;
   for (std::string_view line : SplitAny(q->out, "\n")) {
     std::string id = Trim(std::string(line));
+    id = id.substr(0, id.find_first_of(" \t"));
     size_t underscore = id.find('_');
     if (underscore == std::string::npos || !arrays.count(id.substr(0, underscore))) continue;
     const std::string task = id.substr(underscore + 1);
