@@ -476,47 +476,74 @@ Json MergedManifest(const SlurmSweepState& state) {
   return manifest;
 }
 
-std::vector<int> TasksToResubmit(const SlurmSweepState& state) {
-  std::vector<int> incomplete = state.Incomplete();
+namespace {
+
+// squeue's state (PENDING, RUNNING, ...) of every task of the sweep's job
+// arrays that is still queued; empty without squeue.
+std::map<int, std::string> QueuedTasks(const SlurmSweepState& state) {
   std::set<std::string> arrays;
   for (const Json& s : state.submissions) arrays.insert(s.value("array_job", ""));
-  if (incomplete.empty() || arrays.empty() || !OnPath("squeue")) return incomplete;
-  absl::StatusOr<CommandOutput> q = RunCommand(
-      {"squeue", "--noheader", "--array", "--format=%i", StrCat("--jobs=", Join(std::vector<std::string>(arrays.begin(), arrays.end()), ","))});
-  if (!q.ok() || q->exit_code != 0) return incomplete;
-  // Array elements print as "JOB_TASK", one per line with --array.
-  std::set<int> active;
+  std::map<int, std::string> queued;
+  if (arrays.empty() || !OnPath("squeue")) return queued;
+  absl::StatusOr<CommandOutput> q =
+      RunCommand({"squeue", "--noheader", "--array", "--format=%i %T",
+                  StrCat("--jobs=", Join(std::vector<std::string>(arrays.begin(), arrays.end()), ","))});
+  if (!q.ok() || q->exit_code != 0) return queued;
+  // Array elements print as "JOB_TASK STATE", one per line with --array.
   for (std::string_view line : SplitAny(q->out, "\n")) {
-    std::string id = Trim(std::string(line));
-    id = id.substr(0, id.find_first_of(" \t"));
-    size_t underscore = id.find('_');
+    std::string text = Trim(std::string(line));
+    const size_t space = text.find_first_of(" \t");
+    const std::string id = text.substr(0, space);
+    std::string job_state = space == std::string::npos ? "QUEUED" : Trim(text.substr(space));
+    job_state = job_state.substr(0, job_state.find_first_of(" \t"));
+    const size_t underscore = id.find('_');
     if (underscore == std::string::npos || !arrays.count(id.substr(0, underscore))) continue;
     const std::string task = id.substr(underscore + 1);
-    if (!task.empty() && task.find_first_not_of("0123456789") == std::string::npos) active.insert(std::stoi(task));
+    if (!task.empty() && task.find_first_not_of("0123456789") == std::string::npos) {
+      queued[std::stoi(task)] = job_state;
+    }
   }
+  return queued;
+}
+
+std::string Lowercase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::vector<int> TasksToResubmit(const SlurmSweepState& state) {
+  std::vector<int> incomplete = state.Incomplete();
+  if (incomplete.empty()) return incomplete;
+  const std::map<int, std::string> queued = QueuedTasks(state);
   std::vector<int> left;
   for (int t : incomplete) {
-    if (!active.count(t)) left.push_back(t);
+    if (!queued.count(t)) left.push_back(t);
   }
   return left;
 }
 
 std::string RenderSlurmStatus(const SlurmSweepState& state, bool query_slurm) {
+  const std::map<int, std::string> queued = query_slurm ? QueuedTasks(state) : std::map<int, std::string>{};
   int variants = 0, done = 0;
   std::map<std::string, int> by_state;
+  std::vector<std::string> task_lines;
   for (const SlurmTaskState& t : state.tasks) {
     variants += static_cast<int>(t.variants.size());
     done += t.done;
-    ++by_state[t.state()];
+    // An incomplete task squeue still lists is on its way, not failed.
+    auto q = queued.find(t.task);
+    const bool in_queue = !t.complete() && q != queued.end();
+    ++by_state[in_queue ? "queued" : t.state()];
+    task_lines.push_back(StrCat("  task ", t.task, "  ", in_queue ? Lowercase(q->second) : t.state(), "  ", t.done, "/",
+                                t.variants.size(), " variants", t.node.empty() ? "" : StrCat("  node ", t.node),
+                                t.baselines > 1 ? StrCat("  (", t.baselines, " blocks)") : "", "\n"));
   }
   std::string text = StrCat(state.out_dir, ": plan ", state.plan_id, ", ", done, "/", variants, " variants recorded; ",
-                            state.tasks.size(), " task(s): ", by_state["done"], " done, ", by_state["failed"],
-                            " failed or running, ", by_state["missing"], " not started or missing\n");
-  for (const SlurmTaskState& t : state.tasks) {
-    text += StrCat("  task ", t.task, "  ", t.state(), "  ", t.done, "/", t.variants.size(), " variants",
-                   t.node.empty() ? "" : StrCat("  node ", t.node), t.baselines > 1 ? StrCat("  (", t.baselines, " blocks)") : "",
-                   "\n");
-  }
+                            state.tasks.size(), " task(s): ", by_state["done"], " done, ", by_state["queued"],
+                            " pending or running, ", by_state["failed"], " failed, ", by_state["missing"], " missing\n");
+  for (const std::string& line : task_lines) text += line;
   std::vector<std::string> jobs;
   for (const Json& s : state.submissions) {
     text += StrCat("submitted: job array ", s.value("array_job", "?"), " (tasks ",
@@ -534,7 +561,7 @@ std::string RenderSlurmStatus(const SlurmSweepState& state, bool query_slurm) {
       text += Trim(q->out).empty() ? "squeue: none of these jobs is pending or running\n"
                                    : StrCat("squeue (job, state, time, node or reason):\n", q->out);
     } else {
-      text += StrCat("squeue failed: ", q.ok() ? Trim(q->err) : std::string(q.status().message()), "\n");
+      text += StrCat("squeue: ", q.ok() ? Trim(q->err) : std::string(q.status().message()), "\n");
     }
   }
   if (OnPath("sacct")) {
@@ -543,7 +570,7 @@ std::string RenderSlurmStatus(const SlurmSweepState& state, bool query_slurm) {
     if (a.ok() && a->exit_code == 0) {
       text += StrCat("sacct (job|state|exit|node):\n", a->out);
     } else {
-      text += StrCat("sacct failed: ", a.ok() ? Trim(a->err) : std::string(a.status().message()), "\n");
+      text += StrCat("sacct: ", a.ok() ? Trim(a->err) : std::string(a.status().message()), "\n");
     }
   }
   return text;

@@ -64,9 +64,9 @@ assert r['manifest']['incomplete_tasks']==[1], r['manifest']['incomplete_tasks']
 # Status: progress from the results files, then squeue and sacct.
 echo "1000_1 RUNNING 0:05 fake-node-1" > "$FAKE_SLURM_DIR/squeue.txt"
 "$passlab" ablate --status "$tmp/sw" > "$tmp/status" || fail "status"
-grep -q "3/5 variants recorded; 3 task(s): 2 done, 0 failed or running, 1 not started or missing" "$tmp/status" \
+grep -q "3/5 variants recorded; 3 task(s): 2 done, 1 pending or running, 0 failed, 0 missing" "$tmp/status" \
   || fail "status counts: $(cat "$tmp/status")"
-grep -q "task 1  missing  0/2 variants" "$tmp/status" || fail "status task 1: $(cat "$tmp/status")"
+grep -q "task 1  running  0/2 variants" "$tmp/status" || fail "status task 1: $(cat "$tmp/status")"
 grep -q "task 2  done  1/1 variants  node fake-node-0" "$tmp/status" || fail "status task 2: $(cat "$tmp/status")"
 grep -q "^1000_1 RUNNING" "$tmp/status" || fail "no squeue lines: $(cat "$tmp/status")"
 grep -q "^1000_1|CANCELLED|0:9|fake-node-1" "$tmp/status" || fail "no sacct lines: $(cat "$tmp/status")"

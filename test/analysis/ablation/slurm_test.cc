@@ -152,7 +152,7 @@ TEST_F(SlurmSweepTest, TaskStatesFromTheResultsFiles) {
   EXPECT_EQ(manifest["tasks"][1]["state"], "failed");
 
   std::string status = RenderSlurmStatus(*state, false);
-  EXPECT_NE(status.find("4/6 variants recorded; 3 task(s): 1 done, 1 failed or running, 1 not started or missing"),
+  EXPECT_NE(status.find("4/6 variants recorded; 3 task(s): 1 done, 0 pending or running, 1 failed, 1 missing"),
             std::string::npos)
       << status;
   EXPECT_NE(status.find("task 1  failed  1/2 variants  node n1"), std::string::npos) << status;
