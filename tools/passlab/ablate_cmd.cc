@@ -267,6 +267,9 @@ int RunAblate(const AblateOptions& o) {
                o.sweep == "pairs" ? StrCat("; then every pair among the top ", o.top_k, " passes") : "");
     return 0;
   }
+  if (o.out.empty() && slurm) {
+    return ReportError(absl::InvalidArgumentError("ablate --executor slurm: --out DIR is required (a directory every node sees)"));
+  }
   if (o.out.empty()) return ReportError(absl::InvalidArgumentError("ablate: --out DIR is required (or --dry-run)"));
   auto module = LoadModule(o.file, *o.source);
   if (!module.ok()) return ReportError(module.status());
