@@ -3,6 +3,7 @@
 # Run as root (or with sudo). Safe to run again.
 # The GUI's headless tests need xvfb + xauth (xvfb-run), Mesa's GLX and DRI
 # drivers (llvmpipe renders OpenGL 3.3 in software) and the DejaVu fonts.
+# The Slurm test starts a private single-node cluster (slurm-wlm + munge).
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -17,5 +18,6 @@ $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends 
   libimgui-dev libglfw3-dev libstb-dev \
   xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl-mesa0 fonts-dejavu-core \
   clang libclang-rt-14-dev \
+  slurm-wlm munge \
   >/dev/null
 echo "passlab: dependencies installed"

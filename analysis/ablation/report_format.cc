@@ -227,6 +227,33 @@ std::vector<const nlohmann::ordered_json*> StrongestEffects(const nlohmann::orde
   return out;
 }
 
+std::vector<std::vector<std::string>> SlurmTaskRows(const nlohmann::ordered_json& report) {
+  std::vector<std::vector<std::string>> rows;
+  const nlohmann::ordered_json& m = report["manifest"];
+  if (!m.is_object() || !m.contains("tasks") || !m["tasks"].is_array()) return rows;
+  auto text = [](const nlohmann::ordered_json& j, const char* key) {
+    if (!j.is_object() || !j.contains(key)) return std::string("–");
+    const auto& v = j[key];
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_array()) {
+      std::string joined;
+      for (const auto& x : v) joined += (joined.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
+      return joined;
+    }
+    return v.dump();
+  };
+  for (const auto& t : m["tasks"]) {
+    const nlohmann::ordered_json& machine = t.is_object() && t.contains("machine") ? t["machine"] : nlohmann::ordered_json();
+    std::string where = machine.is_object()
+                            ? fmt::format("{}, {} cores; GPU {}, driver {}", text(machine, "cpu"), text(machine, "cores"),
+                                          text(machine, "gpu"), Excerpt(text(machine, "gpu_driver"), 60))
+                            : "–";
+    rows.push_back({text(t, "task"), text(t, "state"), fmt::format("{}/{}", text(t, "done"), text(t, "variants")),
+                    text(t, "node"), where});
+  }
+  return rows;
+}
+
 std::string MetricDescription(std::string_view metric) {
   if (metric == "kernel_ns") return "total kernel time per step";
   if (metric == "kernel_copy_ns") return "kernel + copy time per step";

@@ -548,8 +548,20 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   }
   if (!any && unchanged.empty()) h += "<p>No kernel lists were recorded.</p>\n";
 
-  h += "<h2>How this was run</h2>\n<table>\n<tbody>\n";
+  h += "<h2>How this was run</h2>\n";
+  if (std::vector<std::vector<std::string>> tasks = SlurmTaskRows(report); !tasks.empty()) {
+    h += "<p>A Slurm job array: each task timed its variants against its own baseline, on its node.</p>\n"
+         "<table>\n<thead><tr><th>Task</th><th>State</th><th>Variants</th><th>Node</th><th>Machine</th></tr></thead>\n"
+         "<tbody>\n";
+    for (const std::vector<std::string>& row : tasks) {
+      h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", Escape(row[0]),
+                       Escape(row[1]), Escape(row[2]), Escape(row[3]), Escape(row[4]));
+    }
+    h += "</tbody>\n</table>\n";
+  }
+  h += "<table>\n<tbody>\n";
   for (const auto& [key, value] : report["manifest"].items()) {
+    if (key == "tasks") continue;  // the table above
     std::string text = value.is_string()
                            ? value.get<std::string>()
                            : value.dump(1, ' ', false, ordered_json::error_handler_t::replace);

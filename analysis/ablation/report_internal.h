@@ -62,6 +62,10 @@ std::string SweepSubject(const nlohmann::ordered_json& report);
 // ("slower" or "faster"), largest effect first, at most `max`.
 std::vector<const nlohmann::ordered_json*> StrongestEffects(const nlohmann::ordered_json& report,
                                                             std::string_view outcome, size_t max);
+// Where each Slurm array task ran (the manifest's "tasks"; none for a local
+// sweep): one row per task, cells task, state, variants ("8/8"), node,
+// machine ("AMD EPYC, 64 cores; GPU none, driver none").
+std::vector<std::vector<std::string>> SlurmTaskRows(const nlohmann::ordered_json& report);
 // The human name of the metric: "total kernel time per step".
 std::string MetricDescription(std::string_view metric);
 

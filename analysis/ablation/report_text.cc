@@ -289,8 +289,18 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
     }
   }
 
+  if (std::vector<std::vector<std::string>> tasks = SlurmTaskRows(report); !tasks.empty()) {
+    md += "\n## Slurm tasks\n\nEach task timed its variants against its own baseline, on its node.\n\n";
+    md += "| Task | State | Variants | Node | Machine |\n|---:|---|---:|---|---|\n";
+    for (const std::vector<std::string>& row : tasks) {
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", MdCell(row[0]), MdCell(row[1]), MdCell(row[2]), MdCell(row[3]),
+                        MdCell(row[4]));
+    }
+  }
+
   md += "\n## Manifest\n\n| Key | Value |\n|---|---|\n";
   for (const auto& [key, value] : report["manifest"].items()) {
+    if (key == "tasks") continue;  // the table above
     std::string text = value.is_string()
                            ? value.get<std::string>()
                            : value.dump(-1, ' ', false, ordered_json::error_handler_t::replace);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -38,18 +39,18 @@ std::string ReadFile(const fs::path& path) {
   return ss.str();
 }
 
-absl::Status WriteFileAtomically(const fs::path& path, const std::string& text) {
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out) return absl::InternalError(StrCat("cannot write '", tmp.string(), "'"));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return absl::InternalError(StrCat("cannot write '", path.string(), "': ", ec.message()));
-  return absl::OkStatus();
+std::string HexId(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The first line of a file, without its newline ("" when missing).
+std::string FirstLine(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
 }
 
 // The last `max_lines` lines of a log, for error excerpts.
@@ -241,91 +242,55 @@ class Sweep {
   explicit Sweep(const AblationOptions& o) : o_(o), out_(o.out_dir) {}
 
   absl::Status Run() {
-    if (absl::Status s = PrepareDirectory(); !s.ok()) return s;
-    absl::StatusOr<std::vector<Json>> records = ReadAblationRecords(o_.out_dir);
+    plan_ = o_.plan;
+    if (o_.task < 0) {
+      if (absl::Status s = PrepareAblationDirectory(o_); !s.ok()) return s;
+    } else if (ReadFile(out_ / "input.hlo") != o_.input_text) {
+      return absl::FailedPreconditionError(StrCat("task ", o_.task, ": '", o_.out_dir, "/input.hlo' is not the module of the plan"));
+    }
+    std::error_code ec;
+    for (const char* sub : {"logs", "snapshots", "traces"}) fs::create_directories(out_ / sub, ec);
+    const fs::path results = out_ / o_.results_file;
+    fs::create_directories(results.parent_path(), ec);
+    if (ec) return absl::InternalError(StrCat("cannot create '", o_.out_dir, "': ", ec.message()));
+    absl::StatusOr<std::vector<Json>> records = ReadAblationRecordsFile(results.string());
     if (!records.ok()) return records.status();
     for (const Json& r : *records) {
       if (r.value("kind", "") == "baseline") {
-        block_ = std::max(block_, r.value("block", 0) + 1);
+        ++attempt_;
       } else {
         done_.insert(r.value("variant", ""));
       }
     }
-    const fs::path results = out_ / "results.jsonl";
     // A sweep killed during a write leaves a torn last line: end it, so the
     // next record starts on a line of its own.
     std::string previous_text = ReadFile(results);
-    results_ = std::fopen(results.c_str(), "a");
-    if (results_ == nullptr) return absl::InternalError(StrCat("cannot append to '", results.string(), "'"));
-    if (!previous_text.empty() && previous_text.back() != '\n') std::fputc('\n', results_);
-    absl::Status s = RunPhases();
-    std::fclose(results_);
+    results_fd_ = open(results.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (results_fd_ < 0) return absl::InternalError(StrCat("cannot append to '", results.string(), "'"));
+    absl::Status s = absl::OkStatus();
+    if (!previous_text.empty() && previous_text.back() != '\n') s = WriteAll("\n");
+    if (s.ok()) s = RunPhases();
+    close(results_fd_);
     if (o_.progress) std::fprintf(stderr, "\n");
     return s;
   }
 
  private:
-  absl::Status PrepareDirectory() {
-    std::error_code ec;
-    for (const char* sub : {"logs", "snapshots", "traces"}) fs::create_directories(out_ / sub, ec);
-    if (ec) return absl::InternalError(StrCat("cannot create '", o_.out_dir, "': ", ec.message()));
-    fs::path input = out_ / "input.hlo";
-    if (fs::exists(input)) {
-      if (ReadFile(input) != o_.input_text) {
-        return absl::FailedPreconditionError(
-            StrCat("'", o_.out_dir, "' holds a sweep of a different module; choose another --out to start a new sweep"));
-      }
-      Json old = Json::parse(ReadFile(out_ / "manifest.json"), nullptr, false);
-      if (!old.is_discarded() && old.value("pipeline", o_.pipeline) != o_.pipeline) {
-        return absl::FailedPreconditionError(StrCat("'", o_.out_dir, "' holds a sweep of pipeline '",
-                                                    old.value("pipeline", ""), "', not '", o_.pipeline, "'"));
-      }
-    } else if (absl::Status s = WriteFileAtomically(input, o_.input_text); !s.ok()) {
-      return s;
-    }
-    Json manifest = o_.manifest;
-    // A resumed sweep keeps the command that started it and lists the reruns.
-    if (Json old = Json::parse(ReadFile(out_ / "manifest.json"), nullptr, false);
-        !old.is_discarded() && old.contains("command") && manifest.contains("command")) {
-      Json resumes = old.value("resumed_by", Json::array());
-      resumes.push_back(manifest["command"]);
-      manifest["command"] = old["command"];
-      manifest["resumed_by"] = resumes;
-    }
-    manifest["pipeline"] = o_.pipeline;
-    manifest["input"] = "input.hlo";
-    manifest["input_xxh64"] = fmt_hex(XXH64(o_.input_text.data(), o_.input_text.size(), 0));
-    manifest["machine"] = DescribeMachine();
-    manifest["repeats"] = o_.repeats;
-    manifest["warmup"] = o_.warmup;
-    manifest["block_size"] = o_.block_size;
-    manifest["threads"] = o_.threads;
-    manifest["seed"] = o_.seed;
-    manifest["reference"] = o_.reference;
-    manifest["tolerance"] = o_.tolerance;
-    manifest["timeout_s"] = o_.timeout_s;
-    manifest["device"] = "cpu";
-    // Every worker loads and extends one algorithm-picker cache, so variants
-    // share the baseline's choices (records say how many calls each tuned).
-    manifest["autotune_cache"] = kAutotuneCacheFile;
-    plan_ = o_.plan;
-    return WriteFileAtomically(out_ / "manifest.json", manifest.dump(2) + "\n");
-  }
-
-  static std::string fmt_hex(uint64_t v) {
-    char buf[17];
-    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-    return buf;
-  }
-
   absl::Status WritePlan() {
     Json variants = Json::array();
     for (const AblationVariant& v : plan_) variants.push_back(v.ToJson());
-    return WriteFileAtomically(out_ / "plan.json", Json{{"variants", variants}}.dump(2) + "\n");
+    return WriteFileAtomically((out_ / "plan.json").string(), Json{{"variants", variants}}.dump(2) + "\n");
   }
 
+  // This block's number: the attempt-th block of a local sweep, or of task
+  // `task` among `tasks`.
+  int BlockNumber() const { return o_.task < 0 ? attempt_ : o_.task + o_.tasks * attempt_; }
+
   absl::Status RunPhases() {
-    if (absl::Status s = WritePlan(); !s.ok()) return s;
+    // A task's plan.json (with the whole sweep's tasks) is the submitter's.
+    if (o_.task < 0) {
+      if (absl::Status s = WritePlan(); !s.ok()) return s;
+    }
     if (absl::Status s = PrepareReference(); !s.ok()) return s;
     if (absl::Status s = RunVariants(o_.plan); !s.ok()) return s;
     if (o_.pairs_top_k < 2) return absl::OkStatus();
@@ -405,11 +370,17 @@ class Sweep {
     if (o_.progress) {
       std::fprintf(stderr, "passlab ablate: computing the reference outputs (%s)\n", o_.reference.c_str());
     }
-    WorkerProcess p("reference", out_ / "logs" / "reference.log");
+    // Array tasks may compute it at the same time: each writes its own
+    // directory and renames it into place; the first rename wins.
+    const std::string suffix = o_.task < 0 ? "" : StrCat(".", o_.task);
+    const fs::path mine = out_ / StrCat("reference.tmp", suffix);
+    std::error_code ec;
+    fs::remove_all(mine, ec);
+    WorkerProcess p("reference", out_ / "logs" / StrCat("reference", suffix, ".log"));
     std::vector<std::string> args = {"ablate-worker", "--input", (out_ / "input.hlo").string(),
                                      "--pipeline", o_.pipeline, "--threads", StrCat(o_.threads),
                                      "--seed", StrCat(o_.seed), "--fd-in", "3", "--fd-out", "4",
-                                     "--reference-dir", (out_ / "reference").string(), "--write-reference",
+                                     "--reference-dir", mine.string(), "--write-reference",
                                      o_.reference == "baseline" ? "compiled" : "evaluator"};
     if (absl::Status s = p.Spawn(o_.worker_exe, args); !s.ok()) return s;
     absl::StatusOr<Json> reply = p.Receive(o_.timeout_s);
@@ -419,15 +390,37 @@ class Sweep {
       return absl::FailedPreconditionError(StrCat("the reference outputs (", o_.reference, ") could not be computed: ", why,
                                                   "\n", Tail(p.log(), 10), "(log: ", p.log().string(), ")"));
     }
+    fs::rename(mine, out_ / "reference", ec);
+    if (ec && fs::exists(out_ / "reference" / "shapes.txt")) {
+      fs::remove_all(mine, ec);  // another task was first
+      return absl::OkStatus();
+    }
+    if (ec) return absl::InternalError(StrCat("cannot rename '", mine.string(), "' to 'reference': ", ec.message()));
     return absl::OkStatus();
   }
 
-  absl::Status Append(Json record) {
-    record["time"] = static_cast<int64_t>(std::time(nullptr));
-    std::string line = record.dump() + "\n";
-    if (std::fwrite(line.data(), 1, line.size(), results_) != line.size() || std::fflush(results_) != 0 ||
-        fsync(fileno(results_)) != 0) {
-      return absl::InternalError(StrCat("cannot append to '", (out_ / "results.jsonl").string(), "'"));
+  absl::Status WriteAll(std::string_view text) {
+    while (!text.empty()) {
+      ssize_t n = write(results_fd_, text.data(), text.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return absl::InternalError(StrCat("cannot append to '", (out_ / o_.results_file).string(), "': ", std::strerror(errno)));
+      text.remove_prefix(static_cast<size_t>(n));
+    }
+    return absl::OkStatus();
+  }
+
+  // Appends records with one write and one fsync: the file holds all of
+  // them or (after a kill) a prefix whose torn last line readers skip.
+  absl::Status Append(std::vector<Json> records) {
+    std::string lines;
+    for (Json& record : records) {
+      for (const auto& [key, value] : o_.record_fields.items()) record[key] = value;
+      record["time"] = static_cast<int64_t>(std::time(nullptr));
+      lines += record.dump() + "\n";
+    }
+    if (absl::Status s = WriteAll(lines); !s.ok()) return s;
+    if (fsync(results_fd_) != 0) {
+      return absl::InternalError(StrCat("cannot sync '", (out_ / o_.results_file).string(), "': ", std::strerror(errno)));
     }
     return absl::OkStatus();
   }
@@ -439,18 +432,15 @@ class Sweep {
       r["kind"] = "baseline";
       r["passes"] = Json::array();
       r["disable"] = "";
+      r["machine"] = machine_;  // where this block's ratios were measured
     } else {
       r["variant"] = v->name;
       r["kind"] = v->kind;
       r["passes"] = v->passes;
       r["disable"] = v->disable;
       r["enable_only"] = v->enable_only;
-      if (v->passes.size() == 1 && (v->kind == "disable-one" || v->kind == "disable-occurrence") &&
-          fs::exists(out_ / "diffs" / (SanitizeFileName(v->passes[0]) + ".diff"))) {
-        r["ir_diff"] = StrCat("diffs/", SanitizeFileName(v->passes[0]), ".diff");
-      }
     }
-    r["block"] = block_;
+    r["block"] = BlockNumber();
     return r;
   }
 
@@ -478,7 +468,7 @@ class Sweep {
         Json r = BaseRecord(&v);
         r["status"] = "required";
         r["required_reason"] = v.required_reason;
-        if (absl::Status s = Append(r); !s.ok()) return s;
+        if (absl::Status s = Append({r}); !s.ok()) return s;
         done_.insert(v.name);
         continue;
       }
@@ -487,14 +477,12 @@ class Sweep {
     total_ = static_cast<int>(todo.size());
     finished_ = 0;
     start_ = Clock::now();
-    // Blocks of equal size (at most block_size), so no block times a lone variant.
-    const size_t blocks = (todo.size() + std::max(1, o_.block_size) - 1) / std::max(1, o_.block_size);
-    const size_t block = blocks == 0 ? 1 : (todo.size() + blocks - 1) / blocks;
-    for (size_t first = 0; first < todo.size(); first += block) {
-      std::vector<const AblationVariant*> members(todo.begin() + first,
-                                                  todo.begin() + std::min(todo.size(), first + block));
+    // An array task is one block: its variants and its own baseline.
+    const int block_size = o_.task < 0 ? o_.block_size : static_cast<int>(todo.size());
+    for (auto [first, end] : SplitIntoBlocks(todo.size(), block_size)) {
+      std::vector<const AblationVariant*> members(todo.begin() + first, todo.begin() + end);
       if (absl::Status s = RunBlock(members); !s.ok()) return s;
-      ++block_;
+      ++attempt_;
     }
     return absl::OkStatus();
   }
@@ -521,16 +509,17 @@ class Sweep {
   absl::Status RunBlock(const std::vector<const AblationVariant*>& members) {
     std::vector<Slot> slots(members.size() + 1);
     for (size_t i = 0; i < members.size(); ++i) slots[i + 1].variant = members[i];
-    const bool first_baseline = !fs::exists(out_ / "diffs");
-    // Compile: `jobs` workers at a time; the sweep's first baseline alone,
-    // so that its algorithm choices are in the shared autotune cache before
-    // any variant tunes.
+    // Block 0's baseline writes the IR diffs (one writer, also across tasks).
+    const bool first_baseline = BlockNumber() == 0;
+    // Compile: `jobs` workers at a time; block 0's baseline alone, so that
+    // its algorithm choices are in the shared autotune cache before any
+    // variant tunes.
     const size_t jobs = static_cast<size_t>(std::max(1, o_.jobs));
     for (size_t first = 0, end = 0; first < slots.size(); first = end) {
       end = std::min(slots.size(), first + (first == 0 && first_baseline ? 1 : jobs));
       for (size_t i = first; i < end; ++i) {
         Slot& slot = slots[i];
-        std::string name = slot.variant ? slot.variant->name : StrCat("baseline.", block_);
+        std::string name = slot.variant ? slot.variant->name : StrCat("baseline.", BlockNumber());
         slot.record = BaseRecord(slot.variant);
         slot.process = std::make_unique<WorkerProcess>(name, out_ / "logs" / (SanitizeFileName(name) + ".log"));
         std::vector<std::string> args = WorkerArgs(slot.variant);
@@ -543,7 +532,7 @@ class Sweep {
         }
         if (absl::Status s = slot.process->Spawn(o_.worker_exe, args); !s.ok()) return s;
       }
-      Progress(StrCat("block ", block_, ": compiling ", end - first, " variant(s)"));
+      Progress(StrCat("block ", BlockNumber(), ": compiling ", end - first, " variant(s)"));
       for (size_t i = first; i < end; ++i) {
         Slot& slot = slots[i];
         absl::StatusOr<Json> ready = slot.process->Receive(o_.timeout_s);
@@ -577,7 +566,7 @@ class Sweep {
     const int n = static_cast<int>(slots.size());
     for (int rep = 0; rep < o_.repeats; ++rep) {
       progress_fraction_ = (finished_ + static_cast<double>(rep) / o_.repeats * (n - 1)) / std::max(1, total_);
-      Progress(StrCat("block ", block_, ": repetition ", rep + 1, "/", o_.repeats));
+      Progress(StrCat("block ", BlockNumber(), ": repetition ", rep + 1, "/", o_.repeats));
       for (int k = 0; k < n; ++k) {
         Slot& slot = slots[(k + rep) % n];
         if (!slot.ok) continue;
@@ -607,7 +596,11 @@ class Sweep {
       absl::StatusOr<Json> kernels = p.Send("kernels").ok() ? p.Receive(o_.timeout_s) : absl::AbortedError("gone");
       if (kernels.ok()) slot.record["kernels"] = (*kernels)["kernels"];
       std::string name = slot.variant ? slot.variant->name : "baseline";
-      bool trace = slot.variant == nullptr ? !fs::exists(out_ / "traces" / "baseline.json")
+      // One baseline trace: the first block's (block 0 in a Slurm array, so
+      // concurrent tasks never write it at once).
+      const bool baseline_trace =
+          o_.task < 0 ? !fs::exists(out_ / "traces" / "baseline.json") : BlockNumber() == 0;
+      bool trace = slot.variant == nullptr ? baseline_trace
                                            : std::count(o_.trace_variants.begin(), o_.trace_variants.end(), name) > 0;
       if (trace) {
         fs::path path = out_ / "traces" / (SanitizeFileName(name) + ".json");
@@ -619,15 +612,20 @@ class Sweep {
       if (bye.ok()) slot.record["peak_rss_bytes"] = (*bye)["peak_rss_bytes"];
       p.Reap();
     }
+    std::vector<Json> block_records;
     for (Slot& slot : slots) {
-      if (absl::Status s = Append(slot.record); !s.ok()) return s;
+      LinkIrDiff(slot.record, o_.out_dir);  // block 0's baseline has written the diffs by now
+      block_records.push_back(std::move(slot.record));
+    }
+    if (absl::Status s = Append(std::move(block_records)); !s.ok()) return s;
+    for (Slot& slot : slots) {
       if (slot.variant != nullptr) {
         done_.insert(slot.variant->name);
         ++finished_;
       }
     }
     progress_fraction_ = static_cast<double>(finished_) / std::max(1, total_);
-    Progress(StrCat("block ", block_, " done"));
+    Progress(StrCat("block ", BlockNumber(), " done"));
     return absl::OkStatus();
   }
 
@@ -635,8 +633,9 @@ class Sweep {
   fs::path out_;
   std::vector<AblationVariant> plan_;
   std::set<std::string> done_;
-  std::FILE* results_ = nullptr;
-  int block_ = 0;
+  int results_fd_ = -1;
+  int attempt_ = 0;  // blocks this results file already holds
+  Json machine_ = DescribeMachine();
   int total_ = 0, finished_ = 0;
   double progress_fraction_ = 0;
   Clock::time_point start_ = Clock::now();
@@ -650,9 +649,93 @@ absl::Status RunAblation(const AblationOptions& options) {
   return Sweep(options).Run();
 }
 
+std::vector<std::pair<size_t, size_t>> SplitIntoBlocks(size_t count, int block_size) {
+  const size_t limit = static_cast<size_t>(std::max(1, block_size));
+  const size_t blocks = (count + limit - 1) / limit;
+  const size_t size = blocks == 0 ? 1 : (count + blocks - 1) / blocks;
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (size_t first = 0; first < count; first += size) ranges.emplace_back(first, std::min(count, first + size));
+  return ranges;
+}
+
+void LinkIrDiff(Json& record, const std::string& out_dir) {
+  if (record.contains("ir_diff")) return;
+  const std::string kind = record.value("kind", "");
+  if (kind != "disable-one" && kind != "disable-occurrence") return;
+  auto passes = record.find("passes");
+  if (passes == record.end() || !passes->is_array() || passes->size() != 1 || !(*passes)[0].is_string()) return;
+  const std::string file = StrCat("diffs/", SanitizeFileName((*passes)[0].get<std::string>()), ".diff");
+  if (fs::exists(fs::path(out_dir) / file)) record["ir_diff"] = file;
+}
+
+absl::Status PrepareAblationDirectory(const AblationOptions& o) {
+  const fs::path out = o.out_dir;
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) return absl::InternalError(StrCat("cannot create '", o.out_dir, "': ", ec.message()));
+  fs::path input = out / "input.hlo";
+  if (fs::exists(input)) {
+    if (ReadFile(input) != o.input_text) {
+      return absl::FailedPreconditionError(
+          StrCat("'", o.out_dir, "' holds a sweep of a different module; choose another --out to start a new sweep"));
+    }
+    Json old = Json::parse(ReadFile(out / "manifest.json"), nullptr, false);
+    if (!old.is_discarded() && old.value("pipeline", o.pipeline) != o.pipeline) {
+      return absl::FailedPreconditionError(StrCat("'", o.out_dir, "' holds a sweep of pipeline '",
+                                                  old.value("pipeline", ""), "', not '", o.pipeline, "'"));
+    }
+  } else if (absl::Status s = WriteFileAtomically(input.string(), o.input_text); !s.ok()) {
+    return s;
+  }
+  Json manifest = o.manifest;
+  // A resumed sweep keeps the command that started it and lists the reruns.
+  if (Json old = Json::parse(ReadFile(out / "manifest.json"), nullptr, false);
+      !old.is_discarded() && old.contains("command") && manifest.contains("command")) {
+    Json resumes = old.value("resumed_by", Json::array());
+    resumes.push_back(manifest["command"]);
+    manifest["command"] = old["command"];
+    manifest["resumed_by"] = resumes;
+  }
+  manifest["pipeline"] = o.pipeline;
+  manifest["input"] = "input.hlo";
+  manifest["input_xxh64"] = HexId(XXH64(o.input_text.data(), o.input_text.size(), 0));
+  manifest["machine"] = DescribeMachine();
+  manifest["repeats"] = o.repeats;
+  manifest["warmup"] = o.warmup;
+  manifest["block_size"] = o.block_size;
+  manifest["threads"] = o.threads;
+  manifest["seed"] = o.seed;
+  manifest["reference"] = o.reference;
+  manifest["tolerance"] = o.tolerance;
+  manifest["timeout_s"] = o.timeout_s;
+  manifest["device"] = "cpu";
+  // Every worker loads and extends one algorithm-picker cache, so variants
+  // share the baseline's choices (records say how many calls each tuned).
+  manifest["autotune_cache"] = kAutotuneCacheFile;
+  return WriteFileAtomically((out / "manifest.json").string(), manifest.dump(2) + "\n");
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  // The temporary name is this process's, so concurrent writers never share one.
+  const std::string tmp = StrCat(path, ".tmp.", getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    if (!out) return absl::InternalError(StrCat("cannot write '", tmp, "'"));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return absl::InternalError(StrCat("cannot write '", path, "': ", ec.message()));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<Json>> ReadAblationRecords(const std::string& out_dir) {
+  return ReadAblationRecordsFile((fs::path(out_dir) / "results.jsonl").string());
+}
+
+absl::StatusOr<std::vector<Json>> ReadAblationRecordsFile(const std::string& path_name) {
   std::vector<Json> records;
-  fs::path path = fs::path(out_dir) / "results.jsonl";
+  const fs::path path = path_name;
   if (!fs::exists(path)) return records;
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(StrCat("cannot read '", path.string(), "'"));
@@ -687,7 +770,25 @@ Json DescribeMachine() {
   }
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) m["host"] = host;
-  m["gpu"] = fs::exists("/dev/nvidia0") ? "present (the cuda backend is not built yet)" : "none";
+  // Inside a Slurm job, the node's name as Slurm knows it.
+  if (const char* node = std::getenv("SLURMD_NODENAME"); node != nullptr && *node != '\0') m["node"] = node;
+  // The NVIDIA driver's /proc files name the GPUs and the driver version.
+  std::vector<std::string> gpus;
+  std::error_code ec;
+  for (const fs::directory_entry& gpu : fs::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    std::ifstream info(gpu.path() / "information");
+    while (std::getline(info, line)) {
+      if (line.rfind("Model:", 0) == 0) {
+        size_t start = line.find_first_not_of(" \t", 6);
+        gpus.push_back(start == std::string::npos ? "" : line.substr(start));
+        break;
+      }
+    }
+  }
+  std::sort(gpus.begin(), gpus.end());
+  m["gpu"] = gpus.empty() ? Json("none") : Json(gpus);
+  std::string driver = FirstLine("/proc/driver/nvidia/version");
+  m["gpu_driver"] = driver.empty() ? "none" : driver;
   return m;
 }
 

@@ -14,7 +14,12 @@
 // Files in <out>: input.hlo, plan.json, manifest.json, results.jsonl,
 // autotune.json (the algorithm pickers' cache every worker shares),
 // reference/, diffs/<pass>.diff (the baseline compile's IR diff of every
-// pass in the plan), logs/<variant>.log, snapshots/, traces/.
+// pass in the plan, written by block 0's baseline), logs/<variant>.log,
+// snapshots/, traces/.
+//
+// The same runner is a Slurm array task (slurm.h): with `task` >= 0 it runs
+// its `plan` (one task's variants) as one block in a directory the
+// submitter prepared, appending to its own results/task-K.jsonl.
 #ifndef PASSLAB_ANALYSIS_ABLATION_RUNNER_H_
 #define PASSLAB_ANALYSIS_ABLATION_RUNNER_H_
 
@@ -48,7 +53,25 @@ struct AblationOptions {
   std::string worker_exe;  // the passlab binary, run as `passlab ablate-worker`
   nlohmann::json manifest;  // the caller's part (command, model, ...); the runner adds the rest
   bool progress = true;     // progress bar with ETA on stderr
+  // Array task `task` of `tasks` (-1: a local sweep). A task's blocks are
+  // numbered task + tasks * attempt, so block numbers stay unique across
+  // tasks and reruns and every variant is compared with the baseline of its
+  // own process, on its own node.
+  int task = -1;
+  int tasks = 1;
+  std::string results_file = "results.jsonl";  // relative to out_dir
+  nlohmann::json record_fields = nlohmann::json::object();  // added to every record
 };
+
+// Splits `count` variants into blocks of equal size, at most `block_size`
+// each (so no block times a lone variant): [first, end) index ranges. The
+// local runner's blocks and the Slurm array's tasks both come from here.
+std::vector<std::pair<size_t, size_t>> SplitIntoBlocks(size_t count, int block_size);
+
+// Writes <out>/input.hlo and <out>/manifest.json (the caller's manifest plus
+// the run settings and this machine), refusing a directory that holds a
+// sweep of another module or pipeline.
+absl::Status PrepareAblationDirectory(const AblationOptions& options);
 
 // Runs (or resumes) the sweep. Failed variants are records, not errors; an
 // error means the sweep itself could not run (bad --out, the baseline fails).
@@ -57,8 +80,21 @@ absl::Status RunAblation(const AblationOptions& options);
 // The records of <out>/results.jsonl (a torn last line, from a kill during
 // a write, is ignored).
 absl::StatusOr<std::vector<nlohmann::json>> ReadAblationRecords(const std::string& out_dir);
+// The records of one results file (missing: none).
+absl::StatusOr<std::vector<nlohmann::json>> ReadAblationRecordsFile(const std::string& path);
 
-// CPU model, cores, memory, GPU (if any) of this machine.
+// Links a disable-one (or -occurrence) record to the IR diff of its pass in
+// the baseline compile, diffs/<pass>.diff, when block 0 wrote one (the pass
+// changed the module). Slurm tasks may finish before block 0 does, so the
+// merge links their records too.
+void LinkIrDiff(nlohmann::json& record, const std::string& out_dir);
+
+// Writes `text` to `path` through a temporary file and a rename, so readers
+// see the old or the new file, never a part.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+// Host (Slurm's node name inside a job), CPU model, cores, memory, GPU model
+// and driver (if any) of this machine.
 nlohmann::json DescribeMachine();
 
 }  // namespace passlab

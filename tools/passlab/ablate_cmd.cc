@@ -2,6 +2,9 @@
 // passes, each variant compiled and timed in its own worker process, with
 // statistics, correctness verdicts and reports (analysis/ablation/).
 // `passlab ablate-worker` is the worker side (hidden; the runner starts it).
+// `--executor slurm` runs the same sweep as a Slurm job array (slurm.h):
+// `--run-task K` is an array task, `--merge DIR` the dependent merge job,
+// `--status DIR` and `--resubmit-missing DIR` the user's follow-ups.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <unistd.h>
@@ -12,6 +15,7 @@
 #include "analysis/ablation/plan.h"
 #include "analysis/ablation/report.h"
 #include "analysis/ablation/runner.h"
+#include "analysis/ablation/slurm.h"
 #include "analysis/ablation/worker.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_printer.h"
@@ -45,6 +49,10 @@ struct AblateOptions {
   std::vector<std::string> trace_variants;
   bool dry_run = false;
   bool report_only = false;
+  std::string executor = "local";
+  SlurmOptions slurm;
+  int run_task = -1;
+  std::string merge_dir, status_dir, resubmit_dir;
   std::vector<std::string> argv;
 };
 
@@ -93,17 +101,10 @@ absl::StatusOr<std::vector<AblationVariant>> MakePlan(const AblateOptions& o,
   return absl::InvalidArgumentError(StrCat("unknown sweep '", o.sweep, "'"));
 }
 
-// report.json/csv/md/html and gbench.json from <out>'s records; prints the
-// Markdown headline.
-int WriteReports(const AblateOptions& o) {
-  absl::StatusOr<std::vector<nlohmann::json>> records = ReadAblationRecords(o.out);
-  if (!records.ok()) return ReportError(records.status());
-  if (records->empty()) {
-    return ReportError(absl::NotFoundError(StrCat("'", o.out, "' holds no results (no results.jsonl records)")));
-  }
-  std::ifstream in(std::filesystem::path(o.out) / "manifest.json");
-  nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
-  if (manifest.is_discarded()) manifest = nlohmann::json::object();
+// report.json/csv/md/html and gbench.json in `dir` from a sweep's records
+// (a local sweep's or every Slurm task's); prints the Markdown headline.
+int WriteReports(const AblateOptions& o, const std::string& dir, const nlohmann::json& manifest,
+                 const std::vector<nlohmann::json>& records) {
   ReportOptions options;
   options.metric = o.metric == "wall"          ? AblationMetric::kWallNs
                    : o.metric == "kernel+copy" ? AblationMetric::kKernelCopyNs
@@ -112,18 +113,131 @@ int WriteReports(const AblateOptions& o) {
   absl::StatusOr<PValueCorrection> correction = ParsePValueCorrection(o.correction);
   if (!correction.ok()) return ReportError(correction.status());
   options.correction = *correction;
-  nlohmann::ordered_json report = BuildAblationReport(manifest, *records, options);
-  if (absl::Status s = WriteAblationReports(report, o.out); !s.ok()) return ReportError(s);
+  nlohmann::ordered_json report = BuildAblationReport(manifest, records, options);
+  if (absl::Status s = WriteAblationReports(report, dir); !s.ok()) return ReportError(s);
   fmt::print("{}", RenderAblationMarkdown(report));
-  fmt::print("\nreports: {0}/report.html, report.md, report.csv, report.json, gbench.json\n", o.out);
+  fmt::print("\nreports: {0}/report.html, report.md, report.csv, report.json, gbench.json\n", dir);
+  return 0;
+}
+
+int WriteLocalReports(const AblateOptions& o) {
+  absl::StatusOr<std::vector<nlohmann::json>> records = ReadAblationRecords(o.out);
+  if (!records.ok()) return ReportError(records.status());
+  if (records->empty()) {
+    return ReportError(absl::NotFoundError(StrCat("'", o.out, "' holds no results (no results.jsonl records)")));
+  }
+  std::ifstream in(std::filesystem::path(o.out) / "manifest.json");
+  nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
+  if (manifest.is_discarded()) manifest = nlohmann::json::object();
+  return WriteReports(o, o.out, manifest, *records);
+}
+
+std::string DescribeTasks(const SlurmSweepState& state, const std::vector<int>& tasks) {
+  std::vector<std::string> parts;
+  for (int k : tasks) {
+    const SlurmTaskState& t = state.tasks[k];
+    parts.push_back(StrCat("task ", k, " ", t.state(), " (", t.done, "/", t.variants.size(), " variants)"));
+  }
+  return Join(parts, ", ");
+}
+
+// The merge job: every task's records into the report a local sweep writes.
+int MergeSlurm(const AblateOptions& o) {
+  absl::StatusOr<SlurmSweepState> state = ReadSlurmSweep(o.merge_dir);
+  if (!state.ok()) return ReportError(state.status());
+  std::vector<int> incomplete = state->Incomplete();
+  if (state->records.empty()) {
+    return ReportError(absl::NotFoundError(StrCat("'", o.merge_dir, "': no task has recorded anything yet (",
+                                                  DescribeTasks(*state, incomplete), ")")));
+  }
+  if (int rc = WriteReports(o, state->out_dir, MergedManifest(*state), state->records); rc != 0) return rc;
+  if (incomplete.empty()) {
+    fmt::print("merged {} task(s): all complete\n", state->tasks.size());
+    return 0;
+  }
+  std::string message = StrCat("incomplete: ", DescribeTasks(*state, incomplete),
+                               "; the report leaves their variants out. Resubmit just those with `passlab ablate "
+                               "--resubmit-missing ", state->out_dir, "`");
+  fmt::print("merged {} task(s); {}\n", state->tasks.size(), message);
+  fmt::print(stderr, "passlab ablate: {}\n", message);
+  return 0;
+}
+
+int ResubmitMissing(const AblateOptions& o) {
+  absl::StatusOr<SlurmSweepState> state = ReadSlurmSweep(o.resubmit_dir);
+  if (!state.ok()) return ReportError(state.status());
+  std::vector<int> tasks = TasksToResubmit(*state);
+  if (tasks.empty()) {
+    fmt::print("nothing to resubmit: every task is done, pending or running\n");
+    return 0;
+  }
+  if (o.dry_run) {
+    fmt::print("would resubmit {}\n", DescribeTasks(*state, tasks));
+    return 0;
+  }
+  absl::StatusOr<SlurmSubmission> submitted = SubmitSlurmSweep(o.resubmit_dir, tasks, o.slurm.array_parallelism);
+  if (!submitted.ok()) return ReportError(submitted.status());
+  fmt::print("resubmitted {}: job array {}, merge job {} (after it)\n", DescribeTasks(*state, tasks),
+             submitted->array_job, submitted->merge_job);
+  return 0;
+}
+
+// --executor slurm: the plan and scripts into --out, then sbatch (or, with
+// --dry-run, the scripts and the commands that would submit them).
+int SubmitSlurm(const AblateOptions& o, const AblationOptions& a) {
+  SlurmOptions slurm = o.slurm;
+  slurm.passlab_exe = SelfExe();
+  slurm.merge_args = {"--metric", o.metric, "--threshold", StrCat(o.threshold), "--correction", o.correction};
+  if (absl::Status s = WriteSlurmSweep(a, slurm); !s.ok()) return ReportError(s);
+  absl::StatusOr<SlurmSweepState> state = ReadSlurmSweep(o.out);
+  if (!state.ok()) return ReportError(state.status());
+  const std::string dir = state->out_dir;
+  int runs = 0;
+  for (const AblationVariant& v : a.plan) runs += v.required ? 0 : 1;
+  fmt::print("plan {}: {} variants to run in {} array task(s) of up to {} (+1 baseline each), {} warm-up + {} timed "
+             "repetitions each; {}/plan.json, ablate.sbatch, merge.sbatch\n",
+             state->plan_id, runs, state->tasks.size(), o.block, o.warmup, o.repeats, dir);
+  if (o.dry_run) {
+    std::ifstream script(std::filesystem::path(dir) / "ablate.sbatch");
+    fmt::print("{}", std::string(std::istreambuf_iterator<char>(script), {}));
+    fmt::print("would run: sbatch --parsable {0}/ablate.sbatch\n"
+               "           sbatch --parsable --dependency=afterany:JOBID {0}/merge.sbatch\n",
+               dir);
+    return 0;
+  }
+  std::vector<int> tasks = TasksToResubmit(*state);
+  if (tasks.empty()) {
+    fmt::print("nothing to submit: every task of this plan is done, pending or running (--merge {} for the report)\n", dir);
+    return 0;
+  }
+  if (static_cast<size_t>(tasks.size()) == state->tasks.size()) tasks.clear();  // all: the script's own --array
+  absl::StatusOr<SlurmSubmission> submitted = SubmitSlurmSweep(dir, tasks, 0);
+  if (!submitted.ok()) return ReportError(submitted.status());
+  fmt::print("submitted job array {} ({} task(s)); merge job {} runs after it (afterany)\n"
+             "progress: passlab ablate --status {}\n",
+             submitted->array_job, tasks.empty() ? state->tasks.size() : tasks.size(), submitted->merge_job, dir);
   return 0;
 }
 
 int RunAblate(const AblateOptions& o) {
   if (o.report_only) {
     if (o.out.empty()) return ReportError(absl::InvalidArgumentError("--report-only needs --out DIR"));
-    return WriteReports(o);
+    return WriteLocalReports(o);
   }
+  if (o.run_task >= 0) {
+    if (o.out.empty()) return ReportError(absl::InvalidArgumentError("--run-task needs --out DIR"));
+    if (absl::Status s = RunSlurmTask(o.out, o.run_task, SelfExe(), isatty(2)); !s.ok()) return ReportError(s);
+    return 0;
+  }
+  if (!o.merge_dir.empty()) return MergeSlurm(o);
+  if (!o.resubmit_dir.empty()) return ResubmitMissing(o);
+  if (!o.status_dir.empty()) {
+    absl::StatusOr<SlurmSweepState> state = ReadSlurmSweep(o.status_dir);
+    if (!state.ok()) return ReportError(state.status());
+    fmt::print("{}", RenderSlurmStatus(*state, true));
+    return 0;
+  }
+  const bool slurm = o.executor == "slurm";
   if (!o.variants_file.empty() && o.sweep != "file") {
     return ReportError(absl::InvalidArgumentError("--variants FILE needs --sweep file"));
   }
@@ -136,7 +250,7 @@ int RunAblate(const AblateOptions& o) {
   absl::StatusOr<std::vector<AblationVariant>> plan = MakePlan(o, occurrences);
   if (!plan.ok()) return ReportError(plan.status());
 
-  if (o.dry_run) {
+  if (o.dry_run && !slurm) {
     int runs = 0;
     fmt::print("{:<44} {:<18} {}\n", "variant", "kind", "filter");
     for (const AblationVariant& v : *plan) {
@@ -152,6 +266,9 @@ int RunAblate(const AblateOptions& o) {
                runs, blocks, o.block, o.warmup, o.repeats,
                o.sweep == "pairs" ? StrCat("; then every pair among the top ", o.top_k, " passes") : "");
     return 0;
+  }
+  if (o.out.empty() && slurm) {
+    return ReportError(absl::InvalidArgumentError("ablate --executor slurm: --out DIR is required (a directory every node sees)"));
   }
   if (o.out.empty()) return ReportError(absl::InvalidArgumentError("ablate: --out DIR is required (or --dry-run)"));
   auto module = LoadModule(o.file, *o.source);
@@ -180,8 +297,9 @@ int RunAblate(const AblateOptions& o) {
   a.manifest["sweep"] = o.sweep;
   a.manifest["model"] = ModelJson(o);
   a.manifest["instructions"] = (*module)->instruction_count();
+  if (slurm) return SubmitSlurm(o, a);
   if (absl::Status s = RunAblation(a); !s.ok()) return ReportError(s);
-  return WriteReports(o);
+  return WriteLocalReports(o);
 }
 
 }  // namespace
@@ -221,6 +339,19 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_flag("--dry-run", o->dry_run, "Print the plan and exit");
   cmd->add_flag("--report-only", o->report_only,
                 "Rebuild the reports of --out DIR from its results (e.g. with another --metric or --threshold)");
+  cmd->add_option("--executor", o->executor, "local (this machine) | slurm (a job array; needs --out on a shared file system)")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  cmd->add_option("--partition", o->slurm.partition, "slurm: partition of the jobs");
+  cmd->add_option("--gres", o->slurm.gres, "slurm: generic resources per task (gpu:1)");
+  cmd->add_option("--time", o->slurm.time, "slurm: time limit per task (minutes, or H:MM:SS)");
+  cmd->add_option("--array-parallelism", o->slurm.array_parallelism, "slurm: array tasks running at once")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--run-task", o->run_task, "Run array task K of the Slurm sweep in --out (what ablate.sbatch runs)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--merge", o->merge_dir, "Merge a Slurm sweep's task results in DIR into its reports");
+  cmd->add_option("--status", o->status_dir, "Progress of the Slurm sweep in DIR (and squeue/sacct, if installed)");
+  cmd->add_option("--resubmit-missing", o->resubmit_dir,
+                  "Resubmit the failed or missing tasks of the Slurm sweep in DIR (finished ones are kept)");
   cmd->callback([o, &result] { result.exit_code = RunAblate(*o); });
 
   auto w = std::make_shared<AblationWorkerOptions>();

@@ -434,5 +434,24 @@ TEST(AblationReportTest, WritesEveryFileParseable) {
   EXPECT_EQ(iterations.size(), 8u);                     // baseline + 7 measured
 }
 
+TEST(AblationReportTest, SlurmTasksGetATableNotAManifestBlob) {
+  json manifest = Manifest();
+  manifest["executor"] = "slurm";
+  manifest["tasks"] = json::parse(R"([
+    {"task": 0, "state": "done", "done": 2, "variants": 2, "node": "n17",
+     "machine": {"cpu": "EPYC 9654", "cores": 192, "gpu": ["NVIDIA H100"], "gpu_driver": "NVRM 550.54"}},
+    {"task": 1, "state": "missing", "done": 0, "variants": 1}])");
+  ordered_json report = BuildAblationReport(manifest, Records());
+  std::string md = RenderAblationMarkdown(report);
+  EXPECT_THAT(md, HasSubstr("| 0 | done | 2/2 | n17 | EPYC 9654, 192 cores; GPU NVIDIA H100, driver NVRM 550.54 |"));
+  EXPECT_THAT(md, HasSubstr("| 1 | missing | 0/1 | – | – |"));
+  EXPECT_THAT(md, Not(HasSubstr("| tasks |")));
+  std::string html = RenderAblationHtml(report);
+  EXPECT_THAT(html, HasSubstr("<td>n17</td>"));
+  EXPECT_THAT(html, Not(HasSubstr("<th style=\"width:220px\">tasks</th>")));
+  // A local sweep has no task table.
+  EXPECT_THAT(RenderAblationMarkdown(BuildAblationReport(Manifest(), Records())), Not(HasSubstr("Slurm tasks")));
+}
+
 }  // namespace
 }  // namespace passlab
