@@ -30,6 +30,10 @@ python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['check']['
 ls "$tmp"/mlir/*/00.input.mlir > /dev/null 2>&1 || fail "no emitted MLIR: $(ls -R "$tmp/mlir")"
 ls "$tmp"/mlir/*/01.inline.mlir > /dev/null 2>&1 || fail "no MLIR after inline: $(ls -R "$tmp/mlir")"
 grep -q "llvm.func" "$(ls "$tmp"/mlir/*/*.mlir | sort | tail -1)" || fail "last dump is not LLVM dialect"
+# The same from passlab opt (kernels compiled, nothing run), with a diff per changing pass.
+"$passlab" opt "$tmp/m.hlo" --emitter-dump "$tmp/mlir2" -o "$tmp/opt.hlo" 2> "$tmp/o3" || fail "opt emitter dump: $(cat "$tmp/o3")"
+grep -q "changed by inline" "$tmp/mlir2/index.txt" || fail "opt emitter index: $(cat "$tmp/mlir2/index.txt")"
+grep -q '^-.*func.func private' "$(ls "$tmp"/mlir2/*/01.inline.diff | head -1)" || fail "inline diff does not remove the subgraph functions"
 if "$passlab" run "$tmp/m.hlo" --emitter-disable no-such-emitter-pass 2> "$tmp/e0"; then fail "unknown emitter pass accepted"; fi
 grep -q "no-such-emitter-pass" "$tmp/e0" || fail "unknown emitter pass message: $(cat "$tmp/e0")"
 # Errors: unknown pass, no GPU backend, missing file.

@@ -20,7 +20,10 @@
 #include "core/verify/hlo_verifier.h"
 #include "passes/pipelines/pipelines.h"
 #include "passes/registry.h"
+#include "core/codegen/cpu_kernel_compiler.h"
+#include "core/runtime/executable.h"
 #include "tools/passlab/commands.h"
+#include "tools/passlab/emitter_dump.h"
 
 namespace passlab {
 namespace {
@@ -37,6 +40,8 @@ struct OptOptions {
   std::string print_before;
   std::string print_after;
   std::string dump_to;
+  std::string emitter_dump;     // after the pipeline: every kernel's MLIR after every emitter pass
+  std::string emitter_disable;  // emitter passes to skip
   bool time_passes = false;
   bool stats = false;
   bool verify_each = false;
@@ -196,6 +201,23 @@ int ListPasses(const OptOptions& o) {
   return 0;
 }
 
+absl::Status DumpEmitterPasses(const HloModule& module, const OptOptions& o) {
+  CpuCompileOptions copts;
+  for (std::string_view name : SplitAny(o.emitter_disable, ",")) {
+    if (!name.empty()) copts.disabled_passes.emplace_back(name);
+  }
+  EmitterDump dump(o.emitter_dump);
+  dump.Attach(copts);
+  CpuKernelCompiler compiler(copts);
+  absl::StatusOr<std::unique_ptr<Executable>> exe =
+      Executable::Create(module, [&](const HloInstruction& inst) { return compiler.Compile(inst); });
+  if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("--emitter-dump: compile: ", exe.status().message()));
+  if (absl::Status s = dump.Finish(); !s.ok()) return s;
+  std::fprintf(stderr, "passlab opt: emitter passes of %zu kernels in %s/ (index.txt)\n", dump.kernels(),
+               o.emitter_dump.c_str());
+  return absl::OkStatus();
+}
+
 int RunOpt(const OptOptions& o) {
   if (o.list_passes) return ListPasses(o);
   if (o.file.empty() && o.source->model.empty()) return ReportError(absl::InvalidArgumentError("opt: no input file"));
@@ -235,6 +257,11 @@ int RunOpt(const OptOptions& o) {
   if (!changed.ok()) exit_code = ReportError(changed.status());
   if (!o.dump_to.empty()) {
     if (absl::Status s = WritePassDump(*rec, o.dump_to); !s.ok()) exit_code = ReportError(s);
+  }
+  if (exit_code == 0 && !o.emitter_dump.empty()) {
+    // The backend's half of the pipeline: compile every kernel of the
+    // optimized module (nothing runs) and dump each emitter pass.
+    if (absl::Status s = DumpEmitterPasses(**module, o); !s.ok()) exit_code = ReportError(s);
   }
   if (o.time_passes) {
     // LLVM -time-passes style, to stderr so stdout stays the module.
@@ -306,6 +333,9 @@ void AddOptCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--print-before", o->print_before, "Print IR before passes matching these filters");
   cmd->add_option("--print-after", o->print_after, "Print IR after passes matching these filters");
   cmd->add_option("--dump-to", o->dump_to, "Write before/after snapshots and index.json here");
+  cmd->add_option("--emitter-dump", o->emitter_dump,
+                  "Compile the result's kernels and write each one's MLIR (and diff) after every emitter pass to DIR/<kernel>/");
+  cmd->add_option("--emitter-disable", o->emitter_disable, "Emitter passes to skip with --emitter-dump (comma-separated)");
   cmd->add_flag("--time-passes", o->time_passes, "Report wall time per pass (stderr)");
   cmd->add_flag("--stats", o->stats, "Report every run: changed, size delta, counters (stderr)");
   cmd->add_flag("--verify-each", o->verify_each, "Run the verifier after every pass that changed the module");

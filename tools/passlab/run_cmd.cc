@@ -28,6 +28,7 @@
 #include "core/runtime/kernel_summary.h"
 #include "passes/pipelines/pipelines.h"
 #include "tools/passlab/commands.h"
+#include "tools/passlab/emitter_dump.h"
 
 namespace passlab {
 namespace {
@@ -88,30 +89,9 @@ int RunRun(const RunOptions& o) {
   for (std::string_view name : SplitAny(o.emitter_disable, ",")) {
     if (!name.empty()) copts.disabled_passes.emplace_back(name);
   }
-  // --emitter-dump DIR: DIR/<kernel>/NN.<pass>.mlir after every emitter pass
-  // (00.input.mlir is the emitted MLIR), like the HLO pass dumps.
-  std::map<std::string, int> dumped_passes;
-  absl::Status dump_status;
-  if (!o.emitter_dump.empty()) {
-    copts.observer_wants_text = true;
-    copts.use_cache = false;  // every kernel's pipeline runs, so every kernel is dumped
-    copts.observer = [&](const EmitterPassSnapshot& snap) {
-      std::filesystem::path dir = std::filesystem::path(o.emitter_dump) / SanitizeFileName(snap.kernel_name);
-      std::error_code ec;
-      std::filesystem::create_directories(dir, ec);
-      int& n = dumped_passes[snap.kernel_name];
-      auto write = [&](const std::string& file, const std::string& text) {
-        std::ofstream out(dir / file);
-        out << text;
-        if (!out && dump_status.ok()) {
-          dump_status = absl::InternalError(StrCat("cannot write '", (dir / file).string(), "'"));
-        }
-      };
-      if (n == 0) write("00.input.mlir", snap.before);
-      ++n;
-      write(fmt::format("{:02d}.{}.mlir", n, SanitizeFileName(snap.pass_name)), snap.after);
-    };
-  }
+  // --emitter-dump DIR: every kernel's MLIR after every emitter pass.
+  EmitterDump emitter_dump(o.emitter_dump);
+  if (!o.emitter_dump.empty()) emitter_dump.Attach(copts);
   ProfileOptions popts;
   popts.warmup = o.warmup;
   popts.repeats = o.repeats;
@@ -119,7 +99,7 @@ int RunRun(const RunOptions& o) {
   popts.compile = std::move(copts);
   absl::StatusOr<ProfileResult> profile = CompileAndProfile(**module, args, popts);
   if (!profile.ok()) return ReportError(profile.status());
-  if (!dump_status.ok()) return ReportError(dump_status);
+  if (absl::Status s = emitter_dump.Finish(); !s.ok()) return ReportError(s);
   const std::vector<double>& wall_ms = profile->wall_ms;
   const std::vector<double>& kernel_ms = profile->kernel_ms;
   Literal& result = profile->result;
@@ -193,7 +173,7 @@ int RunRun(const RunOptions& o) {
     if (o.check) fmt::print("check              {}\n", check_ok ? StrCat("ok: ", check_message) : std::string("FAILED"));
     if (!o.trace.empty()) fmt::print("trace              {} (Chrome trace JSON; open in Perfetto)\n", o.trace);
     if (!o.emitter_dump.empty()) {
-      fmt::print("emitter dumps      {} kernels in {}/\n", dumped_passes.size(), o.emitter_dump);
+      fmt::print("emitter dumps      {} kernels in {}/\n", emitter_dump.kernels(), o.emitter_dump);
     }
   }
   if (!check_ok) {

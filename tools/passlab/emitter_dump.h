@@ -1,0 +1,39 @@
+// --emitter-dump DIR, shared by `passlab run` and `passlab opt`: for every
+// kernel the CPU backend compiles, DIR/<kernel>/00.input.mlir (the emitted
+// MLIR), then NN.<pass>.mlir after every emitter pass and NN.<pass>.diff
+// (unified) for each pass that changed the kernel's MLIR, like the HLO
+// pass dumps; DIR/index.txt lists the kernels with the passes that changed
+// each.
+#ifndef PASSLAB_TOOLS_PASSLAB_EMITTER_DUMP_H_
+#define PASSLAB_TOOLS_PASSLAB_EMITTER_DUMP_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/codegen/cpu_kernel_compiler.h"
+
+namespace passlab {
+
+class EmitterDump {
+ public:
+  explicit EmitterDump(std::string dir) : dir_(std::move(dir)) {}
+  // Points `options`' observer here (and turns the kernel cache off, so
+  // every kernel's pipeline runs and is dumped). `this` must outlive the
+  // compiles.
+  void Attach(CpuCompileOptions& options);
+  // The first write error, if any; then writes index.txt.
+  absl::Status Finish();
+  size_t kernels() const { return passes_.size(); }
+
+ private:
+  std::string dir_;
+  std::map<std::string, int> passes_;                        // kernel -> passes seen
+  std::map<std::string, std::vector<std::string>> changed_;  // kernel -> passes that changed it
+  absl::Status status_;
+};
+
+}  // namespace passlab
+
+#endif  // PASSLAB_TOOLS_PASSLAB_EMITTER_DUMP_H_
