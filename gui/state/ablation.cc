@@ -37,6 +37,14 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
+// report.json writes null where a field does not apply (a kernel only the
+// variant has has no baseline_ns): the default then, as when it is absent.
+template <typename T>
+T Field(const nlohmann::json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? fallback : it->template get<T>();
+}
+
 }  // namespace
 
 bool AblationVariant::measured() const {
@@ -56,32 +64,32 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
   AblationReport r;
   r.directory = directory;
   try {
-    r.metric = j.value("metric", "kernel_ns");
-    r.threshold = j.value("threshold", 0.01);
+    r.metric = Field(j, "metric", std::string("kernel_ns"));
+    r.threshold = Field(j, "threshold", 0.01);
     if (j.contains("manifest")) r.manifest = j["manifest"].dump(2);
     const nlohmann::json& b = j.at("baseline");
-    r.baseline_name = b.value("name", "baseline");
+    r.baseline_name = Field(b, "name", std::string("baseline"));
     r.baseline_median_ns = b.at("median_ns").get<double>();
-    for (const nlohmann::json& k : b.value("kernels", nlohmann::json::array())) {
-      r.baseline_kernels.push_back({k.at("name").get<std::string>(), k.value("ns", 0.0), k.value("calls", int64_t{0})});
+    for (const nlohmann::json& k : Field(b, "kernels", nlohmann::json::array())) {
+      r.baseline_kernels.push_back({k.at("name").get<std::string>(), Field(k, "ns", 0.0), Field(k, "calls", int64_t{0})});
     }
     for (const nlohmann::json& v : j.at("variants")) {
       AblationVariant a;
       a.name = v.at("name").get<std::string>();
-      a.kind = v.value("kind", "");
-      a.disabled = v.value("disabled", std::vector<std::string>{});
+      a.kind = Field(v, "kind", std::string());
+      a.disabled = Field(v, "disabled", std::vector<std::string>{});
       a.outcome = v.at("outcome").get<std::string>();
-      a.median_ns = v.value("median_ns", 0.0);
-      a.ratio = v.value("ratio", 1.0);
-      a.ci_low = v.value("ci_low", a.ratio);
-      a.ci_high = v.value("ci_high", a.ratio);
-      a.p_adjusted = v.value("p_adjusted", 1.0);
-      a.significant = v.value("significant", false);
-      a.error = v.value("error", "");
-      a.ir_diff_path = v.value("ir_diff", "");
-      for (const nlohmann::json& k : v.value("kernel_diff", nlohmann::json::array())) {
-        a.kernel_diff.push_back({k.at("name").get<std::string>(), k.value("baseline_ns", 0.0),
-                                 k.value("variant_ns", 0.0), k.value("change", "")});
+      a.median_ns = Field(v, "median_ns", 0.0);
+      a.ratio = Field(v, "ratio", 1.0);
+      a.ci_low = Field(v, "ci_low", a.ratio);
+      a.ci_high = Field(v, "ci_high", a.ratio);
+      a.p_adjusted = Field(v, "p_adjusted", 1.0);
+      a.significant = Field(v, "significant", false);
+      a.error = Field(v, "error", std::string());
+      a.ir_diff_path = Field(v, "ir_diff", std::string());
+      for (const nlohmann::json& k : Field(v, "kernel_diff", nlohmann::json::array())) {
+        a.kernel_diff.push_back({k.at("name").get<std::string>(), Field(k, "baseline_ns", 0.0),
+                                 Field(k, "variant_ns", 0.0), Field(k, "change", std::string())});
       }
       r.variants.push_back(std::move(a));
     }

@@ -180,7 +180,7 @@ struct AppState {
   std::string recent_files_path;          // where they persist ("" = nowhere)
 
   // Pipeline.
-  std::string pipeline_name = "default";
+  std::string pipeline_name = "gpu";
   std::vector<PassOccurrence> occurrences;  // by id
   std::vector<PipelineGroup> groups;        // groups[0] is the root
   std::vector<char> enabled;                // by occurrence id

@@ -61,6 +61,26 @@ TEST(AblationReportTest, ErrorsNameTheFile) {
   std::filesystem::remove_all(dir);
 }
 
+// The report writer puts null where a field does not apply (a crashed
+// variant has no median; a kernel only the variant has no baseline time).
+TEST(AblationReportTest, NullFieldsReadAsAbsent) {
+  auto dir = std::filesystem::temp_directory_path() / ("passlab_abl_null_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "report.json") << R"({"schema":"passlab.ablation/1","metric":"kernel_ns","threshold":0.01,
+    "baseline":{"name":"baseline","median_ns":100.0,"snapshot":null,"kernels":[{"name":"k","ns":100.0,"calls":1}]},
+    "variants":[{"name":"disable x","kind":"disable-one","disabled":["x"],"outcome":"crash","median_ns":null,
+                 "ratio":null,"error":null,"failed_pass":null,"ir_diff":null,
+                 "kernel_diff":[{"name":"k2","baseline_ns":null,"variant_ns":5.0,"change":"added"}]}]})";
+  absl::StatusOr<AblationReport> r = LoadAblationReport(dir.string());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->variants.size(), 1u);
+  EXPECT_EQ(r->variants[0].error, "");
+  EXPECT_DOUBLE_EQ(r->variants[0].ratio, 1.0);
+  ASSERT_EQ(r->variants[0].kernel_diff.size(), 1u);
+  EXPECT_DOUBLE_EQ(r->variants[0].kernel_diff[0].baseline_ns, 0.0);
+  std::filesystem::remove_all(dir);
+}
+
 // A stand-in for `passlab ablate`: writes a plan of 3 variants, one result
 // line per variant, then the fixture report; "slow" sleeps instead.
 std::string WriteFakePasslab(const std::filesystem::path& dir) {
