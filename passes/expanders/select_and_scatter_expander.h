@@ -1,14 +1,17 @@
 // SelectAndScatterExpander ("select_and_scatter_expander"): rewrites
 // select-and-scatter as the two steps its definition describes:
-//   select:  a variadic reduce-window over (operand, linear position) whose
-//            reducer keeps the accumulated element when select(acc, x) holds
-//            (the first element of a window wins against the empty init,
-//            position -1), giving the selected position of every window;
+//   select:  for every window, the position of the element that survives
+//            select(choice, x) over the window's real (non-padding) elements
+//            in order, the first one being the initial choice;
 //   scatter: a scatter of the source into broadcast(init) at those
-//            positions (as coordinates) with the scatter computation.
-// Windows without an element of the operand (all padding) select -1, which
-// becomes an out-of-bounds index the scatter skips. Windows with dilation
-// are left alone (select-and-scatter has none in XLA).
+//            positions with the scatter computation.
+// Windows of up to 64 elements with an elementwise select (max pooling's
+// GE) are unrolled: one strided slice of the padded operand per window
+// element and a chain of elementwise selects, all emitted kernels. Larger
+// windows use a variadic reduce-window over (operand, position) instead.
+// A window of padding only selects nothing: its index is out of bounds and
+// the scatter skips it. Windows with dilation are left alone
+// (select-and-scatter has none in XLA).
 #ifndef PASSLAB_PASSES_EXPANDERS_SELECT_AND_SCATTER_EXPANDER_H_
 #define PASSLAB_PASSES_EXPANDERS_SELECT_AND_SCATTER_EXPANDER_H_
 

@@ -19,7 +19,7 @@ add {
 }
 )";
 
-TEST(SelectAndScatterExpanderTest, MaxPoolGradientBecomesReduceWindowAndScatter) {
+TEST(SelectAndScatterExpanderTest, MaxPoolGradientUnrollsTheWindow) {
   PassResult r = RunPass(std::make_unique<SelectAndScatterExpander>(), StrCat(kGeAdd, R"(
 ENTRY e {
   x = f32[2,6,6,3] parameter(0)
@@ -29,10 +29,30 @@ ENTRY e {
 })"));
   EXPECT_TRUE(r.changed);
   ExpectModuleVerifies(r);
-  EXPECT_TRUE(Matches(r.text, {"ge.selecting_reducer", "compare(", "direction=GE", "ENTRY", "s32[216]{0} iota()",
-                               "(f32[2,3,3,3]{3,2,1,0}, s32[2,3,3,3]{3,2,1,0}) reduce-window(",
+  // Four strided slices (one per window element), GE chains, then a scatter
+  // at the chosen coordinates; no routine-only variadic reduce-window.
+  EXPECT_TRUE(Matches(r.text, {"f32[2,3,3,3]{3,2,1,0} slice(", "slice={[0:2], [0:5:2], [0:5:2], [0:3]}",
+                               "slice={[0:2], [1:6:2], [1:6:2], [0:3]}", "compare(", "direction=GE",
                                "s32[2,3,3,3,4]{4,3,2,1,0} concatenate(", "ROOT", "scatter(",
                                "inserted_window_dims={0,1,2,3}", "index_vector_dim=4", "to_apply=%add",
+                               "NOT:reduce-window(", "NOT:select-and-scatter("}))
+      << r.text;
+}
+
+TEST(SelectAndScatterExpanderTest, EdgeCaseLargeWindowUsesVariadicReduceWindow) {
+  // 9x8 = 72 window elements: one reduce-window over (operand, position)
+  // whose reducer applies select, instead of 72 slices.
+  PassResult r = RunPass(std::make_unique<SelectAndScatterExpander>(), StrCat(kGeAdd, R"(
+ENTRY e {
+  x = f32[1,9,16,2] parameter(0)
+  dy = f32[1,1,2,2] parameter(1)
+  zero = f32[] constant(0)
+  ROOT dx = f32[1,9,16,2] select-and-scatter(x, dy, zero), window={size=1x9x8x1 stride=1x9x8x1}, select=ge, scatter=add
+})"));
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"ge.selecting_reducer", "compare(", "direction=GE", "ENTRY", "s32[288]{0} iota()",
+                               "(f32[1,1,2,2]{3,2,1,0}, s32[1,1,2,2]{3,2,1,0}) reduce-window(", "ROOT", "scatter(",
                                "NOT:select-and-scatter("}))
       << r.text;
 }
