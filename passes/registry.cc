@@ -4,6 +4,9 @@
 
 #include "passes/autotune/gemm_algorithm_picker.h"
 #include "passes/autotune/gpu_conv_algorithm_picker.h"
+#include "passes/expanders/convolution_4d_expander.h"
+#include "passes/expanders/select_and_scatter_expander.h"
+#include "passes/expanders/stable_sort_expander.h"
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
@@ -28,10 +31,16 @@
 #include "passes/libcall/conv_rewriter.h"
 #include "passes/libcall/cublas_pad_for_gemms.h"
 #include "passes/libcall/cudnn_fused_conv_rewriter.h"
+#include "passes/libcall/cudnn_pad_for_convolutions.h"
 #include "passes/libcall/gemm_rewriter.h"
+#include "passes/libcall/gpusolver_rewriter.h"
+#include "passes/libcall/triangular_solve_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
+#include "passes/simplifiers/conditional_canonicalizer.h"
 #include "passes/simplifiers/conditional_simplifier.h"
+#include "passes/simplifiers/convert_mover.h"
+#include "passes/simplifiers/dot_dimension_sorter.h"
 #include "passes/simplifiers/dot_merger.h"
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/float_normalization.h"
@@ -44,6 +53,8 @@
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
 #include "passes/simplifiers/reshape_mover.h"
+#include "passes/simplifiers/scatter_simplifier.h"
+#include "passes/simplifiers/slice_sinker.h"
 #include "passes/simplifiers/while_loop_invariant_code_motion.h"
 #include "passes/simplifiers/tuple_simplifier.h"
 #include "passes/simplifiers/zero_sized_hlo_elimination.h"
@@ -150,6 +161,47 @@ void AddLibraryCallPasses(std::vector<PassRegistryEntry>& r) {
                Factory<GemmAlgorithmPicker>()});
 }
 
+// XLA:GPU's remaining expanders and simplifiers (issue 7), in their own list
+// so concurrent registry edits merge cleanly. None is required: the backend
+// runs stable sorts, 4-spatial-dim convolutions, select-and-scatter, general
+// scatters, array-result conditionals, unsorted dot dimensions, cholesky and
+// triangular-solve as they are.
+void AddExpanderPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"conditional-canonicalizer", "ConditionalCanonicalizer", "simplifiers",
+               "Gives every conditional a tuple result (branch roots tupled, get-tuple-element after).", false, "",
+               Factory<ConditionalCanonicalizer>()});
+  r.push_back({"convert-mover", "ConvertMover", "simplifiers",
+               "Moves widening converts below and narrowing converts above reshape/transpose/slice/reverse/concat.",
+               false, "", Factory<ConvertMover>()});
+  r.push_back({"convolution_4d_expander", "Convolution4DExpander", "expanders",
+               "Drops trivial spatial dimensions of 4-spatial-dimension convolutions (reshape in, reshape out).",
+               false, "", Factory<Convolution4DExpander>()});
+  r.push_back({"dot_dimension_sorter", "DotDimensionSorter", "simplifiers",
+               "Sorts a dot's contracting dimension pairs into memory order when they are consecutive there.",
+               false, "", Factory<DotDimensionSorter>()});
+  r.push_back({"cudnn_pad_for_convolutions", "CudnnPadForConvolutions", "libcall",
+               "Pads f16/bf16 convolution calls' feature dimensions to multiples of 8 and slices the result back.",
+               false, "", Factory<CudnnPadForConvolutions>()});
+  r.push_back({"gpusolver-rewriter", "GpusolverRewriter", "libcall",
+               "Rewrites f32/f64 cholesky into a __lapack$potrf call (NaN where info says not positive definite).",
+               false, "", Factory<GpusolverRewriter>()});
+  r.push_back({"triangular-solve-rewriter", "TriangularSolveRewriter", "libcall",
+               "Rewrites f32/f64 triangular-solve into a __blas$trsm call.", false, "",
+               Factory<TriangularSolveRewriter>()});
+  r.push_back({"scatter_simplifier", "ScatterSimplifier", "simplifiers",
+               "Puts every scatter in the canonical [N,K]-indices, [N, window] updates form.", false, "",
+               Factory<ScatterSimplifier>()});
+  r.push_back({"select_and_scatter_expander", "SelectAndScatterExpander", "expanders",
+               "Rewrites select-and-scatter as a reduce-window selecting positions and a scatter of the source.",
+               false, "", Factory<SelectAndScatterExpander>()});
+  r.push_back({"slice-sinker", "SliceSinker", "simplifiers",
+               "Sinks slices below elementwise ops that together cover the slices' sources (one op, then slices).",
+               false, "", Factory<SliceSinker>()});
+  r.push_back({"stable-sort-expander", "StableSortExpander", "expanders",
+               "Makes is_stable sorts unstable sorts with an iota operand breaking ties in the comparator.", false,
+               "", Factory<StableSortExpander>()});
+}
+
 std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
       {"batchnorm_expander", "BatchNormExpander", "expanders",
@@ -216,6 +268,7 @@ std::vector<PassRegistryEntry> MakeRegistry() {
   AddIndexingPasses(r);
   AddFusionPasses(r);
   AddLibraryCallPasses(r);
+  AddExpanderPasses(r);
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return r;
 }

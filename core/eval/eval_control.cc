@@ -246,6 +246,8 @@ constexpr CustomCallTarget kCustomCalls[] = {
     {"__cublas$gemm", false, EvalLibraryCall},
     {"__dnn$conv", true, EvalLibraryCall},
     {"__cudnn$conv", true, EvalLibraryCall},
+    {"__lapack$potrf", false, EvalLibraryCall},
+    {"__blas$trsm", false, EvalLibraryCall},
 };
 
 }  // namespace

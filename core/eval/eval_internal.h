@@ -130,7 +130,8 @@ absl::StatusOr<Literal> EvalLinearAlgebra(const HloInstruction& inst, Operands o
 absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalCollective(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalCustomCall(const HloInstruction& inst, Operands ops, EvalContext& ctx);
-// eval_library_call.cc: `__blas$gemm` and `__dnn$conv*` (core/libcall).
+// eval_library_call.cc: `__blas$gemm`, `__dnn$conv*` and the solver calls
+// `__lapack$potrf`, `__blas$trsm` (core/libcall).
 absl::StatusOr<Literal> EvalLibraryCall(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 
 // Philox4x32-10 and Threefry2x32-20 blocks (Random123; XLA's prng.cc).

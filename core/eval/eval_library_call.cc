@@ -1,5 +1,6 @@
-// Library calls (core/libcall): `__blas$gemm` and the `__dnn$conv*` targets,
-// evaluated with the evaluator's own dot and convolution so that the
+// Library calls (core/libcall): `__blas$gemm`, the `__dnn$conv*` targets and
+// the solver calls (`__lapack$potrf`, `__blas$trsm`), evaluated with the
+// evaluator's own dot, convolution, cholesky and triangular-solve so that the
 // evaluator stays the oracle for the runtime's OpenBLAS/oneDNN calls.
 //
 // The products are computed in f64 (c128 for complex) and the scaling, bias
@@ -211,7 +212,9 @@ absl::StatusOr<Literal> EvalConv(const HloInstruction& inst, Operands ops, EvalC
       break;
     }
     case LibraryCallKind::kGemm:
-      return absl::InternalError("gemm is not a convolution");
+    case LibraryCallKind::kCholesky:
+    case LibraryCallKind::kTriangularSolve:
+      return absl::InternalError(StrCat(inst.name(), " is not a convolution"));
   }
   absl::StatusOr<Literal> product = EvalConvolution(*conv, operands, ctx.options().num_threads);
   if (!product.ok()) return product;
@@ -237,12 +240,53 @@ absl::StatusOr<Literal> EvalConv(const HloInstruction& inst, Operands ops, EvalC
   return Finish(inst, *product, call->result_shape);
 }
 
+// LAPACK potrf's info for one matrix of `a` (elements [offset, offset + n*n)):
+// 0, or 1 + the first column whose pivot is not positive.
+int32_t PotrfInfo(const Literal& a, int64_t offset, int64_t n, bool lower) {
+  auto at = [&](int64_t i, int64_t j) { return lower ? a.GetDouble(offset + i * n + j) : a.GetDouble(offset + j * n + i); };
+  std::vector<double> l(n * n, 0.0);
+  for (int64_t j = 0; j < n; ++j) {
+    double d = at(j, j);
+    for (int64_t k = 0; k < j; ++k) d -= l[j * n + k] * l[j * n + k];
+    if (!(d > 0)) return static_cast<int32_t>(j + 1);
+    l[j * n + j] = std::sqrt(d);
+    for (int64_t i = j + 1; i < n; ++i) {
+      double v = at(i, j);
+      for (int64_t k = 0; k < j; ++k) v -= l[i * n + k] * l[j * n + k];
+      l[i * n + j] = v / l[j * n + j];
+    }
+  }
+  return 0;
+}
+
+// __lapack$potrf and __blas$trsm: the evaluator's own cholesky and
+// triangular-solve, plus potrf's info.
+absl::StatusOr<Literal> EvalSolver(const HloInstruction& inst, Operands ops) {
+  if (ClassifyLibraryCall(inst) == LibraryCallKind::kTriangularSolve) {
+    absl::StatusOr<TriangularSolveCall> call = AnalyzeTriangularSolveCall(inst);
+    if (!call.ok()) return call.status();
+    std::unique_ptr<HloInstruction> solve = HloInstruction::Create(HloOpcode::kTriangularSolve, inst.shape(), {});
+    solve->mutable_attrs().triangular_solve = call->options;
+    return EvalLinearAlgebra(*solve, ops);
+  }
+  absl::StatusOr<CholeskyCall> call = AnalyzeCholeskyCall(inst);
+  if (!call.ok()) return call.status();
+  std::unique_ptr<HloInstruction> cholesky = HloInstruction::Create(HloOpcode::kCholesky, call->factor_shape, {});
+  cholesky->mutable_attrs().cholesky_lower = call->lower;
+  absl::StatusOr<Literal> factor = EvalLinearAlgebra(*cholesky, ops);
+  if (!factor.ok()) return factor.status();
+  Literal info(inst.shape().tuple_shapes(1));
+  for (int64_t b = 0; b < call->batch; ++b) info.SetInt(b, PotrfInfo(*ops[0], b * call->n * call->n, call->n, call->lower));
+  return Literal::Tuple({std::move(*factor), std::move(info)});
+}
+
 }  // namespace
 
 absl::StatusOr<Literal> EvalLibraryCall(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
   std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
   if (!kind) return absl::InvalidArgumentError(StrCat(inst.name(), " is not a library call"));
   if (*kind == LibraryCallKind::kGemm) return EvalGemm(inst, ops, ctx);
+  if (IsSolverKind(*kind)) return EvalSolver(inst, ops);
   return EvalConv(inst, ops, ctx);
 }
 

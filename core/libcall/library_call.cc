@@ -29,6 +29,8 @@ constexpr TargetName kTargets[] = {
     {"__cudnn$convBackwardFilter", LibraryCallKind::kConvBackwardFilter},
     {kConvBiasActivationForwardCallTarget, LibraryCallKind::kConvBiasActivationForward},
     {"__cudnn$convBiasActivationForward", LibraryCallKind::kConvBiasActivationForward},
+    {kCholeskyCallTarget, LibraryCallKind::kCholesky},
+    {kTriangularSolveCallTarget, LibraryCallKind::kTriangularSolve},
 };
 
 constexpr std::pair<GemmEpilogue, const char*> kEpilogues[] = {
@@ -114,6 +116,12 @@ class Reader {
     return out;
   }
 
+  absl::StatusOr<bool> Bool(const json& j, const char* key, bool dflt) const {
+    if (!j.contains(key)) return dflt;
+    if (!j[key].is_boolean()) return Error(StrCat("field \"", key, "\" is not true or false"));
+    return j[key].get<bool>();
+  }
+
   absl::StatusOr<std::string> String(const json& j, const char* key, std::string dflt) const {
     if (!j.contains(key)) return dflt;
     if (!j[key].is_string()) return Error(StrCat("field \"", key, "\" is not a string"));
@@ -181,6 +189,8 @@ const char* LibraryCallKindName(LibraryCallKind kind) {
     case LibraryCallKind::kConvBackwardInput: return "convBackwardInput";
     case LibraryCallKind::kConvBackwardFilter: return "convBackwardFilter";
     case LibraryCallKind::kConvBiasActivationForward: return "convBiasActivationForward";
+    case LibraryCallKind::kCholesky: return "potrf";
+    case LibraryCallKind::kTriangularSolve: return "trsm";
   }
   return "?";
 }
@@ -197,7 +207,11 @@ std::optional<LibraryCallKind> ClassifyLibraryCall(const HloInstruction& inst) {
   return ClassifyLibraryCallTarget(inst.custom_call_target());
 }
 
-bool IsConvolutionKind(LibraryCallKind kind) { return kind != LibraryCallKind::kGemm; }
+bool IsConvolutionKind(LibraryCallKind kind) { return kind != LibraryCallKind::kGemm && !IsSolverKind(kind); }
+
+bool IsSolverKind(LibraryCallKind kind) {
+  return kind == LibraryCallKind::kCholesky || kind == LibraryCallKind::kTriangularSolve;
+}
 
 // ---------------------------------------------------------------- gemm
 
@@ -590,6 +604,123 @@ absl::StatusOr<ConvCall> AnalyzeConvCall(const HloInstruction& inst) {
     return absl::InvalidArgumentError(
         StrCat(where, ": activation and side input belong to ", kConvBiasActivationForwardCallTarget));
   }
+  return call;
+}
+
+// ---------------------------------------------------------------- solvers
+
+namespace {
+
+constexpr std::pair<TriangularTranspose, const char*> kTransposes[] = {
+    {TriangularTranspose::kNoTranspose, "NO_TRANSPOSE"},
+    {TriangularTranspose::kTranspose, "TRANSPOSE"},
+    {TriangularTranspose::kAdjoint, "ADJOINT"},
+};
+
+// [batch.., rows, cols] of a solver operand: f32/f64 with rank >= 2.
+absl::Status CheckMatrices(const std::string& where, const Shape& s, std::string_view what) {
+  if (!s.IsArray() || s.rank() < 2 ||
+      (s.element_type() != PrimitiveType::kF32 && s.element_type() != PrimitiveType::kF64)) {
+    return absl::InvalidArgumentError(StrCat(where, ": ", what, " must be f32 or f64 matrices [batch.., m, n], not ",
+                                             s.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+int64_t BatchOf(const Shape& s) {
+  int64_t batch = 1;
+  for (int64_t d = 0; d + 2 < s.rank(); ++d) batch *= s.dimensions(d);
+  return batch;
+}
+
+}  // namespace
+
+std::string CholeskyBackendConfigJson(bool lower) {
+  json j;
+  j["cholesky_backend_config"] = {{"lower", lower}};
+  return j.dump();
+}
+
+absl::StatusOr<CholeskyCall> AnalyzeCholeskyCall(const HloInstruction& inst) {
+  const std::string where = Where(inst);
+  Reader r(where);
+  json c;
+  PASSLAB_ASSIGN(c, r.Parse(inst.raw_backend_config(), "cholesky_backend_config"));
+  CholeskyCall call;
+  PASSLAB_ASSIGN(call.lower, r.Bool(c, "lower", true));
+  if (inst.operand_count() != 1) return absl::InvalidArgumentError(StrCat(where, ": expected one operand (a)"));
+  const Shape& a = inst.operand(0)->shape();
+  if (absl::Status s = CheckMatrices(where, a, "a"); !s.ok()) return s;
+  int64_t rank = a.rank();
+  if (a.dimensions(rank - 1) != a.dimensions(rank - 2)) {
+    return absl::InvalidArgumentError(StrCat(where, ": a must hold square matrices, not ", a.ToString()));
+  }
+  const Shape& s = inst.shape();
+  std::vector<int64_t> batch_dims(a.dimensions().begin(), a.dimensions().end() - 2);
+  if (!s.IsTuple() || s.tuple_shapes_size() != 2 || !s.tuple_shapes(0).SameDimensions(a) ||
+      s.tuple_shapes(0).element_type() != a.element_type() ||
+      s.tuple_shapes(1).element_type() != PrimitiveType::kS32 || s.tuple_shapes(1).dimensions() != batch_dims) {
+    return absl::InvalidArgumentError(StrCat(where, ": result must be (", a.ToString(), ", s32[batch..]), not ",
+                                             s.ToString()));
+  }
+  call.factor_shape = s.tuple_shapes(0);
+  call.batch = BatchOf(a);
+  call.n = a.dimensions(rank - 1);
+  return call;
+}
+
+std::string TriangularSolveBackendConfigJson(const TriangularSolveOptions& o) {
+  json j;
+  const char* transpose = "NO_TRANSPOSE";
+  for (const auto& [v, name] : kTransposes) {
+    if (v == o.transpose_a) transpose = name;
+  }
+  j["triangular_solve_backend_config"] = {{"left_side", o.left_side},
+                                          {"lower", o.lower},
+                                          {"unit_diagonal", o.unit_diagonal},
+                                          {"transpose_a", transpose}};
+  return j.dump();
+}
+
+absl::StatusOr<TriangularSolveCall> AnalyzeTriangularSolveCall(const HloInstruction& inst) {
+  const std::string where = Where(inst);
+  Reader r(where);
+  json c;
+  PASSLAB_ASSIGN(c, r.Parse(inst.raw_backend_config(), "triangular_solve_backend_config"));
+  TriangularSolveCall call;
+  TriangularSolveOptions& o = call.options;
+  PASSLAB_ASSIGN(o.left_side, r.Bool(c, "left_side", false));
+  PASSLAB_ASSIGN(o.lower, r.Bool(c, "lower", false));
+  PASSLAB_ASSIGN(o.unit_diagonal, r.Bool(c, "unit_diagonal", false));
+  std::string transpose;
+  PASSLAB_ASSIGN(transpose, r.String(c, "transpose_a", "NO_TRANSPOSE"));
+  bool found = false;
+  for (const auto& [v, name] : kTransposes) {
+    if (transpose == name) {
+      o.transpose_a = v;
+      found = true;
+    }
+  }
+  if (!found) return r.Error(StrCat("transpose_a \"", transpose, "\" is not NO_TRANSPOSE, TRANSPOSE or ADJOINT"));
+  if (inst.operand_count() != 2) return absl::InvalidArgumentError(StrCat(where, ": expected two operands (a, b)"));
+  const Shape& a = inst.operand(0)->shape();
+  const Shape& b = inst.operand(1)->shape();
+  if (absl::Status s = CheckMatrices(where, a, "a"); !s.ok()) return s;
+  if (absl::Status s = CheckMatrices(where, b, "b"); !s.ok()) return s;
+  int64_t rank = b.rank();
+  call.m = b.dimensions(rank - 2);
+  call.n = b.dimensions(rank - 1);
+  call.k = o.left_side ? call.m : call.n;
+  bool batch_match = a.rank() == rank && a.element_type() == b.element_type();
+  for (int64_t d = 0; batch_match && d + 2 < rank; ++d) batch_match = a.dimensions(d) == b.dimensions(d);
+  if (!batch_match || a.dimensions(rank - 1) != call.k || a.dimensions(rank - 2) != call.k) {
+    return absl::InvalidArgumentError(StrCat(where, ": a ", a.ToString(), " must be [batch.., ", call.k, ", ", call.k,
+                                             "] for b ", b.ToString()));
+  }
+  if (!inst.shape().IsArray() || !inst.shape().SameDimensions(b) || inst.shape().element_type() != b.element_type()) {
+    return absl::InvalidArgumentError(StrCat(where, ": result must have b's shape ", b.ToString()));
+  }
+  call.batch = BatchOf(b);
   return call;
 }
 

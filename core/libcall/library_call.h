@@ -11,6 +11,8 @@
 //   __dnn$convBackwardInput          operands output_grad, filter -> input_grad
 //   __dnn$convBackwardFilter         operands input, output_grad  -> filter_grad
 //   __dnn$convBiasActivationForward  operands input, filter, bias[, side_input]
+//   __lapack$potrf                   operand a -> (factor, s32 info)  (cholesky)
+//   __blas$trsm                      operands a, b -> x             (triangular-solve)
 //
 // Result shapes follow XLA: a convolution returns the tuple (result,
 // u8[scratch bytes]); a gemm returns its array or, as newer XLA does, the
@@ -45,6 +47,8 @@ inline constexpr std::string_view kConvForwardCallTarget = "__dnn$convForward";
 inline constexpr std::string_view kConvBackwardInputCallTarget = "__dnn$convBackwardInput";
 inline constexpr std::string_view kConvBackwardFilterCallTarget = "__dnn$convBackwardFilter";
 inline constexpr std::string_view kConvBiasActivationForwardCallTarget = "__dnn$convBiasActivationForward";
+inline constexpr std::string_view kCholeskyCallTarget = "__lapack$potrf";
+inline constexpr std::string_view kTriangularSolveCallTarget = "__blas$trsm";
 
 enum class LibraryCallKind {
   kGemm,
@@ -52,6 +56,8 @@ enum class LibraryCallKind {
   kConvBackwardInput,
   kConvBackwardFilter,
   kConvBiasActivationForward,
+  kCholesky,
+  kTriangularSolve,
 };
 const char* LibraryCallKindName(LibraryCallKind kind);  // "gemm", "convForward", ...
 
@@ -60,6 +66,7 @@ std::optional<LibraryCallKind> ClassifyLibraryCallTarget(std::string_view target
 // The kind of a custom-call instruction, if it is a library call.
 std::optional<LibraryCallKind> ClassifyLibraryCall(const HloInstruction& inst);
 bool IsConvolutionKind(LibraryCallKind kind);
+bool IsSolverKind(LibraryCallKind kind);  // cholesky, triangular-solve
 
 // ---------------------------------------------------------------- gemm
 
@@ -145,6 +152,37 @@ struct ConvCall {
   int64_t side_input_operand = -1;  // kConvBiasActivationForward, when present
 };
 absl::StatusOr<ConvCall> AnalyzeConvCall(const HloInstruction& inst);
+
+// ---------------------------------------------------------------- solvers
+//
+// __lapack$potrf (XLA:GPU's cuSOLVER potrf call): operand a [batch.., n, n]
+// (f32 or f64, row-major), result (factor [batch.., n, n], s32[batch..] info).
+// factor is L with A = L L^T (lower) or U with A = U^T U, read from and
+// written to that triangle, the other triangle zero; info is LAPACK's: 0, or
+// the order of the first leading minor that is not positive definite (the
+// factor is then unspecified). backend_config:
+//   {"cholesky_backend_config": {"lower": true}}
+// __blas$trsm (cuBLAS trsm): operands a [batch.., k, k], b [batch.., m, n]
+// (f32 or f64), result x of b's shape with op(A) X = B (left_side, k = m) or
+// X op(A) = B (k = n); only A's `lower` (or upper) triangle is read.
+// backend_config, XLA's TriangularSolveOptions:
+//   {"triangular_solve_backend_config": {"left_side": true, "lower": true,
+//     "unit_diagonal": false, "transpose_a": "NO_TRANSPOSE"}}
+
+struct CholeskyCall {
+  bool lower = true;
+  Shape factor_shape;  // element 0 of the result
+  int64_t batch = 1, n = 0;
+};
+absl::StatusOr<CholeskyCall> AnalyzeCholeskyCall(const HloInstruction& inst);
+std::string CholeskyBackendConfigJson(bool lower);
+
+struct TriangularSolveCall {
+  TriangularSolveOptions options;
+  int64_t batch = 1, m = 0, n = 0, k = 0;  // b is [batch.., m, n], a [batch.., k, k]
+};
+absl::StatusOr<TriangularSolveCall> AnalyzeTriangularSolveCall(const HloInstruction& inst);
+std::string TriangularSolveBackendConfigJson(const TriangularSolveOptions& options);
 
 }  // namespace passlab
 

@@ -280,7 +280,10 @@ class DnnConvRunner : public LibraryCallRunner {
         wei = AddTensor(result_buffer, f, w_dims, w_strides, true);
         output_ = wei;
         break;
-      case LibraryCallKind::kGemm: return absl::InternalError("gemm is not a convolution");
+      case LibraryCallKind::kGemm:
+      case LibraryCallKind::kCholesky:
+      case LibraryCallKind::kTriangularSolve:
+        return absl::InternalError(StrCat(inst.name(), " is not a convolution"));
     }
     auto any = [](const Dims& dims) { return memory::desc(dims, memory::data_type::f32, memory::format_tag::any); };
     memory::desc src_any = any(src_dims), w_any = any(w_dims), dst_any = any(dst_dims);

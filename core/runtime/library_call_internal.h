@@ -20,6 +20,11 @@ bool DnnAccepts(const HloInstruction& inst, const ConvCall& call, ConvAlgorithm 
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateDnnConvRunner(const HloInstruction& inst, ConvCall call,
                                                                        ConvAlgorithm algorithm);
 
+// solver_runner.cc: ?potrf (LAPACK) and ?trsm (BLAS) on OpenBLAS, for f32/f64
+// row-major matrices.
+bool SolverLibrarySupports(const HloInstruction& inst);
+absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateSolverLibraryRunner(const HloInstruction& inst);
+
 // library_call_runner.cc: the evaluator's semantics on the buffers.
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateReferenceRunner(const HloInstruction& inst,
                                                                          LibraryAlgorithm algorithm);

@@ -19,6 +19,10 @@ namespace {
 // 2 per multiply-add of the call's product (0 when it does not analyze).
 int64_t LibraryCallFlops(const HloInstruction& inst) {
   if (absl::StatusOr<GemmCall> g = AnalyzeGemmCall(inst); g.ok()) return 2 * g->batch * g->m * g->n * g->k;
+  if (absl::StatusOr<CholeskyCall> p = AnalyzeCholeskyCall(inst); p.ok()) return p->batch * p->n * p->n * p->n / 3;
+  if (absl::StatusOr<TriangularSolveCall> t = AnalyzeTriangularSolveCall(inst); t.ok()) {
+    return t->batch * t->m * t->n * t->k;
+  }
   absl::StatusOr<ConvCall> c = AnalyzeConvCall(inst);
   if (!c.ok()) return 0;
   int64_t taps = 1;
@@ -80,6 +84,13 @@ absl::StatusOr<std::vector<LibraryAlgorithm>> ListAlgorithms(const HloInstructio
   std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
   if (!kind) return NotLibraryCall(inst);
   std::vector<LibraryAlgorithm> out;
+  if (IsSolverKind(*kind)) {
+    if (SolverLibrarySupports(inst)) {
+      out.push_back({kSolverLibrary, *kind == LibraryCallKind::kCholesky ? "lapack" : "blas"});
+    }
+    out.push_back({kSolverReference, "reference"});
+    return out;
+  }
   if (*kind == LibraryCallKind::kGemm) {
     absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
     if (!call.ok()) return call.status();
@@ -100,6 +111,14 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(con
                                                                              std::optional<int64_t> algorithm) {
   std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
   if (!kind) return NotLibraryCall(inst);
+  if (IsSolverKind(*kind)) {
+    // No recorded algorithm: the library where it takes the call.
+    int64_t id = algorithm.value_or(SolverLibrarySupports(inst) ? kSolverLibrary : kSolverReference);
+    if (id == kSolverLibrary) return CreateSolverLibraryRunner(inst);
+    if (id == kSolverReference) return CreateReferenceRunner(inst, {kSolverReference, "reference"});
+    return absl::InvalidArgumentError(
+        StrCat(inst.name(), ": unknown solver algorithm ", id, " (0 = library, 1 = reference)"));
+  }
   if (*kind == LibraryCallKind::kGemm) {
     absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
     if (!call.ok()) return call.status();

@@ -1,5 +1,6 @@
-// Library calls on the CPU: `__blas$gemm` on OpenBLAS and the `__dnn$conv*`
-// targets on oneDNN (core/libcall describes the targets and their configs),
+// Library calls on the CPU: `__blas$gemm` on OpenBLAS, the `__dnn$conv*`
+// targets on oneDNN and the solver calls (`__lapack$potrf`, `__blas$trsm`)
+// on OpenBLAS's LAPACK/BLAS (core/libcall describes the targets and configs),
 // with passlab's own reference (the evaluator's semantics) as a fallback
 // algorithm for every call. This is also the autotuning API the
 // algorithm-picker pass uses: ListAlgorithms, then RunLibraryCall with each.
@@ -28,6 +29,9 @@ class HloInstruction;
 // reference).
 inline constexpr int64_t kGemmBlas = 0;
 inline constexpr int64_t kGemmReference = 1;
+// Solver calls: kSolverLibrary (OpenBLAS's ?potrf / ?trsm) or kSolverReference.
+inline constexpr int64_t kSolverLibrary = 0;
+inline constexpr int64_t kSolverReference = 1;
 
 struct LibraryAlgorithm {
   int64_t id = 0;

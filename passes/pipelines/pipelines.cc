@@ -3,6 +3,9 @@
 #include "core/ir/str_util.h"
 #include "passes/autotune/gemm_algorithm_picker.h"
 #include "passes/autotune/gpu_conv_algorithm_picker.h"
+#include "passes/expanders/convolution_4d_expander.h"
+#include "passes/expanders/select_and_scatter_expander.h"
+#include "passes/expanders/stable_sort_expander.h"
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
@@ -27,10 +30,16 @@
 #include "passes/libcall/conv_rewriter.h"
 #include "passes/libcall/cublas_pad_for_gemms.h"
 #include "passes/libcall/cudnn_fused_conv_rewriter.h"
+#include "passes/libcall/cudnn_pad_for_convolutions.h"
 #include "passes/libcall/gemm_rewriter.h"
+#include "passes/libcall/gpusolver_rewriter.h"
+#include "passes/libcall/triangular_solve_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
+#include "passes/simplifiers/conditional_canonicalizer.h"
 #include "passes/simplifiers/conditional_simplifier.h"
+#include "passes/simplifiers/convert_mover.h"
+#include "passes/simplifiers/dot_dimension_sorter.h"
 #include "passes/simplifiers/dot_merger.h"
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/float_normalization.h"
@@ -43,6 +52,8 @@
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
 #include "passes/simplifiers/reshape_mover.h"
+#include "passes/simplifiers/scatter_simplifier.h"
+#include "passes/simplifiers/slice_sinker.h"
 #include "passes/simplifiers/while_loop_invariant_code_motion.h"
 #include "passes/simplifiers/tuple_simplifier.h"
 #include "passes/simplifiers/zero_sized_hlo_elimination.h"
@@ -64,6 +75,9 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   pipeline->AddPass<ComparisonExpander>();
   // Remove zero-sized HLO from the input so later passes need not handle it.
   pipeline->AddPass<ZeroSizedHloElimination>();
+  // select-and-scatter becomes a reduce-window and a scatter before the
+  // scatter expanders, which then see (and expand, if they must) its scatter.
+  pipeline->AddPass<SelectAndScatterExpander>();
   // Scatters the GPU emitter cannot handle become loops early, so the
   // simplification loop cleans up the loop's index arithmetic.
   pipeline->AddPass<GpuScatterExpander>();
@@ -77,17 +91,29 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // Canonical dots ([batch.., M, K] x [batch.., K, N], seed 003) before the
   // simplification loop cleans up the reshapes/transposes it adds.
   pipeline->AddPass<DotDecomposer>();
+  // As in XLA, right after DotDecomposer: 4-spatial-dim convolutions lose
+  // their trivial dims before anything pattern-matches convolutions.
+  pipeline->AddPass<Convolution4DExpander>();
+  // Stable sorts carry their own tie-break before any pass (or the GPU's
+  // bitonic sort) may treat a sort as unstable.
+  pipeline->AddPass<StableSortExpander>();
   // bf16 arithmetic the backend does not support runs in f32 (seed 003 table
   // 1 has BFloat16Normalization here; a second occurrence runs at the end).
   pipeline->AddPass<FloatNormalization>();
   pipeline->AddPass<BatchNormExpander>();
   pipeline->AddPass<LogisticExpander>();
+  // After CallInliner and FlattenCallGraph (branches have one caller), before
+  // the simplification loop's conditional simplifier sees the branches.
+  pipeline->AddPass<ConditionalCanonicalizer>();
   // Not in XLA:GPU's 2021 pipeline: hoists loop-invariant work before the
   // fixed point, whose simplify-while-loops then drops the state it freed.
   pipeline->AddPass<WhileLoopInvariantCodeMotion>();
   // Canonical gathers ([N,K] indices) before the loop, so the simple-gather
   // expander and algsimp see one form.
   pipeline->AddPass<GatherSimplifier>();
+  // Scatters likewise, after every expander that creates one
+  // (select_and_scatter_expander among them).
+  pipeline->AddPass<ScatterSimplifier>();
   auto& simplification = pipeline->AddPass<HloPassFix<HloPassPipeline>>("simplification");
   HloPassPipeline& s = simplification.pass();
   // BatchNormExpander (and algsimp) can create zero-sized ops: eliminate
@@ -113,12 +139,20 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   s.AddPass<WhileLoopSimplifier>();
   // Reshapes sunk below elementwise ops meet and cancel; the rearranged
   // constants it creates are folded right after.
+  // After algsimp has folded the slices; the slices it leaves under the
+  // merged op meet ReshapeMover, folding and CSE below.
+  s.AddPass<SliceSinker>();
   s.AddPass<ReshapeMover>();
   s.AddPass<HloConstantFolding>();
   s.AddPass<ConditionalSimplifier>();
   s.AddPass<HloCSE>();
   // DCE last in the loop: it cleans up after every rewrite above.
   s.AddPass<HloDCE>();
+  // XLA:GPU's simplification-2: converts move once the main loop has settled;
+  // algsimp folds the convert round trips the moves expose.
+  auto& simplification2 = pipeline->AddPass<HloPassFix<HloPassPipeline>>("simplification-2");
+  simplification2.pass().AddPass<ConvertMover>();
+  simplification2.pass().AddPass<AlgebraicSimplifier>();
   return pipeline;
 }
 
@@ -126,6 +160,9 @@ std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   // XLA:GPU's "conv-canonicalization" pipeline: convolutions become DNN
   // library calls, in XLA's order.
   auto pipeline = std::make_unique<HloPassPipeline>("conv-canonicalization");
+  // First, as in XLA: cholesky becomes the solver library's potrf call; it
+  // touches nothing the convolution passes look at.
+  pipeline->AddPass<GpusolverRewriter>();
   // Recognises the forward/backward forms on plain convolutions, so it runs
   // before anything turns them into calls.
   pipeline->AddPass<ConvRewriter>();
@@ -150,11 +187,20 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // folds the pads of constant operands.
   pipeline->AddPass<CublasPadForGemms>(CublasPadForGemmsOptions{PrimitiveType::kBF16, 8});
   pipeline->AddPass<CublasPadForGemms>(CublasPadForGemmsOptions{PrimitiveType::kF16, 8});
+  // Convolution calls' channels likewise (XLA's part 1 too), before the
+  // constant folding that folds pads of constant filters.
+  pipeline->AddPass<CudnnPadForConvolutions>();
   pipeline->AddPass<HloConstantFolding>();
   // Transposes into dot/convolution dimension numbers, once the fixed point
   // has settled. XLA runs it inside the loop guarded by a "still a canonical
   // gemm" predicate; unguarded inside the loop it undoes what DotDecomposer
   // does and the two alternate until the iteration limit.
+  // triangular-solve becomes a BLAS trsm call once layouts are final (the
+  // call reads row-major matrices).
+  pipeline->AddPass<TriangularSolveRewriter>();
+  // Contracting dimensions in memory order first, so TransposeFolding and
+  // GemmRewriter see one contiguous K where the layout allows it.
+  pipeline->AddPass<DotDimensionSorter>();
   pipeline->AddPass<TransposeFolding>();
   // Dots become BLAS calls right after TransposeFolding, as in XLA: the call
   // reads either operand orientation, so a folded transpose costs nothing.

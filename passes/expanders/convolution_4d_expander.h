@@ -1,0 +1,26 @@
+// Convolution4DExpander ("convolution_4d_expander"): a convolution with four
+// spatial dimensions, some of them trivial (input and window of size 1, no
+// padding, stride or dilation), becomes a convolution over the others:
+// input and kernel are reshaped without the trivial dimensions, and the
+// result is reshaped back. Libraries (cuDNN; oneDNN here) take at most three
+// spatial dimensions, so this lets such convolutions become library calls.
+// Runs before conv-canonicalization.
+#ifndef PASSLAB_PASSES_EXPANDERS_CONVOLUTION_4D_EXPANDER_H_
+#define PASSLAB_PASSES_EXPANDERS_CONVOLUTION_4D_EXPANDER_H_
+
+#include "core/pass/op_expander_pass.h"
+
+namespace passlab {
+
+class Convolution4DExpander : public OpExpanderPass {
+ public:
+  std::string_view name() const override { return "convolution_4d_expander"; }
+
+ protected:
+  bool InstructionMatchesPattern(HloInstruction* inst) override;
+  absl::StatusOr<HloInstruction*> ExpandInstruction(HloInstruction* inst) override;
+};
+
+}  // namespace passlab
+
+#endif  // PASSLAB_PASSES_EXPANDERS_CONVOLUTION_4D_EXPANDER_H_

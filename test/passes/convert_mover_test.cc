@@ -1,0 +1,74 @@
+#include "passes/simplifiers/convert_mover.h"
+#include "test/passes/checked_pass_util.h"
+#include "test/passes/corpus_pass_util.h"
+
+namespace passlab {
+namespace {
+
+TEST(ConvertMoverTest, SinksWideningConvertsBelowConcatenate) {
+  PassResult r = RunPass(std::make_unique<ConvertMover>(), R"(
+ENTRY e {
+  a = bf16[2,3] parameter(0)
+  b = bf16[4,3] parameter(1)
+  ca = f32[2,3] convert(a)
+  cb = f32[4,3] convert(b)
+  ROOT c = f32[6,3] concatenate(ca, cb), dimensions={0}
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"bf16[6,3]{1,0} concatenate(%a, %b)", "ROOT", "f32[6,3]{1,0} convert("})) << r.text;
+}
+
+TEST(ConvertMoverTest, HoistsNarrowingConvertAboveTranspose) {
+  PassResult r = RunPass(std::make_unique<ConvertMover>(), R"(
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  t = f32[3,2] transpose(a), dimensions={1,0}
+  ROOT c = f16[3,2] convert(t)
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"f16[2,3]{1,0} convert(%a)", "ROOT", "f16[3,2]{1,0} transpose("})) << r.text;
+}
+
+TEST(ConvertMoverTest, EdgeCaseIntegerWideningThroughReshapeAndSlice) {
+  PassResult r = RunPass(std::make_unique<ConvertMover>(), R"(
+ENTRY e {
+  a = s8[12] parameter(0)
+  w = s32[12] convert(a)
+  r = s32[3,4] reshape(w)
+  ROOT s = s32[2,4] slice(r), slice={[1:3], [0:4]}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"s8[3,4]{1,0} reshape(%a)", "s8[2,4]{1,0} slice(", "ROOT", "s32[2,4]{1,0} convert("})) << r.text;
+}
+
+TEST(ConvertMoverTest, LeavesMixedSourcesAndSharedOps) {
+  // Operands converted from different types; a narrowing convert of a
+  // transpose someone else reads (moving it would duplicate the transpose);
+  // a float-to-int convert (not a widening of the same kind).
+  EXPECT_FALSE(RunPass(std::make_unique<ConvertMover>(), R"(
+ENTRY e {
+  a = bf16[2] parameter(0)
+  b = f16[2] parameter(1)
+  ca = f32[2] convert(a)
+  cb = f32[2] convert(b)
+  c = f32[4] concatenate(ca, cb), dimensions={0}
+  x = f32[2,3] parameter(2)
+  t = f32[3,2] transpose(x), dimensions={1,0}
+  n = f16[3,2] convert(t)
+  i = s32[2] parameter(3)
+  fi = f32[2] convert(i)
+  r = f32[2] reverse(fi), dimensions={0}
+  ROOT out = (f32[4], f16[3,2], f32[3,2], f32[2]) tuple(c, n, t, r)
+})").changed);
+}
+
+TEST(ConvertMoverTest, CorpusConvertsComputeTheSame) {
+  CorpusPassStats stats = CheckPassOnCorpus(" convert(", [] { return std::make_unique<ConvertMover>(); });
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << PassCorpusPath();
+  EXPECT_GT(stats.changed, 0);
+}
+
+}  // namespace
+}  // namespace passlab
