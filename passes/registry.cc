@@ -24,6 +24,7 @@
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/layout/gpu_layout_assignment.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
 #include "passes/libcall/cublas_pad_for_gemms.h"
@@ -150,6 +151,17 @@ void AddLibraryCallPasses(std::vector<PassRegistryEntry>& r) {
                Factory<GemmAlgorithmPicker>()});
 }
 
+// The layout-assignment, gemm broadcast folding and ir-emit-prepare passes
+// (issue 7), in their own list so concurrent registry edits merge cleanly.
+// None is required: every emitter and library runner reads any plain layout
+// through its strides, so the default layouts run as they are.
+void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"layout-assignment", "GpuLayoutAssignment", "layout",
+               "Chooses layouts (entry layouts honoured, conv/gemm constraints, propagation) and inserts the "
+               "layout-changing copies they need.",
+               false, "", Factory<GpuLayoutAssignment>()});
+}
+
 std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
       {"batchnorm_expander", "BatchNormExpander", "expanders",
@@ -216,6 +228,7 @@ std::vector<PassRegistryEntry> MakeRegistry() {
   AddIndexingPasses(r);
   AddFusionPasses(r);
   AddLibraryCallPasses(r);
+  AddLayoutPasses(r);
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return r;
 }

@@ -23,6 +23,7 @@
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/layout/gpu_layout_assignment.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
 #include "passes/libcall/cublas_pad_for_gemms.h"
@@ -140,9 +141,20 @@ std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildLayoutAssignmentPipeline() {
+  // XLA:GPU's "layout-assignment" pipeline: after conv-canonicalization (the
+  // convolution calls whose layouts it constrains exist) and before
+  // GemmRewriter (it constrains dots, which become gemm calls later).
+  auto pipeline = std::make_unique<HloPassPipeline>("layout-assignment");
+  // Layouts are assigned per computation, so every called computation has
+  // one call site first (XLA runs FlattenCallGraph here).
+  pipeline->AddPass<FlattenCallGraph>();
+  pipeline->AddPass<GpuLayoutAssignment>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
-  // XLA:GPU's "post-layout-assignment" pipeline (both nvptx parts). passlab
-  // has no layout-assignment sub-pipeline yet, so it follows optimization.
+  // XLA:GPU's "post-layout-assignment" pipeline (both nvptx parts).
   auto pipeline = std::make_unique<HloPassPipeline>("post-layout-assignment");
   // nvptx post-layout-assignment part 1: gemm dims padded to multiples of 8
   // for bf16 (Ampere) and f16 (Volta), while the dots are still canonical
@@ -221,6 +233,7 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   auto pipeline = std::make_unique<HloPassPipeline>("gpu");
   pipeline->AddPipeline(BuildOptimizationPipeline());
   pipeline->AddPipeline(BuildConvCanonicalizationPipeline());
+  pipeline->AddPipeline(BuildLayoutAssignmentPipeline());
   pipeline->AddPipeline(BuildPostLayoutAssignmentPipeline());
   pipeline->AddPipeline(BuildFusionPipeline());
   pipeline->AddPipeline(BuildHorizontalFusionPipeline());
@@ -228,14 +241,15 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
 }
 
 std::vector<std::string> PipelineNames() {
-  return {"conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion", "optimization",
-          "post-layout-assignment"};
+  return {"conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion", "layout-assignment",
+          "optimization", "post-layout-assignment"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
   if (name == "default" || name == "gpu") return BuildGpuPipeline();
   if (name == "optimization") return BuildOptimizationPipeline();
   if (name == "conv-canonicalization") return BuildConvCanonicalizationPipeline();
+  if (name == "layout-assignment") return BuildLayoutAssignmentPipeline();
   if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
   if (name == "fusion") return BuildFusionPipeline();
   if (name == "horizontal-fusion") return BuildHorizontalFusionPipeline();

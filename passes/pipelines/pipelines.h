@@ -23,6 +23,8 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline();
 // library calls.
 std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline();
 
+// XLA:GPU's "layout-assignment" sub-pipeline (flatten-call-graph, layouts).
+std::unique_ptr<HloPassPipeline> BuildLayoutAssignmentPipeline();
 // XLA:GPU's "post-layout-assignment" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline();
 // XLA:GPU's "fusion" sub-pipeline (producer-consumer, merger, multi-output).
