@@ -29,6 +29,7 @@
 #include "passes/libcall/conv_rewriter.h"
 #include "passes/libcall/cublas_pad_for_gemms.h"
 #include "passes/libcall/cudnn_fused_conv_rewriter.h"
+#include "passes/libcall/gemm_broadcast_folding_rewriter.h"
 #include "passes/libcall/gemm_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
@@ -160,6 +161,9 @@ void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
                "Chooses layouts (entry layouts honoured, conv/gemm constraints, propagation) and inserts the "
                "layout-changing copies they need.",
                false, "", Factory<GpuLayoutAssignment>()});
+  r.push_back({"cublas-gemm-broadcast-folding-rewriter", "GemmBroadcastFoldingRewriter", "libcall",
+               "Folds a broadcast adding only a gemm operand's batch dimensions into the call (batch stride 0).",
+               false, "", Factory<GemmBroadcastFoldingRewriter>()});
 }
 
 std::vector<PassRegistryEntry> MakeRegistry() {

@@ -28,6 +28,7 @@
 #include "passes/libcall/conv_rewriter.h"
 #include "passes/libcall/cublas_pad_for_gemms.h"
 #include "passes/libcall/cudnn_fused_conv_rewriter.h"
+#include "passes/libcall/gemm_broadcast_folding_rewriter.h"
 #include "passes/libcall/gemm_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
@@ -171,6 +172,9 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // Dots become BLAS calls right after TransposeFolding, as in XLA: the call
   // reads either operand orientation, so a folded transpose costs nothing.
   pipeline->AddPass<GemmRewriter>();
+  // Matches the gemm calls GemmRewriter just created, before anything fuses
+  // their broadcast operands away from them.
+  pipeline->AddPass<GemmBroadcastFoldingRewriter>();
   // Reduction canonicalization for the GPU reduction emitter: size-1 dims out,
   // default layouts, adjacent reduced dims merged, then the splitter and the
   // tree rewriter, each to its fixed point, on canonical reduces.

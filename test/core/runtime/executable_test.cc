@@ -401,6 +401,23 @@ ENTRY e {
             r.executable->buffer_assignment().LeafSlices(entry->GetInstructionWithName("c"))[0]);
 }
 
+TEST(ExecutableTest, GemmOperandWithoutBatchDimsIsReadForEveryBatch) {
+  // GemmBroadcastFoldingRewriter's form: rhs has no batch dims (stride 0,
+  // read in place); lhs-free with a column-major lhs (packed once).
+  RunAndCompare(R"(HloModule gemm
+ENTRY e {
+  a = f32[3,4,5] parameter(0)
+  b = f32[5,7] parameter(1)
+  ROOT g = f32[3,4,7] custom-call(a, b), custom_call_target="__blas$gemm", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_batch_dimensions":["0"],"lhs_contracting_dimensions":["2"],"rhs_contracting_dimensions":["0"]}}}
+})");
+  RunAndCompare(R"(HloModule gemm
+ENTRY e {
+  a = f32[4,5]{0,1} parameter(0)
+  b = f32[3,5,7]{1,2,0} parameter(1)
+  ROOT g = f32[3,4,7] custom-call(a, b), custom_call_target="__blas$gemm", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_batch_dimensions":["0"],"rhs_contracting_dimensions":["1"]}}}
+})");
+}
+
 TEST(ExecutableTest, BarriersAndDependenciesAreAliases) {
   Ran r = RunAndCompare(R"(HloModule barrier
 ENTRY e {
