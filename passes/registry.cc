@@ -25,6 +25,8 @@
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
 #include "passes/layout/gpu_layout_assignment.h"
+#include "passes/prepare/copy_insertion.h"
+#include "passes/prepare/sanitize_constant_names.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
 #include "passes/libcall/cublas_pad_for_gemms.h"
@@ -164,6 +166,13 @@ void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"cublas-gemm-broadcast-folding-rewriter", "GemmBroadcastFoldingRewriter", "libcall",
                "Folds a broadcast adding only a gemm operand's batch dimensions into the call (batch stride 0).",
                false, "", Factory<GemmBroadcastFoldingRewriter>()});
+  r.push_back({"copy-insertion", "CopyInsertion", "prepare",
+               "Copies loop inits, loop/branch/entry results that would share a buffer (constants, parameters, "
+               "repeats), so loop state lives in place.",
+               false, "", Factory<CopyInsertion>()});
+  r.push_back({"sanitize-constant-names", "SanitizeConstantNames", "prepare",
+               "Renames constants to legal, module-unique LLVM/PTX symbols.", false, "",
+               Factory<SanitizeConstantNames>()});
 }
 
 std::vector<PassRegistryEntry> MakeRegistry() {

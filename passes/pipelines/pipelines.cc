@@ -24,6 +24,8 @@
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
 #include "passes/layout/gpu_layout_assignment.h"
+#include "passes/prepare/copy_insertion.h"
+#include "passes/prepare/sanitize_constant_names.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
 #include "passes/libcall/cublas_pad_for_gemms.h"
@@ -231,6 +233,19 @@ std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline() {
+  // XLA:GPU's "ir-emit-prepare" pipeline: the last edits before buffer
+  // assignment and emission, on the final (fused) program.
+  auto pipeline = std::make_unique<HloPassPipeline>("ir-emit-prepare");
+  // After every pass that restructures loops or results: the copies only
+  // keep their purpose if nothing rewrites around them afterwards.
+  pipeline->AddPass<CopyInsertion>();
+  // Last: copy insertion adds no constants, and names must be final when
+  // constants are emitted as symbols.
+  pipeline->AddPass<SanitizeConstantNames>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   // XLA:GPU's sub-pipelines in seed 003's order (table 1). Each builder
   // comments its own ordering constraints.
@@ -241,12 +256,13 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   pipeline->AddPipeline(BuildPostLayoutAssignmentPipeline());
   pipeline->AddPipeline(BuildFusionPipeline());
   pipeline->AddPipeline(BuildHorizontalFusionPipeline());
+  pipeline->AddPipeline(BuildIrEmitPreparePipeline());
   return pipeline;
 }
 
 std::vector<std::string> PipelineNames() {
-  return {"conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion", "layout-assignment",
-          "optimization", "post-layout-assignment"};
+  return {"conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion", "ir-emit-prepare",
+          "layout-assignment", "optimization", "post-layout-assignment"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
@@ -254,6 +270,7 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_
   if (name == "optimization") return BuildOptimizationPipeline();
   if (name == "conv-canonicalization") return BuildConvCanonicalizationPipeline();
   if (name == "layout-assignment") return BuildLayoutAssignmentPipeline();
+  if (name == "ir-emit-prepare") return BuildIrEmitPreparePipeline();
   if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
   if (name == "fusion") return BuildFusionPipeline();
   if (name == "horizontal-fusion") return BuildHorizontalFusionPipeline();

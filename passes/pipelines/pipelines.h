@@ -31,6 +31,8 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline();
 std::unique_ptr<HloPassPipeline> BuildFusionPipeline();
 // XLA:GPU's "horizontal-fusion" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline();
+// XLA:GPU's "ir-emit-prepare" sub-pipeline (copy insertion, constant names).
+std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline();
 // "gpu" (alias "default"): every sub-pipeline passlab has, in XLA:GPU's order.
 std::unique_ptr<HloPassPipeline> BuildGpuPipeline();
 

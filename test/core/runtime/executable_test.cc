@@ -286,6 +286,46 @@ ENTRY e {
   EXPECT_NE(r.executable->ToString().find("body:"), std::string::npos) << r.executable->ToString();
 }
 
+TEST(ExecutableTest, WhileLoopStateLivesInItsInitBuffersWhenCopiesMadeThatSafe) {
+  // As CopyInsertion leaves it: the parameter and the constant reach the
+  // loop through copies, so every init leaf is a buffer only the loop reads
+  // and the state is placed there (no copy when the loop starts). x is
+  // read again after the loop, so its leaf gets a buffer of its own.
+  Ran r = RunAndCompare(R"(HloModule loop
+cond {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(3)), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[4] get-tuple-element(s), index=1
+  b = f32[4] get-tuple-element(s), index=2
+  ROOT next = (s32[], f32[4], f32[4]) tuple(s32[] add(i, s32[] constant(1)), f32[4] add(a, b), b)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  x = f32[4] exponential(p)
+  z = s32[] copy(s32[] constant(0))
+  pc = f32[4] copy(p)
+  init = (s32[], f32[4], f32[4]) tuple(z, pc, x)
+  w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
+  g = f32[4] get-tuple-element(w), index=1
+  ROOT r = f32[4] add(g, x)
+})");
+  ASSERT_NE(r.executable, nullptr);
+  const BufferAssignment& a = r.executable->buffer_assignment();
+  const HloComputation* entry = r.module->entry_computation();
+  const std::vector<BufferSlice>& state = a.LeafSlices(entry->GetInstructionWithName("w"));
+  const std::vector<BufferSlice>& init = a.LeafSlices(entry->GetInstructionWithName("init"));
+  ASSERT_EQ(state.size(), 3u);
+  EXPECT_TRUE(a.IsInPlace(entry->GetInstructionWithName("w")));
+  EXPECT_EQ(state[0], init[0]);
+  EXPECT_EQ(state[1], init[1]);
+  EXPECT_NE(state[2], init[2]);
+}
+
 TEST(ExecutableTest, ConditionalWithPredAndIndex) {
   const std::string text = R"(HloModule cond
 a {
