@@ -161,7 +161,7 @@ void AddLibraryCallPasses(std::vector<PassRegistryEntry>& r) {
 void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"layout-assignment", "GpuLayoutAssignment", "layout",
                "Chooses layouts (entry layouts honoured, conv/gemm constraints, propagation) and inserts the "
-               "layout-changing copies they need.",
+               "layout-changing copies they need. Only a tiled entry layout needs it (kernels read plain layouts).",
                false, "", Factory<GpuLayoutAssignment>()});
   r.push_back({"cublas-gemm-broadcast-folding-rewriter", "GemmBroadcastFoldingRewriter", "libcall",
                "Folds a broadcast adding only a gemm operand's batch dimensions into the call (batch stride 0).",

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/str_util.h"
+#include "core/runtime/host_buffer.h"
 
 namespace passlab {
 namespace {
@@ -37,7 +38,7 @@ std::vector<Shape> Leaves(const Shape& shape) {
   return out;
 }
 
-int64_t LeafBytes(const Shape& s) { return s.IsArray() ? s.byte_size() : 0; }
+int64_t LeafBytes(const Shape& s) { return BufferBytes(s); }
 
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 

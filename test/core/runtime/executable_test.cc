@@ -326,6 +326,35 @@ ENTRY e {
   EXPECT_NE(state[2], init[2]);
 }
 
+TEST(ExecutableTest, TiledEntryLayoutsRunThroughCopies) {
+  // As layout-assignment leaves a tiled entry (seed 002's F32[3,5] with
+  // (2,2) tiles): copies untile the parameter and tile the result; the
+  // kernel sees plain layouts only.
+  Ran r = RunAndCompare(R"(HloModule tiled, entry_computation_layout={(f32[3,5]{1,0:T(2,2)})->f32[3,5]{0,1:T(2,2)}}
+ENTRY e {
+  p = f32[3,5]{1,0:T(2,2)} parameter(0)
+  c = f32[3,5]{1,0} copy(p)
+  n = f32[3,5]{1,0} add(c, c)
+  ROOT t = f32[3,5]{0,1:T(2,2)} copy(n)
+})");
+  ASSERT_NE(r.executable, nullptr);
+  // 2x3 tiles of 2x2 (padding included) per buffer.
+  EXPECT_EQ(r.executable->buffer_assignment().LeafSlices(r.module->entry_computation()->root_instruction())[0].size,
+            4 * 2 * 3 * 4);
+}
+
+TEST(ExecutableTest, KernelsRejectTiledOperands) {
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(R"(HloModule tiled
+ENTRY e {
+  p = f32[3,5]{1,0:T(2,2)} parameter(0)
+  ROOT n = f32[3,5]{1,0:T(2,2)} negate(p)
+})");
+  ASSERT_TRUE(m.ok());
+  absl::StatusOr<std::unique_ptr<Executable>> e = Executable::Create(**m, FakeKernels());
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("n: tiled layouts are not supported"), std::string::npos) << e.status().message();
+}
+
 TEST(ExecutableTest, ConditionalWithPredAndIndex) {
   const std::string text = R"(HloModule cond
 a {
