@@ -60,7 +60,8 @@ absl::Status CheckHostLayout(const Shape& shape) {
   if (!shape.is_static()) {
     return absl::UnimplementedError(StrCat("dynamic shapes are not supported by the CPU runtime: ", shape.ToString()));
   }
-  if (shape.layout().element_size_in_bits() != 0 || static_cast<int64_t>(shape.layout().minor_to_major().size()) != shape.rank()) {
+  if (shape.layout().element_size_in_bits() != 0 ||
+      static_cast<int64_t>(shape.layout().minor_to_major().size()) != shape.rank()) {
     return absl::UnimplementedError(StrCat("the CPU runtime does not pack sub-byte elements: ", shape.ToString()));
   }
   std::vector<std::vector<int64_t>> tiles = TileDims(shape);

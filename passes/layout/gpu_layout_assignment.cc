@@ -84,7 +84,8 @@ bool GemmReadsDirectly(const Layout& layout, const std::vector<int64_t>& batch, 
   return physical == a || physical == b;
 }
 
-std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
+std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
+                              const std::vector<int64_t>& contracting) {
   std::vector<int64_t> out;
   for (int64_t d = 0; d < rank; ++d) {
     if (!Contains(batch, d) && !Contains(contracting, d)) out.push_back(d);
@@ -280,7 +281,9 @@ class ComputationLayouts {
     const HloInstruction* operand = user.operand(i);
     if (!Assignable(operand->shape())) return std::nullopt;
     if (IsPropagatingElementwise(user) && operand->shape().rank() == user.shape().rank()) return Decided(&user);
-    if (user.opcode() == HloOpcode::kDot && i < 2) return WithOrder(Final(operand), DotOperandLayout(user, i, Final(operand)));
+    if (user.opcode() == HloOpcode::kDot && i < 2) {
+      return WithOrder(Final(operand), DotOperandLayout(user, i, Final(operand)));
+    }
     if (auto it = conv_roles_.find(&user); it != conv_roles_.end()) {
       ConvRole role = it->second.operands[i];
       if (role == ConvRole::kNone) return std::nullopt;
