@@ -27,11 +27,15 @@
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/layout/gpu_layout_assignment.h"
+#include "passes/prepare/copy_insertion.h"
+#include "passes/prepare/sanitize_constant_names.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
 #include "passes/libcall/cublas_pad_for_gemms.h"
 #include "passes/libcall/cudnn_fused_conv_rewriter.h"
 #include "passes/libcall/cudnn_pad_for_convolutions.h"
+#include "passes/libcall/gemm_broadcast_folding_rewriter.h"
 #include "passes/libcall/gemm_rewriter.h"
 #include "passes/libcall/gpusolver_rewriter.h"
 #include "passes/libcall/triangular_solve_rewriter.h"
@@ -202,6 +206,27 @@ void AddExpanderPasses(std::vector<PassRegistryEntry>& r) {
                "", Factory<StableSortExpander>()});
 }
 
+// The layout-assignment, gemm broadcast folding and ir-emit-prepare passes
+// (issue 7), in their own list so concurrent registry edits merge cleanly.
+// None is required: every emitter and library runner reads any plain layout
+// through its strides, so the default layouts run as they are.
+void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"layout-assignment", "GpuLayoutAssignment", "layout",
+               "Chooses layouts (entry layouts honoured, conv/gemm constraints, propagation) and inserts the "
+               "layout-changing copies they need. Only a tiled entry layout needs it (kernels read plain layouts).",
+               false, "", Factory<GpuLayoutAssignment>()});
+  r.push_back({"cublas-gemm-broadcast-folding-rewriter", "GemmBroadcastFoldingRewriter", "libcall",
+               "Folds a broadcast adding only a gemm operand's batch dimensions into the call (batch stride 0).",
+               false, "", Factory<GemmBroadcastFoldingRewriter>()});
+  r.push_back({"copy-insertion", "CopyInsertion", "prepare",
+               "Copies loop inits, loop/branch/entry results that would share a buffer (constants, parameters, "
+               "repeats), so loop state lives in place.",
+               false, "", Factory<CopyInsertion>()});
+  r.push_back({"sanitize-constant-names", "SanitizeConstantNames", "prepare",
+               "Renames constants to legal, module-unique LLVM/PTX symbols.", false, "",
+               Factory<SanitizeConstantNames>()});
+}
+
 std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
       {"batchnorm_expander", "BatchNormExpander", "expanders",
@@ -269,6 +294,7 @@ std::vector<PassRegistryEntry> MakeRegistry() {
   AddFusionPasses(r);
   AddLibraryCallPasses(r);
   AddExpanderPasses(r);
+  AddLayoutPasses(r);
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return r;
 }

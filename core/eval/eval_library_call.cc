@@ -12,6 +12,8 @@
 //                 output_grad as the kernel), batch_group_count = groups.
 #include <cmath>
 #include <complex>
+#include <cstring>
+#include <optional>
 
 #include "core/eval/eval_internal.h"
 #include "core/ir/hlo_instruction.h"
@@ -45,6 +47,19 @@ double Gelu(double x) {
   return 0.5 * x * (1 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
 }
 
+// `operand` with the batch dimensions `batch` prepended: the same matrix
+// for every batch (a gemm operand without batch dimensions).
+Literal PrependBatch(const Literal& operand, const std::vector<int64_t>& batch) {
+  std::vector<int64_t> dims = batch;
+  dims.insert(dims.end(), operand.shape().dimensions().begin(), operand.shape().dimensions().end());
+  Literal out(Shape(operand.shape().element_type(), dims));
+  int64_t bytes = operand.size_bytes();
+  for (int64_t at = 0; bytes > 0 && at < out.size_bytes(); at += bytes) {
+    std::memcpy(out.untyped_data() + at, operand.untyped_data(), bytes);
+  }
+  return out;
+}
+
 absl::StatusOr<Literal> EvalGemm(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
   absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
   if (!call.ok()) return call.status();
@@ -59,6 +74,23 @@ absl::StatusOr<Literal> EvalGemm(const HloInstruction& inst, Operands ops, EvalC
   dot->mutable_attrs().dot_dnums = c.dot_dimension_numbers;
   dot->mutable_attrs().precision_config = c.precision_config;
   const Literal* operands[2] = {ops[0], ops[1]};
+  // A side without batch dimensions is broadcast over the other's batch.
+  DotDimensionNumbers& dn = dot->mutable_attrs().dot_dnums;
+  std::optional<Literal> broadcast;
+  for (int side = 0; side < 2; ++side) {
+    std::vector<int64_t>& mine = side == 0 ? dn.lhs_batch_dimensions : dn.rhs_batch_dimensions;
+    std::vector<int64_t>& mine_contracting = side == 0 ? dn.lhs_contracting_dimensions : dn.rhs_contracting_dimensions;
+    const std::vector<int64_t>& other = side == 0 ? dn.rhs_batch_dimensions : dn.lhs_batch_dimensions;
+    if (!mine.empty() || other.empty()) continue;
+    std::vector<int64_t> sizes;
+    for (int64_t d : other) sizes.push_back(operands[1 - side]->shape().dimensions(d));
+    broadcast = PrependBatch(*operands[side], sizes);
+    operands[side] = &*broadcast;
+    int64_t nb = static_cast<int64_t>(sizes.size());
+    for (int64_t i = 0; i < nb; ++i) mine.push_back(i);
+    for (int64_t& d : mine_contracting) d += nb;
+    break;
+  }
   absl::StatusOr<Literal> product = EvalDot(*dot, operands, ctx.options().num_threads);
   if (!product.ok()) return product;
   Literal& out = *product;

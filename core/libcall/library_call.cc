@@ -330,7 +330,10 @@ absl::StatusOr<GemmCall> AnalyzeGemmCall(const HloInstruction& inst) {
   const Shape& rs = inst.operand(1)->shape();
   if (!ls.IsArray() || !rs.IsArray()) return absl::InvalidArgumentError(StrCat(where, ": lhs and rhs must be arrays"));
   const DotDimensionNumbers& d = c.dot_dimension_numbers;
-  if (d.lhs_batch_dimensions.size() != d.rhs_batch_dimensions.size() ||
+  // One side without batch dimensions is broadcast over the other's batch
+  // (stride 0; GemmBroadcastFoldingRewriter's form, as in XLA).
+  bool broadcast_side = d.lhs_batch_dimensions.empty() != d.rhs_batch_dimensions.empty();
+  if ((d.lhs_batch_dimensions.size() != d.rhs_batch_dimensions.size() && !broadcast_side) ||
       d.lhs_contracting_dimensions.size() != d.rhs_contracting_dimensions.size()) {
     return absl::InvalidArgumentError(StrCat(where, ": lhs and rhs have different numbers of batch or contracting dims"));
   }
@@ -342,11 +345,15 @@ absl::StatusOr<GemmCall> AnalyzeGemmCall(const HloInstruction& inst) {
                                              " are out of range or repeated for ", ls.ToString(), " x ", rs.ToString()));
   }
   std::vector<int64_t> out_dims;
-  for (size_t i = 0; i < d.lhs_batch_dimensions.size(); ++i) {
-    int64_t a = ls.dimensions(d.lhs_batch_dimensions[i]), b = rs.dimensions(d.rhs_batch_dimensions[i]);
-    if (a != b) return absl::InvalidArgumentError(StrCat(where, ": batch dimension sizes differ (", a, " vs ", b, ")"));
-    out_dims.push_back(a);
-    call.batch *= a;
+  size_t batch_rank = std::max(d.lhs_batch_dimensions.size(), d.rhs_batch_dimensions.size());
+  for (size_t i = 0; i < batch_rank; ++i) {
+    int64_t a = d.lhs_batch_dimensions.empty() ? -1 : ls.dimensions(d.lhs_batch_dimensions[i]);
+    int64_t b = d.rhs_batch_dimensions.empty() ? -1 : rs.dimensions(d.rhs_batch_dimensions[i]);
+    if (a >= 0 && b >= 0 && a != b) {
+      return absl::InvalidArgumentError(StrCat(where, ": batch dimension sizes differ (", a, " vs ", b, ")"));
+    }
+    out_dims.push_back(std::max(a, b));
+    call.batch *= std::max(a, b);
   }
   for (size_t i = 0; i < d.lhs_contracting_dimensions.size(); ++i) {
     int64_t a = ls.dimensions(d.lhs_contracting_dimensions[i]), b = rs.dimensions(d.rhs_contracting_dimensions[i]);

@@ -97,7 +97,8 @@ absl::StatusOr<GemmBackendConfig> ParseGemmBackendConfig(std::string_view json, 
 
 // A gemm call taken apart: its config and the role of each operand, checked
 // against the shapes (batch/contracting dims in range, c and bias shaped as
-// the result needs).
+// the result needs). One operand may have no batch dimensions while the
+// other has some: it is then the same matrix for every batch (stride 0).
 struct GemmCall {
   GemmBackendConfig config;
   int64_t c_operand = -1;     // operand index of C (beta != 0), -1 if none

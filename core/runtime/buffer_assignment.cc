@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/str_util.h"
+#include "core/runtime/host_buffer.h"
 
 namespace passlab {
 namespace {
@@ -37,7 +38,7 @@ std::vector<Shape> Leaves(const Shape& shape) {
   return out;
 }
 
-int64_t LeafBytes(const Shape& s) { return s.IsArray() ? s.byte_size() : 0; }
+int64_t LeafBytes(const Shape& s) { return BufferBytes(s); }
 
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
@@ -110,8 +111,8 @@ bool BufferAssignment::CanOverwrite(int64_t buffer, const HloInstruction* writer
     for (const HloInstruction* user : h->users()) {
       if (!Reads(user, h, buffer)) continue;
       if (user == writer) {
-        // Read only as the overwritten operand.
-        int64_t target = InPlaceOperand(*writer);
+        // Read only as the overwritten operand (a while's init).
+        int64_t target = writer->opcode() == HloOpcode::kWhile ? 0 : InPlaceOperand(*writer);
         for (int64_t i = 0; i < writer->operand_count(); ++i) {
           if (i != target && writer->operand(i) == h) return false;
         }
@@ -167,6 +168,26 @@ absl::Status BufferAssignment::Assign(const HloComputation& computation, const B
                op == HloOpcode::kAddDependency) {
       // The operand's storage under another name (add-dependency: operand 0).
       ids = leaf_buffers_.at(inst->operand(0));
+    } else if (op == HloOpcode::kWhile) {
+      // The loop state lives in its init's buffers when nothing reads them
+      // after the loop starts and each leaf has its own buffer (copy
+      // insertion arranges both); the loop then starts without copying.
+      const std::vector<int64_t>& init = leaf_buffers_.at(inst->operand(0));
+      bool aliased = false;
+      for (size_t i = 0; i < leaves.size(); ++i) {
+        int64_t b = i < init.size() ? init[i] : -1;
+        bool own = b >= 0 && std::count(init.begin(), init.end(), b) == 1;
+        if (own && LeafBytes(leaves[i]) > 0 && buffers_[b].size == LeafBytes(leaves[i]) &&
+            CanOverwrite(b, inst, options)) {
+          ids.push_back(b);
+          aliased = true;
+          continue;
+        }
+        BufferSlice s;
+        s.kind = LeafBytes(leaves[i]) > 0 ? BufferSlice::Kind::kArena : BufferSlice::Kind::kNone;
+        ids.push_back(NewBuffer(inst, i, LeafBytes(leaves[i]), s));
+      }
+      if (aliased) in_place_.push_back(inst);
     } else {
       int64_t target = InPlaceOperand(*inst);
       if (target >= 0 && target < inst->operand_count() && leaves.size() == 1) {

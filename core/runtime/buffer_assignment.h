@@ -9,6 +9,10 @@
 //    calls and fusions with output_to_operand_aliasing) write into their
 //    operand's buffer when that is the operand's last use and the buffer is
 //    in the arena (or a donated parameter).
+//  - While loops keep their state in their init's buffers (leaf by leaf)
+//    when the init is read by nothing else from the loop on and no buffer
+//    appears twice in it: what CopyInsertion arranges with copies of
+//    parameters, constants and shared values.
 //  - Parameter donation: an output leaf that the module's input_output_alias
 //    ties to a parameter is placed in that parameter's buffer when the
 //    parameter is dead by the time the leaf is computed; buffer_donor

@@ -90,7 +90,7 @@ absl::StatusOr<const Frame*> Executable::ExecuteToFrame(absl::Span<const Literal
     }
     parameter_storage_[i].resize(leaves.size());
     for (size_t k = 0; k < leaves.size(); ++k) {
-      int64_t bytes = leaves[k].IsArray() ? leaves[k].byte_size() : 0;
+      int64_t bytes = BufferBytes(leaves[k]);
       std::vector<uint64_t>& storage = parameter_storage_[i][k];
       if (storage.size() != static_cast<size_t>(bytes / 8 + 1)) storage.assign(bytes / 8 + 1, 0);
       params[i].push_back(storage.data());

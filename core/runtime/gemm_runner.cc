@@ -6,7 +6,9 @@
 // packed into a row-major temporary of the compute type first. The result is
 // written in place when its layout allows (computing C^T = B^T A^T for a
 // column-major result), else through a temporary. beta, bias and the
-// activation epilogue follow XLA: D = act(alpha*A*B + beta*C + bias).
+// activation epilogue follow XLA: D = act(alpha*A*B + beta*C + bias). An
+// operand without batch dimensions (GemmBroadcastFoldingRewriter's form) is
+// read with batch stride 0.
 #include "core/runtime/library_call_internal.h"
 
 #include <cblas.h>
@@ -71,7 +73,9 @@ MatrixPlan PlanMatrix(const Tables& t, bool same_type) {
   if (!p.direct) {
     p.trans = false;
     p.ld = std::max<int64_t>(cols, 1);
-    p.batch_stride = rows * cols;
+    // One packed matrix serves every batch of an operand without batch
+    // dimensions (a folded broadcast).
+    p.batch_stride = t.batch.size() > 1 ? rows * cols : 0;
   }
   return p;
 }
@@ -123,8 +127,8 @@ class BlasGemmRunner : public LibraryCallRunner {
                       d.lhs_contracting_dimensions);
     rhs_ = MakeTables(rs, d.rhs_batch_dimensions, d.rhs_contracting_dimensions,
                       FreeDims(rs.rank(), d.rhs_batch_dimensions, d.rhs_contracting_dimensions));
-    int64_t nb = d.lhs_batch_dimensions.size();
-    int64_t nm = ls.rank() - nb - d.lhs_contracting_dimensions.size();
+    int64_t nb = std::max(d.lhs_batch_dimensions.size(), d.rhs_batch_dimensions.size());
+    int64_t nm = ls.rank() - d.lhs_batch_dimensions.size() - d.lhs_contracting_dimensions.size();
     int64_t rank = call_.result_shape.rank();
     auto out_tables = [&](const Shape& s) {
       return MakeTables(s, Range(0, nb), Range(nb, nb + nm), Range(nb + nm, rank));
@@ -158,8 +162,8 @@ class BlasGemmRunner : public LibraryCallRunner {
       out_batch_stride_ = m * n;
     }
     int64_t batch = call_.batch;
-    if (!a_plan_.direct) a_packed_.resize(batch * m * call_.k);
-    if (!b_plan_.direct) b_packed_.resize(batch * call_.k * n);
+    if (!a_plan_.direct) a_packed_.resize(lhs_.batch.size() * m * call_.k);
+    if (!b_plan_.direct) b_packed_.resize(rhs_.batch.size() * call_.k * n);
     if (!out_direct_) out_temp_.resize(batch * m * n);
     flops_ = 2 * batch * m * n * call_.k;
     for (const HloInstruction* op : inst.operands()) bytes_read_ += op->shape().byte_size();

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/ir/str_util.h"
+#include "core/ir/tile_math.h"
 
 namespace passlab {
 
@@ -32,6 +33,76 @@ absl::Status CheckPlainLayout(const Shape& shape) {
     return absl::UnimplementedError(StrCat("dynamic shapes are not supported by the CPU runtime: ", shape.ToString()));
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+bool HasTiles(const Shape& shape) { return shape.has_layout() && !shape.layout().tiles().empty(); }
+
+// Dimensions (and an index) in physical order, major to minor.
+std::vector<int64_t> MajorToMinorDims(const Shape& shape, absl::Span<const int64_t> logical) {
+  const std::vector<int64_t>& m2m = shape.layout().minor_to_major();
+  std::vector<int64_t> out;
+  for (auto it = m2m.rbegin(); it != m2m.rend(); ++it) out.push_back(logical[*it]);
+  return out;
+}
+
+std::vector<std::vector<int64_t>> TileDims(const Shape& shape) {
+  std::vector<std::vector<int64_t>> tiles;
+  for (const Tile& t : shape.layout().tiles()) tiles.push_back(t.dims);
+  return tiles;
+}
+
+}  // namespace
+
+absl::Status CheckHostLayout(const Shape& shape) {
+  if (!HasTiles(shape)) return CheckPlainLayout(shape);
+  if (!shape.is_static()) {
+    return absl::UnimplementedError(StrCat("dynamic shapes are not supported by the CPU runtime: ", shape.ToString()));
+  }
+  if (shape.layout().element_size_in_bits() != 0 ||
+      static_cast<int64_t>(shape.layout().minor_to_major().size()) != shape.rank()) {
+    return absl::UnimplementedError(StrCat("the CPU runtime does not pack sub-byte elements: ", shape.ToString()));
+  }
+  std::vector<std::vector<int64_t>> tiles = TileDims(shape);
+  return ValidateTiles(MajorToMinorDims(shape, shape.dimensions()), tiles);
+}
+
+int64_t BufferBytes(const Shape& shape) {
+  if (!shape.IsArray()) return 0;
+  if (!HasTiles(shape) || shape.element_count() == 0) return shape.byte_size();
+  return TiledElementCount(MajorToMinorDims(shape, shape.dimensions()), TileDims(shape)) *
+         PrimitiveByteWidth(shape.element_type());
+}
+
+void ForEachElementOffset(const Shape& shape, const std::function<void(int64_t, int64_t)>& fn) {
+  int64_t rank = shape.rank(), n = shape.element_count();
+  if (n == 0) return;
+  if (!HasTiles(shape)) {
+    std::vector<int64_t> strides = PhysicalStrides(shape);
+    std::vector<int64_t> idx(rank, 0);
+    int64_t offset = 0;
+    for (int64_t linear = 0; linear < n; ++linear) {
+      fn(linear, offset);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        offset += strides[d];
+        if (++idx[d] < shape.dimensions(d)) break;
+        offset -= strides[d] * idx[d];
+        idx[d] = 0;
+      }
+    }
+    return;
+  }
+  std::vector<std::vector<int64_t>> tiles = TileDims(shape);
+  std::vector<int64_t> dims = MajorToMinorDims(shape, shape.dimensions());
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t linear = 0; linear < n; ++linear) {
+    fn(linear, LinearIndexWithTiles(MajorToMinorDims(shape, idx), dims, tiles));
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < shape.dimensions(d)) break;
+      idx[d] = 0;
+    }
+  }
 }
 
 std::vector<Shape> LeafShapes(const Shape& shape) {
@@ -68,59 +139,40 @@ bool IsDefaultOrder(const Shape& shape) {
   return true;
 }
 
-// Calls fn(linear, offset) for each element: its row-major position and its
-// position in the buffer.
-template <typename Fn>
-void ForEachOffset(const Shape& shape, Fn&& fn) {
-  std::vector<int64_t> strides = PhysicalStrides(shape);
-  int64_t rank = shape.rank(), n = shape.element_count();
-  if (n == 0) return;
-  std::vector<int64_t> idx(rank, 0);
-  int64_t offset = 0;
-  for (int64_t linear = 0; linear < n; ++linear) {
-    fn(linear, offset);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      offset += strides[d];
-      if (++idx[d] < shape.dimensions(d)) break;
-      offset -= strides[d] * idx[d];
-      idx[d] = 0;
-    }
-  }
-}
-
 }  // namespace
 
 absl::Status CopyLiteralToBuffer(const Literal& literal, const Shape& buffer_shape, void* buffer) {
-  if (absl::Status s = CheckPlainLayout(buffer_shape); !s.ok()) return s;
+  if (absl::Status s = CheckHostLayout(buffer_shape); !s.ok()) return s;
   if (!literal.shape().IsArray() || literal.shape().element_type() != buffer_shape.element_type() ||
       !literal.shape().SameDimensions(buffer_shape)) {
     return absl::InvalidArgumentError(StrCat("value of shape ", literal.shape().ToString(),
                                              " does not fit a buffer of shape ", buffer_shape.ToString()));
   }
   int64_t width = PrimitiveByteWidth(buffer_shape.element_type());
-  if (IsDefaultOrder(buffer_shape)) {
+  if (!HasTiles(buffer_shape) && IsDefaultOrder(buffer_shape)) {
     if (literal.size_bytes() > 0) std::memcpy(buffer, literal.untyped_data(), literal.size_bytes());
     return absl::OkStatus();
   }
   const uint8_t* src = literal.untyped_data();
   uint8_t* dst = static_cast<uint8_t*>(buffer);
-  ForEachOffset(buffer_shape, [&](int64_t linear, int64_t offset) {
+  if (HasTiles(buffer_shape)) std::memset(dst, 0, BufferBytes(buffer_shape));  // tile padding
+  ForEachElementOffset(buffer_shape, [&](int64_t linear, int64_t offset) {
     std::memcpy(dst + offset * width, src + linear * width, width);
   });
   return absl::OkStatus();
 }
 
 absl::StatusOr<Literal> LiteralFromBuffer(const Shape& shape, const void* buffer) {
-  if (absl::Status s = CheckPlainLayout(shape); !s.ok()) return s;
+  if (absl::Status s = CheckHostLayout(shape); !s.ok()) return s;
   Literal literal(shape);
   int64_t width = PrimitiveByteWidth(shape.element_type());
-  if (IsDefaultOrder(shape)) {
+  if (!HasTiles(shape) && IsDefaultOrder(shape)) {
     if (literal.size_bytes() > 0) std::memcpy(literal.untyped_data(), buffer, literal.size_bytes());
     return literal;
   }
   const uint8_t* src = static_cast<const uint8_t*>(buffer);
   uint8_t* dst = literal.untyped_data();
-  ForEachOffset(shape, [&](int64_t linear, int64_t offset) {
+  ForEachElementOffset(shape, [&](int64_t linear, int64_t offset) {
     std::memcpy(dst + linear * width, src + offset * width, width);
   });
   return literal;

@@ -1,11 +1,13 @@
 // Host buffers as the runtime sees them (core/codegen/compiled_kernel.h's
 // convention): one dense array per leaf, elements placed by the shape's
-// layout (minor_to_major, no tiles), one PrimitiveByteWidth() per element.
+// layout (minor_to_major; tiles only where the runtime moves data: parameters,
+// results, copies), one PrimitiveByteWidth() per element.
 // Literals are logical row-major; these helpers move values between the two.
 #ifndef PASSLAB_CORE_RUNTIME_HOST_BUFFER_H_
 #define PASSLAB_CORE_RUNTIME_HOST_BUFFER_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,6 +24,19 @@ std::vector<int64_t> PhysicalStrides(const Shape& shape);
 // Whether buffers of `shape` can be addressed by PhysicalStrides (no tiles,
 // no sub-byte packing); the error names the shape.
 absl::Status CheckPlainLayout(const Shape& shape);
+
+// Whether buffers of `shape` can be held and moved by the runtime (plain or
+// tiled, seed 002): parameters, results, copies and control-flow state may
+// be tiled; kernels and library calls need CheckPlainLayout.
+absl::Status CheckHostLayout(const Shape& shape);
+
+// Bytes of a buffer of an array shape: tiled layouts include their padding.
+int64_t BufferBytes(const Shape& shape);
+
+// Calls fn(linear, offset) for each element of an array shape: its
+// row-major position and its element offset in the buffer (tiled layouts
+// included).
+void ForEachElementOffset(const Shape& shape, const std::function<void(int64_t, int64_t)>& fn);
 
 // The array leaves of a shape, depth-first (a tuple's buffers in order).
 std::vector<Shape> LeafShapes(const Shape& shape);

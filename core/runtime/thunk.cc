@@ -12,15 +12,34 @@ namespace {
 
 int64_t LeafBytesOf(const Shape& s) {
   int64_t n = 0;
-  for (const Shape& leaf : LeafShapes(s)) n += leaf.IsArray() ? leaf.byte_size() : 0;
+  for (const Shape& leaf : LeafShapes(s)) n += BufferBytes(leaf);
   return n;
 }
 
 // dst = src element by element, `dst_shape` and `src_shape` having the same
 // dimensions and element type but possibly different layouts.
 void CopyArray(const Shape& src_shape, const void* src, const Shape& dst_shape, void* dst) {
-  int64_t bytes = dst_shape.byte_size();
+  int64_t bytes = BufferBytes(dst_shape);
   if (bytes == 0 || src == dst) return;
+  bool tiled = (src_shape.has_layout() && !src_shape.layout().tiles().empty()) ||
+               (dst_shape.has_layout() && !dst_shape.layout().tiles().empty());
+  if (tiled) {
+    // Through the row-major order: offsets of both sides by element.
+    if (src_shape.layout() == dst_shape.layout()) {
+      std::memcpy(dst, src, bytes);
+      return;
+    }
+    int64_t width = PrimitiveByteWidth(dst_shape.element_type());
+    std::vector<int64_t> from(src_shape.element_count());
+    ForEachElementOffset(src_shape, [&](int64_t linear, int64_t offset) { from[linear] = offset; });
+    std::memset(dst, 0, bytes);  // tile padding
+    const uint8_t* s = static_cast<const uint8_t*>(src);
+    uint8_t* d = static_cast<uint8_t*>(dst);
+    ForEachElementOffset(dst_shape, [&](int64_t linear, int64_t offset) {
+      std::memcpy(d + offset * width, s + from[linear] * width, width);
+    });
+    return;
+  }
   std::vector<int64_t> ss = PhysicalStrides(src_shape), ds = PhysicalStrides(dst_shape);
   if (ss == ds) {
     std::memcpy(dst, src, bytes);
@@ -51,7 +70,7 @@ void CopyLeaves(const std::vector<Shape>& from_shapes, const std::vector<void*>&
   std::vector<std::vector<uint8_t>> staged(from.size());
   for (size_t i = 0; i < from.size(); ++i) {
     if (from[i] == to[i] || !from_shapes[i].IsArray()) continue;
-    staged[i].resize(from_shapes[i].byte_size());
+    staged[i].resize(BufferBytes(from_shapes[i]));
     if (!staged[i].empty()) std::memcpy(staged[i].data(), from[i], staged[i].size());
   }
   for (size_t i = 0; i < from.size(); ++i) {
@@ -289,10 +308,14 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Build(const HloComputation& co
 
 absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvider& kernels) {
   HloOpcode op = inst.opcode();
+  // Tiled buffers are only held and moved (parameters, copies, tuples,
+  // control-flow state); whatever computes on a buffer needs it plain.
+  bool moves_data = IsAlias(op) || op == HloOpcode::kCopy || op == HloOpcode::kWhile ||
+                    op == HloOpcode::kConditional || op == HloOpcode::kCall;
   for (const Shape& leaf : LeafShapes(inst.shape())) {
     if (leaf.IsArray()) {
-      if (absl::Status s = CheckPlainLayout(leaf); !s.ok())
-        return absl::UnimplementedError(StrCat(inst.name(), ": ", s.message()));
+      absl::Status s = moves_data && op != HloOpcode::kBitcast ? CheckHostLayout(leaf) : CheckPlainLayout(leaf);
+      if (!s.ok()) return absl::UnimplementedError(StrCat(inst.name(), ": ", s.message()));
     }
   }
   if (op == HloOpcode::kConstant) {
@@ -310,7 +333,7 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
     collect(inst.literal());
     if (values.size() != leaves.size()) return absl::InternalError(StrCat(inst.name(), ": constant leaves mismatch"));
     for (size_t i = 0; i < leaves.size(); ++i) {
-      storage.emplace_back(leaves[i].IsArray() ? leaves[i].byte_size() : 0);
+      storage.emplace_back(BufferBytes(leaves[i]));
       if (!leaves[i].IsArray() || leaves[i].element_count() == 0) continue;
       if (absl::Status s = CopyLiteralToBuffer(*values[i], leaves[i], storage.back().data()); !s.ok()) return s;
     }

@@ -119,6 +119,21 @@ bool ShapesAgree(const Shape& inferred, const Shape& actual, bool layout_sensiti
          inferred.layout().SamePlacement(actual.layout()) || !IsArrayType(actual.element_type());
 }
 
+// Ops whose result layout follows from their operands or definition (they
+// reinterpret or pass data on without touching it), as in XLA's
+// layout-sensitive verifier; every other op may choose its result layout
+// (layout assignment picks it; the kernel writes that layout). Constants are
+// not in the list: a passlab literal is logical, the constant's shape alone
+// places its buffer.
+bool ResultLayoutIsInferred(HloOpcode op) {
+  return op == HloOpcode::kBitcast || op == HloOpcode::kCall || op == HloOpcode::kConditional ||
+         op == HloOpcode::kCopyDone || op == HloOpcode::kCopyStart ||
+         op == HloOpcode::kCustomCall || op == HloOpcode::kGetTupleElement || op == HloOpcode::kInfeed ||
+         op == HloOpcode::kOutfeed || op == HloOpcode::kParameter || op == HloOpcode::kRecv ||
+         op == HloOpcode::kRecvDone || op == HloOpcode::kSend || op == HloOpcode::kSendDone ||
+         op == HloOpcode::kTuple || op == HloOpcode::kWhile;
+}
+
 absl::Status CheckAttributes(const HloInstruction& inst) {
   const HloAttributes& a = inst.attrs();
   switch (inst.opcode()) {
@@ -325,7 +340,8 @@ absl::Status VerifyComputation(const HloComputation& c, const VerifierOptions& o
     absl::StatusOr<Shape> inferred = InferInstructionShape(*inst);
     if (!inferred.ok()) return Fail(*inst, "shape", std::string(inferred.status().message()));
     bool mixed = options.allow_mixed_precision && MixedPrecisionAllowed(inst->opcode());
-    if (!ShapesAgree(*inferred, inst->shape(), options.layout_sensitive, mixed)) {
+    bool compare_layout = options.layout_sensitive && ResultLayoutIsInferred(inst->opcode());
+    if (!ShapesAgree(*inferred, inst->shape(), compare_layout, mixed)) {
       return Fail(*inst, "shape", StrCat("inferred ", inferred->ToString(options.layout_sensitive),
                                          " but the instruction has ", inst->shape().ToString(options.layout_sensitive)));
     }
@@ -362,7 +378,8 @@ absl::Status VerifyInstruction(const HloInstruction& inst, const VerifierOptions
   absl::StatusOr<Shape> inferred = InferInstructionShape(inst);
   if (!inferred.ok()) return Fail(inst, "shape", std::string(inferred.status().message()));
   bool mixed = options.allow_mixed_precision && MixedPrecisionAllowed(inst.opcode());
-  if (!ShapesAgree(*inferred, inst.shape(), options.layout_sensitive, mixed)) {
+  bool compare_layout = options.layout_sensitive && ResultLayoutIsInferred(inst.opcode());
+  if (!ShapesAgree(*inferred, inst.shape(), compare_layout, mixed)) {
     return Fail(inst, "shape", StrCat("inferred ", inferred->ToString(), " but the instruction has ", inst.shape().ToString()));
   }
   if (absl::Status s = CheckAttributes(inst); !s.ok()) return s;

@@ -26,11 +26,15 @@
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/layout/gpu_layout_assignment.h"
+#include "passes/prepare/copy_insertion.h"
+#include "passes/prepare/sanitize_constant_names.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
 #include "passes/libcall/cublas_pad_for_gemms.h"
 #include "passes/libcall/cudnn_fused_conv_rewriter.h"
 #include "passes/libcall/cudnn_pad_for_convolutions.h"
+#include "passes/libcall/gemm_broadcast_folding_rewriter.h"
 #include "passes/libcall/gemm_rewriter.h"
 #include "passes/libcall/gpusolver_rewriter.h"
 #include "passes/libcall/triangular_solve_rewriter.h"
@@ -177,9 +181,20 @@ std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildLayoutAssignmentPipeline() {
+  // XLA:GPU's "layout-assignment" pipeline: after conv-canonicalization (the
+  // convolution calls whose layouts it constrains exist) and before
+  // GemmRewriter (it constrains dots, which become gemm calls later).
+  auto pipeline = std::make_unique<HloPassPipeline>("layout-assignment");
+  // Layouts are assigned per computation, so every called computation has
+  // one call site first (XLA runs FlattenCallGraph here).
+  pipeline->AddPass<FlattenCallGraph>();
+  pipeline->AddPass<GpuLayoutAssignment>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
-  // XLA:GPU's "post-layout-assignment" pipeline (both nvptx parts). passlab
-  // has no layout-assignment sub-pipeline yet, so it follows optimization.
+  // XLA:GPU's "post-layout-assignment" pipeline (both nvptx parts).
   auto pipeline = std::make_unique<HloPassPipeline>("post-layout-assignment");
   // nvptx post-layout-assignment part 1: gemm dims padded to multiples of 8
   // for bf16 (Ampere) and f16 (Volta), while the dots are still canonical
@@ -205,6 +220,9 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // Dots become BLAS calls right after TransposeFolding, as in XLA: the call
   // reads either operand orientation, so a folded transpose costs nothing.
   pipeline->AddPass<GemmRewriter>();
+  // Matches the gemm calls GemmRewriter just created, before anything fuses
+  // their broadcast operands away from them.
+  pipeline->AddPass<GemmBroadcastFoldingRewriter>();
   // Reduction canonicalization for the GPU reduction emitter: size-1 dims out,
   // default layouts, adjacent reduced dims merged, then the splitter and the
   // tree rewriter, each to its fixed point, on canonical reduces.
@@ -261,27 +279,44 @@ std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline() {
+  // XLA:GPU's "ir-emit-prepare" pipeline: the last edits before buffer
+  // assignment and emission, on the final (fused) program.
+  auto pipeline = std::make_unique<HloPassPipeline>("ir-emit-prepare");
+  // After every pass that restructures loops or results: the copies only
+  // keep their purpose if nothing rewrites around them afterwards.
+  pipeline->AddPass<CopyInsertion>();
+  // Last: copy insertion adds no constants, and names must be final when
+  // constants are emitted as symbols.
+  pipeline->AddPass<SanitizeConstantNames>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   // XLA:GPU's sub-pipelines in seed 003's order (table 1). Each builder
   // comments its own ordering constraints.
   auto pipeline = std::make_unique<HloPassPipeline>("gpu");
   pipeline->AddPipeline(BuildOptimizationPipeline());
   pipeline->AddPipeline(BuildConvCanonicalizationPipeline());
+  pipeline->AddPipeline(BuildLayoutAssignmentPipeline());
   pipeline->AddPipeline(BuildPostLayoutAssignmentPipeline());
   pipeline->AddPipeline(BuildFusionPipeline());
   pipeline->AddPipeline(BuildHorizontalFusionPipeline());
+  pipeline->AddPipeline(BuildIrEmitPreparePipeline());
   return pipeline;
 }
 
 std::vector<std::string> PipelineNames() {
-  return {"conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion", "optimization",
-          "post-layout-assignment"};
+  return {"conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion", "ir-emit-prepare",
+          "layout-assignment", "optimization", "post-layout-assignment"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
   if (name == "default" || name == "gpu") return BuildGpuPipeline();
   if (name == "optimization") return BuildOptimizationPipeline();
   if (name == "conv-canonicalization") return BuildConvCanonicalizationPipeline();
+  if (name == "layout-assignment") return BuildLayoutAssignmentPipeline();
+  if (name == "ir-emit-prepare") return BuildIrEmitPreparePipeline();
   if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
   if (name == "fusion") return BuildFusionPipeline();
   if (name == "horizontal-fusion") return BuildHorizontalFusionPipeline();

@@ -23,12 +23,16 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline();
 // library calls.
 std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline();
 
+// XLA:GPU's "layout-assignment" sub-pipeline (flatten-call-graph, layouts).
+std::unique_ptr<HloPassPipeline> BuildLayoutAssignmentPipeline();
 // XLA:GPU's "post-layout-assignment" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline();
 // XLA:GPU's "fusion" sub-pipeline (producer-consumer, merger, multi-output).
 std::unique_ptr<HloPassPipeline> BuildFusionPipeline();
 // XLA:GPU's "horizontal-fusion" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline();
+// XLA:GPU's "ir-emit-prepare" sub-pipeline (copy insertion, constant names).
+std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline();
 // "gpu" (alias "default"): every sub-pipeline passlab has, in XLA:GPU's order.
 std::unique_ptr<HloPassPipeline> BuildGpuPipeline();
 

@@ -286,6 +286,75 @@ ENTRY e {
   EXPECT_NE(r.executable->ToString().find("body:"), std::string::npos) << r.executable->ToString();
 }
 
+TEST(ExecutableTest, WhileLoopStateLivesInItsInitBuffersWhenCopiesMadeThatSafe) {
+  // As CopyInsertion leaves it: the parameter and the constant reach the
+  // loop through copies, so every init leaf is a buffer only the loop reads
+  // and the state is placed there (no copy when the loop starts). x is
+  // read again after the loop, so its leaf gets a buffer of its own.
+  Ran r = RunAndCompare(R"(HloModule loop
+cond {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(3)), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[4] get-tuple-element(s), index=1
+  b = f32[4] get-tuple-element(s), index=2
+  ROOT next = (s32[], f32[4], f32[4]) tuple(s32[] add(i, s32[] constant(1)), f32[4] add(a, b), b)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  x = f32[4] exponential(p)
+  z = s32[] copy(s32[] constant(0))
+  pc = f32[4] copy(p)
+  init = (s32[], f32[4], f32[4]) tuple(z, pc, x)
+  w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
+  g = f32[4] get-tuple-element(w), index=1
+  ROOT r = f32[4] add(g, x)
+})");
+  ASSERT_NE(r.executable, nullptr);
+  const BufferAssignment& a = r.executable->buffer_assignment();
+  const HloComputation* entry = r.module->entry_computation();
+  const std::vector<BufferSlice>& state = a.LeafSlices(entry->GetInstructionWithName("w"));
+  const std::vector<BufferSlice>& init = a.LeafSlices(entry->GetInstructionWithName("init"));
+  ASSERT_EQ(state.size(), 3u);
+  EXPECT_TRUE(a.IsInPlace(entry->GetInstructionWithName("w")));
+  EXPECT_EQ(state[0], init[0]);
+  EXPECT_EQ(state[1], init[1]);
+  EXPECT_NE(state[2], init[2]);
+}
+
+TEST(ExecutableTest, TiledEntryLayoutsRunThroughCopies) {
+  // As layout-assignment leaves a tiled entry (seed 002's F32[3,5] with
+  // (2,2) tiles): copies untile the parameter and tile the result; the
+  // kernel sees plain layouts only.
+  Ran r = RunAndCompare(R"(HloModule tiled, entry_computation_layout={(f32[3,5]{1,0:T(2,2)})->f32[3,5]{0,1:T(2,2)}}
+ENTRY e {
+  p = f32[3,5]{1,0:T(2,2)} parameter(0)
+  c = f32[3,5]{1,0} copy(p)
+  n = f32[3,5]{1,0} add(c, c)
+  ROOT t = f32[3,5]{0,1:T(2,2)} copy(n)
+})");
+  ASSERT_NE(r.executable, nullptr);
+  // 2x3 tiles of 2x2 (padding included) per buffer.
+  EXPECT_EQ(r.executable->buffer_assignment().LeafSlices(r.module->entry_computation()->root_instruction())[0].size,
+            4 * 2 * 3 * 4);
+}
+
+TEST(ExecutableTest, KernelsRejectTiledOperands) {
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(R"(HloModule tiled
+ENTRY e {
+  p = f32[3,5]{1,0:T(2,2)} parameter(0)
+  ROOT n = f32[3,5]{1,0:T(2,2)} negate(p)
+})");
+  ASSERT_TRUE(m.ok());
+  absl::StatusOr<std::unique_ptr<Executable>> e = Executable::Create(**m, FakeKernels());
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("n: tiled layouts are not supported"), std::string::npos) << e.status().message();
+}
+
 TEST(ExecutableTest, ConditionalWithPredAndIndex) {
   const std::string text = R"(HloModule cond
 a {
@@ -399,6 +468,23 @@ ENTRY e {
   EXPECT_TRUE(r.executable->buffer_assignment().IsInPlace(entry->root_instruction()));
   EXPECT_EQ(r.executable->buffer_assignment().LeafSlices(entry->root_instruction())[0],
             r.executable->buffer_assignment().LeafSlices(entry->GetInstructionWithName("c"))[0]);
+}
+
+TEST(ExecutableTest, GemmOperandWithoutBatchDimsIsReadForEveryBatch) {
+  // GemmBroadcastFoldingRewriter's form: rhs has no batch dims (stride 0,
+  // read in place); lhs-free with a column-major lhs (packed once).
+  RunAndCompare(R"(HloModule gemm
+ENTRY e {
+  a = f32[3,4,5] parameter(0)
+  b = f32[5,7] parameter(1)
+  ROOT g = f32[3,4,7] custom-call(a, b), custom_call_target="__blas$gemm", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_batch_dimensions":["0"],"lhs_contracting_dimensions":["2"],"rhs_contracting_dimensions":["0"]}}}
+})");
+  RunAndCompare(R"(HloModule gemm
+ENTRY e {
+  a = f32[4,5]{0,1} parameter(0)
+  b = f32[3,5,7]{1,2,0} parameter(1)
+  ROOT g = f32[3,4,7] custom-call(a, b), custom_call_target="__blas$gemm", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_batch_dimensions":["0"],"rhs_contracting_dimensions":["1"]}}}
+})");
 }
 
 TEST(ExecutableTest, BarriersAndDependenciesAreAliases) {

@@ -1,0 +1,61 @@
+// GpuLayoutAssignment ("layout-assignment"): chooses the memory layout of
+// every array value of rank >= 2 and inserts the layout-changing copies the
+// choice needs, as XLA:GPU's layout assignment does.
+//
+//  - Entry layouts are honoured: parameters take the layouts of the
+//    module's entry_computation_layout (when it has one) and the root is
+//    copied into the result layout. Tiled entry layouts (seed 002) stay on
+//    the parameters and the result; kernels only ever read and write plain
+//    (untiled) layouts, reached through copies.
+//  - Library-call constraints: convolution calls get NHWC- or NCHW-style
+//    physical layouts for their activations (from dim_labels: feature most
+//    minor, or spatial most minor) and HWIO / OIHW filters; dots get
+//    operand layouts the BLAS gemm reads without packing (batch dimensions
+//    most major, the free and contracting groups contiguous) and a
+//    batch-major row-major result.
+//  - Propagation: elementwise ops take the layout of their first operand
+//    whose layout is decided (forward); broadcasts, constants, iotas and
+//    elementwise ops of only such values take the layout their users need
+//    (backward). Everything else keeps its layout.
+//  - Copies: an operand whose layout differs from what its user needs
+//    (elementwise ops need their own layout, library calls their
+//    constraint, layout-sensitive users — tuples, control flow, bitcasts,
+//    in-place ops — the layout the value had before the pass) is read
+//    through a copy with the needed layout.
+//
+// Run after conv-canonicalization (the convolution calls exist) and before
+// GemmRewriter (dots still visible). Guarantees the layout-sensitive
+// verifier's rule that elementwise operands share their result's layout.
+#ifndef PASSLAB_PASSES_LAYOUT_GPU_LAYOUT_ASSIGNMENT_H_
+#define PASSLAB_PASSES_LAYOUT_GPU_LAYOUT_ASSIGNMENT_H_
+
+#include "core/pass/hlo_pass_interface.h"
+
+namespace passlab {
+
+// The physical order of convolution activations: batch, spatial..., feature
+// (NHWC; filters spatial...,I,O) or batch, feature, spatial... (NCHW;
+// filters O,I,spatial...).
+enum class ConvLayout { kNhwc, kNchw };
+
+struct GpuLayoutAssignmentOptions {
+  // oneDNN reorders either into its blocked format; feature-minor reads
+  // contiguous channel vectors and matches b01f models without copies.
+  ConvLayout conv_layout = ConvLayout::kNhwc;
+};
+
+class GpuLayoutAssignment : public HloModulePass {
+ public:
+  explicit GpuLayoutAssignment(GpuLayoutAssignmentOptions options = {}) : options_(options) {}
+  std::string_view name() const override { return "layout-assignment"; }
+
+ protected:
+  absl::StatusOr<bool> RunImpl(HloModule& module, PassRunContext* context) override;
+
+ private:
+  GpuLayoutAssignmentOptions options_;
+};
+
+}  // namespace passlab
+
+#endif  // PASSLAB_PASSES_LAYOUT_GPU_LAYOUT_ASSIGNMENT_H_

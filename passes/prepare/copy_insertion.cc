@@ -1,0 +1,171 @@
+#include "passes/prepare/copy_insertion.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_module.h"
+
+namespace passlab {
+namespace {
+
+bool IsConstantOrParameter(const HloInstruction* inst) {
+  return inst->opcode() == HloOpcode::kConstant || inst->opcode() == HloOpcode::kParameter;
+}
+
+// Element -1 stands for an array root (output index {}).
+bool IsEntryParameterAliasedToOutput(const HloInstruction* inst, int64_t output_element) {
+  const HloComputation* c = inst->parent();
+  if (inst->opcode() != HloOpcode::kParameter || !c->IsEntryComputation()) return false;
+  for (const InputOutputAlias& a : c->parent()->config().input_output_alias) {
+    if (a.parameter_number == inst->parameter_number() && a.parameter_index.empty() &&
+        a.output_index == (output_element < 0 ? ShapeIndex{} : ShapeIndex{output_element})) {
+      return true;
+    }
+  }
+  return false;
+}
+
+HloInstruction* AddCopy(HloInstruction* value) {
+  return value->parent()->AddInstruction(HloInstruction::CreateUnary(value->shape(), HloOpcode::kCopy, value));
+}
+
+// `value` (a tuple-shaped operand or root) as a kTuple instruction of its
+// elements: itself when it already is one, else tuple(gte(value, i)...).
+HloInstruction* AsTupleInstruction(HloInstruction* value) {
+  if (value->opcode() == HloOpcode::kTuple) return value;
+  HloComputation* c = value->parent();
+  std::vector<HloInstruction*> elements;
+  for (int64_t i = 0; i < value->shape().tuple_shapes_size(); ++i) {
+    elements.push_back(c->AddInstruction(HloInstruction::CreateGetTupleElement(value, i)));
+  }
+  return c->AddInstruction(HloInstruction::CreateTuple(elements));
+}
+
+// A new tuple with element i of `tuple` (a kTuple) copied where
+// `needs_copy(element, i, earlier elements)` says so; `tuple` itself when
+// nothing needs a copy.
+template <typename Pred>
+HloInstruction* CopyElements(HloInstruction* tuple, Pred needs_copy, bool* changed) {
+  std::vector<HloInstruction*> elements(tuple->operands().begin(), tuple->operands().end());
+  bool any = false;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    if (!elements[i]->shape().IsArray()) continue;
+    std::vector<HloInstruction*> earlier(elements.begin(), elements.begin() + i);
+    if (!needs_copy(elements[i], static_cast<int64_t>(i), earlier)) continue;
+    elements[i] = AddCopy(elements[i]);
+    any = true;
+  }
+  if (!any) return tuple;
+  *changed = true;
+  return tuple->parent()->AddInstruction(HloInstruction::CreateTuple(elements));
+}
+
+bool Repeats(const HloInstruction* element, const std::vector<HloInstruction*>& earlier) {
+  return std::find(earlier.begin(), earlier.end(), element) != earlier.end();
+}
+
+// The index k when `element` is get-tuple-element(parameter 0, k).
+int64_t ParameterElementIndex(const HloInstruction* element) {
+  if (element->opcode() != HloOpcode::kGetTupleElement) return -1;
+  const HloInstruction* t = element->operand(0);
+  return t->opcode() == HloOpcode::kParameter ? element->tuple_index() : -1;
+}
+
+absl::StatusOr<bool> CopyWhileInit(HloInstruction* loop) {
+  HloInstruction* init = loop->mutable_operand(0);
+  if (!init->shape().IsTuple()) return false;
+  bool changed = false;
+  HloInstruction* tuple = AsTupleInstruction(init);
+  // Elements of a non-tuple init alias buffers of whatever produced it
+  // (a parameter, another loop): all are copied.
+  bool rebuilt = tuple != init;
+  HloInstruction* copied = CopyElements(
+      tuple,
+      [&](HloInstruction* e, int64_t, const std::vector<HloInstruction*>& earlier) {
+        int64_t other_users = 0;
+        for (const HloInstruction* u : e->users()) other_users += u != tuple ? 1 : 0;
+        return rebuilt || IsConstantOrParameter(e) || other_users > 0 || Repeats(e, earlier);
+      },
+      &changed);
+  if (!changed) {
+    if (tuple != init && tuple->user_count() == 0) {
+      // Nothing to copy: drop the tuple(gte...) rebuilt for inspection.
+      std::vector<HloInstruction*> gtes(tuple->operands().begin(), tuple->operands().end());
+      if (absl::Status s = tuple->parent()->RemoveInstruction(tuple); !s.ok()) return s;
+      for (HloInstruction* g : gtes) {
+        if (absl::Status s = g->parent()->RemoveInstruction(g); !s.ok()) return s;
+      }
+    }
+    return false;
+  }
+  loop->ReplaceOperandWith(0, copied);
+  for (HloInstruction* dead : {tuple, init}) {
+    if (dead->user_count() > 0 || dead->opcode() != HloOpcode::kTuple || dead->IsRoot()) continue;
+    if (absl::Status s = dead->parent()->RemoveInstruction(dead); !s.ok()) return s;
+    if (dead == init) break;
+  }
+  return true;
+}
+
+// Copies root elements of `c` where `needs_copy` says so and makes the new
+// tuple the root.
+template <typename Pred>
+absl::StatusOr<bool> CopyRootElements(HloComputation* c, Pred needs_copy) {
+  HloInstruction* root = c->root_instruction();
+  if (!root->shape().IsTuple()) {
+    if (!root->shape().IsArray() || !needs_copy(root, -1, {})) return false;
+    c->set_root_instruction(AddCopy(root));
+    return true;
+  }
+  if (root->opcode() != HloOpcode::kTuple) return false;  // left to the runtime's copy-out
+  bool changed = false;
+  HloInstruction* copied = CopyElements(root, needs_copy, &changed);
+  if (!changed) return false;
+  c->set_root_instruction(copied);
+  if (root->user_count() == 0) {
+    if (absl::Status s = c->RemoveInstruction(root); !s.ok()) return s;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> CopyInsertion::RunImpl(HloModule& module, PassRunContext*) {
+  bool changed = false;
+  for (HloComputation* c : module.MakeComputationPostOrder()) {
+    if (c->IsFusionComputation()) continue;
+    for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
+      if (inst->opcode() == HloOpcode::kWhile) {
+        absl::StatusOr<bool> init = CopyWhileInit(inst);
+        if (!init.ok()) return init.status();
+        // Each state element written into its own state buffer.
+        absl::StatusOr<bool> body = CopyRootElements(
+            inst->while_body(), [](HloInstruction* e, int64_t i, const std::vector<HloInstruction*>& earlier) {
+              int64_t k = ParameterElementIndex(e);
+              return e->opcode() == HloOpcode::kConstant || (k >= 0 && k != i) || Repeats(e, earlier);
+            });
+        if (!body.ok()) return body.status();
+        changed |= *init || *body;
+      }
+      if (inst->opcode() == HloOpcode::kConditional) {
+        for (HloComputation* branch : inst->called_computations()) {
+          absl::StatusOr<bool> b = CopyRootElements(
+              branch, [](HloInstruction* e, int64_t, const std::vector<HloInstruction*>& earlier) {
+                return IsConstantOrParameter(e) || Repeats(e, earlier);
+              });
+          if (!b.ok()) return b.status();
+          changed |= *b;
+        }
+      }
+    }
+  }
+  absl::StatusOr<bool> entry = CopyRootElements(
+      module.entry_computation(), [](HloInstruction* e, int64_t i, const std::vector<HloInstruction*>& earlier) {
+        return (IsConstantOrParameter(e) && !IsEntryParameterAliasedToOutput(e, i)) || Repeats(e, earlier);
+      });
+  if (!entry.ok()) return entry.status();
+  return changed || *entry;
+}
+
+}  // namespace passlab
