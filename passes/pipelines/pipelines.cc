@@ -3,6 +3,12 @@
 #include "core/ir/str_util.h"
 #include "passes/autotune/gemm_algorithm_picker.h"
 #include "passes/autotune/gpu_conv_algorithm_picker.h"
+#include "passes/collectives/all_gather_combiner.h"
+#include "passes/collectives/all_reduce_combiner.h"
+#include "passes/collectives/all_reduce_folder.h"
+#include "passes/collectives/all_reduce_simplifier.h"
+#include "passes/collectives/async_collective_creator.h"
+#include "passes/collectives/reduce_scatter_creator.h"
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
@@ -122,6 +128,21 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildCollectiveOptimizationsPipeline() {
+  // XLA:GPU's "collective-optimizations" pipeline: after optimization, on
+  // the collectives the SPMD partitioner (or the user) wrote, in XLA's order.
+  auto pipeline = std::make_unique<HloPassPipeline>("collective-optimizations");
+  // Collectives over groups of one disappear first, so the folder and the
+  // creator below only see real exchanges.
+  pipeline->AddPass<AllReduceSimplifier>();
+  pipeline->AddPass<AllReduceFolder>();
+  pipeline->AddPass<ReduceScatterCreator>();
+  // As in XLA: reshape(broadcast) adding unit dimensions becomes a plain
+  // broadcast, and the offset arithmetic the rewrites leave folds.
+  pipeline->AddPass<AlgebraicSimplifier>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   // XLA:GPU's "conv-canonicalization" pipeline: convolutions become DNN
   // library calls, in XLA's order.
@@ -215,21 +236,38 @@ std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildPostFusionOptimizationPipeline() {
+  // XLA:GPU's "post-fusion-optimization" pipeline: once fusion has fixed
+  // which values are materialized, small collectives are combined, then
+  // made asynchronous.
+  auto pipeline = std::make_unique<HloPassPipeline>("post-fusion-optimization");
+  pipeline->AddPass<AllGatherCombiner>();
+  pipeline->AddPass<AllReduceCombiner>();
+  // After the combiners, which match the synchronous forms (XLA converts
+  // collectives to start/done pairs here too).
+  pipeline->AddPass<AsyncCollectiveCreator>();
+  // Another occurrence, as in XLA: cleans up the combiners' tuples.
+  pipeline->AddPass<AlgebraicSimplifier>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   // XLA:GPU's sub-pipelines in seed 003's order (table 1). Each builder
   // comments its own ordering constraints.
   auto pipeline = std::make_unique<HloPassPipeline>("gpu");
   pipeline->AddPipeline(BuildOptimizationPipeline());
+  pipeline->AddPipeline(BuildCollectiveOptimizationsPipeline());
   pipeline->AddPipeline(BuildConvCanonicalizationPipeline());
   pipeline->AddPipeline(BuildPostLayoutAssignmentPipeline());
   pipeline->AddPipeline(BuildFusionPipeline());
   pipeline->AddPipeline(BuildHorizontalFusionPipeline());
+  pipeline->AddPipeline(BuildPostFusionOptimizationPipeline());
   return pipeline;
 }
 
 std::vector<std::string> PipelineNames() {
-  return {"conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion", "optimization",
-          "post-layout-assignment"};
+  return {"collective-optimizations", "conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion",
+          "optimization", "post-fusion-optimization", "post-layout-assignment"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
@@ -239,6 +277,8 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_
   if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
   if (name == "fusion") return BuildFusionPipeline();
   if (name == "horizontal-fusion") return BuildHorizontalFusionPipeline();
+  if (name == "collective-optimizations") return BuildCollectiveOptimizationsPipeline();
+  if (name == "post-fusion-optimization") return BuildPostFusionOptimizationPipeline();
   return absl::InvalidArgumentError(
       StrCat("unknown pipeline '", name, "'; known pipelines: ", Join(PipelineNames(), ", ")));
 }
