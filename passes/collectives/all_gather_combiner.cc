@@ -9,6 +9,7 @@ absl::StatusOr<bool> AllGatherCombiner::RunImpl(HloModule& module, PassRunContex
   // Combinable when the dimension and everything that decides who meets
   // whom is equal.
   auto key = [](const HloInstruction& ag) -> std::string {
+    if (ag.dimensions().size() != 1) return "";
     const HloAttributes& a = ag.attrs();
     return StrCat(ag.dimensions(0), "|", PrimitiveTypeName(ag.shape().element_type()), "|",
                   a.replica_groups.ToString(), "|", a.channel_id.has_value(), "|", a.use_global_device_ids);

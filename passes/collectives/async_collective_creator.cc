@@ -1,6 +1,7 @@
 #include "passes/collectives/async_collective_creator.h"
 
 #include "core/ir/str_util.h"
+#include "core/verify/shape_inference.h"
 
 namespace passlab {
 namespace {
@@ -10,6 +11,15 @@ enum class AsyncForm { kNone, kOwnOpcodes, kGenericAsync };
 AsyncForm FormOf(const HloInstruction& inst, const AsyncCollectiveCreatorOptions& o) {
   switch (inst.opcode()) {
     case HloOpcode::kAllReduce:
+      // all-reduce-start's shape is inferred from its reduction: an
+      // all-reduce whose reduction computes in another type (bf16 values
+      // reduced in f32) stays synchronous.
+      for (const HloInstruction* op : inst.operands()) {
+        if (inst.to_apply() == nullptr ||
+            op->shape().element_type() != inst.to_apply()->root_instruction()->shape().element_type()) {
+          return AsyncForm::kNone;
+        }
+      }
       return o.all_reduce ? AsyncForm::kOwnOpcodes : AsyncForm::kNone;
     case HloOpcode::kAllGather:
       return o.all_gather ? AsyncForm::kOwnOpcodes : AsyncForm::kNone;
@@ -84,6 +94,10 @@ absl::StatusOr<bool> AsyncCollectiveCreator::RunImpl(HloModule& module, PassRunC
         for (HloComputation* called : inst->called_computations()) s->AppendCalledComputation(called);
         s->set_dimensions(inst->dimensions());
         s->set_metadata(inst->metadata());
+        // Only forms shape inference accepts (e.g. not an all-reduce whose
+        // reduction runs in another type than its operands).
+        absl::StatusOr<Shape> inferred = InferInstructionShape(*s);
+        if (!inferred.ok() || !inferred->Compatible(s->shape())) continue;
         start = c->AddInstruction(std::move(s), StrCat(inst->name(), "-start"));
         done = c->AddInstruction(HloInstruction::Create(DoneOpcode(inst->opcode()), inst->shape(), {start}),
                                  StrCat(inst->name(), "-done"));
