@@ -7,6 +7,12 @@
 #include "passes/expanders/convolution_4d_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/stable_sort_expander.h"
+#include "passes/collectives/all_gather_combiner.h"
+#include "passes/collectives/all_reduce_combiner.h"
+#include "passes/collectives/all_reduce_folder.h"
+#include "passes/collectives/all_reduce_simplifier.h"
+#include "passes/collectives/async_collective_creator.h"
+#include "passes/collectives/reduce_scatter_creator.h"
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
@@ -134,6 +140,32 @@ void AddFusionPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"variadic-op-splitter", "VariadicOpSplitter", "fusion",
                "Splits concatenates of more than 128 operands into concatenates of concatenates.", false, "",
                Factory<VariadicOpSplitter>()});
+}
+
+// The collective passes (issue 7: collective-optimizations and
+// post-fusion-optimization), in their own list so concurrent registry edits
+// merge cleanly. None is required: each rewrites collectives into other
+// collectives computing the same values, and single-device modules (every
+// model the CPU backend runs) have none.
+void AddCollectivePasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"all-gather-combiner", "AllGatherCombiner", "collectives",
+               "Combines independent all-gathers (same dimension and groups) into one tuple all-gather.", false,
+               "", Factory<AllGatherCombiner>()});
+  r.push_back({"all-reduce-combiner", "AllReduceCombiner", "collectives",
+               "Combines independent all-reduces (same reduction and groups) into one tuple all-reduce.", false,
+               "", Factory<AllReduceCombiner>()});
+  r.push_back({"all-reduce-folder", "AllReduceFolder", "collectives",
+               "Folds all-reduce(all-reduce(x)) into one all-reduce over the combined replica groups.", false, "",
+               Factory<AllReduceFolder>()});
+  r.push_back({"all-reduce-simplifier", "AllReduceSimplifier", "collectives",
+               "Removes collectives over groups of one; all-reduce of a replicated value becomes x or x * n.",
+               false, "", Factory<AllReduceSimplifier>()});
+  r.push_back({"async-collective-creator", "AsyncCollectiveCreator", "collectives",
+               "Turns collectives into start/done pairs (own -start/-done opcodes or async-start wrappers).",
+               false, "", Factory<AsyncCollectiveCreator>()});
+  r.push_back({"reduce-scatter-creator", "ReduceScatterCreator", "collectives",
+               "Rewrites dynamic-slice(all-reduce(x)) at each participant's own offset into reduce-scatter(x).",
+               false, "", Factory<ReduceScatterCreator>()});
 }
 
 // Library-call rewriters and algorithm pickers (issue 7: conv-canonicalization
@@ -295,6 +327,7 @@ std::vector<PassRegistryEntry> MakeRegistry() {
   AddLibraryCallPasses(r);
   AddExpanderPasses(r);
   AddLayoutPasses(r);
+  AddCollectivePasses(r);
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return r;
 }

@@ -134,6 +134,7 @@ absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, Ev
 }
 
 absl::StatusOr<Literal> EvalCollective(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
+  if (ctx.participant() != nullptr) return ctx.participant()->Evaluate(inst, ops, ctx);
   const Shape& shape = inst.shape();
   // With one participant every collective returns its operands: all-reduce
   // reduces one value, all-gather/reduce-scatter/all-to-all split or join

@@ -83,6 +83,19 @@ Literal Filled(const Shape& shape, const Literal& value);
 std::vector<double> ToDoubles(const Literal& l);
 void FromDoubles(absl::Span<const double> values, Literal& out);
 
+class EvalContext;
+
+// One participant (replica, partition) of a multi-participant evaluation
+// (multi_participant_evaluator.cc): collectives meet the other participants
+// of their group here instead of running as on one device.
+class CollectiveParticipant {
+ public:
+  virtual ~CollectiveParticipant() = default;
+  // Evaluates a collective (or replica-id / partition-id) for this
+  // participant, waiting for the other members of its group.
+  virtual absl::StatusOr<Literal> Evaluate(const HloInstruction& inst, Operands ops, EvalContext& ctx) = 0;
+};
+
 // What handlers need from the evaluator: nested computations, options, and
 // the state of the `rng` op.
 class EvalContext {
@@ -94,7 +107,13 @@ class EvalContext {
   virtual uint64_t NextRngCounter() = 0;
   // The 128-bit state behind rng-get-and-update-state (low, high words).
   virtual std::array<uint64_t, 2>& RngState() = 0;
+  // The participant collectives run as; null on one device.
+  virtual CollectiveParticipant* participant() { return nullptr; }
 };
+
+// Evaluates `computation` as `participant` (null: one replica, one partition).
+absl::StatusOr<Literal> EvaluateAsParticipant(const HloComputation& computation, Operands args,
+                                              const EvaluatorOptions& options, CollectiveParticipant* participant);
 
 // Folds element i of each `xs` into element k of each `accs` with the
 // reducer (a recognized simple binary op, or a call of the computation).

@@ -16,13 +16,14 @@ using eval::Operands;
 // user ran, and hands every instruction to its op family's handler.
 class Interpreter : public eval::EvalContext {
  public:
-  explicit Interpreter(const EvaluatorOptions& options)
-      : options_(options), rng_state_{options.rng_seed, 0} {}
+  explicit Interpreter(const EvaluatorOptions& options, eval::CollectiveParticipant* participant = nullptr)
+      : options_(options), participant_(participant), rng_state_{options.rng_seed, 0} {}
 
   absl::StatusOr<Literal> Call(const HloComputation& c, Operands args) override { return Run(c, args); }
   const EvaluatorOptions& options() const override { return options_; }
   uint64_t NextRngCounter() override { return rng_counter_++; }
   std::array<uint64_t, 2>& RngState() override { return rng_state_; }
+  eval::CollectiveParticipant* participant() override { return participant_; }
 
   absl::StatusOr<Literal> Run(const HloComputation& c, Operands args) {
     if (static_cast<int64_t>(args.size()) != c.num_parameters()) {
@@ -165,11 +166,22 @@ class Interpreter : public eval::EvalContext {
   }
 
   EvaluatorOptions options_;
+  eval::CollectiveParticipant* participant_;
   uint64_t rng_counter_ = 0;
   std::array<uint64_t, 2> rng_state_;
 };
 
 }  // namespace
+
+namespace eval {
+
+absl::StatusOr<Literal> EvaluateAsParticipant(const HloComputation& computation, Operands args,
+                                              const EvaluatorOptions& options, CollectiveParticipant* participant) {
+  Interpreter interpreter(options, participant);
+  return interpreter.Run(computation, args);
+}
+
+}  // namespace eval
 
 absl::StatusOr<Literal> HloEvaluator::Evaluate(const HloModule& module, absl::Span<const Literal> args) {
   const HloComputation* entry = module.entry_computation();

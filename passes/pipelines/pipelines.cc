@@ -6,6 +6,12 @@
 #include "passes/expanders/convolution_4d_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/stable_sort_expander.h"
+#include "passes/collectives/all_gather_combiner.h"
+#include "passes/collectives/all_reduce_combiner.h"
+#include "passes/collectives/all_reduce_folder.h"
+#include "passes/collectives/all_reduce_simplifier.h"
+#include "passes/collectives/async_collective_creator.h"
+#include "passes/collectives/reduce_scatter_creator.h"
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
@@ -160,6 +166,21 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   return pipeline;
 }
 
+std::unique_ptr<HloPassPipeline> BuildCollectiveOptimizationsPipeline() {
+  // XLA:GPU's "collective-optimizations" pipeline: after optimization, on
+  // the collectives the SPMD partitioner (or the user) wrote, in XLA's order.
+  auto pipeline = std::make_unique<HloPassPipeline>("collective-optimizations");
+  // Collectives over groups of one disappear first, so the folder and the
+  // creator below only see real exchanges.
+  pipeline->AddPass<AllReduceSimplifier>();
+  pipeline->AddPass<AllReduceFolder>();
+  pipeline->AddPass<ReduceScatterCreator>();
+  // As in XLA: reshape(broadcast) adding unit dimensions becomes a plain
+  // broadcast, and the offset arithmetic the rewrites leave folds.
+  pipeline->AddPass<AlgebraicSimplifier>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   // XLA:GPU's "conv-canonicalization" pipeline: convolutions become DNN
   // library calls, in XLA's order.
@@ -289,6 +310,18 @@ std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline() {
   // Last: copy insertion adds no constants, and names must be final when
   // constants are emitted as symbols.
   pipeline->AddPass<SanitizeConstantNames>();
+std::unique_ptr<HloPassPipeline> BuildPostFusionOptimizationPipeline() {
+  // XLA:GPU's "post-fusion-optimization" pipeline: once fusion has fixed
+  // which values are materialized, small collectives are combined, then
+  // made asynchronous.
+  auto pipeline = std::make_unique<HloPassPipeline>("post-fusion-optimization");
+  pipeline->AddPass<AllGatherCombiner>();
+  pipeline->AddPass<AllReduceCombiner>();
+  // After the combiners, which match the synchronous forms (XLA converts
+  // collectives to start/done pairs here too).
+  pipeline->AddPass<AsyncCollectiveCreator>();
+  // Another occurrence, as in XLA: cleans up the combiners' tuples.
+  pipeline->AddPass<AlgebraicSimplifier>();
   return pipeline;
 }
 
@@ -297,18 +330,22 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   // comments its own ordering constraints.
   auto pipeline = std::make_unique<HloPassPipeline>("gpu");
   pipeline->AddPipeline(BuildOptimizationPipeline());
+  pipeline->AddPipeline(BuildCollectiveOptimizationsPipeline());
   pipeline->AddPipeline(BuildConvCanonicalizationPipeline());
   pipeline->AddPipeline(BuildLayoutAssignmentPipeline());
   pipeline->AddPipeline(BuildPostLayoutAssignmentPipeline());
   pipeline->AddPipeline(BuildFusionPipeline());
   pipeline->AddPipeline(BuildHorizontalFusionPipeline());
+  pipeline->AddPipeline(BuildPostFusionOptimizationPipeline());
+  // Last: copies and names for the final program that is emitted.
   pipeline->AddPipeline(BuildIrEmitPreparePipeline());
   return pipeline;
 }
 
 std::vector<std::string> PipelineNames() {
-  return {"conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion", "ir-emit-prepare",
-          "layout-assignment", "optimization", "post-layout-assignment"};
+  return {"collective-optimizations", "conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion",
+          "ir-emit-prepare", "layout-assignment", "optimization", "post-fusion-optimization",
+          "post-layout-assignment"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
@@ -320,6 +357,8 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_
   if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
   if (name == "fusion") return BuildFusionPipeline();
   if (name == "horizontal-fusion") return BuildHorizontalFusionPipeline();
+  if (name == "collective-optimizations") return BuildCollectiveOptimizationsPipeline();
+  if (name == "post-fusion-optimization") return BuildPostFusionOptimizationPipeline();
   return absl::InvalidArgumentError(
       StrCat("unknown pipeline '", name, "'; known pipelines: ", Join(PipelineNames(), ", ")));
 }

@@ -19,6 +19,10 @@ namespace passlab {
 // "simplification" fixed point inside it.
 std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline();
 
+// XLA:GPU's "collective-optimizations" sub-pipeline (simplifier, folder,
+// reduce-scatter creator).
+std::unique_ptr<HloPassPipeline> BuildCollectiveOptimizationsPipeline();
+
 // XLA:GPU's "conv-canonicalization" sub-pipeline: convolutions become DNN
 // library calls.
 std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline();
@@ -33,6 +37,9 @@ std::unique_ptr<HloPassPipeline> BuildFusionPipeline();
 std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline();
 // XLA:GPU's "ir-emit-prepare" sub-pipeline (copy insertion, constant names).
 std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline();
+// XLA:GPU's "post-fusion-optimization" sub-pipeline (collective combiners,
+// async collectives).
+std::unique_ptr<HloPassPipeline> BuildPostFusionOptimizationPipeline();
 // "gpu" (alias "default"): every sub-pipeline passlab has, in XLA:GPU's order.
 std::unique_ptr<HloPassPipeline> BuildGpuPipeline();
 
