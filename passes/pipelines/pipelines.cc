@@ -310,6 +310,9 @@ std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline() {
   // Last: copy insertion adds no constants, and names must be final when
   // constants are emitted as symbols.
   pipeline->AddPass<SanitizeConstantNames>();
+  return pipeline;
+}
+
 std::unique_ptr<HloPassPipeline> BuildPostFusionOptimizationPipeline() {
   // XLA:GPU's "post-fusion-optimization" pipeline: once fusion has fixed
   // which values are materialized, small collectives are combined, then
