@@ -158,6 +158,48 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   return post_order_;
 }
 
+absl::Status HloComputation::SetInstructionSequence(absl::Span<HloInstruction* const> sequence) {
+  if (sequence.size() != instructions_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("computation ", name_, ": sequence has ", sequence.size(),
+                                                   " instructions, the computation ", instructions_.size()));
+  }
+  absl::flat_hash_map<const HloInstruction*, size_t> index;
+  index.reserve(sequence.size());
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    HloInstruction* inst = sequence[i];
+    if (inst == nullptr || inst->parent() != this || !positions_.contains(inst)) {
+      return absl::InvalidArgumentError(absl::StrCat("computation ", name_, ": sequence position ", i,
+                                                     " is not an instruction of this computation"));
+    }
+    if (!index.emplace(inst, i).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("computation ", name_, ": ", inst->name(), " appears twice in the sequence"));
+    }
+  }
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    const HloInstruction* inst = sequence[i];
+    auto check = [&](const HloInstruction* dep) -> absl::Status {
+      if (dep->parent() != this) return absl::OkStatus();
+      if (index.at(dep) > i) {
+        return absl::InvalidArgumentError(absl::StrCat("computation ", name_, ": ", inst->name(),
+                                                       " is sequenced before its dependency ", dep->name()));
+      }
+      return absl::OkStatus();
+    };
+    for (const HloInstruction* op : inst->operands()) {
+      if (absl::Status s = check(op); !s.ok()) return s;
+    }
+    for (const HloInstruction* pred : inst->control_predecessors()) {
+      if (absl::Status s = check(pred); !s.ok()) return s;
+    }
+  }
+  // Splice each node to the back in sequence order: pointers and the
+  // position map's iterators stay valid.
+  for (HloInstruction* inst : sequence) instructions_.splice(instructions_.end(), instructions_, positions_.at(inst));
+  InvalidatePostOrder();
+  return absl::OkStatus();
+}
+
 std::vector<HloInstruction*> HloComputation::ComputeInstructionPostOrder() const {
   std::vector<HloInstruction*> order;
   order.reserve(instructions_.size());

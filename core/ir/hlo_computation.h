@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "core/ir/hlo_instruction.h"
 
 namespace passlab {
@@ -93,6 +94,12 @@ class HloComputation {
     post_order_valid_ = false;
   }
   HloInstruction* GetInstructionWithName(std::string_view name) const;
+  // Reorders the instructions to `sequence` — a permutation of all of them in
+  // which operands and control predecessors come before their users — so
+  // that insertion order, the post order and the printed order all follow it
+  // (a schedule). Fails, changing nothing, if `sequence` is not such a
+  // permutation.
+  absl::Status SetInstructionSequence(absl::Span<HloInstruction* const> sequence);
 
   // Computations called (transitively) from this one, callees first.
   std::vector<HloComputation*> MakeEmbeddedComputationsList() const;

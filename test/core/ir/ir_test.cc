@@ -158,6 +158,34 @@ ENTRY e {
   EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "r"}));
 }
 
+TEST(GraphTest, InstructionSequenceSetsPostOrderAndPrintedOrder) {
+  auto m = Parse(R"(
+ENTRY e {
+  a = f32[] parameter(0)
+  x = f32[] negate(a)
+  y = f32[] exponential(a)
+  ROOT r = f32[] add(x, y)
+})");
+  HloComputation* c = m->entry_computation();
+  auto get = [&](const char* n) { return c->GetInstructionWithName(n); };
+  ASSERT_TRUE(c->SetInstructionSequence({get("a"), get("y"), get("x"), get("r")}).ok());
+  std::vector<std::string> names;
+  for (HloInstruction* i : c->MakeInstructionPostOrder()) names.push_back(i->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "y", "x", "r"}));
+  std::string text = PrintModule(*m);
+  EXPECT_LT(text.find("exponential"), text.find("negate")) << text;
+
+  // Not topological, incomplete or foreign: refused, nothing changes.
+  absl::Status bad = c->SetInstructionSequence({get("x"), get("a"), get("y"), get("r")});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("x is sequenced before its dependency a"), std::string::npos) << bad;
+  EXPECT_FALSE(c->SetInstructionSequence({get("a"), get("x"), get("r")}).ok());
+  EXPECT_FALSE(c->SetInstructionSequence({get("a"), get("x"), get("x"), get("r")}).ok());
+  names.clear();
+  for (HloInstruction* i : c->MakeInstructionPostOrder()) names.push_back(i->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "y", "x", "r"}));
+}
+
 TEST(ModuleTest, PostOrderHasCalleesBeforeCallersAndEntryLast) {
   auto m = Parse(R"(
 HloModule m
