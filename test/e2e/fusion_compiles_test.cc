@@ -5,7 +5,6 @@
 // CpuKernelCompiler::CheckCompilable, and a sample of them compiles and runs
 // on the CPU backend with the evaluator's results.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -18,30 +17,11 @@
 #include "core/text/hlo_parser.h"
 #include "core/verify/hlo_verifier.h"
 #include "core/verify/shape_inference.h"
+#include "test/corpus_util.h"
 #include "passes/pipelines/pipelines.h"
 
 namespace passlab {
 namespace {
-
-std::vector<std::string> ReadCorpusTexts() {
-  std::filesystem::path path = std::filesystem::path(PASSLAB_SOURCE_DIR) / "../shared/corpus/xla_test_hlo.jsonl.gz";
-  std::vector<std::string> texts;
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return texts;
-  std::string data;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) data.append(buf, n);
-  gzclose(f);
-  size_t start = 0;
-  while (start < data.size()) {
-    size_t end = data.find('\n', start);
-    if (end == std::string::npos) end = data.size();
-    if (end > start) texts.push_back(nlohmann::json::parse(data.substr(start, end - start))["text"]);
-    start = end + 1;
-  }
-  return texts;
-}
 
 // Fusions in the module that the input did not have (by name).
 std::vector<const HloInstruction*> NewFusions(const HloModule& module, const absl::flat_hash_set<std::string>& old) {

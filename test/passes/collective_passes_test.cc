@@ -280,7 +280,7 @@ TEST(CollectivePassesCorpusTest, EveryPassKeepsCorpusModulesValid) {
   for (const Case& c : cases) {
     CorpusCollectiveStats stats = CheckCollectivePassOnCorpus(c.needle, c.make);
     total_changed += stats.changed;
-    if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << PassCorpusPath();
+    if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << CorpusPath();
   }
   EXPECT_GT(total_changed, 0);
 }

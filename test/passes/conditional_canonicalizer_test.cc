@@ -70,7 +70,7 @@ ENTRY e {
 
 TEST(ConditionalCanonicalizerTest, CorpusConditionalsComputeTheSame) {
   CorpusPassStats stats = CheckPassOnCorpus(" conditional(", [] { return std::make_unique<ConditionalCanonicalizer>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   EXPECT_GT(stats.changed, 0);
 }
 

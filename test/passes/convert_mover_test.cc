@@ -66,7 +66,7 @@ ENTRY e {
 
 TEST(ConvertMoverTest, CorpusConvertsComputeTheSame) {
   CorpusPassStats stats = CheckPassOnCorpus(" convert(", [] { return std::make_unique<ConvertMover>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   EXPECT_GT(stats.changed, 0);
 }
 

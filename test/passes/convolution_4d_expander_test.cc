@@ -67,7 +67,7 @@ ENTRY e {
 
 TEST(Convolution4DExpanderTest, CorpusConvolutionsComputeTheSame) {
   CorpusPassStats stats = CheckPassOnCorpus(" convolution(", [] { return std::make_unique<Convolution4DExpander>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   // The corpus has a few 4-spatial-dim convolutions with size-1 window
   // dims (XLA's own expander tests among them); each changed one must verify
   // and compute the same (checked inside).

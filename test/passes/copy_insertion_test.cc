@@ -130,7 +130,7 @@ ENTRY e {
 // modules still verify and compute the same.
 TEST(CopyInsertionTest, CorpusLoopsAndResultsGetCopiesThatComputeTheSame) {
   CorpusPassStats stats = CheckPassOnCorpus(" while(", [] { return std::make_unique<CopyInsertion>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << CorpusPath();
   EXPECT_GT(stats.changed, 10);
   CorpusPassStats results = CheckPassOnCorpus(" tuple(", [] { return std::make_unique<CopyInsertion>(); });
   EXPECT_GT(results.evaluated, 10);

@@ -6,7 +6,6 @@
 #define PASSLAB_TEST_PASSES_CORPUS_PASS_UTIL_H_
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -24,40 +23,9 @@
 #include "core/text/hlo_parser.h"
 #include "core/verify/hlo_verifier.h"
 #include "core/verify/shape_inference.h"
+#include "test/corpus_util.h"
 
 namespace passlab {
-
-inline std::filesystem::path PassCorpusPath() {
-  if (const char* env = std::getenv("PASSLAB_CORPUS")) return env;
-  return std::filesystem::path(PASSLAB_SOURCE_DIR) / "../shared/corpus/xla_test_hlo.jsonl.gz";
-}
-
-// The corpus texts containing `needle` (e.g. " dot(").
-inline std::vector<std::pair<std::string, std::string>> CorpusTextsWith(const std::string& needle) {
-  std::vector<std::pair<std::string, std::string>> out;  // (name, text)
-  gzFile f = gzopen(PassCorpusPath().c_str(), "rb");
-  if (f == nullptr) return out;
-  std::string data;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) data.append(buf, n);
-  gzclose(f);
-  size_t start = 0;
-  while (start < data.size()) {
-    size_t end = data.find('\n', start);
-    if (end == std::string::npos) end = data.size();
-    if (end > start) {
-      nlohmann::json row = nlohmann::json::parse(data.substr(start, end - start));
-      std::string text = row["text"];
-      if (text.find(needle) != std::string::npos) {
-        out.emplace_back(row["source_path"].get<std::string>() + ":" + std::to_string(row["start_line"].get<int>()),
-                         std::move(text));
-      }
-    }
-    start = end + 1;
-  }
-  return out;
-}
 
 struct CorpusPassStats {
   int candidates = 0;  // texts that parse and verify

@@ -69,7 +69,7 @@ ENTRY e {
 
 TEST(DotDimensionSorterTest, CorpusDotsComputeTheSame) {
   CorpusPassStats stats = CheckPassOnCorpus(" dot(", [] { return std::make_unique<DotDimensionSorter>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   // The corpus's multi-contracting dots are bf16 or large: they are checked
   // for verification here, for values in the hand-written tests above.
   EXPECT_GT(stats.changed, 0);

@@ -7,7 +7,6 @@
 #define PASSLAB_TEST_PASSES_FUSION_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <filesystem>
 #include <functional>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "core/verify/shape_inference.h"
+#include "test/corpus_util.h"
 #include "test/passes/checked_pass_util.h"
 
 namespace passlab {
@@ -37,26 +37,6 @@ inline const HloComputation* FusedComputationWith(const HloModule& m, std::strin
     }
   }
   return nullptr;
-}
-
-inline std::vector<std::string> ReadCorpusTexts() {
-  std::filesystem::path path = std::filesystem::path(PASSLAB_SOURCE_DIR) / "../shared/corpus/xla_test_hlo.jsonl.gz";
-  std::vector<std::string> texts;
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return texts;
-  std::string data;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) data.append(buf, n);
-  gzclose(f);
-  size_t start = 0;
-  while (start < data.size()) {
-    size_t end = data.find('\n', start);
-    if (end == std::string::npos) end = data.size();
-    if (end > start) texts.push_back(nlohmann::json::parse(data.substr(start, end - start))["text"]);
-    start = end + 1;
-  }
-  return texts;
 }
 
 inline constexpr int64_t kMaxCorpusInstructions = 4000;

@@ -119,7 +119,7 @@ TEST(GemmBroadcastFoldingRewriterTest, CorpusGemmsOfBroadcastsFoldAndComputeTheS
     EXPECT_TRUE(same.ok()) << name << ": " << same.message();
     ++evaluated;
   }
-  if (candidates == 0) GTEST_SKIP() << "corpus not found at " << PassCorpusPath();
+  if (candidates == 0) GTEST_SKIP() << "corpus not found at " << CorpusPath();
   std::cout << "gemm broadcast folding corpus: " << candidates << " modules, " << folded << " folded, " << evaluated
             << " evaluated\n";
 }

@@ -190,7 +190,7 @@ TEST(GpuLayoutAssignmentTest, CorpusModulesGetVerifiedLayoutsAndSameValues) {
       ++evaluated;
     }
   }
-  if (candidates == 0) GTEST_SKIP() << "corpus not found at " << PassCorpusPath();
+  if (candidates == 0) GTEST_SKIP() << "corpus not found at " << CorpusPath();
   EXPECT_GT(changed, 10);
   EXPECT_GT(evaluated, 5);
   std::cout << "layout-assignment corpus: " << candidates << " modules, " << changed << " changed, " << evaluated

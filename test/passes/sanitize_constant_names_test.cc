@@ -79,7 +79,7 @@ ENTRY e {
 // module; the modules verify and compute the same (CheckPassOnCorpus).
 TEST(SanitizeConstantNamesTest, CorpusConstantNamesBecomeLegalSymbols) {
   CorpusPassStats stats = CheckPassOnCorpus(" constant(", [] { return std::make_unique<SanitizeConstantNames>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << CorpusPath();
   EXPECT_GT(stats.changed, 100);
   const std::regex symbol("[A-Za-z_][A-Za-z0-9_]*");
   int checked = 0;

@@ -70,7 +70,7 @@ ENTRY e {
 
 TEST(ScatterSimplifierTest, CorpusScattersComputeTheSame) {
   CorpusPassStats stats = CheckPassOnCorpus(" scatter(", [] { return std::make_unique<ScatterSimplifier>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   EXPECT_GT(stats.changed, 0);
   EXPECT_GT(stats.evaluated, 0);
 }

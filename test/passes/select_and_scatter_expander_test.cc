@@ -114,7 +114,7 @@ ENTRY e {
 TEST(SelectAndScatterExpanderTest, CorpusSelectAndScattersComputeTheSame) {
   CorpusPassStats stats =
       CheckPassOnCorpus("select-and-scatter(", [] { return std::make_unique<SelectAndScatterExpander>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   EXPECT_GT(stats.changed, 0);
   EXPECT_GT(stats.evaluated, 0);
 }

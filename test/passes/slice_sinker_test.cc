@@ -66,7 +66,7 @@ ENTRY e {
 
 TEST(SliceSinkerTest, CorpusSlicesComputeTheSame) {
   CorpusPassStats stats = CheckPassOnCorpus(" slice(", [] { return std::make_unique<SliceSinker>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   EXPECT_GT(stats.changed, 0);
 }
 

@@ -104,7 +104,7 @@ TEST(SolverRewritersTest, CorpusCholeskyAndTriangularSolve) {
   CorpusPassStats potrf = CheckPassOnCorpus(" cholesky(", [] { return std::make_unique<GpusolverRewriter>(); });
   CorpusPassStats trsm =
       CheckPassOnCorpus("triangular-solve(", [] { return std::make_unique<TriangularSolveRewriter>(); });
-  if (potrf.candidates + trsm.candidates == 0) GTEST_SKIP() << "no corpus at " << PassCorpusPath();
+  if (potrf.candidates + trsm.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   EXPECT_GT(potrf.changed + trsm.changed, 0);
 }
 

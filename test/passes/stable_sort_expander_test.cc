@@ -110,7 +110,7 @@ ENTRY e {
 
 TEST(StableSortExpanderTest, CorpusStableSortsStayValid) {
   CorpusPassStats stats = CheckPassOnCorpus("is_stable=true", [] { return std::make_unique<StableSortExpander>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   EXPECT_GT(stats.changed, 0);
 }
 

@@ -3,7 +3,6 @@
 // the failures grouped by cause. Skips when the corpus is absent (a user's
 // machine has no ../shared).
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <filesystem>
 #include <map>
@@ -14,33 +13,10 @@
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 #include "core/verify/shape_inference.h"
+#include "test/corpus_util.h"
 
 namespace passlab {
 namespace {
-
-std::filesystem::path CorpusPath() {
-  if (const char* env = std::getenv("PASSLAB_CORPUS")) return env;
-  return std::filesystem::path(PASSLAB_SOURCE_DIR) / "../shared/corpus/xla_test_hlo.jsonl.gz";
-}
-
-std::vector<nlohmann::json> ReadCorpus(const std::filesystem::path& path) {
-  std::vector<nlohmann::json> rows;
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return rows;
-  std::string data;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) data.append(buf, n);
-  gzclose(f);
-  size_t start = 0;
-  while (start < data.size()) {
-    size_t end = data.find('\n', start);
-    if (end == std::string::npos) end = data.size();
-    if (end > start) rows.push_back(nlohmann::json::parse(data.substr(start, end - start)));
-    start = end + 1;
-  }
-  return rows;
-}
 
 // "file:3:4: error: unknown opcode 'scan' (at 'scan')" -> "unknown opcode 'scan'"
 // with names in quotes kept only for opcodes and attributes (the cause).
@@ -66,7 +42,7 @@ bool IsTemplate(const std::string& text) {
 TEST(CorpusTest, ParsesAndRoundTripsXlaTestHlo) {
   std::filesystem::path path = CorpusPath();
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no corpus at " << path << " (../shared absent)";
-  std::vector<nlohmann::json> rows = ReadCorpus(path);
+  std::vector<nlohmann::json> rows = ReadCorpusRows();
   ASSERT_GT(rows.size(), 4000u);
 
   ParseOptions options;
