@@ -48,6 +48,7 @@
 #include "passes/libcall/triangular_solve_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/spmd/sharding_propagation.h"
+#include "passes/spmd/spmd_partitioner.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_canonicalizer.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -156,6 +157,12 @@ void AddCollectivePasses(std::vector<PassRegistryEntry>& r) {
                "Gives every instruction a sharding, inferred from annotated operands (forward) or users "
                "(backward).",
                false, "", Factory<ShardingPropagation>()});
+  // Not required: it only rewrites modules with num_partitions > 1, which
+  // the CPU backend (one device) refuses to run anyway.
+  r.push_back({"spmd-partitioning", "SpmdPartitioner", "spmd",
+               "Rewrites a partitioned module into the per-partition program: local shapes, partition-id "
+               "slices, all-gather/all-reduce where the math needs them.",
+               false, "", Factory<SpmdPartitioner>()});
   r.push_back({"all-gather-bcast-reorder", "AllGatherBroadcastReorder", "collectives",
                "Gathers a broadcast's operand instead of the broadcast: all-gather(broadcast(x)) => "
                "broadcast(all-gather(x)).",

@@ -47,6 +47,7 @@
 #include "passes/libcall/triangular_solve_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/spmd/sharding_propagation.h"
+#include "passes/spmd/spmd_partitioner.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_canonicalizer.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -91,8 +92,8 @@ class PartitionedModulePipeline : public HloPassPipeline {
 }  // namespace
 
 std::unique_ptr<HloPassPipeline> BuildSpmdPartitionerPipeline() {
-  // XLA:GPU's "spmd-partitioner" pipeline (seed 003 table 1): simplify, then
-  // propagate shardings. Runs on partitioned modules only.
+  // XLA:GPU's "spmd-partitioner" pipeline (seed 003 table 1): simplify,
+  // propagate shardings, partition. Runs on partitioned modules only.
   std::unique_ptr<HloPassPipeline> pipeline = std::make_unique<PartitionedModulePipeline>("spmd-partitioner");
   // As in XLA, first: one flat computation, no zero-sized ops and array
   // conditionals before the simplifier loop and propagation see them.
@@ -118,6 +119,8 @@ std::unique_ptr<HloPassPipeline> BuildSpmdPartitionerPipeline() {
   s.AddPass<HloDCE>();
   // On the simplified program, so fewer ops stop the propagation.
   pipeline->AddPass<ShardingPropagation>();
+  // Reads one sharding per instruction, so after propagation.
+  pipeline->AddPass<SpmdPartitioner>();
   return pipeline;
 }
 

@@ -169,8 +169,10 @@ TEST(ShardingPropagationTest, CorpusModulesStayValid) {
 }
 
 TEST(SpmdPartitionerPipelineTest, FirstInGpuPipelineAndRegistered) {
-  ASSERT_NE(FindRegisteredPass("sharding-propagation"), nullptr);
-  EXPECT_FALSE(FindRegisteredPass("sharding-propagation")->required);
+  for (const char* name : {"sharding-propagation", "spmd-partitioning"}) {
+    ASSERT_NE(FindRegisteredPass(name), nullptr) << name;
+    EXPECT_FALSE(FindRegisteredPass(name)->required) << name;
+  }
   std::unique_ptr<HloPassPipeline> gpu = BuildGpuPipeline();
   const std::vector<PassOccurrence>& occurrences = gpu->Occurrences();
   ASSERT_FALSE(occurrences.empty());
@@ -183,9 +185,14 @@ TEST(SpmdPartitionerPipelineTest, FirstInGpuPipelineAndRegistered) {
     if (o.pass_name == "sharding-propagation") propagation = i;
     if (optimization < 0 && o.pipeline_path.find("optimization") != std::string::npos) optimization = i;
   }
+  int64_t partitioning = -1;
+  for (size_t i = 0; i < occurrences.size(); ++i) {
+    if (occurrences[i].pass_name == "spmd-partitioning") partitioning = i;
+  }
   ASSERT_GE(simplify_dce, 0);
   EXPECT_LT(simplify_dce, propagation);
-  EXPECT_LT(propagation, optimization);
+  EXPECT_LT(propagation, partitioning);
+  EXPECT_LT(partitioning, optimization);
 }
 
 TEST(SpmdPartitionerPipelineTest, SkipsSinglePartitionModules) {
@@ -204,7 +211,7 @@ ENTRY e {
   EXPECT_FALSE(*changed);
 }
 
-TEST(SpmdPartitionerPipelineTest, SimplifiesThenPropagatesOnPartitionedModules) {
+TEST(SpmdPartitionerPipelineTest, SimplifiesPropagatesAndPartitions) {
   auto m = ParseHloModule(R"(HloModule m, num_partitions=2
 ENTRY e {
   p = f32[4] parameter(0), sharding={devices=[2]<=[2]}
@@ -219,8 +226,10 @@ ENTRY e {
   EXPECT_TRUE(*changed);
   PrintOptions options;
   options.print_metadata = false;
+  options.print_operand_shape = false;
   std::string text = PrintModule(**m, options);
-  EXPECT_TRUE(Matches(text, {"NOT:add(", "negate(%p), sharding={devices=[2]<=[2]}"}));
+  std::erase(text, '%');
+  EXPECT_TRUE(Matches(text, {"NOT:add(", "p = f32[2]{0} parameter(0)", "f32[2]{0} negate(p), sharding={devices=[2]<=[2]}"}));
 }
 
 }  // namespace
