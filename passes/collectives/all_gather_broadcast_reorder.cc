@@ -22,12 +22,6 @@ bool IsCandidate(const HloInstruction* ag) {
   return block > 0 && ag->shape().dimensions(d) % block == 0;
 }
 
-// The broadcast the all-gather read goes when nothing else reads it.
-absl::Status RemoveIfDead(HloComputation& c, HloInstruction* bcast) {
-  if (bcast->user_count() != 0 || bcast == c.root_instruction()) return absl::OkStatus();
-  return c.RemoveInstruction(bcast);
-}
-
 }  // namespace
 
 absl::StatusOr<bool> AllGatherBroadcastReorder::RunImpl(HloModule& module, PassRunContext*) {
@@ -59,7 +53,6 @@ absl::StatusOr<bool> AllGatherBroadcastReorder::RunImpl(HloModule& module, PassR
         HloInstruction* gathered = new_all_gather(x, Shape::Array(type, dims), k);
         auto moved = HloInstruction::CreateBroadcast(ag->shape(), gathered, bdims);
         if (absl::Status s = c->ReplaceWithNewInstruction(ag, std::move(moved)); !s.ok()) return s;
-        if (absl::Status s = RemoveIfDead(*c, bcast); !s.ok()) return s;
         BumpCounter("all-gather(broadcast(x)) => broadcast(all-gather(x))");
         changed = true;
         continue;
@@ -87,7 +80,6 @@ absl::StatusOr<bool> AllGatherBroadcastReorder::RunImpl(HloModule& module, PassR
           HloInstruction::CreateBroadcast(Shape::Array(type, split_dims), gathered, split_bdims));
       auto merged = HloInstruction::CreateReshape(ag->shape(), broadcast);
       if (absl::Status s = c->ReplaceWithNewInstruction(ag, std::move(merged)); !s.ok()) return s;
-      if (absl::Status s = RemoveIfDead(*c, bcast); !s.ok()) return s;
       BumpCounter("all-gather(broadcast(x)) along a broadcast dim => reshape(broadcast(all-gather(x)))");
       changed = true;
     }

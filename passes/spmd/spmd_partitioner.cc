@@ -136,8 +136,10 @@ class Partitioner {
   // Operand k of inst, moved to placement p.
   HloInstruction* OperandAs(const HloInstruction& inst, int64_t k, const Placement& p) {
     const Local& l = locals_.at(inst.operand(k));
-    return Reshard(l.value, inst.operand(k)->shape(), l.placement, p);
+    return Reshard(l.value, FullShape(inst.operand(k)), l.placement, p);
   }
+  // The unpartitioned shape (parameters are partitioned in place).
+  const Shape& FullShape(const HloInstruction* inst) const { return full_shapes_.at(inst); }
   HloInstruction* Reshard(HloInstruction* value, const Shape& full, const Placement& from, const Placement& to);
   HloInstruction* Offset(const std::vector<int64_t>& devices, int64_t block);
   HloInstruction* SliceLocal(HloInstruction* whole, const Shape& full, const Placement& to);
@@ -162,6 +164,7 @@ class Partitioner {
   HloInstruction* partition_id_ = nullptr;
   absl::flat_hash_map<const HloInstruction*, Local> locals_;
   absl::flat_hash_map<PrimitiveType, HloComputation*> sums_;
+  absl::flat_hash_map<const HloInstruction*, Shape> full_shapes_;
 };
 
 HloInstruction* Partitioner::Offset(const std::vector<int64_t>& devices, int64_t block) {
@@ -240,7 +243,7 @@ absl::StatusOr<Local> Partitioner::Fallback(HloInstruction& inst) {
   // exchanges.
   std::vector<HloInstruction*> operands;
   for (int64_t k = 0; k < inst.operand_count(); ++k) {
-    operands.push_back(OperandAs(inst, k, Replicated(inst.operand(k)->shape())));
+    operands.push_back(OperandAs(inst, k, Replicated(FullShape(inst.operand(k)))));
   }
   return Local{Add(inst.CloneWithNewOperands(inst.shape(), operands)), Replicated(inst.shape())};
 }
@@ -279,7 +282,7 @@ absl::StatusOr<Local> Partitioner::Partition(HloInstruction& inst, const Placeme
       if (!want.dim) return local_clone({OperandAs(inst, 0, Placement{})});
       // The operand dimension whose blocks are the result's split blocks:
       // same elements before both, both divisible by the partitions.
-      const Shape& in = inst.operand(0)->shape();
+      const Shape& in = FullShape(inst.operand(0));
       int64_t before = 1;
       for (int64_t e = 0; e < *want.dim; ++e) before *= shape.dimensions(e);
       int64_t in_before = 1;
@@ -390,6 +393,7 @@ absl::StatusOr<Local> Partitioner::Partition(HloInstruction& inst, const Placeme
 
 absl::Status Partitioner::Run() {
   std::vector<HloInstruction*> order = c_.MakeInstructionPostOrder();
+  for (HloInstruction* inst : order) full_shapes_[inst] = inst->shape();
   for (HloInstruction* inst : order) {
     absl::StatusOr<Placement> want =
         inst->has_sharding() ? PlacementOf(*inst, inst->sharding(), inst->shape(), partitions_)

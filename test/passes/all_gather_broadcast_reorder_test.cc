@@ -40,7 +40,7 @@ ENTRY e {
 })");
   EXPECT_TRUE(r.changed);
   EXPECT_TRUE(Matches(r.text, {"f32[1,3]{1,0} reshape(p)",
-                               "f32[2,3]{1,0} all-gather(reshape", "), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, dimensions={0}",
+                               "f32[2,3]{1,0} all-gather(reshape", "), channel_id=1, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true",
                                "f32[2,4,3]{2,1,0} broadcast(all-gather", "), dimensions={0,2}",
                                "f32[8,3]{1,0} reshape(broadcast"}));
 }
@@ -79,7 +79,7 @@ ENTRY e {
   ROOT t = (f32[5,6], f32[5,3]) tuple(ag, n)
 })");
   EXPECT_TRUE(r.changed);
-  EXPECT_TRUE(Matches(r.text, {"b = f32[5,3]{1,0} broadcast(p)", "f32[6]{0} all-gather(p)", "negate(b)"}));
+  EXPECT_TRUE(Matches(r.text, {"b = f32[5,3]{1,0} broadcast(p)", "negate(b)", "f32[6]{0} all-gather(p)"}));
 }
 
 TEST(AllGatherBroadcastReorderTest, KeepsBroadcastAddingNoDimension) {
