@@ -7,6 +7,7 @@
 #include "passes/expanders/convolution_4d_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/stable_sort_expander.h"
+#include "passes/collectives/all_gather_broadcast_reorder.h"
 #include "passes/collectives/all_gather_combiner.h"
 #include "passes/collectives/all_reduce_combiner.h"
 #include "passes/collectives/all_reduce_folder.h"
@@ -46,6 +47,8 @@
 #include "passes/libcall/gpusolver_rewriter.h"
 #include "passes/libcall/triangular_solve_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
+#include "passes/spmd/sharding_propagation.h"
+#include "passes/spmd/spmd_partitioner.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_canonicalizer.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -148,6 +151,22 @@ void AddFusionPasses(std::vector<PassRegistryEntry>& r) {
 // collectives computing the same values, and single-device modules (every
 // model the CPU backend runs) have none.
 void AddCollectivePasses(std::vector<PassRegistryEntry>& r) {
+  // Not required: it only adds sharding annotations, and only to modules
+  // that already have some (the CPU backend's single-device models have none).
+  r.push_back({"sharding-propagation", "ShardingPropagation", "spmd",
+               "Gives every instruction a sharding, inferred from annotated operands (forward) or users "
+               "(backward).",
+               false, "", Factory<ShardingPropagation>()});
+  // Not required: it only rewrites modules with num_partitions > 1, which
+  // the CPU backend (one device) refuses to run anyway.
+  r.push_back({"spmd-partitioning", "SpmdPartitioner", "spmd",
+               "Rewrites a partitioned module into the per-partition program: local shapes, partition-id "
+               "slices, all-gather/all-reduce where the math needs them.",
+               false, "", Factory<SpmdPartitioner>()});
+  r.push_back({"all-gather-bcast-reorder", "AllGatherBroadcastReorder", "collectives",
+               "Gathers a broadcast's operand instead of the broadcast: all-gather(broadcast(x)) => "
+               "broadcast(all-gather(x)).",
+               false, "", Factory<AllGatherBroadcastReorder>()});
   r.push_back({"all-gather-combiner", "AllGatherCombiner", "collectives",
                "Combines independent all-gathers (same dimension and groups) into one tuple all-gather.", false,
                "", Factory<AllGatherCombiner>()});

@@ -6,6 +6,7 @@
 #include "passes/expanders/convolution_4d_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/stable_sort_expander.h"
+#include "passes/collectives/all_gather_broadcast_reorder.h"
 #include "passes/collectives/all_gather_combiner.h"
 #include "passes/collectives/all_reduce_combiner.h"
 #include "passes/collectives/all_reduce_folder.h"
@@ -45,6 +46,8 @@
 #include "passes/libcall/gpusolver_rewriter.h"
 #include "passes/libcall/triangular_solve_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
+#include "passes/spmd/sharding_propagation.h"
+#include "passes/spmd/spmd_partitioner.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_canonicalizer.h"
 #include "passes/simplifiers/conditional_simplifier.h"
@@ -69,6 +72,57 @@
 #include "passes/simplifiers/zero_sized_hlo_elimination.h"
 
 namespace passlab {
+
+namespace {
+
+// XLA:GPU builds its spmd-partitioner pipeline only for partitioned
+// programs; passlab's pipelines are static, so this one skips itself on
+// modules with one partition.
+class PartitionedModulePipeline : public HloPassPipeline {
+ public:
+  using HloPassPipeline::HloPassPipeline;
+
+ protected:
+  absl::StatusOr<bool> RunImpl(HloModule& module, PassRunContext* context) override {
+    if (module.config().num_partitions <= 1) return false;
+    return HloPassPipeline::RunImpl(module, context);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<HloPassPipeline> BuildSpmdPartitionerPipeline() {
+  // XLA:GPU's "spmd-partitioner" pipeline (seed 003 table 1): simplify,
+  // propagate shardings, partition. Runs on partitioned modules only.
+  std::unique_ptr<HloPassPipeline> pipeline = std::make_unique<PartitionedModulePipeline>("spmd-partitioner");
+  // As in XLA, first: one flat computation, no zero-sized ops and array
+  // conditionals before the simplifier loop and propagation see them.
+  pipeline->AddPass<CallInliner>();
+  pipeline->AddPass<ZeroSizedHloElimination>();
+  pipeline->AddPass<ConditionalCanonicalizer>();
+  // XLA's spmd-simplify fixed point, in its order: the partitioner handles
+  // fewer ops (simple gathers/scatters become dynamic-slices/updates, loops
+  // with constant trip counts unroll, constants fold).
+  auto& simplify = pipeline->AddPass<HloPassFix<HloPassPipeline>>("spmd-simplify");
+  HloPassPipeline& s = simplify.pass();
+  s.AddPass<AlgebraicSimplifier>();
+  s.AddPass<SortSimplifier>();
+  s.AddPass<TupleSimplifier>();
+  s.AddPass<ScatterExpander>(ScatterExpander::Mode::kEliminateSimpleScatters);
+  s.AddPass<GatherExpander>(GatherExpander::Mode::kEliminateSimpleGathers);
+  // Sinking first: a sunk loop bound is what lets the trip count be known.
+  s.AddPass<WhileLoopConstantSinking>();
+  s.AddPass<WhileLoopSimplifier>();
+  s.AddPass<ReshapeMover>();
+  s.AddPass<HloConstantFolding>();
+  s.AddPass<ConditionalSimplifier>();
+  s.AddPass<HloDCE>();
+  // On the simplified program, so fewer ops stop the propagation.
+  pipeline->AddPass<ShardingPropagation>();
+  // Reads one sharding per instruction, so after propagation.
+  pipeline->AddPass<SpmdPartitioner>();
+  return pipeline;
+}
 
 std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // XLA:GPU's "optimization" pipeline (seed 003 table 1; gpu_compiler.cc at
@@ -175,6 +229,10 @@ std::unique_ptr<HloPassPipeline> BuildCollectiveOptimizationsPipeline() {
   pipeline->AddPass<AllReduceSimplifier>();
   pipeline->AddPass<AllReduceFolder>();
   pipeline->AddPass<ReduceScatterCreator>();
+  // As in XLA, after the reduce-scatter creator: gathers of broadcasts
+  // exchange the broadcast's operand; the reshape(broadcast) it may leave
+  // is folded by algsimp right below.
+  pipeline->AddPass<AllGatherBroadcastReorder>();
   // As in XLA: reshape(broadcast) adding unit dimensions becomes a plain
   // broadcast, and the offset arithmetic the rewrites leave folds.
   pipeline->AddPass<AlgebraicSimplifier>();
@@ -332,6 +390,8 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   // XLA:GPU's sub-pipelines in seed 003's order (table 1). Each builder
   // comments its own ordering constraints.
   auto pipeline = std::make_unique<HloPassPipeline>("gpu");
+  // First, as in XLA: every later pipeline sees the per-device program.
+  pipeline->AddPipeline(BuildSpmdPartitionerPipeline());
   pipeline->AddPipeline(BuildOptimizationPipeline());
   pipeline->AddPipeline(BuildCollectiveOptimizationsPipeline());
   pipeline->AddPipeline(BuildConvCanonicalizationPipeline());
@@ -348,7 +408,7 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
 std::vector<std::string> PipelineNames() {
   return {"collective-optimizations", "conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion",
           "ir-emit-prepare", "layout-assignment", "optimization", "post-fusion-optimization",
-          "post-layout-assignment"};
+          "post-layout-assignment", "spmd-partitioner"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
@@ -362,6 +422,7 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_
   if (name == "horizontal-fusion") return BuildHorizontalFusionPipeline();
   if (name == "collective-optimizations") return BuildCollectiveOptimizationsPipeline();
   if (name == "post-fusion-optimization") return BuildPostFusionOptimizationPipeline();
+  if (name == "spmd-partitioner") return BuildSpmdPartitionerPipeline();
   return absl::InvalidArgumentError(
       StrCat("unknown pipeline '", name, "'; known pipelines: ", Join(PipelineNames(), ", ")));
 }

@@ -17,6 +17,10 @@ namespace passlab {
 
 // "optimization" (alias "default"): XLA's first sub-pipeline with the
 // "simplification" fixed point inside it.
+// XLA:GPU's "spmd-partitioner" (call inlining, the spmd-simplify fixed
+// point, sharding propagation, SPMD partitioning); skips modules with one
+// partition.
+std::unique_ptr<HloPassPipeline> BuildSpmdPartitionerPipeline();
 std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline();
 
 // XLA:GPU's "collective-optimizations" sub-pipeline (simplifier, folder,

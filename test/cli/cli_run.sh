@@ -43,4 +43,11 @@ if "$passlab" run "$tmp/m.hlo" --device cuda 2> "$tmp/e2"; then fail "cuda accep
 grep -q "only the cpu backend" "$tmp/e2" || fail "cuda message: $(cat "$tmp/e2")"
 if "$passlab" run "$tmp/missing.hlo" 2> "$tmp/e3"; then fail "missing file accepted"; fi
 grep -q "missing.hlo" "$tmp/e3" || fail "missing file message: $(cat "$tmp/e3")"
+# Partitioned and replicated programs need more devices than the CPU backend has.
+sed 's/^HloModule m$/HloModule m, num_partitions=4/' "$tmp/m.hlo" > "$tmp/p.hlo"
+if "$passlab" run "$tmp/p.hlo" 2> "$tmp/e4"; then fail "partitioned module accepted"; fi
+grep -q "module has 4 partitions; the CPU backend runs one device" "$tmp/e4" || fail "partitions message: $(cat "$tmp/e4")"
+sed 's/^HloModule m$/HloModule m, replica_count=2/' "$tmp/m.hlo" > "$tmp/r.hlo"
+if "$passlab" run "$tmp/r.hlo" 2> "$tmp/e5"; then fail "replicated module accepted"; fi
+grep -q "module has 2 replicas; the CPU backend runs one device" "$tmp/e5" || fail "replicas message: $(cat "$tmp/e5")"
 echo "cli_run: ok"

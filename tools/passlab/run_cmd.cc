@@ -70,6 +70,17 @@ int RunRun(const RunOptions& o) {
   }
   auto module = LoadModule(o.file, *o.source);
   if (!module.ok()) return ReportError(module.status());
+  // The CPU backend runs one device: a replicated or partitioned program
+  // would run as one participant and compute something else.
+  const HloModuleConfig& config = (*module)->config();
+  if (config.replica_count * config.num_partitions > 1) {
+    std::string devices = config.replica_count > 1 ? StrCat(config.replica_count, " replicas") : "";
+    if (config.num_partitions > 1) {
+      devices += StrCat(devices.empty() ? "" : " x ", config.num_partitions, " partitions");
+    }
+    return ReportError(absl::UnimplementedError(
+        StrCat("passlab run: module has ", devices, "; the CPU backend runs one device")));
+  }
   std::vector<Literal> args = MakeRandomArguments(*(*module)->entry_computation(), o.seed);
   // The oracle runs on the module as given, before any pass touched it.
   absl::StatusOr<Literal> expected = absl::UnknownError("not evaluated");
