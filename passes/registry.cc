@@ -35,6 +35,7 @@
 #include "passes/gpu/tree_reduction_rewriter.h"
 #include "passes/layout/gpu_layout_assignment.h"
 #include "passes/prepare/copy_insertion.h"
+#include "passes/prepare/latency_hiding_scheduler.h"
 #include "passes/prepare/sanitize_constant_names.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
@@ -254,6 +255,10 @@ void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
                "Copies loop inits, loop/branch/entry results that would share a buffer (constants, parameters, "
                "repeats), so loop state lives in place.",
                false, "", Factory<CopyInsertion>()});
+  r.push_back({"latency-hiding-scheduler", "LatencyHidingScheduler", "prepare",
+               "Schedules each computation: async starts early, independent work before their dones, memory-aware "
+               "order otherwise; marks the module scheduled.",
+               false, "", Factory<LatencyHidingScheduler>()});
   r.push_back({"sanitize-constant-names", "SanitizeConstantNames", "prepare",
                "Renames constants to legal, module-unique LLVM/PTX symbols.", false, "",
                Factory<SanitizeConstantNames>()});

@@ -34,6 +34,7 @@
 #include "passes/gpu/tree_reduction_rewriter.h"
 #include "passes/layout/gpu_layout_assignment.h"
 #include "passes/prepare/copy_insertion.h"
+#include "passes/prepare/latency_hiding_scheduler.h"
 #include "passes/prepare/sanitize_constant_names.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
@@ -307,9 +308,12 @@ std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline() {
   // After every pass that restructures loops or results: the copies only
   // keep their purpose if nothing rewrites around them afterwards.
   pipeline->AddPass<CopyInsertion>();
-  // Last: copy insertion adds no constants, and names must be final when
+  // After copy insertion (it adds no constants); names must be final when
   // constants are emitted as symbols.
   pipeline->AddPass<SanitizeConstantNames>();
+  // Last of all: the schedule must see the final instructions (copies
+  // included), and nothing may add or reorder instructions after it.
+  pipeline->AddPass<LatencyHidingScheduler>();
   return pipeline;
 }
 
