@@ -35,6 +35,7 @@
 #include "passes/layout/gpu_layout_assignment.h"
 #include "passes/prepare/copy_insertion.h"
 #include "passes/prepare/latency_hiding_scheduler.h"
+#include "passes/prepare/rematerialization.h"
 #include "passes/prepare/sanitize_constant_names.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
@@ -311,9 +312,12 @@ std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline() {
   // After copy insertion (it adds no constants); names must be final when
   // constants are emitted as symbols.
   pipeline->AddPass<SanitizeConstantNames>();
-  // Last of all: the schedule must see the final instructions (copies
-  // included), and nothing may add or reorder instructions after it.
+  // The schedule must see the final instructions (copies included); only
+  // rematerialization, which edits the schedule itself, comes after it.
   pipeline->AddPass<LatencyHidingScheduler>();
+  // Needs the schedule (live ranges are positions in it) and places its
+  // copies in it; without a memory limit it does nothing.
+  pipeline->AddPass<Rematerialization>();
   return pipeline;
 }
 

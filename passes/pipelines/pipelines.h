@@ -36,7 +36,7 @@ std::unique_ptr<HloPassPipeline> BuildFusionPipeline();
 // XLA:GPU's "horizontal-fusion" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline();
 // XLA:GPU's "ir-emit-prepare" sub-pipeline (copy insertion, constant names,
-// latency-hiding scheduler).
+// latency-hiding scheduler, rematerialization).
 std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline();
 // XLA:GPU's "post-fusion-optimization" sub-pipeline (collective combiners,
 // async collectives).

@@ -296,6 +296,7 @@ class Simulation {
     }
     live_ += n.defined_bytes;
     estimate_.peak_live_bytes = std::max(estimate_.peak_live_bytes, live_);
+    estimate_.live_bytes.push_back(live_);
     for (int s : n.uses) {
       if (--remaining_uses_[s] == 0 && !g_.live_out[s]) live_ -= g_.nodes[s].defined_bytes;
     }

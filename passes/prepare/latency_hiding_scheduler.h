@@ -24,8 +24,8 @@
 // change only when some computation's order or the module's is_scheduled
 // flag changed.
 //
-// Runs last in ir-emit-prepare (nothing may add, remove or reorder
-// instructions after it). Optional: the CPU runtime runs any topological
+// Runs at the end of ir-emit-prepare (only rematerialization, which edits
+// the schedule, comes after it). Optional: the CPU runtime runs any topological
 // order (the post order, which follows the sequence when there is one).
 #ifndef PASSLAB_PASSES_PREPARE_LATENCY_HIDING_SCHEDULER_H_
 #define PASSLAB_PASSES_PREPARE_LATENCY_HIDING_SCHEDULER_H_
@@ -67,6 +67,9 @@ struct ScheduleEstimate {
   // Peak of the live bytes of the instructions' results (parameters and
   // constants excluded, views share their source's buffer).
   int64_t peak_live_bytes = 0;
+  // Live bytes while each instruction of the sequence runs (its operands
+  // and its result both live).
+  std::vector<int64_t> live_bytes;
 };
 
 // Estimates `sequence` (a topological order of all of `computation`'s

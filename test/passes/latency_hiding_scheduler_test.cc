@@ -461,7 +461,7 @@ TEST(LatencyHidingSchedulerTest, CorpusSchedulesStayValidAndHideLatency) {
     EXPECT_EQ(Names(*(*reparsed)->entry_computation()), Names(*(*m)->entry_computation())) << name;
   }
   EXPECT_GT(candidates, 100);
-  EXPECT_GT(with_opportunity, 0);
+  EXPECT_GE(with_opportunity, 5);  // 5 computations when this test was written
   RecordProperty("candidates", candidates);
   RecordProperty("with_opportunity", with_opportunity);
   RecordProperty("hidden", hidden);
