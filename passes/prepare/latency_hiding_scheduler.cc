@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <tuple>
 #include <utility>
@@ -112,7 +113,9 @@ class CostModel {
  private:
   double KernelCost(const HloInstruction& inst) const {
     double bytes = static_cast<double>(inst.shape().total_leaf_bytes());
-    for (const HloInstruction* operand : inst.operands()) bytes += static_cast<double>(operand->shape().total_leaf_bytes());
+    for (const HloInstruction* operand : inst.operands()) {
+      bytes += static_cast<double>(operand->shape().total_leaf_bytes());
+    }
     double memory_ns = bytes / options_.memory_bytes_per_ns;
     double compute_ns = Flops(inst) / options_.flops_per_ns;
     return options_.kernel_launch_ns + std::max(memory_ns, compute_ns);
@@ -138,7 +141,8 @@ class CostModel {
     if (op == HloOpcode::kConvolution && inst.attrs().conv_dnums.has_value()) {
       // 2 * output elements * (kernel elements per output feature).
       const Shape& kernel = inst.operand(1)->shape();
-      double features = static_cast<double>(kernel.dimensions(inst.attrs().conv_dnums->kernel_output_feature_dimension));
+      int64_t feature_dimension = inst.attrs().conv_dnums->kernel_output_feature_dimension;
+      double features = static_cast<double>(kernel.dimensions(feature_dimension));
       return features == 0 ? 0 : 2 * out * static_cast<double>(kernel.element_count()) / features;
     }
     if (op == HloOpcode::kReduce || op == HloOpcode::kReduceWindow) {
@@ -428,7 +432,8 @@ std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computati
   ScheduleEstimate before = Estimate(g, incoming);
   int64_t limit = MemoryLimit(before, options);
   std::vector<HloInstruction*> scheduled = ListSchedule(g, options, limit);
-  if (scheduled.size() != incoming.size()) return incoming;  // a dependency cycle: keep what was there
+  // Every edge points forward in the post order: all instructions get placed.
+  assert(scheduled.size() == incoming.size());
   ScheduleEstimate after = Estimate(g, scheduled);
   return Better(after, before, limit) ? scheduled : incoming;
 }
@@ -442,7 +447,9 @@ absl::StatusOr<bool> LatencyHidingScheduler::RunImpl(HloModule& module, PassRunC
     if (estimate.overlapped_instructions > 0) {
       BumpCounter("instructions overlapped with async ops", estimate.overlapped_instructions);
     }
-    if (estimate.hidden_ns >= 1) BumpCounter("estimated ns of async latency hidden", static_cast<int64_t>(estimate.hidden_ns));
+    if (estimate.hidden_ns >= 1) {
+      BumpCounter("estimated ns of async latency hidden", static_cast<int64_t>(estimate.hidden_ns));
+    }
     if (sequence == c->instructions()) continue;
     if (absl::Status s = c->SetInstructionSequence(sequence); !s.ok()) {
       return absl::InternalError(StrCat(name(), ": ", s.message()));
