@@ -36,6 +36,8 @@
 #include "passes/gpu/tree_reduction_rewriter.h"
 #include "passes/layout/gpu_layout_assignment.h"
 #include "passes/prepare/copy_insertion.h"
+#include "passes/prepare/latency_hiding_scheduler.h"
+#include "passes/prepare/rematerialization.h"
 #include "passes/prepare/sanitize_constant_names.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
@@ -273,6 +275,14 @@ void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
                "Copies loop inits, loop/branch/entry results that would share a buffer (constants, parameters, "
                "repeats), so loop state lives in place.",
                false, "", Factory<CopyInsertion>()});
+  r.push_back({"latency-hiding-scheduler", "LatencyHidingScheduler", "prepare",
+               "Schedules each computation: async starts early, independent work before their dones, memory-aware "
+               "order otherwise; marks the module scheduled.",
+               false, "", Factory<LatencyHidingScheduler>()});
+  r.push_back({"rematerialization", "Rematerialization", "prepare",
+               "Under a memory limit, recomputes cheap values (elementwise, broadcast, iota) next to late uses "
+               "to cut a scheduled computation's peak live bytes.",
+               false, "", Factory<Rematerialization>()});
   r.push_back({"sanitize-constant-names", "SanitizeConstantNames", "prepare",
                "Renames constants to legal, module-unique LLVM/PTX symbols.", false, "",
                Factory<SanitizeConstantNames>()});

@@ -35,6 +35,8 @@
 #include "passes/gpu/tree_reduction_rewriter.h"
 #include "passes/layout/gpu_layout_assignment.h"
 #include "passes/prepare/copy_insertion.h"
+#include "passes/prepare/latency_hiding_scheduler.h"
+#include "passes/prepare/rematerialization.h"
 #include "passes/prepare/sanitize_constant_names.h"
 #include "passes/libcall/conv_padding_legalization.h"
 #include "passes/libcall/conv_rewriter.h"
@@ -365,9 +367,15 @@ std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline() {
   // After every pass that restructures loops or results: the copies only
   // keep their purpose if nothing rewrites around them afterwards.
   pipeline->AddPass<CopyInsertion>();
-  // Last: copy insertion adds no constants, and names must be final when
+  // After copy insertion (it adds no constants); names must be final when
   // constants are emitted as symbols.
   pipeline->AddPass<SanitizeConstantNames>();
+  // The schedule must see the final instructions (copies included); only
+  // rematerialization, which edits the schedule itself, comes after it.
+  pipeline->AddPass<LatencyHidingScheduler>();
+  // Needs the schedule (live ranges are positions in it) and places its
+  // copies in it; without a memory limit it does nothing.
+  pipeline->AddPass<Rematerialization>();
   return pipeline;
 }
 

@@ -39,7 +39,8 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline();
 std::unique_ptr<HloPassPipeline> BuildFusionPipeline();
 // XLA:GPU's "horizontal-fusion" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline();
-// XLA:GPU's "ir-emit-prepare" sub-pipeline (copy insertion, constant names).
+// XLA:GPU's "ir-emit-prepare" sub-pipeline (copy insertion, constant names,
+// latency-hiding scheduler, rematerialization).
 std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline();
 // XLA:GPU's "post-fusion-optimization" sub-pipeline (collective combiners,
 // async collectives).

@@ -14,6 +14,7 @@
 
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
+#include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/runtime/chrome_trace.h"
 #include "core/runtime/instruction_evaluator.h"
@@ -512,6 +513,43 @@ ENTRY e {
 })");
   ASSERT_NE(r.executable, nullptr);
   EXPECT_EQ(r.executable->buffer_assignment().arena_bytes(), 0);
+}
+
+TEST(ExecutableTest, RunsAScheduledComputationInItsSequence) {
+  // A schedule (HloComputation::SetInstructionSequence, as the
+  // latency-hiding scheduler sets it) decides the thunk order.
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = f32[8] parameter(0)
+  x = f32[8] negate(a)
+  y = f32[8] exponential(a)
+  z = f32[8] sqrt(y)
+  ROOT r = f32[8] multiply(x, z)
+})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  HloComputation* c = (*m)->entry_computation();
+  auto get = [&](const char* n) { return c->GetInstructionWithName(n); };
+  for (const std::vector<std::string>& order : {std::vector<std::string>{"x", "y", "z", "r"},
+                                                std::vector<std::string>{"y", "z", "x", "r"},
+                                                std::vector<std::string>{"y", "x", "z", "r"}}) {
+    std::vector<HloInstruction*> sequence = {get("a")};
+    for (const std::string& n : order) sequence.push_back(get(n.c_str()));
+    ASSERT_TRUE(c->SetInstructionSequence(sequence).ok());
+    (*m)->set_is_scheduled(true);
+    absl::StatusOr<std::unique_ptr<Executable>> e = Executable::Create(**m, FakeKernels());
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    std::vector<Literal> args;
+    args.push_back(Random(c->parameter_instruction(0)->shape(), 3));
+    std::vector<KernelRecord> records;
+    absl::StatusOr<Literal> got = (*e)->Run(args, &records);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    std::vector<std::string> ran;
+    for (const KernelRecord& r : records) ran.push_back(r.name);
+    EXPECT_EQ(ran, order);
+    absl::StatusOr<Literal> want = HloEvaluator().Evaluate(**m, args);
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    EXPECT_TRUE(CompareLiterals(*want, *got, ErrorSpec{.abs = 1e-5, .rel = 1e-5}).ok());
+  }
 }
 
 TEST(ExecutableTest, ErrorsNameTheInstruction) {
