@@ -6,6 +6,7 @@
 #include "passes/expanders/convolution_4d_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/stable_sort_expander.h"
+#include "passes/expanders/topk_decomposer.h"
 #include "passes/collectives/all_gather_combiner.h"
 #include "passes/collectives/all_reduce_combiner.h"
 #include "passes/collectives/all_reduce_folder.h"
@@ -19,7 +20,9 @@
 #include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
+#include "passes/expanders/qr_expander.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
+#include "passes/expanders/rng_expander.h"
 #include "passes/expanders/scatter_expander.h"
 #include "passes/fusion/fusion_merger.h"
 #include "passes/fusion/horizontal_input_fusion.h"
@@ -43,6 +46,7 @@
 #include "passes/libcall/gemm_broadcast_folding_rewriter.h"
 #include "passes/libcall/gemm_rewriter.h"
 #include "passes/libcall/gpusolver_rewriter.h"
+#include "passes/expanders/cholesky_expander.h"
 #include "passes/libcall/triangular_solve_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/simplifiers/call_inliner.h"
@@ -77,6 +81,9 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // Dots/convolutions in one type before anything pattern-matches them.
   pipeline->AddPass<OperandUpcaster>();
   pipeline->AddPass<ResultCaster>();
+  // As in XLA: rng draws from the module's state through a philox
+  // rng-bit-generator, so it runs right before the expander of those.
+  pipeline->AddPass<RngExpander>();
   // rng-bit-generator becomes plain integer HLO (a call of a generated
   // computation; philox for RNG_DEFAULT as on GPU) among XLA:GPU's first
   // expanders, before CallInliner inlines the call.
@@ -91,6 +98,10 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // Scatters the GPU emitter cannot handle become loops early, so the
   // simplification loop cleans up the loop's index arithmetic.
   pipeline->AddPass<GpuScatterExpander>();
+  // As in XLA (no solver call for QR): the Householder custom calls become
+  // loops before CallInliner and the simplification loop, which clean up
+  // their index arithmetic.
+  pipeline->AddPass<QrExpander>();
   // Every later pass sees one flat computation per program (XLA inlines
   // calls here because the GPU backend does not run kCall).
   pipeline->AddPass<CallInliner>();
@@ -188,6 +199,12 @@ std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   // First, as in XLA: cholesky becomes the solver library's potrf call; it
   // touches nothing the convolution passes look at.
   pipeline->AddPass<GpusolverRewriter>();
+  // Not in XLA:GPU (cuSOLVER takes every cholesky there); here it expands
+  // what the solver rewriter leaves (f16/bf16, or everything when the
+  // rewriter is disabled) into loops and a triangular-solve, which the
+  // triangular-solve-rewriter (post-layout-assignment) can still turn into
+  // trsm calls. After the rewriter so that it never takes a potrf call's work.
+  pipeline->AddPass<CholeskyExpander>();
   // Recognises the forward/backward forms on plain convolutions, so it runs
   // before anything turns them into calls.
   pipeline->AddPass<ConvRewriter>();
@@ -252,6 +269,10 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   pipeline->AddPass<ReductionDimensionGrouper>();
   pipeline->AddPass<HloPassFix<ReductionSplitter>>();
   pipeline->AddPass<HloPassFix<TreeReductionRewriter>>();
+  // As in XLA, after the reduction passes (XLA's TopkSplitter and
+  // TopkSpecializer, not in passlab, come first): topk the TopK kernel does
+  // not take becomes a sort; keeps layouts, since it runs after assignment.
+  pipeline->AddPass<TopkDecomposer>();
   // Second occurrence, as in XLA: after every pass that may create bf16
   // arithmetic.
   pipeline->AddPass<FloatNormalization>();

@@ -29,6 +29,10 @@ constexpr Expected kPasses[] = {
     {"triangular-solve-rewriter", "gpu/post-layout-assignment", false},
     {"dot_dimension_sorter", "gpu/post-layout-assignment", false},
     {"cudnn_pad_for_convolutions", "gpu/post-layout-assignment", false},
+    {"rng-expander", "gpu/optimization", false},
+    {"qr_expander", "gpu/optimization", false},
+    {"cholesky_expander", "gpu/conv-canonicalization", false},
+    {"topk-decomposer", "gpu/post-layout-assignment", false},
 };
 
 TEST(ExpanderRegistryTest, EntriesCreatePassesWithTheirNamesAndAreOptional) {
