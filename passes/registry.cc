@@ -7,6 +7,7 @@
 #include "passes/expanders/convolution_4d_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/stable_sort_expander.h"
+#include "passes/expanders/stochastic_convert_decomposer.h"
 #include "passes/expanders/topk_decomposer.h"
 #include "passes/collectives/all_gather_combiner.h"
 #include "passes/collectives/all_reduce_combiner.h"
@@ -248,6 +249,10 @@ void AddExpanderPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"slice-sinker", "SliceSinker", "simplifiers",
                "Sinks slices below elementwise ops that together cover the slices' sources (one op, then slices).",
                false, "", Factory<SliceSinker>()});
+  r.push_back({"stochastic_convert_decomposer", "StochasticConvertDecomposer", "expanders",
+               "Decomposes float-to-integer stochastic-convert into floor, a compare with the random bits, sign "
+               "and saturation.",
+               false, "", Factory<StochasticConvertDecomposer>()});
   r.push_back({"topk-decomposer", "TopkDecomposer", "expanders",
                "Decomposes topk into a stable sort (values, iota) and slices of the first k.", false, "",
                Factory<TopkDecomposer>()});

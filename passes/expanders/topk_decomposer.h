@@ -8,8 +8,9 @@
 // the indices, only the values are sorted.
 //
 // Layouts are kept (the sort takes the operand's, the slices the topk
-// results'), so it may run after layout assignment. Optional: the runtime
-// runs topk as a routine.
+// results'). Runs first in XLA:GPU's optimization pipeline, before the
+// comparison expander that rewrites its total-order comparator. Optional:
+// the runtime runs topk as a routine.
 #ifndef PASSLAB_PASSES_EXPANDERS_TOPK_DECOMPOSER_H_
 #define PASSLAB_PASSES_EXPANDERS_TOPK_DECOMPOSER_H_
 

@@ -6,6 +6,7 @@
 #include "passes/expanders/convolution_4d_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/stable_sort_expander.h"
+#include "passes/expanders/stochastic_convert_decomposer.h"
 #include "passes/expanders/topk_decomposer.h"
 #include "passes/collectives/all_gather_combiner.h"
 #include "passes/collectives/all_reduce_combiner.h"
@@ -78,6 +79,10 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // XLA:GPU's "optimization" pipeline (seed 003 table 1; gpu_compiler.cc at
   // the seed's commit), in its order.
   auto pipeline = std::make_unique<HloPassPipeline>("optimization");
+  // First, as in XLA (after its TopkSplitter/TopkSpecializer, which passlab
+  // lacks): topk becomes a sort whose TOTALORDER comparator the comparison
+  // expander below then rewrites.
+  pipeline->AddPass<TopkDecomposer>();
   // Dots/convolutions in one type before anything pattern-matches them.
   pipeline->AddPass<OperandUpcaster>();
   pipeline->AddPass<ResultCaster>();
@@ -112,7 +117,11 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // Canonical dots ([batch.., M, K] x [batch.., K, N], seed 003) before the
   // simplification loop cleans up the reshapes/transposes it adds.
   pipeline->AddPass<DotDecomposer>();
-  // As in XLA, right after DotDecomposer: 4-spatial-dim convolutions lose
+  // As in XLA, between DotDecomposer and Convolution4DExpander: nothing
+  // before it reads stochastic-convert; the simplification loop folds the
+  // constants it adds.
+  pipeline->AddPass<StochasticConvertDecomposer>();
+  // As in XLA, after DotDecomposer: 4-spatial-dim convolutions lose
   // their trivial dims before anything pattern-matches convolutions.
   pipeline->AddPass<Convolution4DExpander>();
   // Stable sorts carry their own tie-break before any pass (or the GPU's
@@ -269,10 +278,6 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   pipeline->AddPass<ReductionDimensionGrouper>();
   pipeline->AddPass<HloPassFix<ReductionSplitter>>();
   pipeline->AddPass<HloPassFix<TreeReductionRewriter>>();
-  // As in XLA, after the reduction passes (XLA's TopkSplitter and
-  // TopkSpecializer, not in passlab, come first): topk the TopK kernel does
-  // not take becomes a sort; keeps layouts, since it runs after assignment.
-  pipeline->AddPass<TopkDecomposer>();
   // Second occurrence, as in XLA: after every pass that may create bf16
   // arithmetic.
   pipeline->AddPass<FloatNormalization>();

@@ -32,7 +32,8 @@ constexpr Expected kPasses[] = {
     {"rng-expander", "gpu/optimization", false},
     {"qr_expander", "gpu/optimization", false},
     {"cholesky_expander", "gpu/conv-canonicalization", false},
-    {"topk-decomposer", "gpu/post-layout-assignment", false},
+    {"topk-decomposer", "gpu/optimization", false},
+    {"stochastic_convert_decomposer", "gpu/optimization", false},
 };
 
 TEST(ExpanderRegistryTest, EntriesCreatePassesWithTheirNamesAndAreOptional) {
