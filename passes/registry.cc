@@ -16,6 +16,7 @@
 #include "passes/collectives/async_collective_creator.h"
 #include "passes/collectives/reduce_scatter_creator.h"
 #include "passes/expanders/batchnorm_expander.h"
+#include "passes/expanders/bitcast_dtypes_expander.h"
 #include "passes/expanders/cholesky_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
@@ -208,6 +209,10 @@ void AddLibraryCallPasses(std::vector<PassRegistryEntry>& r) {
 // scatters, array-result conditionals, unsorted dot dimensions, cholesky and
 // triangular-solve as they are.
 void AddExpanderPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"bitcast_dtypes_expander", "BitcastDtypesExpander", "expanders",
+               "Expands bitcast-convert between element types of different widths into shifts, masks and an "
+               "or-reduce on unsigned integers.",
+               false, "", Factory<BitcastDtypesExpander>()});
   r.push_back({"cholesky_expander", "CholeskyExpander", "expanders",
                "Expands real cholesky into XLA's blocked left-looking HLO (unblocked loop per panel, "
                "triangular-solve below it).",

@@ -15,6 +15,7 @@
 #include "passes/collectives/async_collective_creator.h"
 #include "passes/collectives/reduce_scatter_creator.h"
 #include "passes/expanders/batchnorm_expander.h"
+#include "passes/expanders/bitcast_dtypes_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
 #include "passes/expanders/gather_expander.h"
@@ -156,6 +157,9 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // can shrink a scatter's indices to one.
   s.AddPass<ScatterExpander>(ScatterExpander::Mode::kEliminateSimpleScatters);
   s.AddPass<AlgebraicSimplifier>();
+  // As in XLA, right after algsimp (which may fold a bitcast-convert pair
+  // away first); later rounds fold the shifts of constants it creates.
+  s.AddPass<BitcastDtypesExpander>();
   // algsimp may add contracting dimensions to a dot.
   s.AddPass<DotDecomposer>();
   // In the loop, as in XLA, so algsimp folds the concatenates and slices it

@@ -1,11 +1,11 @@
-// The linear-algebra, topk, stochastic-convert and rng expanders end to
-// end: modules with cholesky, the Householder QR calls, topk,
-// stochastic-convert and rng compile and run on the CPU backend with the
-// full gpu pipeline and with each expander (and the solver rewriter in
-// front of cholesky_expander) disabled: whatever an expander leaves behind
-// the runtime still runs. Cholesky, QR, topk and stochastic-convert match
-// the evaluator; rng is checked for its distribution (the expanded draw is
-// another stream than the evaluator's).
+// The linear-algebra, topk, stochastic-convert, bitcast and rng expanders
+// end to end: modules with cholesky, the Householder QR calls, topk,
+// stochastic-convert, width-changing bitcast-convert and rng compile and
+// run on the CPU backend with the full gpu pipeline and with each expander
+// (and the solver rewriter in front of cholesky_expander) disabled:
+// whatever an expander leaves behind the runtime still runs. All but rng
+// match the evaluator; rng is checked for its distribution (the expanded
+// draw is another stream than the evaluator's).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -124,6 +124,19 @@ ENTRY e {
   ROOT c = s32[8,16] stochastic-convert(x, random)
 })", {"", "stochastic_convert_decomposer"});
   EXPECT_EQ(optimized.find("stochastic-convert("), std::string::npos) << optimized;
+}
+
+TEST(LinalgRngExpandersTest, WidthChangingBitcastConvertRunsExpandedOrAsIs) {
+  std::string optimized = ExpectMatchesEvaluator(R"(HloModule bitcast
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  bytes = u8[4,8,4] bitcast-convert(x)
+  one = u8[] constant(1)
+  ones = u8[4,8,4] broadcast(one), dimensions={}
+  bumped = u8[4,8,4] xor(bytes, ones)
+  ROOT y = f32[4,8] bitcast-convert(bumped)
+})", {"", "bitcast_dtypes_expander"});
+  EXPECT_EQ(optimized.find("u8[4,8,4]{2,1,0} bitcast-convert("), std::string::npos) << optimized;
 }
 
 TEST(LinalgRngExpandersTest, RngRunsWithAndWithoutTheExpanders) {

@@ -34,6 +34,7 @@ constexpr Expected kPasses[] = {
     {"cholesky_expander", "gpu/conv-canonicalization", false},
     {"topk-decomposer", "gpu/optimization", false},
     {"stochastic_convert_decomposer", "gpu/optimization", false},
+    {"bitcast_dtypes_expander", "gpu/optimization/simplification", true},
 };
 
 TEST(ExpanderRegistryTest, EntriesCreatePassesWithTheirNamesAndAreOptional) {
