@@ -8,6 +8,8 @@
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/stable_sort_expander.h"
 #include "passes/collectives/all_gather_broadcast_reorder.h"
+#include "passes/expanders/stochastic_convert_decomposer.h"
+#include "passes/expanders/topk_decomposer.h"
 #include "passes/collectives/all_gather_combiner.h"
 #include "passes/collectives/all_reduce_combiner.h"
 #include "passes/collectives/all_reduce_folder.h"
@@ -15,13 +17,17 @@
 #include "passes/collectives/async_collective_creator.h"
 #include "passes/collectives/reduce_scatter_creator.h"
 #include "passes/expanders/batchnorm_expander.h"
+#include "passes/expanders/bitcast_dtypes_expander.h"
+#include "passes/expanders/cholesky_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
 #include "passes/expanders/gather_expander.h"
 #include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
+#include "passes/expanders/qr_expander.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
+#include "passes/expanders/rng_expander.h"
 #include "passes/expanders/scatter_expander.h"
 #include "passes/fusion/fusion_merger.h"
 #include "passes/fusion/horizontal_input_fusion.h"
@@ -224,6 +230,14 @@ void AddLibraryCallPasses(std::vector<PassRegistryEntry>& r) {
 // scatters, array-result conditionals, unsorted dot dimensions, cholesky and
 // triangular-solve as they are.
 void AddExpanderPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"bitcast_dtypes_expander", "BitcastDtypesExpander", "expanders",
+               "Expands bitcast-convert between element types of different widths into shifts, masks and an "
+               "or-reduce on unsigned integers.",
+               false, "", Factory<BitcastDtypesExpander>()});
+  r.push_back({"cholesky_expander", "CholeskyExpander", "expanders",
+               "Expands real cholesky into XLA's blocked left-looking HLO (unblocked loop per panel, "
+               "triangular-solve below it).",
+               false, "", Factory<CholeskyExpander>()});
   r.push_back({"conditional-canonicalizer", "ConditionalCanonicalizer", "simplifiers",
                "Gives every conditional a tuple result (branch roots tupled, get-tuple-element after).", false, "",
                Factory<ConditionalCanonicalizer>()});
@@ -245,6 +259,13 @@ void AddExpanderPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"triangular-solve-rewriter", "TriangularSolveRewriter", "libcall",
                "Rewrites f32/f64 triangular-solve into a __blas$trsm call.", false, "",
                Factory<TriangularSolveRewriter>()});
+  r.push_back({"qr_expander", "QrExpander", "expanders",
+               "Expands the Qr and ProductOfElementaryHouseholderReflectors custom calls into Householder loops.",
+               false, "", Factory<QrExpander>()});
+  r.push_back({"rng-expander", "RngExpander", "expanders",
+               "Expands rng (uniform, normal) into rng-get-and-update-state and a philox rng-bit-generator whose "
+               "bits become the distribution.",
+               false, "", Factory<RngExpander>()});
   r.push_back({"scatter_simplifier", "ScatterSimplifier", "simplifiers",
                "Puts every scatter in the canonical [N,K]-indices, [N, window] updates form.", false, "",
                Factory<ScatterSimplifier>()});
@@ -254,6 +275,13 @@ void AddExpanderPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"slice-sinker", "SliceSinker", "simplifiers",
                "Sinks slices below elementwise ops that together cover the slices' sources (one op, then slices).",
                false, "", Factory<SliceSinker>()});
+  r.push_back({"stochastic_convert_decomposer", "StochasticConvertDecomposer", "expanders",
+               "Decomposes float-to-integer stochastic-convert into floor, a compare with the random bits, sign "
+               "and saturation.",
+               false, "", Factory<StochasticConvertDecomposer>()});
+  r.push_back({"topk-decomposer", "TopkDecomposer", "expanders",
+               "Decomposes topk into a stable sort (values, iota) and slices of the first k.", false, "",
+               Factory<TopkDecomposer>()});
   r.push_back({"stable-sort-expander", "StableSortExpander", "expanders",
                "Makes is_stable sorts unstable sorts with an iota operand breaking ties in the comparator.", false,
                "", Factory<StableSortExpander>()});

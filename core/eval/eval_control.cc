@@ -249,6 +249,8 @@ constexpr CustomCallTarget kCustomCalls[] = {
     {"__cudnn$conv", true, EvalLibraryCall},
     {"__lapack$potrf", false, EvalLibraryCall},
     {"__blas$trsm", false, EvalLibraryCall},
+    {"Qr", false, EvalHouseholderCall},
+    {"ProductOfElementaryHouseholderReflectors", false, EvalHouseholderCall},
 };
 
 }  // namespace

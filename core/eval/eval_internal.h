@@ -144,6 +144,11 @@ absl::StatusOr<Literal> EvalConvolution(const HloInstruction& inst, Operands ops
 absl::StatusOr<Literal> EvalRng(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 // eval_linalg.cc: cholesky, triangular-solve, fft.
 absl::StatusOr<Literal> EvalLinearAlgebra(const HloInstruction& inst, Operands ops);
+// eval_linalg.cc: XLA's Householder QR custom calls, "Qr" (a => (a with R
+// above the diagonal and the reflectors below it, taus), LAPACK geqrf's
+// form) and "ProductOfElementaryHouseholderReflectors" ((a, taus) => the
+// first columns of Q, orgqr's form); real types.
+absl::StatusOr<Literal> EvalHouseholderCall(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 // eval_control.cc: call, fusion, map, while, conditional, async and copy
 // start/update/done, single-replica collectives, custom calls.
 absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, EvalContext& ctx);

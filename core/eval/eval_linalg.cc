@@ -1,6 +1,8 @@
 // Linear algebra and FFT: cholesky, triangular-solve (in double or
 // complex<double>, batched over leading dimensions) and fft (a direct DFT
-// per transformed dimension: exact enough for an oracle, O(n^2)).
+// per transformed dimension: exact enough for an oracle, O(n^2)), and
+// XLA's Householder QR custom calls (real types, in double).
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -228,6 +230,114 @@ absl::StatusOr<Literal> EvalLinearAlgebra(const HloInstruction& inst, Operands o
   if (inst.opcode() == HloOpcode::kFft) return Fft(inst, *ops[0]);
   if (IsComplexType(inst.shape().element_type())) return Matrices<Complex>(inst, ops);
   return Matrices<double>(inst, ops);
+}
+
+}  // namespace passlab::eval
+
+// ---------------------------------------------------------------- Householder QR
+
+namespace passlab::eval {
+namespace {
+
+// The reflector of column j of the m x n matrix `a` (rows j..m-1), LAPACK's
+// dlarfg: H = I - tau v v^T with v[j] = 1 maps the column to beta e_j.
+//   alpha = a[j][j], sigma = sum_{i>j} a[i][j]^2, mu = sqrt(alpha^2 + sigma)
+//   beta = -sign(alpha) mu (sign(0) = +1), tau = (beta - alpha) / beta,
+//   v[i] = a[i][j] / (alpha - beta) for i > j;
+// sigma == 0: H = I (tau = 0, beta = alpha, v's tail zero).
+void HouseholderQr(double* a, double* taus, int64_t m, int64_t n) {
+  const int64_t k = std::min(m, n);
+  for (int64_t j = 0; j < k; ++j) {
+    double alpha = a[j * n + j], sigma = 0;
+    for (int64_t i = j + 1; i < m; ++i) sigma += a[i * n + j] * a[i * n + j];
+    double tau = 0, beta = alpha;
+    if (sigma != 0) {
+      double mu = std::sqrt(alpha * alpha + sigma);
+      beta = alpha >= 0 ? -mu : mu;
+      tau = (beta - alpha) / beta;
+      for (int64_t i = j + 1; i < m; ++i) a[i * n + j] /= alpha - beta;
+    }
+    // The trailing columns: a -= tau v (v^T a).
+    for (int64_t c = j + 1; c < n; ++c) {
+      double dot = a[j * n + c];
+      for (int64_t i = j + 1; i < m; ++i) dot += a[i * n + j] * a[i * n + c];
+      a[j * n + c] -= tau * dot;
+      for (int64_t i = j + 1; i < m; ++i) a[i * n + c] -= tau * a[i * n + j] * dot;
+    }
+    a[j * n + j] = beta;
+    taus[j] = tau;
+  }
+}
+
+// Q = H_0 H_1 ... H_{k-1}, its first n columns, from the reflectors below
+// the diagonal of the m x n matrix `a` (orgqr): applied right to left to
+// the first n columns of the identity.
+void HouseholderProduct(const double* a, const double* taus, double* q, int64_t m, int64_t n, int64_t k) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t c = 0; c < n; ++c) q[i * n + c] = i == c ? 1 : 0;
+  }
+  for (int64_t j = k - 1; j >= 0; --j) {
+    for (int64_t c = 0; c < n; ++c) {
+      double dot = q[j * n + c];
+      for (int64_t i = j + 1; i < m; ++i) dot += a[i * n + j] * q[i * n + c];
+      q[j * n + c] -= taus[j] * dot;
+      for (int64_t i = j + 1; i < m; ++i) q[i * n + c] -= taus[j] * a[i * n + j] * dot;
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalHouseholderCall(const HloInstruction& inst, Operands ops, EvalContext&) {
+  const std::string& target = inst.custom_call_target();
+  const bool qr = target == "Qr";
+  const size_t want_operands = qr ? 1 : 2;
+  if (ops.size() != want_operands || !ops[0]->shape().IsArray() || ops[0]->shape().rank() < 2) {
+    return absl::InvalidArgumentError(StrCat("custom call \"", target, "\" (", inst.name(), ") takes ",
+                                             want_operands, " operand(s), the first a batch of matrices"));
+  }
+  const Shape& a_shape = ops[0]->shape();
+  if (!IsFloatingPointType(a_shape.element_type())) {
+    return absl::UnimplementedError(StrCat("custom call \"", target, "\" (", inst.name(), ") of ",
+                                           PrimitiveTypeName(a_shape.element_type())));
+  }
+  const int64_t rank = a_shape.rank();
+  const int64_t m = a_shape.dimensions(rank - 2), n = a_shape.dimensions(rank - 1);
+  const int64_t batch = m * n == 0 ? 0 : a_shape.element_count() / (m * n);
+  std::vector<double> a = ToDoubles(*ops[0]);
+  if (qr) {
+    const int64_t k = std::min(m, n);
+    if (!inst.shape().IsTuple() || inst.shape().tuple_shapes().size() != 2) {
+      return absl::InvalidArgumentError(StrCat("custom call \"Qr\" (", inst.name(), ") must return (a, taus)"));
+    }
+    std::vector<double> taus(batch * k);
+    for (int64_t b = 0; b < batch; ++b) HouseholderQr(a.data() + b * m * n, taus.data() + b * k, m, n);
+    Literal a_out(inst.shape().tuple_shapes(0)), taus_out(inst.shape().tuple_shapes(1));
+    if (a_out.element_count() != static_cast<int64_t>(a.size()) ||
+        taus_out.element_count() != static_cast<int64_t>(taus.size())) {
+      return absl::InvalidArgumentError(StrCat("custom call \"Qr\" (", inst.name(), "): result shape ",
+                                               inst.shape().ToString(), " does not fit ", a_shape.ToString()));
+    }
+    FromDoubles(a, a_out);
+    FromDoubles(taus, taus_out);
+    return Literal::Tuple({std::move(a_out), std::move(taus_out)});
+  }
+  const Shape& taus_shape = ops[1]->shape();
+  const int64_t k = taus_shape.rank() == rank - 1 ? taus_shape.dimensions(rank - 2) : -1;
+  if (k < 0 || k > n || n > m || batch * k != taus_shape.element_count() ||
+      inst.shape().element_count() != a_shape.element_count()) {
+    return absl::InvalidArgumentError(StrCat("custom call \"", target, "\" (", inst.name(),
+                                             ") needs a[..., m, n] with m >= n and taus[..., k] with k <= n, got ",
+                                             a_shape.ToString(), " and ", taus_shape.ToString()));
+  }
+  std::vector<double> taus = ToDoubles(*ops[1]);
+  std::vector<double> q(a.size());
+  for (int64_t b = 0; b < batch; ++b) {
+    HouseholderProduct(a.data() + b * m * n, taus.data() + b * k, q.data() + b * m * n, m, n, k);
+  }
+  Literal out(inst.shape());
+  FromDoubles(q, out);
+  return out;
 }
 
 }  // namespace passlab::eval

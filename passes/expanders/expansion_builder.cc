@@ -59,6 +59,31 @@ HloInstruction* ExpansionBuilder::Binary(HloOpcode opcode, HloInstruction* a, Hl
   return Add(HloInstruction::CreateBinary(a->shape(), opcode, a, b));
 }
 
+HloInstruction* ExpansionBuilder::Unary(HloOpcode opcode, HloInstruction* x) {
+  return Add(HloInstruction::CreateUnary(x->shape(), opcode, x));
+}
+
+HloInstruction* ExpansionBuilder::Iota(PrimitiveType type, std::vector<int64_t> dims, int64_t iota_dimension) {
+  return Add(HloInstruction::CreateIota(Shape(type, std::move(dims)), iota_dimension));
+}
+
+HloInstruction* ExpansionBuilder::Dot(HloInstruction* lhs, HloInstruction* rhs, DotDimensionNumbers dnums) {
+  std::vector<int64_t> dims;
+  for (int64_t d : dnums.lhs_batch_dimensions) dims.push_back(lhs->shape().dimensions(d));
+  auto append_free = [&](const Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
+    for (int64_t d = 0; d < s.rank(); ++d) {
+      if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+          std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
+        dims.push_back(s.dimensions(d));
+      }
+    }
+  };
+  append_free(lhs->shape(), dnums.lhs_batch_dimensions, dnums.lhs_contracting_dimensions);
+  append_free(rhs->shape(), dnums.rhs_batch_dimensions, dnums.rhs_contracting_dimensions);
+  Shape shape(lhs->shape().element_type(), std::move(dims));
+  return Add(HloInstruction::CreateDot(shape, lhs, rhs, std::move(dnums)));
+}
+
 HloInstruction* ExpansionBuilder::Compare(HloInstruction* a, HloInstruction* b, ComparisonDirection direction) {
   return Add(HloInstruction::CreateCompare(Shape(PrimitiveType::kPred, a->shape().dimensions()), a, b, direction));
 }

@@ -37,7 +37,11 @@ class ExpansionBuilder {
   HloInstruction* Transpose(HloInstruction* x, std::vector<int64_t> permutation);
   HloInstruction* Broadcast(HloInstruction* x, std::vector<int64_t> dims,
                             std::vector<int64_t> broadcast_dimensions = {});
+  HloInstruction* Unary(HloOpcode opcode, HloInstruction* x);
   HloInstruction* Binary(HloOpcode opcode, HloInstruction* a, HloInstruction* b);
+  HloInstruction* Iota(PrimitiveType type, std::vector<int64_t> dims, int64_t iota_dimension);
+  // Result dimensions: batch, then lhs's free ones, then rhs's (in order).
+  HloInstruction* Dot(HloInstruction* lhs, HloInstruction* rhs, DotDimensionNumbers dnums);
   HloInstruction* Compare(HloInstruction* a, HloInstruction* b, ComparisonDirection direction);
   HloInstruction* Select(HloInstruction* pred, HloInstruction* on_true, HloInstruction* on_false);
   HloInstruction* Slice(HloInstruction* x, std::vector<int64_t> starts, std::vector<int64_t> limits);

@@ -7,6 +7,8 @@
 #include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/expanders/stable_sort_expander.h"
 #include "passes/collectives/all_gather_broadcast_reorder.h"
+#include "passes/expanders/stochastic_convert_decomposer.h"
+#include "passes/expanders/topk_decomposer.h"
 #include "passes/collectives/all_gather_combiner.h"
 #include "passes/collectives/all_reduce_combiner.h"
 #include "passes/collectives/all_reduce_folder.h"
@@ -14,13 +16,16 @@
 #include "passes/collectives/async_collective_creator.h"
 #include "passes/collectives/reduce_scatter_creator.h"
 #include "passes/expanders/batchnorm_expander.h"
+#include "passes/expanders/bitcast_dtypes_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
 #include "passes/expanders/gather_expander.h"
 #include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/operand_upcaster.h"
+#include "passes/expanders/qr_expander.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
+#include "passes/expanders/rng_expander.h"
 #include "passes/expanders/scatter_expander.h"
 #include "passes/fusion/fusion_merger.h"
 #include "passes/fusion/horizontal_input_fusion.h"
@@ -46,6 +51,7 @@
 #include "passes/libcall/gemm_broadcast_folding_rewriter.h"
 #include "passes/libcall/gemm_rewriter.h"
 #include "passes/libcall/gpusolver_rewriter.h"
+#include "passes/expanders/cholesky_expander.h"
 #include "passes/libcall/triangular_solve_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/spmd/sharding_propagation.h"
@@ -130,9 +136,16 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // XLA:GPU's "optimization" pipeline (seed 003 table 1; gpu_compiler.cc at
   // the seed's commit), in its order.
   auto pipeline = std::make_unique<HloPassPipeline>("optimization");
+  // First, as in XLA (after its TopkSplitter/TopkSpecializer, which passlab
+  // lacks): topk becomes a sort whose TOTALORDER comparator the comparison
+  // expander below then rewrites.
+  pipeline->AddPass<TopkDecomposer>();
   // Dots/convolutions in one type before anything pattern-matches them.
   pipeline->AddPass<OperandUpcaster>();
   pipeline->AddPass<ResultCaster>();
+  // As in XLA: rng draws from the module's state through a philox
+  // rng-bit-generator, so it runs right before the expander of those.
+  pipeline->AddPass<RngExpander>();
   // rng-bit-generator becomes plain integer HLO (a call of a generated
   // computation; philox for RNG_DEFAULT as on GPU) among XLA:GPU's first
   // expanders, before CallInliner inlines the call.
@@ -147,6 +160,10 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // Scatters the GPU emitter cannot handle become loops early, so the
   // simplification loop cleans up the loop's index arithmetic.
   pipeline->AddPass<GpuScatterExpander>();
+  // As in XLA (no solver call for QR): the Householder custom calls become
+  // loops before CallInliner and the simplification loop, which clean up
+  // their index arithmetic.
+  pipeline->AddPass<QrExpander>();
   // Every later pass sees one flat computation per program (XLA inlines
   // calls here because the GPU backend does not run kCall).
   pipeline->AddPass<CallInliner>();
@@ -157,7 +174,11 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // Canonical dots ([batch.., M, K] x [batch.., K, N], seed 003) before the
   // simplification loop cleans up the reshapes/transposes it adds.
   pipeline->AddPass<DotDecomposer>();
-  // As in XLA, right after DotDecomposer: 4-spatial-dim convolutions lose
+  // As in XLA, between DotDecomposer and Convolution4DExpander: nothing
+  // before it reads stochastic-convert; the simplification loop folds the
+  // constants it adds.
+  pipeline->AddPass<StochasticConvertDecomposer>();
+  // As in XLA, after DotDecomposer: 4-spatial-dim convolutions lose
   // their trivial dims before anything pattern-matches convolutions.
   pipeline->AddPass<Convolution4DExpander>();
   // Stable sorts carry their own tie-break before any pass (or the GPU's
@@ -192,6 +213,9 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // can shrink a scatter's indices to one.
   s.AddPass<ScatterExpander>(ScatterExpander::Mode::kEliminateSimpleScatters);
   s.AddPass<AlgebraicSimplifier>();
+  // As in XLA, right after algsimp (which may fold a bitcast-convert pair
+  // away first); later rounds fold the shifts of constants it creates.
+  s.AddPass<BitcastDtypesExpander>();
   // algsimp may add contracting dimensions to a dot.
   s.AddPass<DotDecomposer>();
   // In the loop, as in XLA, so algsimp folds the concatenates and slices it
@@ -248,6 +272,12 @@ std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   // First, as in XLA: cholesky becomes the solver library's potrf call; it
   // touches nothing the convolution passes look at.
   pipeline->AddPass<GpusolverRewriter>();
+  // Not in XLA:GPU (cuSOLVER takes every cholesky there); here it expands
+  // what the solver rewriter leaves (f16/bf16, or everything when the
+  // rewriter is disabled) into loops and a triangular-solve, which the
+  // triangular-solve-rewriter (post-layout-assignment) can still turn into
+  // trsm calls. After the rewriter so that it never takes a potrf call's work.
+  pipeline->AddPass<CholeskyExpander>();
   // Recognises the forward/backward forms on plain convolutions, so it runs
   // before anything turns them into calls.
   pipeline->AddPass<ConvRewriter>();

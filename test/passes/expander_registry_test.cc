@@ -29,6 +29,12 @@ constexpr Expected kPasses[] = {
     {"triangular-solve-rewriter", "gpu/post-layout-assignment", false},
     {"dot_dimension_sorter", "gpu/post-layout-assignment", false},
     {"cudnn_pad_for_convolutions", "gpu/post-layout-assignment", false},
+    {"rng-expander", "gpu/optimization", false},
+    {"qr_expander", "gpu/optimization", false},
+    {"cholesky_expander", "gpu/conv-canonicalization", false},
+    {"topk-decomposer", "gpu/optimization", false},
+    {"stochastic_convert_decomposer", "gpu/optimization", false},
+    {"bitcast_dtypes_expander", "gpu/optimization/simplification", true},
 };
 
 TEST(ExpanderRegistryTest, EntriesCreatePassesWithTheirNamesAndAreOptional) {

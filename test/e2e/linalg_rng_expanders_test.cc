@@ -1,0 +1,177 @@
+// The linear-algebra, topk, stochastic-convert, bitcast and rng expanders
+// end to end: modules with cholesky, the Householder QR calls, topk,
+// stochastic-convert, width-changing bitcast-convert and rng compile and
+// run on the CPU backend with the full gpu pipeline and with each expander
+// (and the solver rewriter in front of cholesky_expander) disabled:
+// whatever an expander leaves behind the runtime still runs. All but rng
+// match the evaluator; rng is checked for its distribution (the expanded
+// draw is another stream than the evaluator's).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/codegen/cpu_kernel_compiler.h"
+#include "core/eval/hlo_evaluator.h"
+#include "core/eval/literal_compare.h"
+#include "core/eval/random_inputs.h"
+#include "core/ir/hlo_computation.h"
+#include "core/ir/str_util.h"
+#include "core/runtime/executable.h"
+#include "core/text/hlo_parser.h"
+#include "core/text/hlo_printer.h"
+#include "passes/pipelines/pipelines.h"
+
+namespace passlab {
+namespace {
+
+struct VariantRun {
+  std::string error;  // pipeline, compile or run failure
+  Literal result;
+  std::string optimized;
+};
+
+VariantRun OptimizeAndRun(const std::string& text, const std::string& disabled, const std::vector<Literal>& args) {
+  VariantRun out;
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+  if (!m.ok()) return {std::string(m.status().message())};
+  absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline("gpu", disabled);
+  if (!pipeline.ok()) return {std::string(pipeline.status().message())};
+  if (absl::Status s = pipeline->pipeline->Run(**m).status(); !s.ok()) return {StrCat("pipeline: ", s.message())};
+  out.optimized = PrintModule(**m);
+  CpuCompileOptions copts;
+  copts.num_threads = 1;
+  CpuKernelCompiler compiler(copts);
+  auto exe = Executable::Create(**m, [&](const HloInstruction& i) { return compiler.Compile(i); });
+  if (!exe.ok()) return {StrCat("compile: ", exe.status().message())};
+  absl::StatusOr<Literal> actual = (*exe)->Run(args);
+  if (!actual.ok()) return {StrCat("run: ", actual.status().message())};
+  out.result = std::move(*actual);
+  return out;
+}
+
+// Runs `text` with each of `disabled` and compares with the evaluator; the
+// optimized text of the first (full pipeline) variant is returned.
+std::string ExpectMatchesEvaluator(const std::string& text, const std::vector<std::string>& disabled) {
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (!m.ok()) return "";
+  std::vector<Literal> args = MakeRandomArguments(*(*m)->entry_computation(), 3);
+  absl::StatusOr<Literal> expected = HloEvaluator().Evaluate(**m, args);
+  EXPECT_TRUE(expected.ok()) << expected.status().message();
+  if (!expected.ok()) return "";
+  std::string first;
+  for (const std::string& d : disabled) {
+    VariantRun r = OptimizeAndRun(text, d, args);
+    EXPECT_EQ(r.error, "") << "disabled: '" << d << "'";
+    if (!r.error.empty()) continue;
+    absl::Status same = CompareLiterals(*expected, r.result, {.abs = 1e-3, .rel = 1e-3});
+    EXPECT_TRUE(same.ok()) << "disabled: '" << d << "': " << same.message();
+    if (first.empty()) first = r.optimized;
+  }
+  return first;
+}
+
+// x x^T + 6 I per batch member: positive definite for every x.
+constexpr char kCholesky[] = R"(HloModule cholesky
+ENTRY e {
+  x = f32[2,6,6] parameter(0)
+  xxt = f32[2,6,6] dot(x, x), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  i0 = s32[2,6,6] iota(), iota_dimension=1
+  i1 = s32[2,6,6] iota(), iota_dimension=2
+  eq = pred[2,6,6] compare(i0, i1), direction=EQ
+  eye = f32[2,6,6] convert(eq)
+  c = f32[] constant(6)
+  cs = f32[2,6,6] broadcast(c), dimensions={}
+  shift = f32[2,6,6] multiply(eye, cs)
+  a = f32[2,6,6] add(xxt, shift)
+  ROOT l = f32[2,6,6] cholesky(a), lower=true
+})";
+
+TEST(LinalgRngExpandersTest, CholeskyRunsWhicheverPassTakesIt) {
+  std::string optimized = ExpectMatchesEvaluator(
+      kCholesky, {"", "cholesky_expander", "gpusolver-rewriter", "gpusolver-rewriter,cholesky_expander"});
+  // With the solver rewriter on, the potrf call takes the f32 cholesky.
+  EXPECT_NE(optimized.find("__lapack$potrf"), std::string::npos) << optimized;
+}
+
+TEST(LinalgRngExpandersTest, QrCallsRunExpandedOrAsRoutines) {
+  std::string optimized = ExpectMatchesEvaluator(R"(HloModule qr
+ENTRY e {
+  a = f32[2,5,3] parameter(0)
+  qr = (f32[2,5,3], f32[2,3]) custom-call(a), custom_call_target="Qr"
+  r = f32[2,5,3] get-tuple-element(qr), index=0
+  taus = f32[2,3] get-tuple-element(qr), index=1
+  q = f32[2,5,3] custom-call(r, taus), custom_call_target="ProductOfElementaryHouseholderReflectors"
+  ROOT t = (f32[2,5,3], f32[2,5,3]) tuple(q, r)
+})", {"", "qr_expander"});
+  EXPECT_EQ(optimized.find("custom_call_target=\"Qr\""), std::string::npos) << optimized;
+}
+
+TEST(LinalgRngExpandersTest, TopkRunsAsSortOrRoutine) {
+  std::string optimized = ExpectMatchesEvaluator(R"(HloModule topk
+ENTRY e {
+  x = f32[4,16] parameter(0)
+  ROOT t = (f32[4,5], s32[4,5]) topk(x), k=5, largest=true
+})", {"", "topk-decomposer"});
+  EXPECT_EQ(optimized.find(" topk("), std::string::npos) << optimized;
+}
+
+TEST(LinalgRngExpandersTest, StochasticConvertRunsDecomposedOrAsRoutine) {
+  std::string optimized = ExpectMatchesEvaluator(R"(HloModule stochastic
+ENTRY e {
+  x = f32[8,16] parameter(0)
+  random = u32[8,16] parameter(1)
+  ROOT c = s32[8,16] stochastic-convert(x, random)
+})", {"", "stochastic_convert_decomposer"});
+  EXPECT_EQ(optimized.find("stochastic-convert("), std::string::npos) << optimized;
+}
+
+TEST(LinalgRngExpandersTest, WidthChangingBitcastConvertRunsExpandedOrAsIs) {
+  std::string optimized = ExpectMatchesEvaluator(R"(HloModule bitcast
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  bytes = u8[4,8,4] bitcast-convert(x)
+  one = u8[] constant(1)
+  ones = u8[4,8,4] broadcast(one), dimensions={}
+  bumped = u8[4,8,4] xor(bytes, ones)
+  ROOT y = f32[4,8] bitcast-convert(bumped)
+})", {"", "bitcast_dtypes_expander"});
+  EXPECT_EQ(optimized.find("u8[4,8,4]{2,1,0} bitcast-convert("), std::string::npos) << optimized;
+}
+
+TEST(LinalgRngExpandersTest, RngRunsWithAndWithoutTheExpanders) {
+  const std::string text = R"(HloModule rng
+ENTRY e {
+  a = f32[] constant(-1)
+  b = f32[] constant(2)
+  u = f32[32,32] rng(a, b), distribution=rng_uniform
+  mu = f32[] constant(0.5)
+  sigma = f32[] constant(1.5)
+  n = f32[32,32] rng(mu, sigma), distribution=rng_normal
+  ROOT t = (f32[32,32], f32[32,32]) tuple(u, n)
+})";
+  for (const std::string d : {"", "rng-expander", "rng-bit-generator-expander"}) {
+    VariantRun r = OptimizeAndRun(text, d, {});
+    ASSERT_EQ(r.error, "") << "disabled: '" << d << "'";
+    if (d.empty()) {
+      EXPECT_EQ(r.optimized.find(" rng("), std::string::npos) << r.optimized;
+    }
+    const Literal& u = r.result.tuple_elements()[0];
+    const Literal& n = r.result.tuple_elements()[1];
+    double u_mean = 0, n_mean = 0, n_var = 0;
+    const int64_t count = u.element_count();
+    for (int64_t i = 0; i < count; ++i) {
+      EXPECT_GE(u.GetDouble(i), -1.0) << d;
+      EXPECT_LT(u.GetDouble(i), 2.0) << d;
+      u_mean += u.GetDouble(i) / count;
+      n_mean += n.GetDouble(i) / count;
+    }
+    for (int64_t i = 0; i < count; ++i) n_var += (n.GetDouble(i) - n_mean) * (n.GetDouble(i) - n_mean) / count;
+    EXPECT_NEAR(u_mean, 0.5, 0.15) << d;   // sd of the mean: 0.027
+    EXPECT_NEAR(n_mean, 0.5, 0.25) << d;   // sd of the mean: 0.047
+    EXPECT_NEAR(n_var, 2.25, 0.4) << d;    // sd: 0.1
+  }
+}
+
+}  // namespace
+}  // namespace passlab
