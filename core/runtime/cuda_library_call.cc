@@ -234,7 +234,7 @@ std::vector<int> Ints(const std::vector<int64_t>& v) { return std::vector<int>(v
 class DnnConvolution : public CudaLibraryCall {
  public:
   ~DnnConvolution() override {
-    for (cudnnTensorDescriptor_t t : {x_, y_, bias_, side_}) {
+    for (cudnnTensorDescriptor_t t : {x_, y_, bias_, side_, w_strided_, w_packed_}) {
       if (t != nullptr) cudnnDestroyTensorDescriptor(t);
     }
     if (w_ != nullptr) cudnnDestroyFilterDescriptor(w_);
@@ -313,7 +313,10 @@ class DnnConvolution : public CudaLibraryCall {
     }
     algorithm_ = LibraryAlgorithm{pick->first, StrCat("cudnn#", pick->first)};
     workspace_bytes_ = pick->second;
-    return libs_->ReserveWorkspace(workspace_bytes_);
+    // A strided filter's packed copy lives after the algorithm's workspace.
+    filter_offset_ = (workspace_bytes_ + 255) / 256 * 256;
+    int64_t total = p_.w_order == DnnFilterOrder::kStrided ? filter_offset_ + p_.w_bytes : workspace_bytes_;
+    return libs_->ReserveWorkspace(total);
   }
 
   absl::Status Run(absl::Span<const CUdeviceptr> buffers, CUstream stream) override {
@@ -328,22 +331,40 @@ class DnnConvolution : public CudaLibraryCall {
     void* ws = reinterpret_cast<void*>(libs_->workspace());
     size_t ws_bytes = workspace_bytes_;
     std::string call = StrCat(LibraryCallKindName(p_.kind), "(", name_, ")");
+    void* w = ptr(p_.w_buffer);
+    bool strided = p_.w_order == DnnFilterOrder::kStrided;
+    if (strided) {
+      void* packed = reinterpret_cast<void*>(libs_->workspace() + filter_offset_);
+      if (p_.kind != LibraryCallKind::kConvBackwardFilter) {
+        if (absl::Status s = CheckDnn(cudnnTransformTensor(h, one.For(f64), w_strided_, w, zero.For(f64), w_packed_,
+                                                           packed),
+                                      StrCat("cudnnTransformTensor(", name_, " filter)"));
+            !s.ok()) {
+          return s;
+        }
+      }
+      w = packed;
+    }
+    if (p_.kind == LibraryCallKind::kConvBackwardFilter) {
+      absl::Status s =
+          CheckDnn(cudnnConvolutionBackwardFilter(h, one.For(f64), x_, ptr(p_.x_buffer), y_, ptr(p_.y_buffer), conv_,
+                                                  static_cast<cudnnConvolutionBwdFilterAlgo_t>(algorithm_.id), ws,
+                                                  ws_bytes, zero.For(f64), w_, w),
+                   call);
+      if (!s.ok() || !strided) return s;
+      return CheckDnn(cudnnTransformTensor(h, one.For(f64), w_packed_, w, zero.For(f64), w_strided_, ptr(p_.w_buffer)),
+                      StrCat("cudnnTransformTensor(", name_, " filter gradient)"));
+    }
     switch (p_.kind) {
       case LibraryCallKind::kConvForward:
-        return CheckDnn(cudnnConvolutionForward(h, one.For(f64), x_, ptr(p_.x_buffer), w_, ptr(p_.w_buffer), conv_,
+        return CheckDnn(cudnnConvolutionForward(h, one.For(f64), x_, ptr(p_.x_buffer), w_, w, conv_,
                                                 static_cast<cudnnConvolutionFwdAlgo_t>(algorithm_.id), ws, ws_bytes,
                                                 zero.For(f64), y_, ptr(p_.y_buffer)),
                         call);
       case LibraryCallKind::kConvBackwardInput:
-        return CheckDnn(cudnnConvolutionBackwardData(h, one.For(f64), w_, ptr(p_.w_buffer), y_, ptr(p_.y_buffer),
+        return CheckDnn(cudnnConvolutionBackwardData(h, one.For(f64), w_, w, y_, ptr(p_.y_buffer),
                                                      conv_, static_cast<cudnnConvolutionBwdDataAlgo_t>(algorithm_.id),
                                                      ws, ws_bytes, zero.For(f64), x_, ptr(p_.x_buffer)),
-                        call);
-      case LibraryCallKind::kConvBackwardFilter:
-        return CheckDnn(cudnnConvolutionBackwardFilter(
-                            h, one.For(f64), x_, ptr(p_.x_buffer), y_, ptr(p_.y_buffer), conv_,
-                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algorithm_.id), ws, ws_bytes, zero.For(f64),
-                            w_, ptr(p_.w_buffer)),
                         call);
       default: {
         Scale alpha1 = MakeScale(p_.conv_scale);
@@ -353,7 +374,7 @@ class DnnConvolution : public CudaLibraryCall {
         cudnnTensorDescriptor_t z_desc = side ? side_ : y_;
         void* z = side ? ptr(p_.side_input_buffer) : ptr(p_.y_buffer);
         return CheckDnn(cudnnConvolutionBiasActivationForward(
-                            h, alpha1.For(f64), x_, ptr(p_.x_buffer), w_, ptr(p_.w_buffer), conv_,
+                            h, alpha1.For(f64), x_, ptr(p_.x_buffer), w_, w, conv_,
                             static_cast<cudnnConvolutionFwdAlgo_t>(algorithm_.id), ws, ws_bytes, alpha2.For(f64),
                             z_desc, z, bias_, ptr(p_.bias_buffer), activation_, y_, ptr(p_.y_buffer)),
                         call);
@@ -378,9 +399,16 @@ class DnnConvolution : public CudaLibraryCall {
     if (absl::Status s = Tensor(y_, p_.y, p_.type); !s.ok()) return s;
     if (absl::Status s = CheckDnn(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor"); !s.ok()) return s;
     std::vector<int> w_dims = Ints(p_.w_dims);
+    if (p_.w_order == DnnFilterOrder::kStrided) {
+      // The filter as a tensor in its own layout and as the packed KCRS copy.
+      std::vector<int64_t> packed(p_.w_dims.size(), 1);
+      for (int64_t i = static_cast<int64_t>(packed.size()) - 2; i >= 0; --i) packed[i] = packed[i + 1] * p_.w_dims[i + 1];
+      if (absl::Status s = Tensor(w_strided_, DnnTensor{p_.w_dims, p_.w_strides}, p_.type); !s.ok()) return s;
+      if (absl::Status s = Tensor(w_packed_, DnnTensor{p_.w_dims, packed}, p_.type); !s.ok()) return s;
+    }
     if (absl::Status s = CheckDnn(
             cudnnSetFilterNdDescriptor(w_, DnnType(p_.type),
-                                       p_.w_order == DnnFilterOrder::kKCRS ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC,
+                                       p_.w_order == DnnFilterOrder::kKRSC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                        static_cast<int>(w_dims.size()), w_dims.data()),
             "cudnnSetFilterNdDescriptor");
         !s.ok()) {
@@ -437,6 +465,8 @@ class DnnConvolution : public CudaLibraryCall {
   CudaLibraries* libs_ = nullptr;
   DnnConvPlan p_;
   cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, bias_ = nullptr, side_ = nullptr;
+  cudnnTensorDescriptor_t w_strided_ = nullptr, w_packed_ = nullptr;  // kStrided filters
+  int64_t filter_offset_ = 0;
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   cudnnActivationDescriptor_t activation_ = nullptr;

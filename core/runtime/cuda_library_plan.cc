@@ -282,14 +282,19 @@ absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
   } else if (DenseInOrder(fs, krsc)) {
     plan.w_order = DnnFilterOrder::kKRSC;
   } else {
-    return absl::UnimplementedError(StrCat(where, ": filter ", fs.ToString(), " with ", dn.ToString(),
-                                           " is neither KCRS nor KRSC in memory"));
+    plan.w_order = DnnFilterOrder::kStrided;
+  }
+  {
+    std::vector<int64_t> strides = PhysicalStrides(fs);
+    for (int64_t dim : kcrs) plan.w_strides.push_back(strides[dim]);
+    plan.w_bytes = BufferBytes(fs);
   }
   plan.groups = call->feature_group_count;
   if (dn.input_spatial_dimensions.size() == 1) {  // cuDNN needs at least two spatial dimensions
     AddUnitSpatial(plan.x);
     AddUnitSpatial(plan.y);
     plan.w_dims.push_back(1);
+    plan.w_strides.push_back(1);
     plan.padding.push_back(0);
     plan.stride.push_back(1);
     plan.dilation.push_back(1);
@@ -337,7 +342,9 @@ absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
 std::string DnnConvPlanToString(const DnnConvPlan& p) {
   auto tensor = [](const DnnTensor& t) { return StrCat("[", Join(t.dims, ","), "] strides [", Join(t.strides, ","), "]"); };
   return StrCat(LibraryCallKindName(p.kind), " ", PrimitiveTypeName(p.type), " x", tensor(p.x), " w[",
-                Join(p.w_dims, ","), "] ", p.w_order == DnnFilterOrder::kKCRS ? "KCRS" : "KRSC", " y", tensor(p.y),
+                Join(p.w_dims, ","), "] ", p.w_order == DnnFilterOrder::kKCRS   ? "KCRS"
+                : p.w_order == DnnFilterOrder::kKRSC ? "KRSC"
+                                                     : StrCat("strided [", Join(p.w_strides, ","), "]"), " y", tensor(p.y),
                 " pad [", Join(p.padding, ","), "] stride [", Join(p.stride, ","), "] dilation [",
                 Join(p.dilation, ","), "] groups ", p.groups, " buffers x", p.x_buffer, " w", p.w_buffer, " y",
                 p.y_buffer);

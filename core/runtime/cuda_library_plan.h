@@ -15,7 +15,8 @@
 // Convolution (cuDNN, legacy API, cross-correlation): the forward
 // convolution's x (input), w (filter) and y (output) as N,C,spatial... tensor
 // descriptors with the strides of each shape's layout (any layout), a filter
-// in KCRS or KRSC order, symmetric padding, no base dilation or window
+// in KCRS or KRSC order (other filter layouts through a transposed scratch
+// copy), symmetric padding, no base dilation or window
 // reversal; 1-D convolutions get a unit spatial dimension (cuDNN wants 4-D).
 // Anything else is not plannable: the executor then runs the call on the
 // host library (visible as such in the kernel table).
@@ -77,15 +78,20 @@ struct DnnTensor {
   bool operator==(const DnnTensor&) const = default;
 };
 
-enum class DnnFilterOrder { kKCRS, kKRSC };  // cuDNN's NCHW / NHWC filter formats
+// cuDNN's NCHW / NHWC filter formats; kStrided: any other layout, moved
+// into a packed KCRS scratch filter with cudnnTransformTensor (before the
+// call when the filter is read, after it when it is written).
+enum class DnnFilterOrder { kKCRS, kKRSC, kStrided };
 
 struct DnnConvPlan {
   LibraryCallKind kind = LibraryCallKind::kConvForward;
   PrimitiveType type = PrimitiveType::kF32;     // x, w, y
   PrimitiveType compute = PrimitiveType::kF32;  // accumulation
   DnnTensor x, y;
-  std::vector<int64_t> w_dims;  // K, C/groups, spatial...
+  std::vector<int64_t> w_dims;     // K, C/groups, spatial...
+  std::vector<int64_t> w_strides;  // of w_dims in the filter's layout
   DnnFilterOrder w_order = DnnFilterOrder::kKCRS;
+  int64_t w_bytes = 0;  // the filter's size (the kStrided scratch)
   std::vector<int64_t> padding, stride, dilation;  // per spatial dimension
   int64_t groups = 1;
   // Buffer indices of x, w, y (operands, then the result).
