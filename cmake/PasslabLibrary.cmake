@@ -1,9 +1,13 @@
 # passlab_library(NAME DIR DEPS ...): one static library per folder, built
 # from every .cc in DIR, linking only the layers given in DEPS (DESIGN.md's
-# layering: a wrong include fails to link).
+# layering: a wrong include fails to link). EXCLUDE: a regex of sources
+# that belong to another library (core/runtime's CUDA parts).
 function(passlab_library name dir)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "EXCLUDE" "DEPS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*.cc)
+  if(ARG_EXCLUDE)
+    list(FILTER srcs EXCLUDE REGEX "${ARG_EXCLUDE}")
+  endif()
   if(NOT srcs)
     # A folder without sources yet (headers only) is an interface library.
     add_library(${name} INTERFACE)

@@ -28,6 +28,7 @@
 #include "core/runtime/kernel_summary.h"
 #include "passes/pipelines/pipelines.h"
 #include "tools/passlab/commands.h"
+#include "tools/passlab/cuda_run.h"
 #include "tools/passlab/emitter_dump.h"
 
 namespace passlab {
@@ -63,11 +64,61 @@ absl::Status Optimize(HloModule& module, const RunOptions& o) {
   return pipeline->pipeline->Run(module).status();
 }
 
-int RunRun(const RunOptions& o) {
-  if (o.device != "cpu") {
-    return ReportError(absl::UnimplementedError(
-        StrCat("device '", o.device, "': only the cpu backend exists so far (the cuda backend is not built yet)")));
+// --device cuda: the CUDA runtime, timed through CUPTI. `kernels` is the GPU
+// code generator (null: ops that need an emitted kernel run on the host,
+// shown as "host: ..." routines in the table).
+int RunOnCuda(const RunOptions& o, const GpuKernelProvider& kernels) {
+  auto module = LoadModule(o.file, *o.source);
+  if (!module.ok()) return ReportError(module.status());
+  std::vector<Literal> args = MakeRandomArguments(*(*module)->entry_computation(), o.seed);
+  absl::StatusOr<Literal> expected = absl::UnknownError("not evaluated");
+  if (o.check) expected = HloEvaluator().Evaluate(**module, args);
+  if (o.check && !expected.ok()) {
+    return ReportError(absl::Status(expected.status().code(),
+                                    StrCat("--check: the evaluator cannot run the input: ", expected.status().message())));
   }
+  if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
+  CudaProfileOptions popts;
+  popts.warmup = o.warmup;
+  popts.repeats = o.repeats;
+  popts.want_result = o.check;
+  absl::StatusOr<CudaProfile> profile = ProfileOnCuda(**module, args, kernels, popts);
+  if (!profile.ok()) return ReportError(absl::Status(profile.status().code(), StrCat("--device cuda: ", profile.status().message())));
+  std::string check_message;
+  bool check_ok = true;
+  if (o.check) {
+    std::vector<const Literal*> leaves, expected_leaves;
+    FlattenLeaves(profile->result, leaves);
+    FlattenLeaves(*expected, expected_leaves);
+    OutputCheck same = CheckOutputs(expected_leaves, leaves, OutputCheckOptions{.tolerance = o.tolerance});
+    check_ok = same.ok;
+    check_message = same.message;
+  }
+  if (!o.trace.empty()) {
+    std::ofstream out(o.trace);
+    out << ChromeTraceJson(profile->last_step);
+    if (!out) return ReportError(absl::InternalError(StrCat("cannot write trace '", o.trace, "'")));
+  }
+  KernelSummary summary = SummarizeRecords(profile->records, o.repeats);
+  fmt::print("device             {}\n", profile->device);
+  fmt::print("{}", FormatKernelTable(summary, o.max_rows));
+  fmt::print("\nsteps              {} (after {} warm-up)\n", o.repeats, o.warmup);
+  fmt::print("kernel time/step   {:.3f} ms (median sum of device kernels, CUPTI)\n", Median(profile->kernel_ms));
+  fmt::print("kernel envelope    {:.3f} ms (median first start to last end)\n", Median(profile->envelope_ms));
+  fmt::print("wall time/step     {:.3f} ms (median)\n", Median(profile->wall_ms));
+  fmt::print("compile time       {:.1f} ms\n", profile->compile_ms);
+  if (o.check) fmt::print("check              {}\n", check_ok ? StrCat("ok: ", check_message) : std::string("FAILED"));
+  if (!check_ok) {
+    fmt::print(stderr, "passlab: error: --check: outputs differ from the evaluator: {}\n", check_message);
+    return 1;
+  }
+  return 0;
+}
+
+int RunRun(const RunOptions& o) {
+  // The GPU code generator (core/codegen's NVPTX target) plugs in as the
+  // provider; until then emitted ops run on the host.
+  if (o.device == "cuda") return RunOnCuda(o, nullptr);
   auto module = LoadModule(o.file, *o.source);
   if (!module.ok()) return ReportError(module.status());
   // The CPU backend runs one device: a replicated or partitioned program

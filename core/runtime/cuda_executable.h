@@ -1,0 +1,101 @@
+// CudaExecutable: a compiled module on one CUDA device — the CPU runtime's
+// Executable (executable.h) for the GPU. Buffer assignment is the CPU's
+// (core/runtime/buffer_assignment), placed in one device arena per program;
+// each instruction becomes a GPU thunk:
+//   - emitted kernels: a GpuKernel from the provider (the NVPTX code
+//     generator), its PTX loaded once (cuModuleLoadData) and launched with
+//     its launch dimensions;
+//   - `__blas$gemm` on cuBLASLt (alpha/beta, transposes, batches, bias/relu/
+//     gelu epilogues), `__dnn$conv*` on cuDNN 9 (forward, backward data,
+//     backward filter, fused conv + bias + activation), with the algorithm
+//     recorded in the backend_config when the library offers it;
+//   - copies (device-to-device when the layouts agree), memsets (a
+//     broadcast of zero), while/conditional/call around nested programs (the
+//     predicate or branch index read back to the host);
+//   - copy-start/done and async-start/done on a second stream, ordered with
+//     events (seed 001);
+//   - host fallback (options.host_fallback): what has no GPU implementation
+//     here — an op the provider has no kernel for, a library call the GPU
+//     library cannot take as laid out, sort/fft/rng and other runtime
+//     routines — runs on the host between a device-to-host and a
+//     host-to-device copy. Such thunks are kind "routine" with detail
+//     "host: ..." in every profile, so the gap stays visible.
+// Run(args) copies the arguments in, runs, and copies the results out; every
+// thunk and both transfers get a KernelRecord timed with CUDA events, or the
+// device's own records through CUPTI (options.timing).
+//
+// No CUDA header here: the CLI and tests include it freely. Without a driver
+// or a device, Create fails with "no CUDA driver (libcuda.so.1 not found)" or
+// "no CUDA device".
+#ifndef PASSLAB_CORE_RUNTIME_CUDA_EXECUTABLE_H_
+#define PASSLAB_CORE_RUNTIME_CUDA_EXECUTABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/codegen/gpu_kernel.h"
+#include "core/ir/hlo_module.h"
+#include "core/ir/literal.h"
+#include "core/runtime/cupti_tracer.h"
+#include "core/runtime/kernel_record.h"
+
+namespace passlab {
+
+enum class CudaTiming {
+  kEvents,  // one record per thunk and transfer, CUDA events around each
+  kCupti,   // CUPTI activity records: every device kernel, memcpy and memset
+};
+
+struct CudaExecutableOptions {
+  int device_ordinal = 0;
+  bool host_fallback = true;
+  CudaTiming timing = CudaTiming::kEvents;
+};
+
+// "cuda:0 (NVIDIA H100 ..., sm_90, 132 SMs, 79.1 GiB)", or why there is no
+// usable device ("no CUDA driver (libcuda.so.1 not found)", "no CUDA device").
+absl::StatusOr<std::string> DescribeCudaDevice(int ordinal = 0);
+
+// What one run did besides its thunks (records carry the details).
+struct CudaRunStats {
+  int64_t host_to_device_bytes = 0, device_to_host_bytes = 0;
+  int64_t host_to_device_ns = 0, device_to_host_ns = 0;
+  GpuKernelTime kernel_time;  // over the run's device kernels
+  int64_t cupti_dropped_zero_timestamp = 0;  // kCupti: records dropped
+};
+
+class CudaExecutable {
+ public:
+  // The module must outlive the executable. `kernels` may be empty (every
+  // op that needs a kernel then runs on the host, if host_fallback).
+  static absl::StatusOr<std::unique_ptr<CudaExecutable>> Create(const HloModule& module,
+                                                                const GpuKernelProvider& kernels,
+                                                                const CudaExecutableOptions& options = {});
+  ~CudaExecutable();
+
+  // Runs once on `args` (one literal per entry parameter). Appends the
+  // run's records (start/end relative to the run's start) when given.
+  absl::StatusOr<Literal> Run(absl::Span<const Literal> args, std::vector<KernelRecord>* records = nullptr);
+  // Runs once without copying the results back.
+  absl::Status Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records = nullptr);
+
+  const CudaRunStats& last_run() const;
+  const std::string& device_description() const;
+  // "kernel fusion.1 (loop)", "library custom-call.2 (__blas$gemm/cublasLt#0: m=...)", ...
+  std::string ToString() const;
+  int64_t device_arena_bytes() const;
+
+  struct Impl;
+
+ private:
+  CudaExecutable() = default;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace passlab
+
+#endif  // PASSLAB_CORE_RUNTIME_CUDA_EXECUTABLE_H_

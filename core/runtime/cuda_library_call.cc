@@ -1,0 +1,588 @@
+#include "core/runtime/cuda_library_call.h"
+
+#include <cublasLt.h>
+#include <cudnn.h>
+
+#include <algorithm>
+
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/str_util.h"
+#include "core/libcall/library_call.h"
+#include "core/runtime/cuda_library_plan.h"
+
+namespace passlab {
+namespace {
+
+absl::Status CheckBlas(cublasStatus_t s, std::string_view call) {
+  if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  absl::StatusCode code = s == CUBLAS_STATUS_NOT_SUPPORTED ? absl::StatusCode::kUnimplemented
+                                                           : absl::StatusCode::kInternal;
+  return absl::Status(code, StrCat(call, ": ", cublasLtGetStatusName(s)));
+}
+
+absl::Status CheckDnn(cudnnStatus_t s, std::string_view call) {
+  if (s == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
+  absl::StatusCode code = s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM
+                              ? absl::StatusCode::kUnimplemented
+                              : absl::StatusCode::kInternal;
+  return absl::Status(code, StrCat(call, ": ", cudnnGetErrorString(s)));
+}
+
+cudaDataType_t BlasType(PrimitiveType t) {
+  switch (t) {
+    case PrimitiveType::kF16: return CUDA_R_16F;
+    case PrimitiveType::kBF16: return CUDA_R_16BF;
+    case PrimitiveType::kF64: return CUDA_R_64F;
+    default: return CUDA_R_32F;
+  }
+}
+
+cudnnDataType_t DnnType(PrimitiveType t) {
+  switch (t) {
+    case PrimitiveType::kF16: return CUDNN_DATA_HALF;
+    case PrimitiveType::kBF16: return CUDNN_DATA_BFLOAT16;
+    case PrimitiveType::kF64: return CUDNN_DATA_DOUBLE;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+cublasLtEpilogue_t BlasEpilogue(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::kDefault: return CUBLASLT_EPILOGUE_DEFAULT;
+    case GemmEpilogue::kBias: return CUBLASLT_EPILOGUE_BIAS;
+    case GemmEpilogue::kRelu: return CUBLASLT_EPILOGUE_RELU;
+    case GemmEpilogue::kBiasRelu: return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case GemmEpilogue::kGelu: return CUBLASLT_EPILOGUE_GELU;
+    case GemmEpilogue::kBiasGelu: return CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+// alpha/beta in the scale type (f64 for f64 problems, f32 otherwise).
+struct Scale {
+  float f = 0;
+  double d = 0;
+  const void* For(bool f64) const { return f64 ? static_cast<const void*>(&d) : static_cast<const void*>(&f); }
+};
+Scale MakeScale(double v) { return Scale{static_cast<float>(v), v}; }
+
+// ---------------------------------------------------------------- cuBLASLt
+
+class BlasLtGemm : public CudaLibraryCall {
+ public:
+  ~BlasLtGemm() override {
+    for (cublasLtMatrixLayout_t l : {a_, b_, c_, d_}) {
+      if (l != nullptr) cublasLtMatrixLayoutDestroy(l);
+    }
+    if (op_ != nullptr) cublasLtMatmulDescDestroy(op_);
+    if (preference_ != nullptr) cublasLtMatmulPreferenceDestroy(preference_);
+  }
+
+  static absl::StatusOr<std::unique_ptr<BlasLtGemm>> Make(const HloInstruction& inst, CudaLibraries& libs) {
+    absl::StatusOr<BlasLtGemmPlan> plan = PlanBlasLtGemm(inst);
+    if (!plan.ok()) return plan.status();
+    std::unique_ptr<BlasLtGemm> g(new BlasLtGemm());
+    g->name_ = inst.name();
+    g->libs_ = &libs;
+    g->p_ = *plan;
+    g->plan_ = BlasLtGemmPlanToString(*plan);
+    g->flops_ = plan->flops;
+    if (absl::Status s = g->Describe(); !s.ok()) return absl::Status(s.code(), StrCat(inst.name(), ": ", s.message()));
+    return g;
+  }
+
+  // The heuristic's candidates (at most kCudaGemmHeuristics).
+  absl::StatusOr<std::vector<cublasLtMatmulHeuristicResult_t>> Candidates() {
+    std::vector<cublasLtMatmulHeuristicResult_t> results(kCudaGemmHeuristics);
+    int returned = 0;
+    absl::Status s = CheckBlas(
+        cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(libs_->blas_lt()), op_, a_, b_, c_, d_,
+                                       preference_, kCudaGemmHeuristics, results.data(), &returned),
+        StrCat("cublasLtMatmulAlgoGetHeuristic(", name_, ")"));
+    if (!s.ok()) return s;
+    results.resize(returned);
+    if (results.empty()) {
+      return absl::UnimplementedError(StrCat("cublasLtMatmulAlgoGetHeuristic(", name_, "): no algorithm for ", plan_));
+    }
+    return results;
+  }
+
+  absl::Status Choose(std::optional<int64_t> algorithm, int64_t selected) {
+    absl::StatusOr<std::vector<cublasLtMatmulHeuristicResult_t>> c = Candidates();
+    if (!c.ok()) return c.status();
+    int64_t index = 0;
+    if (algorithm.has_value()) {
+      if (*algorithm < 0 || *algorithm >= static_cast<int64_t>(c->size())) {
+        return absl::InvalidArgumentError(StrCat(name_, ": cuBLASLt offers ", c->size(), " algorithms, not #",
+                                                 *algorithm));
+      }
+      index = *algorithm;
+    } else if (selected >= 0 && selected < static_cast<int64_t>(c->size())) {
+      index = selected;
+    }
+    algo_ = (*c)[index].algo;
+    workspace_bytes_ = static_cast<int64_t>((*c)[index].workspaceSize);
+    algorithm_ = LibraryAlgorithm{index, StrCat("cublasLt#", index)};
+    return libs_->ReserveWorkspace(workspace_bytes_);
+  }
+
+  absl::Status Run(absl::Span<const CUdeviceptr> buffers, CUstream stream) override {
+    auto ptr = [&](int64_t i) { return reinterpret_cast<void*>(buffers[i]); };
+    int64_t result = operands_;  // the first result leaf
+    if (static_cast<int64_t>(buffers.size()) <= result) {
+      return absl::InvalidArgumentError(StrCat(name_, ": expected ", result, " operand buffers and a result"));
+    }
+    if (p_.m * p_.n * p_.batch == 0) return absl::OkStatus();
+    if (p_.bias_buffer >= 0) {
+      void* bias = ptr(p_.bias_buffer);
+      if (absl::Status s = CheckBlas(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                                    sizeof(bias)),
+                                     "cublasLtMatmulDescSetAttribute(bias)");
+          !s.ok()) {
+        return s;
+      }
+    }
+    bool f64 = p_.compute == BlasLtComputeType::k64F;
+    Scale alpha = MakeScale(p_.alpha), beta = MakeScale(p_.c_buffer >= 0 ? p_.beta : 0);
+    void* d = ptr(result);
+    const void* c = p_.c_buffer >= 0 ? ptr(p_.c_buffer) : d;
+    return CheckBlas(cublasLtMatmul(static_cast<cublasLtHandle_t>(libs_->blas_lt()), op_, alpha.For(f64),
+                                    ptr(p_.a_buffer), a_, ptr(p_.b_buffer), b_, beta.For(f64), c, c_, d, d_, &algo_,
+                                    reinterpret_cast<void*>(libs_->workspace()), workspace_bytes_,
+                                    reinterpret_cast<cudaStream_t>(stream)),
+                     StrCat("cublasLtMatmul(", name_, ")"));
+  }
+
+  int64_t operands_ = 0;
+
+ private:
+  BlasLtGemm() = default;
+
+  absl::Status Layout(cublasLtMatrixLayout_t& l, const BlasLtMatrix& m) {
+    if (absl::Status s = CheckBlas(cublasLtMatrixLayoutCreate(&l, BlasType(m.type), m.rows, m.cols, m.ld),
+                                   "cublasLtMatrixLayoutCreate");
+        !s.ok()) {
+      return s;
+    }
+    if (p_.batch == 1) return absl::OkStatus();
+    int32_t count = static_cast<int32_t>(p_.batch);
+    int64_t stride = m.batch_stride;
+    if (absl::Status s = CheckBlas(
+            cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+            "cublasLtMatrixLayoutSetAttribute(batch count)");
+        !s.ok()) {
+      return s;
+    }
+    return CheckBlas(
+        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
+        "cublasLtMatrixLayoutSetAttribute(batch stride)");
+  }
+
+  absl::Status Describe() {
+    bool f64 = p_.compute == BlasLtComputeType::k64F;
+    if (absl::Status s = CheckBlas(cublasLtMatmulDescCreate(&op_, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+                                                            f64 ? CUDA_R_64F : CUDA_R_32F),
+                                   "cublasLtMatmulDescCreate");
+        !s.ok()) {
+      return s;
+    }
+    cublasOperation_t ta = p_.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p_.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasLtEpilogue_t epilogue = BlasEpilogue(p_.epilogue);
+    struct Attr {
+      cublasLtMatmulDescAttributes_t attr;
+      const void* value;
+      size_t size;
+    };
+    std::vector<Attr> attrs = {{CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)},
+                               {CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)},
+                               {CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)}};
+    cudaDataType_t bias_type = BlasType(p_.bias_type);
+    if (p_.bias_buffer >= 0) attrs.push_back({CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)});
+    for (const Attr& a : attrs) {
+      if (absl::Status s = CheckBlas(cublasLtMatmulDescSetAttribute(op_, a.attr, a.value, a.size),
+                                     StrCat("cublasLtMatmulDescSetAttribute(", static_cast<int>(a.attr), ")"));
+          !s.ok()) {
+        return s;
+      }
+    }
+    for (auto [layout, matrix] : {std::pair{&a_, &p_.a}, {&b_, &p_.b}, {&c_, &p_.c}, {&d_, &p_.d}}) {
+      if (absl::Status s = Layout(*layout, *matrix); !s.ok()) return s;
+    }
+    if (absl::Status s = CheckBlas(cublasLtMatmulPreferenceCreate(&preference_), "cublasLtMatmulPreferenceCreate");
+        !s.ok()) {
+      return s;
+    }
+    uint64_t max_workspace = uint64_t{64} << 20;
+    return CheckBlas(cublasLtMatmulPreferenceSetAttribute(preference_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                          &max_workspace, sizeof(max_workspace)),
+                     "cublasLtMatmulPreferenceSetAttribute");
+  }
+
+  std::string name_;
+  CudaLibraries* libs_ = nullptr;
+  BlasLtGemmPlan p_;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr, d_ = nullptr;
+  cublasLtMatmulPreference_t preference_ = nullptr;
+  cublasLtMatmulAlgo_t algo_ = {};
+};
+
+// ---------------------------------------------------------------- cuDNN
+
+std::vector<int> Ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
+
+class DnnConvolution : public CudaLibraryCall {
+ public:
+  ~DnnConvolution() override {
+    for (cudnnTensorDescriptor_t t : {x_, y_, bias_, side_, w_strided_, w_packed_}) {
+      if (t != nullptr) cudnnDestroyTensorDescriptor(t);
+    }
+    if (w_ != nullptr) cudnnDestroyFilterDescriptor(w_);
+    if (conv_ != nullptr) cudnnDestroyConvolutionDescriptor(conv_);
+    if (activation_ != nullptr) cudnnDestroyActivationDescriptor(activation_);
+  }
+
+  static absl::StatusOr<std::unique_ptr<DnnConvolution>> Make(const HloInstruction& inst, CudaLibraries& libs) {
+    absl::StatusOr<DnnConvPlan> plan = PlanDnnConvolution(inst);
+    if (!plan.ok()) return plan.status();
+    std::unique_ptr<DnnConvolution> c(new DnnConvolution());
+    c->name_ = inst.name();
+    c->libs_ = &libs;
+    c->p_ = *plan;
+    c->plan_ = DnnConvPlanToString(*plan);
+    c->flops_ = plan->flops;
+    if (absl::Status s = c->Describe(); !s.ok()) return absl::Status(s.code(), StrCat(inst.name(), ": ", s.message()));
+    return c;
+  }
+
+  // cuDNN's algorithms for the problem that report success, with their
+  // workspace sizes, in cuDNN's (heuristic) order.
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> Candidates() {
+    constexpr int kMax = 16;
+    int returned = 0;
+    std::vector<std::pair<int64_t, int64_t>> out;
+    cudnnHandle_t h = handle();
+    auto collect = [&](const auto& perf) {
+      for (int i = 0; i < returned; ++i) {
+        if (perf[i].status == CUDNN_STATUS_SUCCESS) out.emplace_back(perf[i].algo, perf[i].memory);
+      }
+    };
+    absl::Status s;
+    switch (p_.kind) {
+      case LibraryCallKind::kConvBackwardInput: {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
+        s = CheckDnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w_, y_, conv_, x_, kMax, &returned, perf),
+                     "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+        if (s.ok()) collect(perf);
+        break;
+      }
+      case LibraryCallKind::kConvBackwardFilter: {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
+        s = CheckDnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x_, y_, conv_, w_, kMax, &returned, perf),
+                     "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+        if (s.ok()) collect(perf);
+        break;
+      }
+      default: {
+        cudnnConvolutionFwdAlgoPerf_t perf[kMax];
+        s = CheckDnn(cudnnGetConvolutionForwardAlgorithm_v7(h, x_, w_, conv_, y_, kMax, &returned, perf),
+                     "cudnnGetConvolutionForwardAlgorithm_v7");
+        if (s.ok()) collect(perf);
+        // The fused call with identity activation takes only this one.
+        if (p_.kind == LibraryCallKind::kConvBiasActivationForward && p_.activation == ConvActivation::kNone) {
+          std::erase_if(out, [](const auto& a) { return a.first != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM; });
+        }
+        break;
+      }
+    }
+    if (!s.ok()) return absl::Status(s.code(), StrCat(name_, ": ", s.message()));
+    if (out.empty()) return absl::UnimplementedError(StrCat(name_, ": cuDNN offers no algorithm for ", plan_));
+    return out;
+  }
+
+  absl::Status Choose(std::optional<int64_t> algorithm, int64_t configured) {
+    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> c = Candidates();
+    if (!c.ok()) return c.status();
+    const std::pair<int64_t, int64_t>* pick = &(*c)[0];
+    std::optional<int64_t> wanted = algorithm.has_value() ? algorithm : std::optional<int64_t>(configured);
+    auto found = std::find_if(c->begin(), c->end(), [&](const auto& a) { return wanted && a.first == *wanted; });
+    if (found != c->end()) {
+      pick = &*found;
+    } else if (algorithm.has_value()) {
+      return absl::InvalidArgumentError(StrCat(name_, ": cuDNN algorithm ", *algorithm, " cannot run ", plan_));
+    }
+    algorithm_ = LibraryAlgorithm{pick->first, StrCat("cudnn#", pick->first)};
+    workspace_bytes_ = pick->second;
+    // A strided filter's packed copy lives after the algorithm's workspace.
+    filter_offset_ = (workspace_bytes_ + 255) / 256 * 256;
+    int64_t total = p_.w_order == DnnFilterOrder::kStrided ? filter_offset_ + p_.w_bytes : workspace_bytes_;
+    return libs_->ReserveWorkspace(total);
+  }
+
+  absl::Status Run(absl::Span<const CUdeviceptr> buffers, CUstream stream) override {
+    auto ptr = [&](int64_t i) { return reinterpret_cast<void*>(buffers[i]); };
+    cudnnHandle_t h = handle();
+    if (absl::Status s = CheckDnn(cudnnSetStream(h, reinterpret_cast<cudaStream_t>(stream)), "cudnnSetStream");
+        !s.ok()) {
+      return s;
+    }
+    bool f64 = p_.type == PrimitiveType::kF64;
+    Scale one = MakeScale(1), zero = MakeScale(0);
+    void* ws = reinterpret_cast<void*>(libs_->workspace());
+    size_t ws_bytes = workspace_bytes_;
+    std::string call = StrCat(LibraryCallKindName(p_.kind), "(", name_, ")");
+    void* w = ptr(p_.w_buffer);
+    bool strided = p_.w_order == DnnFilterOrder::kStrided;
+    if (strided) {
+      void* packed = reinterpret_cast<void*>(libs_->workspace() + filter_offset_);
+      if (p_.kind != LibraryCallKind::kConvBackwardFilter) {
+        if (absl::Status s = CheckDnn(cudnnTransformTensor(h, one.For(f64), w_strided_, w, zero.For(f64), w_packed_,
+                                                           packed),
+                                      StrCat("cudnnTransformTensor(", name_, " filter)"));
+            !s.ok()) {
+          return s;
+        }
+      }
+      w = packed;
+    }
+    if (p_.kind == LibraryCallKind::kConvBackwardFilter) {
+      absl::Status s =
+          CheckDnn(cudnnConvolutionBackwardFilter(h, one.For(f64), x_, ptr(p_.x_buffer), y_, ptr(p_.y_buffer), conv_,
+                                                  static_cast<cudnnConvolutionBwdFilterAlgo_t>(algorithm_.id), ws,
+                                                  ws_bytes, zero.For(f64), w_, w),
+                   call);
+      if (!s.ok() || !strided) return s;
+      return CheckDnn(cudnnTransformTensor(h, one.For(f64), w_packed_, w, zero.For(f64), w_strided_, ptr(p_.w_buffer)),
+                      StrCat("cudnnTransformTensor(", name_, " filter gradient)"));
+    }
+    switch (p_.kind) {
+      case LibraryCallKind::kConvForward:
+        return CheckDnn(cudnnConvolutionForward(h, one.For(f64), x_, ptr(p_.x_buffer), w_, w, conv_,
+                                                static_cast<cudnnConvolutionFwdAlgo_t>(algorithm_.id), ws, ws_bytes,
+                                                zero.For(f64), y_, ptr(p_.y_buffer)),
+                        call);
+      case LibraryCallKind::kConvBackwardInput:
+        return CheckDnn(cudnnConvolutionBackwardData(h, one.For(f64), w_, w, y_, ptr(p_.y_buffer),
+                                                     conv_, static_cast<cudnnConvolutionBwdDataAlgo_t>(algorithm_.id),
+                                                     ws, ws_bytes, zero.For(f64), x_, ptr(p_.x_buffer)),
+                        call);
+      default: {
+        Scale alpha1 = MakeScale(p_.conv_scale);
+        bool side = p_.side_input_buffer >= 0;
+        Scale alpha2 = MakeScale(side ? p_.side_input_scale : 0);
+        // Without a side input, z is y itself with a zero scale.
+        cudnnTensorDescriptor_t z_desc = side ? side_ : y_;
+        void* z = side ? ptr(p_.side_input_buffer) : ptr(p_.y_buffer);
+        return CheckDnn(cudnnConvolutionBiasActivationForward(
+                            h, alpha1.For(f64), x_, ptr(p_.x_buffer), w_, w, conv_,
+                            static_cast<cudnnConvolutionFwdAlgo_t>(algorithm_.id), ws, ws_bytes, alpha2.For(f64),
+                            z_desc, z, bias_, ptr(p_.bias_buffer), activation_, y_, ptr(p_.y_buffer)),
+                        call);
+      }
+    }
+  }
+
+ private:
+  DnnConvolution() = default;
+  cudnnHandle_t handle() const { return static_cast<cudnnHandle_t>(libs_->dnn()); }
+
+  absl::Status Tensor(cudnnTensorDescriptor_t& t, const DnnTensor& plan, PrimitiveType type) {
+    if (absl::Status s = CheckDnn(cudnnCreateTensorDescriptor(&t), "cudnnCreateTensorDescriptor"); !s.ok()) return s;
+    std::vector<int> dims = Ints(plan.dims), strides = Ints(plan.strides);
+    return CheckDnn(cudnnSetTensorNdDescriptor(t, DnnType(type), static_cast<int>(dims.size()), dims.data(),
+                                               strides.data()),
+                    StrCat("cudnnSetTensorNdDescriptor([", Join(plan.dims, ","), "])"));
+  }
+
+  absl::Status Describe() {
+    if (absl::Status s = Tensor(x_, p_.x, p_.type); !s.ok()) return s;
+    if (absl::Status s = Tensor(y_, p_.y, p_.type); !s.ok()) return s;
+    if (absl::Status s = CheckDnn(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor"); !s.ok()) return s;
+    std::vector<int> w_dims = Ints(p_.w_dims);
+    if (p_.w_order == DnnFilterOrder::kStrided) {
+      // The filter as a tensor in its own layout and as the packed KCRS copy.
+      std::vector<int64_t> packed(p_.w_dims.size(), 1);
+      for (int64_t i = static_cast<int64_t>(packed.size()) - 2; i >= 0; --i) packed[i] = packed[i + 1] * p_.w_dims[i + 1];
+      if (absl::Status s = Tensor(w_strided_, DnnTensor{p_.w_dims, p_.w_strides}, p_.type); !s.ok()) return s;
+      if (absl::Status s = Tensor(w_packed_, DnnTensor{p_.w_dims, packed}, p_.type); !s.ok()) return s;
+    }
+    if (absl::Status s = CheckDnn(
+            cudnnSetFilterNdDescriptor(w_, DnnType(p_.type),
+                                       p_.w_order == DnnFilterOrder::kKRSC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                       static_cast<int>(w_dims.size()), w_dims.data()),
+            "cudnnSetFilterNdDescriptor");
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckDnn(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
+        !s.ok()) {
+      return s;
+    }
+    std::vector<int> pad = Ints(p_.padding), stride = Ints(p_.stride), dilation = Ints(p_.dilation);
+    if (absl::Status s = CheckDnn(cudnnSetConvolutionNdDescriptor(conv_, static_cast<int>(pad.size()), pad.data(),
+                                                                  stride.data(), dilation.data(),
+                                                                  CUDNN_CROSS_CORRELATION, DnnType(p_.compute)),
+                                  "cudnnSetConvolutionNdDescriptor");
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckDnn(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(p_.groups)),
+                                  "cudnnSetConvolutionGroupCount");
+        !s.ok()) {
+      return s;
+    }
+    // f32/f64 stay in full precision (no TF32), as the evaluator computes.
+    bool half = p_.type == PrimitiveType::kF16 || p_.type == PrimitiveType::kBF16;
+    if (absl::Status s = CheckDnn(cudnnSetConvolutionMathType(conv_, half ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+                                  "cudnnSetConvolutionMathType");
+        !s.ok()) {
+      return s;
+    }
+    if (p_.kind != LibraryCallKind::kConvBiasActivationForward) return absl::OkStatus();
+    if (absl::Status s = Tensor(bias_, p_.bias, p_.type); !s.ok()) return s;
+    if (p_.side_input_buffer >= 0) {
+      if (absl::Status s = Tensor(side_, p_.side_input, p_.type); !s.ok()) return s;
+    }
+    cudnnActivationMode_t mode = CUDNN_ACTIVATION_IDENTITY;
+    double coef = 0;
+    switch (p_.activation) {
+      case ConvActivation::kNone: mode = CUDNN_ACTIVATION_IDENTITY; break;
+      case ConvActivation::kRelu: mode = CUDNN_ACTIVATION_RELU; break;
+      case ConvActivation::kRelu6: mode = CUDNN_ACTIVATION_CLIPPED_RELU, coef = 6; break;
+      case ConvActivation::kElu: mode = CUDNN_ACTIVATION_ELU, coef = 1; break;
+      case ConvActivation::kTanh: mode = CUDNN_ACTIVATION_TANH; break;
+      case ConvActivation::kSigmoid: mode = CUDNN_ACTIVATION_SIGMOID; break;
+    }
+    if (absl::Status s = CheckDnn(cudnnCreateActivationDescriptor(&activation_), "cudnnCreateActivationDescriptor");
+        !s.ok()) {
+      return s;
+    }
+    return CheckDnn(cudnnSetActivationDescriptor(activation_, mode, CUDNN_NOT_PROPAGATE_NAN, coef),
+                    "cudnnSetActivationDescriptor");
+  }
+
+  std::string name_;
+  CudaLibraries* libs_ = nullptr;
+  DnnConvPlan p_;
+  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, bias_ = nullptr, side_ = nullptr;
+  cudnnTensorDescriptor_t w_strided_ = nullptr, w_packed_ = nullptr;  // kStrided filters
+  int64_t filter_offset_ = 0;
+  cudnnFilterDescriptor_t w_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  cudnnActivationDescriptor_t activation_ = nullptr;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- DeviceBuffer
+
+absl::StatusOr<DeviceBuffer> DeviceBuffer::Allocate(const CudaDevice& device, int64_t bytes, std::string_view what) {
+  DeviceBuffer b;
+  b.device_ = &device;
+  b.bytes_ = bytes;
+  if (bytes == 0) return b;
+  if (absl::Status s = device.Check(device.api().cuMemAlloc(&b.ptr_, static_cast<size_t>(bytes)),
+                                    StrCat("cuMemAlloc(", what, ", ", bytes, " bytes)"));
+      !s.ok()) {
+    b.ptr_ = 0;
+    return s;
+  }
+  return b;
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this == &o) return *this;
+  if (ptr_ != 0) device_->api().cuMemFree(ptr_);
+  device_ = o.device_;
+  ptr_ = o.ptr_;
+  bytes_ = o.bytes_;
+  o.ptr_ = 0;
+  o.bytes_ = 0;
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_ != 0) device_->api().cuMemFree(ptr_);
+}
+
+// ---------------------------------------------------------------- CudaLibraries
+
+absl::StatusOr<std::unique_ptr<CudaLibraries>> CudaLibraries::Create(const CudaDevice& device) {
+  if (absl::Status s = device.Activate(); !s.ok()) return s;
+  std::unique_ptr<CudaLibraries> l(new CudaLibraries(device));
+  cublasLtHandle_t lt = nullptr;
+  if (absl::Status s = CheckBlas(cublasLtCreate(&lt), "cublasLtCreate"); !s.ok()) return s;
+  l->blas_lt_ = lt;
+  cudnnHandle_t dnn = nullptr;
+  if (absl::Status s = CheckDnn(cudnnCreate(&dnn), "cudnnCreate"); !s.ok()) return s;
+  l->dnn_ = dnn;
+  return l;
+}
+
+CudaLibraries::~CudaLibraries() {
+  if (blas_lt_ != nullptr) cublasLtDestroy(static_cast<cublasLtHandle_t>(blas_lt_));
+  if (dnn_ != nullptr) cudnnDestroy(static_cast<cudnnHandle_t>(dnn_));
+}
+
+absl::Status CudaLibraries::ReserveWorkspace(int64_t bytes) {
+  if (bytes <= workspace_.bytes()) return absl::OkStatus();
+  workspace_ = DeviceBuffer();
+  absl::StatusOr<DeviceBuffer> b = DeviceBuffer::Allocate(device_, bytes, "library workspace");
+  if (!b.ok()) return b.status();
+  workspace_ = std::move(*b);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------- CudaLibraryCall
+
+absl::StatusOr<std::unique_ptr<CudaLibraryCall>> CudaLibraryCall::Create(const HloInstruction& inst,
+                                                                         CudaLibraries& libraries,
+                                                                         std::optional<int64_t> algorithm) {
+  std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
+  if (!kind) return absl::InvalidArgumentError(StrCat(inst.name(), " is not a library call"));
+  if (*kind == LibraryCallKind::kGemm) {
+    absl::StatusOr<GemmBackendConfig> config = ParseGemmBackendConfig(inst);
+    if (!config.ok()) return config.status();
+    absl::StatusOr<std::unique_ptr<BlasLtGemm>> g = BlasLtGemm::Make(inst, libraries);
+    if (!g.ok()) return g.status();
+    (*g)->operands_ = inst.operand_count();
+    if (absl::Status s = (*g)->Choose(algorithm, config->selected_algorithm); !s.ok()) return s;
+    return std::unique_ptr<CudaLibraryCall>(std::move(*g));
+  }
+  if (IsConvolutionKind(*kind)) {
+    absl::StatusOr<ConvBackendConfig> config = ParseConvBackendConfig(inst);
+    if (!config.ok()) return config.status();
+    absl::StatusOr<std::unique_ptr<DnnConvolution>> c = DnnConvolution::Make(inst, libraries);
+    if (!c.ok()) return c.status();
+    if (absl::Status s = (*c)->Choose(algorithm, config->algo_id); !s.ok()) return s;
+    return std::unique_ptr<CudaLibraryCall>(std::move(*c));
+  }
+  return absl::UnimplementedError(
+      StrCat(inst.name(), ": no GPU library for ", LibraryCallKindName(*kind), " (runs on the host)"));
+}
+
+absl::StatusOr<std::vector<LibraryAlgorithm>> ListCudaAlgorithms(const HloInstruction& inst,
+                                                                 CudaLibraries& libraries) {
+  std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
+  if (!kind) return absl::InvalidArgumentError(StrCat(inst.name(), " is not a library call"));
+  std::vector<LibraryAlgorithm> out;
+  if (*kind == LibraryCallKind::kGemm) {
+    absl::StatusOr<std::unique_ptr<BlasLtGemm>> g = BlasLtGemm::Make(inst, libraries);
+    if (!g.ok()) return g.status();
+    absl::StatusOr<std::vector<cublasLtMatmulHeuristicResult_t>> c = (*g)->Candidates();
+    if (!c.ok()) return c.status();
+    for (size_t i = 0; i < c->size(); ++i) out.push_back({static_cast<int64_t>(i), StrCat("cublasLt#", i)});
+    return out;
+  }
+  if (IsConvolutionKind(*kind)) {
+    absl::StatusOr<std::unique_ptr<DnnConvolution>> conv = DnnConvolution::Make(inst, libraries);
+    if (!conv.ok()) return conv.status();
+    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> c = (*conv)->Candidates();
+    if (!c.ok()) return c.status();
+    for (const auto& [id, bytes] : *c) out.push_back({id, StrCat("cudnn#", id)});
+    return out;
+  }
+  return absl::UnimplementedError(StrCat(inst.name(), ": no GPU library for ", LibraryCallKindName(*kind)));
+}
+
+}  // namespace passlab

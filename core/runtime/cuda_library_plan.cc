@@ -1,0 +1,353 @@
+#include "core/runtime/cuda_library_plan.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/str_util.h"
+#include "core/runtime/host_buffer.h"
+
+namespace passlab {
+namespace {
+
+// The common difference of offsets 0, s, 2s, ...; 0 for fewer than two.
+std::optional<int64_t> Progression(const std::vector<int64_t>& t) {
+  if (t.size() < 2) return 0;
+  int64_t s = t[1] - t[0];
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] != t[0] + static_cast<int64_t>(i) * s) return std::nullopt;
+  }
+  return s;
+}
+
+// A batch of [rows][cols] matrices inside a buffer: element strides of a row
+// step, a column step and a batch step.
+struct MatrixView {
+  int64_t rows = 1, cols = 1;
+  int64_t row_stride = 0, col_stride = 0, batch_stride = 0;
+};
+
+absl::StatusOr<MatrixView> ViewOf(const Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& rows,
+                                  const std::vector<int64_t>& cols, std::string_view what) {
+  std::vector<int64_t> strides = PhysicalStrides(s);
+  std::optional<int64_t> sb = Progression(GroupOffsets(s, strides, batch));
+  std::vector<int64_t> r = GroupOffsets(s, strides, rows), c = GroupOffsets(s, strides, cols);
+  std::optional<int64_t> sr = Progression(r), sc = Progression(c);
+  if (!sb || !sr || !sc) {
+    return absl::UnimplementedError(StrCat(what, " ", s.ToString(), ": its layout does not give strided matrices"));
+  }
+  return MatrixView{static_cast<int64_t>(r.size()), static_cast<int64_t>(c.size()), *sr, *sc, *sb};
+}
+
+MatrixView Transposed(const MatrixView& v) { return MatrixView{v.cols, v.rows, v.col_stride, v.row_stride, v.batch_stride}; }
+
+// The column-major storage of a view: as stored (unit row stride) or as a
+// stored transpose (unit column stride).
+struct Stored {
+  bool transposed = false;
+  BlasLtMatrix matrix;
+};
+
+absl::StatusOr<Stored> ColumnMajor(const MatrixView& v, PrimitiveType type, std::string_view what) {
+  int64_t rows = std::max<int64_t>(v.rows, 1), cols = std::max<int64_t>(v.cols, 1);
+  if (v.rows <= 1 || v.row_stride == 1) {
+    int64_t ld = v.cols > 1 ? v.col_stride : rows;
+    if (ld >= rows) return Stored{false, BlasLtMatrix{type, rows, cols, ld, v.batch_stride}};
+  }
+  if (v.cols <= 1 || v.col_stride == 1) {
+    int64_t ld = v.rows > 1 ? v.row_stride : cols;
+    if (ld >= cols) return Stored{true, BlasLtMatrix{type, cols, rows, ld, v.batch_stride}};
+  }
+  return absl::UnimplementedError(StrCat(what, ": neither its rows nor its columns are contiguous"));
+}
+
+std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (std::find(a.begin(), a.end(), i) == a.end() && std::find(b.begin(), b.end(), i) == b.end()) out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<int64_t> Range(int64_t begin, int64_t end) {
+  std::vector<int64_t> out;
+  for (int64_t i = begin; i < end; ++i) out.push_back(i);
+  return out;
+}
+
+bool IsHalfType(PrimitiveType t) { return t == PrimitiveType::kF16 || t == PrimitiveType::kBF16; }
+
+std::string MatrixString(bool trans, const BlasLtMatrix& m) {
+  return StrCat(trans ? "T" : "N", "(", PrimitiveTypeName(m.type), " ", m.rows, "x", m.cols, " ld ", m.ld,
+                m.batch_stride != 0 ? StrCat(" bs ", m.batch_stride) : "", ")");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- gemm
+
+absl::StatusOr<BlasLtGemmPlan> PlanBlasLtGemm(const HloInstruction& inst) {
+  absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
+  if (!call.ok()) return call.status();
+  std::string where = StrCat(inst.name(), " (cuBLASLt)");
+  const DotDimensionNumbers& d = call->config.dot_dimension_numbers;
+  const Shape& ls = inst.operand(0)->shape();
+  const Shape& rs = inst.operand(1)->shape();
+  const Shape& out = call->result_shape;
+  PrimitiveType in_type = ls.element_type(), out_type = out.element_type();
+  if (rs.element_type() != in_type) {
+    return absl::UnimplementedError(StrCat(where, ": mixed operand types ", PrimitiveTypeName(in_type), " and ",
+                                           PrimitiveTypeName(rs.element_type())));
+  }
+  bool types_ok = (in_type == PrimitiveType::kF32 && out_type == PrimitiveType::kF32) ||
+                  (in_type == PrimitiveType::kF64 && out_type == PrimitiveType::kF64) ||
+                  (IsHalfType(in_type) && (out_type == in_type || out_type == PrimitiveType::kF32));
+  if (!types_ok) {
+    return absl::UnimplementedError(StrCat(where, ": no cuBLASLt gemm for ", PrimitiveTypeName(in_type), " -> ",
+                                           PrimitiveTypeName(out_type)));
+  }
+  if (call->config.alpha_imag != 0) return absl::UnimplementedError(StrCat(where, ": complex alpha"));
+
+  absl::StatusOr<MatrixView> lhs =
+      ViewOf(ls, d.lhs_batch_dimensions, FreeDims(ls.rank(), d.lhs_batch_dimensions, d.lhs_contracting_dimensions),
+             d.lhs_contracting_dimensions, StrCat(where, ": lhs"));
+  if (!lhs.ok()) return lhs.status();
+  absl::StatusOr<MatrixView> rhs =
+      ViewOf(rs, d.rhs_batch_dimensions, d.rhs_contracting_dimensions,
+             FreeDims(rs.rank(), d.rhs_batch_dimensions, d.rhs_contracting_dimensions), StrCat(where, ": rhs"));
+  if (!rhs.ok()) return rhs.status();
+  int64_t nb = std::max(d.lhs_batch_dimensions.size(), d.rhs_batch_dimensions.size());
+  int64_t nm = ls.rank() - d.lhs_batch_dimensions.size() - d.lhs_contracting_dimensions.size();
+  auto result_view = [&](const Shape& s, std::string_view what) {
+    return ViewOf(s, Range(0, nb), Range(nb, nb + nm), Range(nb + nm, s.rank()), StrCat(where, ": ", what));
+  };
+  absl::StatusOr<MatrixView> dv = result_view(out, "result");
+  if (!dv.ok()) return dv.status();
+
+  BlasLtGemmPlan plan;
+  plan.batch = call->batch;
+  plan.alpha = call->config.alpha_real;
+  plan.epilogue = call->config.epilogue;
+  plan.compute = in_type == PrimitiveType::kF64 ? BlasLtComputeType::k64F : BlasLtComputeType::k32F;
+  plan.flops = 2 * call->batch * call->m * call->n * call->k;
+  // Row-major results (the default layout) are computed as D^T = B^T A^T.
+  absl::StatusOr<Stored> d_swapped = ColumnMajor(Transposed(*dv), out_type, StrCat(where, ": result"));
+  plan.swapped = d_swapped.ok() && !d_swapped->transposed;
+  if (!plan.swapped && EpilogueHasBias(plan.epilogue)) {
+    return absl::UnimplementedError(StrCat(where, ": a bias epilogue needs a result whose last dimension is minor"));
+  }
+  MatrixView a_view = plan.swapped ? Transposed(*rhs) : *lhs;
+  MatrixView b_view = plan.swapped ? Transposed(*lhs) : *rhs;
+  MatrixView d_view = plan.swapped ? Transposed(*dv) : *dv;
+  absl::StatusOr<Stored> a = ColumnMajor(a_view, in_type, StrCat(where, plan.swapped ? ": rhs" : ": lhs"));
+  if (!a.ok()) return a.status();
+  absl::StatusOr<Stored> b = ColumnMajor(b_view, in_type, StrCat(where, plan.swapped ? ": lhs" : ": rhs"));
+  if (!b.ok()) return b.status();
+  absl::StatusOr<Stored> dm = ColumnMajor(d_view, out_type, StrCat(where, ": result"));
+  if (!dm.ok()) return dm.status();
+  if (dm->transposed) {
+    return absl::UnimplementedError(StrCat(where, ": result ", out.ToString(), " is neither row- nor column-major"));
+  }
+  plan.m = plan.swapped ? call->n : call->m;
+  plan.n = plan.swapped ? call->m : call->n;
+  plan.k = call->k;
+  plan.transpose_a = a->transposed;
+  plan.transpose_b = b->transposed;
+  plan.a = a->matrix;
+  plan.b = b->matrix;
+  plan.d = dm->matrix;
+  plan.c = plan.d;
+  plan.a_buffer = plan.swapped ? 1 : 0;
+  plan.b_buffer = plan.swapped ? 0 : 1;
+  if (call->c_operand >= 0) {
+    const Shape& cs = inst.operand(call->c_operand)->shape();
+    if (cs.element_type() != out_type) {
+      return absl::UnimplementedError(StrCat(where, ": c is ", PrimitiveTypeName(cs.element_type()), ", the result ",
+                                             PrimitiveTypeName(out_type)));
+    }
+    absl::StatusOr<MatrixView> cv = result_view(cs, "c");
+    if (!cv.ok()) return cv.status();
+    absl::StatusOr<Stored> cm = ColumnMajor(plan.swapped ? Transposed(*cv) : *cv, out_type, StrCat(where, ": c"));
+    if (!cm.ok()) return cm.status();
+    if (cm->transposed) return absl::UnimplementedError(StrCat(where, ": c is laid out unlike the result"));
+    plan.c = cm->matrix;
+    plan.c_buffer = call->c_operand;
+    plan.beta = call->config.beta;
+  }
+  if (call->bias_operand >= 0) {
+    const Shape& bs = inst.operand(call->bias_operand)->shape();
+    if (bs.dimensions(0) != plan.m) {
+      return absl::UnimplementedError(StrCat(where, ": the bias runs along the last of several output dimensions"));
+    }
+    plan.bias_buffer = call->bias_operand;
+    plan.bias_type = bs.element_type();
+  }
+  return plan;
+}
+
+std::string BlasLtGemmPlanToString(const BlasLtGemmPlan& p) {
+  return StrCat("m=", p.m, " n=", p.n, " k=", p.k, " batch=", p.batch, p.swapped ? " swapped" : "",
+                " A=", MatrixString(p.transpose_a, p.a), " B=", MatrixString(p.transpose_b, p.b),
+                p.c_buffer >= 0 ? StrCat(" C=", MatrixString(false, p.c), " beta=", p.beta) : "",
+                " D=", MatrixString(false, p.d), " alpha=", p.alpha, " epilogue=", GemmEpilogueName(p.epilogue));
+}
+
+// ---------------------------------------------------------------- convolution
+
+namespace {
+
+DnnTensor TensorOf(const Shape& s, int64_t batch_dim, int64_t feature_dim, const std::vector<int64_t>& spatial) {
+  std::vector<int64_t> strides = PhysicalStrides(s);
+  DnnTensor t;
+  auto add = [&](int64_t dim) {
+    t.dims.push_back(s.dimensions(dim));
+    t.strides.push_back(strides[dim]);
+  };
+  add(batch_dim);
+  add(feature_dim);
+  for (int64_t dim : spatial) add(dim);
+  return t;
+}
+
+// Whether dimensions `order` of `s` are dense in that order (the last one
+// contiguous).
+bool DenseInOrder(const Shape& s, const std::vector<int64_t>& order) {
+  std::vector<int64_t> strides = PhysicalStrides(s);
+  int64_t expect = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (s.dimensions(*it) != 1 && strides[*it] != expect) return false;
+    expect *= s.dimensions(*it);
+  }
+  return true;
+}
+
+void AddUnitSpatial(DnnTensor& t) {
+  t.dims.push_back(1);
+  t.strides.push_back(1);
+}
+
+}  // namespace
+
+absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
+  absl::StatusOr<ConvCall> call = AnalyzeConvCall(inst);
+  if (!call.ok()) return call.status();
+  std::string where = StrCat(inst.name(), " (cuDNN)");
+  const ConvolutionDimensionNumbers& dn = call->dnums;
+  DnnConvPlan plan;
+  plan.kind = call->kind;
+  plan.type = call->input_shape.element_type();
+  for (const Shape* s : {&call->filter_shape, &call->output_shape}) {
+    if (s->element_type() != plan.type) {
+      return absl::UnimplementedError(StrCat(where, ": mixed element types ", PrimitiveTypeName(plan.type), " and ",
+                                             PrimitiveTypeName(s->element_type())));
+    }
+  }
+  switch (plan.type) {
+    case PrimitiveType::kF32: case PrimitiveType::kF16: case PrimitiveType::kBF16: plan.compute = PrimitiveType::kF32; break;
+    case PrimitiveType::kF64: plan.compute = PrimitiveType::kF64; break;
+    default:
+      return absl::UnimplementedError(StrCat(where, ": no cuDNN convolution for ", PrimitiveTypeName(plan.type)));
+  }
+  if (dn.input_spatial_dimensions.empty() || dn.input_spatial_dimensions.size() > 3) {
+    return absl::UnimplementedError(StrCat(where, ": ", dn.input_spatial_dimensions.size(), " spatial dimensions"));
+  }
+  for (const WindowDimension& w : call->window.dimensions) {
+    if (w.padding_low != w.padding_high) {
+      return absl::UnimplementedError(StrCat(where, ": asymmetric padding ", call->window.ToString(),
+                                             " (GpuConvPaddingLegalization makes it symmetric)"));
+    }
+    if (w.base_dilation != 1 || w.window_reversal) {
+      return absl::UnimplementedError(StrCat(where, ": base dilation or window reversal ", call->window.ToString()));
+    }
+    plan.padding.push_back(w.padding_low);
+    plan.stride.push_back(w.stride);
+    plan.dilation.push_back(w.window_dilation);
+  }
+  plan.x = TensorOf(call->input_shape, dn.input_batch_dimension, dn.input_feature_dimension,
+                    dn.input_spatial_dimensions);
+  plan.y = TensorOf(call->output_shape, dn.output_batch_dimension, dn.output_feature_dimension,
+                    dn.output_spatial_dimensions);
+  const Shape& fs = call->filter_shape;
+  plan.w_dims = {fs.dimensions(dn.kernel_output_feature_dimension), fs.dimensions(dn.kernel_input_feature_dimension)};
+  std::vector<int64_t> kcrs = {dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension};
+  std::vector<int64_t> krsc = {dn.kernel_output_feature_dimension};
+  for (int64_t dim : dn.kernel_spatial_dimensions) {
+    plan.w_dims.push_back(fs.dimensions(dim));
+    kcrs.push_back(dim);
+    krsc.push_back(dim);
+  }
+  krsc.push_back(dn.kernel_input_feature_dimension);
+  if (DenseInOrder(fs, kcrs)) {
+    plan.w_order = DnnFilterOrder::kKCRS;
+  } else if (DenseInOrder(fs, krsc)) {
+    plan.w_order = DnnFilterOrder::kKRSC;
+  } else {
+    plan.w_order = DnnFilterOrder::kStrided;
+  }
+  {
+    std::vector<int64_t> strides = PhysicalStrides(fs);
+    for (int64_t dim : kcrs) plan.w_strides.push_back(strides[dim]);
+    plan.w_bytes = BufferBytes(fs);
+  }
+  plan.groups = call->feature_group_count;
+  if (dn.input_spatial_dimensions.size() == 1) {  // cuDNN needs at least two spatial dimensions
+    AddUnitSpatial(plan.x);
+    AddUnitSpatial(plan.y);
+    plan.w_dims.push_back(1);
+    plan.w_strides.push_back(1);
+    plan.padding.push_back(0);
+    plan.stride.push_back(1);
+    plan.dilation.push_back(1);
+  }
+  int64_t result = inst.operand_count();
+  switch (call->kind) {
+    case LibraryCallKind::kConvBackwardInput:
+      plan.y_buffer = 0, plan.w_buffer = 1, plan.x_buffer = result;
+      break;
+    case LibraryCallKind::kConvBackwardFilter:
+      plan.x_buffer = 0, plan.y_buffer = 1, plan.w_buffer = result;
+      break;
+    default:
+      plan.x_buffer = 0, plan.w_buffer = 1, plan.y_buffer = result;
+      break;
+  }
+  if (call->kind == LibraryCallKind::kConvBiasActivationForward) {
+    plan.bias_buffer = call->bias_operand;
+    plan.bias.dims.assign(plan.y.dims.size(), 1);
+    plan.bias.dims[1] = plan.y.dims[1];
+    plan.bias.strides.assign(plan.y.dims.size(), 1);
+    plan.bias.strides[0] = plan.y.dims[1];
+    if (inst.operand(plan.bias_buffer)->shape().element_type() != plan.type) {
+      return absl::UnimplementedError(StrCat(where, ": bias type differs from the convolution's"));
+    }
+    if (call->side_input_operand >= 0) {
+      plan.side_input_buffer = call->side_input_operand;
+      const Shape& ss = inst.operand(call->side_input_operand)->shape();
+      plan.side_input = TensorOf(ss, dn.output_batch_dimension, dn.output_feature_dimension,
+                                 dn.output_spatial_dimensions);
+      if (dn.output_spatial_dimensions.size() == 1) AddUnitSpatial(plan.side_input);
+    }
+    plan.conv_scale = call->config.conv_result_scale;
+    plan.side_input_scale = call->config.side_input_scale;
+    plan.activation = call->config.activation_mode;
+  }
+  plan.scratch_bytes = call->scratch_bytes;
+  int64_t out_points = 1, window_points = 1;
+  for (size_t i = 2; i < plan.y.dims.size(); ++i) out_points *= plan.y.dims[i];
+  for (size_t i = 2; i < plan.w_dims.size(); ++i) window_points *= plan.w_dims[i];
+  plan.flops = 2 * plan.y.dims[0] * plan.y.dims[1] * out_points * plan.w_dims[1] * window_points;
+  return plan;
+}
+
+std::string DnnConvPlanToString(const DnnConvPlan& p) {
+  auto tensor = [](const DnnTensor& t) { return StrCat("[", Join(t.dims, ","), "] strides [", Join(t.strides, ","), "]"); };
+  return StrCat(LibraryCallKindName(p.kind), " ", PrimitiveTypeName(p.type), " x", tensor(p.x), " w[",
+                Join(p.w_dims, ","), "] ", p.w_order == DnnFilterOrder::kKCRS   ? "KCRS"
+                : p.w_order == DnnFilterOrder::kKRSC ? "KRSC"
+                                                     : StrCat("strided [", Join(p.w_strides, ","), "]"), " y", tensor(p.y),
+                " pad [", Join(p.padding, ","), "] stride [", Join(p.stride, ","), "] dilation [",
+                Join(p.dilation, ","), "] groups ", p.groups, " buffers x", p.x_buffer, " w", p.w_buffer, " y",
+                p.y_buffer);
+}
+
+}  // namespace passlab

@@ -1,0 +1,57 @@
+#include "tools/passlab/cuda_run.h"
+
+#include <chrono>
+
+#include "core/ir/str_util.h"
+#ifdef PASSLAB_HAVE_CUDA
+#include "core/runtime/cuda_executable.h"
+#endif
+
+namespace passlab {
+
+#ifdef PASSLAB_HAVE_CUDA
+
+absl::StatusOr<CudaProfile> ProfileOnCuda(const HloModule& module, absl::Span<const Literal> args,
+                                          const GpuKernelProvider& kernels, const CudaProfileOptions& options) {
+  CudaProfile profile;
+  CudaExecutableOptions eopts;
+  eopts.timing = options.cupti ? CudaTiming::kCupti : CudaTiming::kEvents;
+  auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<CudaExecutable>> exe = CudaExecutable::Create(module, kernels, eopts);
+  if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message()));
+  profile.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  profile.device = (*exe)->device_description();
+  for (int i = 0; i < options.warmup; ++i) {
+    if (absl::Status s = (*exe)->Execute(args); !s.ok()) return absl::Status(s.code(), StrCat("run: ", s.message()));
+  }
+  for (int i = 0; i < options.repeats; ++i) {
+    std::vector<KernelRecord> step;
+    auto start = std::chrono::steady_clock::now();
+    if (absl::Status s = (*exe)->Execute(args, &step); !s.ok()) {
+      return absl::Status(s.code(), StrCat("run: ", s.message()));
+    }
+    profile.wall_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    const GpuKernelTime& t = (*exe)->last_run().kernel_time;
+    profile.kernel_ms.push_back(t.sum_ns / 1e6);
+    profile.envelope_ms.push_back(t.envelope_ns / 1e6);
+    profile.records.insert(profile.records.end(), step.begin(), step.end());
+    profile.last_step = std::move(step);
+  }
+  if (options.want_result) {
+    absl::StatusOr<Literal> r = (*exe)->Run(args);
+    if (!r.ok()) return absl::Status(r.status().code(), StrCat("run: ", r.status().message()));
+    profile.result = std::move(*r);
+  }
+  return profile;
+}
+
+#else
+
+absl::StatusOr<CudaProfile> ProfileOnCuda(const HloModule&, absl::Span<const Literal>, const GpuKernelProvider&,
+                                          const CudaProfileOptions&) {
+  return absl::UnavailableError("the cuda backend was not built (no CUDA toolkit at configure time)");
+}
+
+#endif
+
+}  // namespace passlab
