@@ -117,7 +117,7 @@ ENTRY e {
 TEST(AllGatherBroadcastReorderTest, CorpusModulesStayValid) {
   CorpusCollectiveStats stats = CheckCollectivePassOnCorpus(
       " all-gather(", [] { return std::make_unique<AllGatherBroadcastReorder>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << CorpusPath();
   EXPECT_GT(stats.candidates, 0);
 }
 

@@ -377,7 +377,7 @@ TEST(LatencyHidingSchedulerTest, CorpusSchedulesStayValidAndHideLatency) {
   std::vector<std::pair<std::string, std::string>> plain = CorpusTextsWith(" fusion(");
   if (plain.size() > 150) plain.resize(150);
   texts.insert(texts.end(), plain.begin(), plain.end());
-  if (texts.empty()) GTEST_SKIP() << "corpus not found at " << PassCorpusPath();
+  if (texts.empty()) GTEST_SKIP() << "corpus not found at " << CorpusPath();
   ParseOptions parse_options;
   parse_options.infer_shape = InferInstructionShape;
   LatencyHidingSchedulerOptions options;

@@ -100,7 +100,7 @@ TEST(RematerializationTest, CorpusPeaksOnlyDropAndValuesStay) {
     return p;
   };
   CorpusPassStats stats = CheckPassOnCorpus(" broadcast(", schedule_then_remat);
-  if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << CorpusPath();
   EXPECT_GT(stats.evaluated, 50);
 
   ParseOptions options;

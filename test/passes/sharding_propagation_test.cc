@@ -172,7 +172,7 @@ ENTRY e {
 
 TEST(ShardingPropagationTest, CorpusModulesStayValid) {
   CorpusPassStats stats = CheckPassOnCorpus("sharding={", [] { return std::make_unique<ShardingPropagation>(); });
-  if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << PassCorpusPath();
+  if (stats.candidates == 0) GTEST_SKIP() << "corpus not found at " << CorpusPath();
   EXPECT_GT(stats.changed, 0);
 }
 

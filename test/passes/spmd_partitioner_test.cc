@@ -282,7 +282,7 @@ TEST(SpmdPartitionerTest, CorpusModulesVerifyOrFailClearly) {
     absl::Status verified = VerifyModule(**m);
     EXPECT_TRUE(verified.ok()) << name << ": " << verified.message();
   }
-  if (candidates == 0) GTEST_SKIP() << "corpus not found at " << PassCorpusPath();
+  if (candidates == 0) GTEST_SKIP() << "corpus not found at " << CorpusPath();
   EXPECT_GT(partitioned + refused, 0);
   std::printf("corpus: %d partitioned modules with shardings, %d partitioned, %d refused\n", candidates, partitioned,
               refused);
