@@ -214,10 +214,32 @@ class GpuKernelEmitter : public KernelEmitter {
       // vector_width divides every group's element count: one bounds check
       // covers a thread's elements.
       absl::Status st = If(Lt(first, C(s.element_count())), [&]() -> absl::Status {
+        // All elements are computed before any is stored: an output may
+        // alias an input (in-place ops), so LLVM could not otherwise merge
+        // the loads of consecutive elements into vector loads.
+        std::vector<std::pair<Value, int64_t>> stores;  // value, leaf
+        std::vector<Value> offsets;
         for (int64_t v = 0; v < loop.vector_width; ++v) {
           Value linear = Add(first, C(v));
           Index idx = Delinearize(linear, s.dimensions(), MinorToMajor(s));
-          if (absl::Status st = EmitStores(g, idx, linear); !st.ok()) return st;
+          caches_.clear();
+          caches_.emplace_back();
+          for (int64_t leaf_id : g) {
+            const Leaf& leaf = leaves_[leaf_id];
+            // The root's subgraph inline: its loads see the linear index.
+            current_root_ = leaf.instruction;
+            absl::StatusOr<std::vector<Value>> r = EmitElement(leaf.instruction, idx);
+            current_root_ = nullptr;
+            if (!r.ok()) return r.status();
+            stores.push_back({ToStorage((*r)[leaf.tuple_index < 0 ? 0 : leaf.tuple_index], leaf.shape.element_type()),
+                              leaf_id});
+            offsets.push_back(linear);
+          }
+        }
+        for (size_t i = 0; i < stores.size(); ++i) {
+          mlir::memref::StoreOp::create(b_, loc_, stores[i].first,
+                                        buffers_[instruction_.operand_count() + stores[i].second],
+                                        mlir::ValueRange{offsets[i]});
         }
         return absl::OkStatus();
       });

@@ -392,6 +392,12 @@ class KernelEmitter {
   Value Select(Value c, Value t, Value f) { return mlir::arith::SelectOp::create(b_, loc_, c, t, f); }
 
   Value Linearize(const Index& idx, const std::vector<int64_t>& strides) {
+    // An index delinearized from a linear offset with the same strides is
+    // that offset (keeps consecutive accesses visibly consecutive).
+    if (!idx.empty()) {
+      auto it = linear_of_.find(Key(idx));
+      if (it != linear_of_.end() && it->second.first == strides) return it->second.second;
+    }
     Value off = C(0);
     for (size_t d = 0; d < idx.size(); ++d) off = Add(off, Mul(idx[d], strides[d]));
     return off;
@@ -405,6 +411,15 @@ class KernelEmitter {
       bool last = i + 1 == order_minor_to_major.size();
       idx[d] = last ? rest : Rem(rest, dims[d]);
       rest = last ? rest : Div(rest, dims[d]);
+    }
+    if (!idx.empty()) {
+      std::vector<int64_t> strides(dims.size(), 1);
+      int64_t stride = 1;
+      for (int64_t d : order_minor_to_major) {
+        strides[d] = stride;
+        stride *= dims[d];
+      }
+      linear_of_[Key(idx)] = {std::move(strides), linear};
     }
     return idx;
   }
@@ -1887,6 +1902,8 @@ class KernelEmitter {
   bool scatter_ = false;
   bool reassociate_ = false;  // emitting a reduce's reducer
   std::vector<Value> batch_norm_stats_;  // this iteration's statistics
+  // Delinearized indices -> (physical strides, the linear offset).
+  std::map<std::vector<void*>, std::pair<std::vector<int64_t>, Value>> linear_of_;
 };
 
 
