@@ -451,19 +451,20 @@ class GpuKernelEmitter : public KernelEmitter {
     for (size_t i = 0; i < leaves_.size(); ++i) {
       const HloInstruction* hero = analysis.heroes[i];
       if (hero->opcode() != HloOpcode::kReduce || hero->operand_count() != 2 || leaves_[i].tuple_index >= 0) {
-        return false;
+        return Unwind();
       }
-      if (!InRootSubgraph(hero, leaves_[i].instruction)) return false;
-      if (std::find(heroes_.begin(), heroes_.end(), hero) != heroes_.end()) return false;
+      if (!InRootSubgraph(hero, leaves_[i].instruction)) return Unwind();
+      if (std::find(heroes_.begin(), heroes_.end(), hero) != heroes_.end()) return Unwind();
       mlir::Type ct = ComputeType(hero->shape().element_type());
-      if (!ct.isF32() && !ct.isInteger(32)) return false;
+      if (!ct.isF32() && !ct.isInteger(32)) return Unwind();
+      // One shared-memory buffer holds every hero's partials.
+      if (!heroes_.empty() && ComputeType(heroes_[0]->shape().element_type()) != ct) return Unwind();
       if (!heroes_.empty()) {
         const Shape& first = heroes_[0]->operand(0)->shape();
         const Shape& in = hero->operand(0)->shape();
         if (first.dimensions() != in.dimensions() || MinorToMajor(first) != MinorToMajor(in) ||
             heroes_[0]->dimensions() != hero->dimensions()) {
-          heroes_.clear();
-          return false;
+          return Unwind();
         }
       }
       heroes_.push_back(hero);

@@ -242,6 +242,63 @@ ENTRY main {
   ExpectPtxasAccepts(k);
 }
 
+TEST(GpuKernelCompilerTest, MultiOutputRowReduction) {
+  // Sum and sum of squares (a norm's statistics) in one pass; an s32 count
+  // beside them needs a second partials buffer: the loop emitter then.
+  GpuKernel k = CompileRoot(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  p = f32[128,1024] parameter(0)
+  z = f32[] constant(0)
+  s = f32[128] reduce(p, z), dimensions={1}, to_apply=add
+  q = f32[128,1024] multiply(p, p)
+  ss = f32[128] reduce(q, z), dimensions={1}, to_apply=add
+  ROOT t = (f32[128], f32[128]) tuple(s, ss)
+}
+ENTRY main {
+  p = f32[128,1024] parameter(0)
+  ROOT fusion = (f32[128], f32[128]) fusion(p), kind=kInput, calls=fused
+})");
+  EXPECT_EQ(k.emitter_kind, EmitterKind::kReduction);
+  EXPECT_EQ(k.num_buffers, 3);
+  EXPECT_EQ(k.launch.grid_x, 128);
+  // Two accumulators, shuffled 5 + 3 times each.
+  EXPECT_EQ(std::distance(std::sregex_iterator(k.ptx.begin(), k.ptx.end(), std::regex(R"(shfl\.sync\.bfly\.b32)")),
+                          std::sregex_iterator()),
+            16);
+  ExpectPtxasAccepts(k);
+  GpuKernel mixed = CompileRoot(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+addi {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+fused {
+  p = f32[128,1024] parameter(0)
+  z = f32[] constant(0)
+  s = f32[128] reduce(p, z), dimensions={1}, to_apply=add
+  c = s32[128,1024] convert(p)
+  zi = s32[] constant(0)
+  n = s32[128] reduce(c, zi), dimensions={1}, to_apply=addi
+  ROOT t = (f32[128], s32[128]) tuple(s, n)
+}
+ENTRY main {
+  p = f32[128,1024] parameter(0)
+  ROOT fusion = (f32[128], s32[128]) fusion(p), kind=kInput, calls=fused
+})");
+  EXPECT_EQ(mixed.emitter_kind, EmitterKind::kLoop);
+  ExpectPtxasAccepts(mixed);
+}
+
 TEST(GpuKernelCompilerTest, ReductionsTheTiledEmittersDoNotTakeUseTheLoopEmitter) {
   // A 64-bit accumulator (shuffles move 32 bits) and interleaved reduced
   // dims.
