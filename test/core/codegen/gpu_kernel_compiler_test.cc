@@ -267,9 +267,8 @@ ENTRY main {
   EXPECT_EQ(k.num_buffers, 3);
   EXPECT_EQ(k.launch.grid_x, 128);
   // Two accumulators, shuffled 5 + 3 times each.
-  EXPECT_EQ(std::distance(std::sregex_iterator(k.ptx.begin(), k.ptx.end(), std::regex(R"(shfl\.sync\.bfly\.b32)")),
-                          std::sregex_iterator()),
-            16);
+  const std::regex shuffle(R"(shfl\.sync\.bfly\.b32)");
+  EXPECT_EQ(std::distance(std::sregex_iterator(k.ptx.begin(), k.ptx.end(), shuffle), std::sregex_iterator()), 16);
   ExpectPtxasAccepts(k);
   GpuKernel mixed = CompileRoot(R"(HloModule m
 add {
