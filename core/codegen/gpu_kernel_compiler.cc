@@ -209,6 +209,7 @@ class GpuKernelEmitter : public KernelEmitter {
     launch_.grid_x = loop.grid;
     launch_.block_x = loop.block;
     Value first = Mul(Add(Mul(block_id_, loop.block), thread_id_), loop.vector_width);
+    remember_linear_ = true;
     for (const auto& g : groups) {
       const Shape& s = leaves_[g[0]].shape;
       // vector_width divides every group's element count: one bounds check

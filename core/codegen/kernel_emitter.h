@@ -394,7 +394,7 @@ class KernelEmitter {
   Value Linearize(const Index& idx, const std::vector<int64_t>& strides) {
     // An index delinearized from a linear offset with the same strides is
     // that offset (keeps consecutive accesses visibly consecutive).
-    if (!idx.empty()) {
+    if (remember_linear_ && !idx.empty()) {
       auto it = linear_of_.find(Key(idx));
       if (it != linear_of_.end() && it->second.first == strides) return it->second.second;
     }
@@ -412,7 +412,7 @@ class KernelEmitter {
       idx[d] = last ? rest : Rem(rest, dims[d]);
       rest = last ? rest : Div(rest, dims[d]);
     }
-    if (!idx.empty()) {
+    if (remember_linear_ && !idx.empty()) {
       std::vector<int64_t> strides(dims.size(), 1);
       int64_t stride = 1;
       for (int64_t d : order_minor_to_major) {
@@ -1902,7 +1902,10 @@ class KernelEmitter {
   bool scatter_ = false;
   bool reassociate_ = false;  // emitting a reduce's reducer
   std::vector<Value> batch_norm_stats_;  // this iteration's statistics
-  // Delinearized indices -> (physical strides, the linear offset).
+  // Delinearized indices -> (physical strides, the linear offset); only
+  // when remember_linear_ (the GPU loop emitter: the CPU backend's
+  // convolutions gave wrong results with it, not yet understood).
+  bool remember_linear_ = false;
   std::map<std::vector<void*>, std::pair<std::vector<int64_t>, Value>> linear_of_;
 };
 
