@@ -8,8 +8,10 @@
 // one per operand of the instruction, in operand order, then one per leaf
 // array of the result shape (tuples flattened depth-first). Buffers are dense
 // arrays in their shape's layout (minor_to_major, no tiling), with the CPU
-// backend's element encodings (pred one byte, bf16/f16 16-bit). The runtime
-// launches it once with `launch` (grid, block, dynamic shared memory).
+// backend's element encodings (pred one byte, bf16/f16 16-bit), each at least
+// 16-byte aligned (the code generator emits vector loads on that promise).
+// The runtime launches it once with `launch` (grid, block, dynamic shared
+// memory).
 #ifndef PASSLAB_CORE_CODEGEN_GPU_KERNEL_H_
 #define PASSLAB_CORE_CODEGEN_GPU_KERNEL_H_
 

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <iostream>
@@ -21,6 +22,7 @@
 #include "passes/pipelines/pipelines.h"
 #include "passes/registry.h"
 #include "core/codegen/cpu_kernel_compiler.h"
+#include "core/codegen/gpu_kernel_compiler.h"
 #include "core/runtime/executable.h"
 #include "tools/passlab/commands.h"
 #include "tools/passlab/emitter_dump.h"
@@ -42,6 +44,7 @@ struct OptOptions {
   std::string dump_to;
   std::string emitter_dump;     // after the pipeline: every kernel's MLIR after every emitter pass
   std::string emitter_disable;  // emitter passes to skip
+  std::string emit_ptx;         // after the pipeline: every kernel's PTX (GPU code generator)
   bool time_passes = false;
   bool stats = false;
   bool verify_each = false;
@@ -218,6 +221,46 @@ absl::Status DumpEmitterPasses(const HloModule& module, const OptOptions& o) {
   return absl::OkStatus();
 }
 
+// --emit-ptx DIR: every kernel of the optimized module (those the CPU
+// backend compiles) through the GPU code generator: DIR/<entry>.ptx and
+// DIR/index.tsv (instruction, entry, emitter, grid, block, buffers).
+absl::Status EmitPtx(const HloModule& module, const OptOptions& o) {
+  std::error_code ec;
+  std::filesystem::create_directories(o.emit_ptx, ec);
+  if (ec) return absl::InvalidArgumentError(StrCat("--emit-ptx: cannot create ", o.emit_ptx, ": ", ec.message()));
+  GpuCompileOptions gopts;
+  for (std::string_view name : SplitAny(o.emitter_disable, ",")) {
+    if (!name.empty()) gopts.disabled_passes.emplace_back(name);
+  }
+  GpuKernelCompiler gpu(gopts);
+  CpuCompileOptions copts;
+  copts.num_threads = 1;
+  CpuKernelCompiler cpu(copts);
+  std::string index = "instruction\tentry\temitter\tgrid\tblock\tbuffers\n";
+  absl::Status status;
+  int kernels = 0;
+  absl::StatusOr<std::unique_ptr<Executable>> exe =
+      Executable::Create(module, [&](const HloInstruction& inst) -> absl::StatusOr<std::unique_ptr<CompiledKernel>> {
+        absl::StatusOr<GpuKernel> k = gpu.Compile(inst);
+        if (!k.ok()) return k.status();
+        std::ofstream out(std::filesystem::path(o.emit_ptx) / (k->entry + ".ptx"));
+        out << k->ptx;
+        if (!out && status.ok()) status = absl::InternalError(StrCat("--emit-ptx: cannot write ", k->entry, ".ptx"));
+        index += StrCat(k->name, "\t", k->entry, "\t", EmitterKindName(k->emitter_kind), "\t", k->launch.grid_x, ",",
+                        k->launch.grid_y, ",", k->launch.grid_z, "\t", k->launch.block_x, ",", k->launch.block_y, ",",
+                        k->launch.block_z, "\t", k->num_buffers, "\n");
+        ++kernels;
+        return cpu.Compile(inst);
+      });
+  if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("--emit-ptx: ", exe.status().message()));
+  std::ofstream out(std::filesystem::path(o.emit_ptx) / "index.tsv");
+  out << index;
+  if (!out && status.ok()) status = absl::InternalError("--emit-ptx: cannot write index.tsv");
+  if (!status.ok()) return status;
+  std::fprintf(stderr, "passlab opt: PTX of %d kernels in %s/ (index.tsv)\n", kernels, o.emit_ptx.c_str());
+  return absl::OkStatus();
+}
+
 int RunOpt(const OptOptions& o) {
   if (o.list_passes) return ListPasses(o);
   if (o.file.empty() && o.source->model.empty()) return ReportError(absl::InvalidArgumentError("opt: no input file"));
@@ -262,6 +305,9 @@ int RunOpt(const OptOptions& o) {
     // The backend's half of the pipeline: compile every kernel of the
     // optimized module (nothing runs) and dump each emitter pass.
     if (absl::Status s = DumpEmitterPasses(**module, o); !s.ok()) exit_code = ReportError(s);
+  }
+  if (exit_code == 0 && !o.emit_ptx.empty()) {
+    if (absl::Status s = EmitPtx(**module, o); !s.ok()) exit_code = ReportError(s);
   }
   if (o.time_passes) {
     // LLVM -time-passes style, to stderr so stdout stays the module.
@@ -335,7 +381,10 @@ void AddOptCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--dump-to", o->dump_to, "Write before/after snapshots and index.json here");
   cmd->add_option("--emitter-dump", o->emitter_dump,
                   "Compile the result's kernels and write each one's MLIR (and diff) after every emitter pass to DIR/<kernel>/");
-  cmd->add_option("--emitter-disable", o->emitter_disable, "Emitter passes to skip with --emitter-dump (comma-separated)");
+  cmd->add_option("--emitter-disable", o->emitter_disable,
+                  "Emitter passes to skip with --emitter-dump/--emit-ptx (comma-separated)");
+  cmd->add_option("--emit-ptx", o->emit_ptx,
+                  "Compile the result's kernels for the GPU (sm_90) and write DIR/<entry>.ptx and DIR/index.tsv");
   cmd->add_flag("--time-passes", o->time_passes, "Report wall time per pass (stderr)");
   cmd->add_flag("--stats", o->stats, "Report every run: changed, size delta, counters (stderr)");
   cmd->add_flag("--verify-each", o->verify_each, "Run the verifier after every pass that changed the module");
