@@ -22,6 +22,7 @@
 #include "core/eval/output_check.h"
 #include "core/runtime/library_threads.h"
 #include "core/eval/random_inputs.h"
+#include "core/codegen/gpu_kernel_compiler.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/runtime/chrome_trace.h"
@@ -116,9 +117,19 @@ int RunOnCuda(const RunOptions& o, const GpuKernelProvider& kernels) {
 }
 
 int RunRun(const RunOptions& o) {
-  // The GPU code generator (core/codegen's NVPTX target) plugs in as the
-  // provider; until then emitted ops run on the host.
-  if (o.device == "cuda") return RunOnCuda(o, nullptr);
+  if (o.device == "cuda") {
+    // The GPU code generator (core/codegen's NVPTX target, sm_90 by default)
+    // provides the kernels; an op it cannot compile runs on the host, shown
+    // as a "host: ..." routine.
+    GpuKernelCompiler compiler;
+    GpuKernelProvider kernels = [&compiler](const HloInstruction& inst) -> absl::StatusOr<GpuKernel> {
+      if (absl::Status s = GpuKernelCompiler::CheckCompilable(inst); !s.ok()) {
+        return absl::UnimplementedError(s.message());
+      }
+      return compiler.Compile(inst);
+    };
+    return RunOnCuda(o, kernels);
+  }
   auto module = LoadModule(o.file, *o.source);
   if (!module.ok()) return ReportError(module.status());
   // The CPU backend runs one device: a replicated or partitioned program
