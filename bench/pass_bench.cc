@@ -3,11 +3,15 @@
 // snapshots) over a bare run of the same pipeline. Target: under 25%.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/pass/pass_recorder.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
+#include "models/resnet.h"
 #include "passes/pipelines/pipelines.h"
 #include "passes/registry.h"
 
@@ -49,38 +53,100 @@ std::unique_ptr<HloModule> Parse(const std::string& text) {
   return m.ok() ? std::move(*m) : nullptr;
 }
 
+// The pipeline, bare (no observers, no fingerprints) or instrumented as
+// `passlab opt` runs it (fingerprints for the changed audit, timers,
+// size/opcode statistics and, optionally, snapshots).
+std::unique_ptr<HloPassPipeline> MakePipeline(bool instrumented, PassRecorder* recorder) {
+  std::unique_ptr<HloPassPipeline> p = BuildOptimizationPipeline();
+  if (instrumented) {
+    p->AddObserver(recorder);
+    return p;
+  }
+  // Rebuild with instrumentation off (options are set at construction).
+  PipelineOptions o;
+  o.instrument = false;
+  auto bare = std::make_unique<HloPassPipeline>("bare", o);
+  bare->AddPass<HloPassFixBase>(std::move(p), 1);
+  return bare;
+}
+
+// One timed run; the module, pipeline and recorder are built before and
+// destroyed after it.
+double TimedRun(const std::string& text, bool instrumented, bool snapshots) {
+  std::unique_ptr<HloModule> m = Parse(text);
+  PassRecorderOptions recorder_options;
+  recorder_options.snapshots = snapshots;
+  PassRecorder recorder(recorder_options);
+  std::unique_ptr<HloPassPipeline> p = MakePipeline(instrumented, &recorder);
+  auto start = std::chrono::steady_clock::now();
+  benchmark::DoNotOptimize(p->Run(*m));
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void BM_Pipeline(benchmark::State& state, bool instrumented, bool snapshots = true) {
   std::string text = LargeModule(static_cast<int>(state.range(0)));
-  // Built before and destroyed after the timed region: only the run counts.
-  std::unique_ptr<HloModule> m;
-  std::unique_ptr<HloPassPipeline> p;
-  std::unique_ptr<PassRecorder> recorder;
-  for (auto _ : state) {
-    state.PauseTiming();
-    m = Parse(text);
-    p = BuildOptimizationPipeline();
-    PassRecorderOptions recorder_options;
-    recorder_options.snapshots = snapshots;
-    recorder = std::make_unique<PassRecorder>(recorder_options);
-    if (instrumented) {
-      p->AddObserver(recorder.get());
-    } else {
-      // Rebuild with instrumentation off (options are set at construction).
-      PipelineOptions o;
-      o.instrument = false;
-      auto bare = std::make_unique<HloPassPipeline>("bare", o);
-      bare->AddPass<HloPassFixBase>(std::move(p), 1);
-      p = std::move(bare);
-    }
-    state.ResumeTiming();
-    benchmark::DoNotOptimize(p->Run(*m));
-  }
+  for (auto _ : state) state.SetIterationTime(TimedRun(text, instrumented, snapshots));
   state.counters["instructions"] = static_cast<double>(Parse(text)->instruction_count());
 }
 
 void BM_PipelineBare(benchmark::State& state) { BM_Pipeline(state, false); }
 void BM_PipelineInstrumented(benchmark::State& state) { BM_Pipeline(state, true); }
 void BM_PipelineInstrumentedNoSnapshots(benchmark::State& state) { BM_Pipeline(state, true, false); }
+
+// The instrumentation overhead as a paired measurement: each iteration runs
+// the bare and the instrumented pipeline back to back and keeps their ratio,
+// so that drift in the machine's speed (a shared VM's steal time) cancels;
+// the counter is the median ratio over all iterations, in percent over bare.
+// The iteration time reported is the instrumented run's.
+void BM_InstrumentationOverhead(benchmark::State& state, bool snapshots) {
+  std::string text = LargeModule(static_cast<int>(state.range(0)));
+  std::vector<double> ratios;
+  for (auto _ : state) {
+    const double bare = TimedRun(text, false, snapshots);
+    const double instrumented = TimedRun(text, true, snapshots);
+    ratios.push_back(instrumented / bare);
+    state.SetIterationTime(instrumented);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  if (!ratios.empty()) state.counters["overhead_pct"] = (ratios[ratios.size() / 2] - 1) * 100;
+}
+void BM_InstrumentationOverheadFull(benchmark::State& state) { BM_InstrumentationOverhead(state, true); }
+
+// The same on a real model: the ResNet-50 training step (batch 8, 64x64),
+// whose passes do more work per change than the synthetic module's.
+void BM_InstrumentationOverheadResNet50(benchmark::State& state) {
+  ResNetConfig c;
+  c.depth = 50;
+  c.batch = 8;
+  c.image_size = 64;
+  c.classes = 10;
+  absl::StatusOr<std::unique_ptr<HloModule>> model = BuildResNet(c);
+  if (!model.ok()) {
+    state.SkipWithError(std::string(model.status().message()).c_str());
+    return;
+  }
+  const std::string text = PrintModule(**model);
+  std::vector<double> ratios;
+  for (auto _ : state) {
+    const double bare = TimedRun(text, false, true);
+    const double instrumented = TimedRun(text, true, true);
+    ratios.push_back(instrumented / bare);
+    state.SetIterationTime(instrumented);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  if (!ratios.empty()) state.counters["overhead_pct"] = (ratios[ratios.size() / 2] - 1) * 100;
+  state.counters["instructions"] = static_cast<double>((*model)->instruction_count());
+}
+void BM_InstrumentationOverheadNoSnapshots(benchmark::State& state) {
+  BM_InstrumentationOverhead(state, false);
+}
+
+BENCHMARK(BM_PipelineBare)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PipelineInstrumented)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PipelineInstrumentedNoSnapshots)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_InstrumentationOverheadFull)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_InstrumentationOverheadNoSnapshots)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_InstrumentationOverheadResNet50)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // The per-run costs instrumentation is made of, on the same module.
 void BM_ModuleFingerprint(benchmark::State& state) {
@@ -90,6 +156,37 @@ void BM_ModuleFingerprint(benchmark::State& state) {
 void BM_PrintModule(benchmark::State& state) {
   auto m = Parse(LargeModule(static_cast<int>(state.range(0))));
   for (auto _ : state) benchmark::DoNotOptimize(PrintModule(*m));
+}
+
+// The same after a pass touched every instruction: every line is printed
+// and hashed again, and the post order recomputed.
+void InvalidateAll(const HloModule& m) {
+  for (HloComputation* c : m.computations()) c->ForEachInstruction([](HloInstruction* i) { i->InvalidateCaches(); });
+}
+void BM_ModuleFingerprintCold(benchmark::State& state) {
+  auto m = Parse(LargeModule(static_cast<int>(state.range(0))));
+  for (auto _ : state) {
+    InvalidateAll(*m);
+    benchmark::DoNotOptimize(ModuleFingerprint(*m));
+  }
+}
+void BM_PrintModuleCold(benchmark::State& state) {
+  auto m = Parse(LargeModule(static_cast<int>(state.range(0))));
+  for (auto _ : state) {
+    InvalidateAll(*m);
+    benchmark::DoNotOptimize(PrintModule(*m));
+  }
+}
+// A snapshot after a fingerprint: lines cached, post order recomputed.
+void BM_PrintModuleAfterFingerprint(benchmark::State& state) {
+  auto m = Parse(LargeModule(static_cast<int>(state.range(0))));
+  for (auto _ : state) {
+    state.PauseTiming();
+    InvalidateAll(*m);
+    ModuleFingerprint(*m);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(PrintModule(*m));
+  }
 }
 
 void BM_SinglePass(benchmark::State& state, std::string name) {
@@ -104,11 +201,11 @@ void BM_SinglePass(benchmark::State& state, std::string name) {
   }
 }
 
-BENCHMARK(BM_PipelineBare)->Arg(300)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PipelineInstrumented)->Arg(300)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PipelineInstrumentedNoSnapshots)->Arg(300)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ModuleFingerprint)->Arg(300)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PrintModule)->Arg(300)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ModuleFingerprintCold)->Arg(300)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrintModuleCold)->Arg(300)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PrintModuleAfterFingerprint)->Arg(300)->Unit(benchmark::kMillisecond);
 
 int RegisterSinglePasses() {
   for (const PassRegistryEntry& e : PassRegistry()) {

@@ -290,6 +290,26 @@ const std::vector<double>& BlockBaseline(const PooledVariant& baseline, const Po
   return storage.empty() ? baseline.samples : storage;
 }
 
+// Variant and baseline samples paired by round: the runner times every
+// member of a block once per round, so the i-th sample of a variant and of
+// its block's baseline were taken seconds apart, and their ratio is free of
+// the drift between rounds. Empty when some block of `v` has no baseline or
+// a different number of rounds (a partial record): the caller falls back to
+// the unpaired comparison.
+bool PairByRound(const PooledVariant& baseline, const PooledVariant& v, std::vector<double>& variant_out,
+                 std::vector<double>& baseline_out) {
+  variant_out.clear();
+  baseline_out.clear();
+  if (v.samples_by_block.empty()) return false;
+  for (const auto& [block, samples] : v.samples_by_block) {
+    auto it = baseline.samples_by_block.find(block);
+    if (it == baseline.samples_by_block.end() || it->second.size() != samples.size()) return false;
+    variant_out.insert(variant_out.end(), samples.begin(), samples.end());
+    baseline_out.insert(baseline_out.end(), it->second.begin(), it->second.end());
+  }
+  return !variant_out.empty();
+}
+
 }  // namespace
 
 nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
@@ -355,7 +375,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   std::map<std::string, double> baseline_kernels = KernelTimes(baseline);
 
   // Statistics per variant; p-values adjusted across all measured ones.
-  std::vector<double> block_baseline_storage;
+  std::vector<double> block_baseline_storage, paired_variant, paired_baseline;
   std::vector<ordered_json> variants;
   std::vector<double> p_values;
   for (const PooledVariant& v : pooled) {
@@ -375,9 +395,25 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     // Each variant is compared with the baseline timed in the same blocks
     // (interleaved with it), so drift between blocks does not count as an
     // effect; records without block numbers use the pooled baseline.
-    const std::vector<double>& reference = BlockBaseline(baseline, v, block_baseline_storage);
-    ConfidenceInterval ci = BootstrapRatioOfMediansCi(v.samples, reference, bootstrap);
-    MannWhitneyResult test = MannWhitneyU(v.samples, reference);
+    // Paired by round when the records allow it: the median of the
+    // per-round ratios, and the signed-rank test of their logarithms.
+    ConfidenceInterval ci;
+    double p_value = kNaN;
+    const bool paired = PairByRound(baseline, v, paired_variant, paired_baseline);
+    if (paired) {
+      ci = BootstrapPairedRatioCi(paired_variant, paired_baseline, bootstrap);
+      std::vector<double> log_ratios;
+      for (size_t i = 0; i < paired_variant.size(); ++i) {
+        if (paired_variant[i] > 0 && paired_baseline[i] > 0) {
+          log_ratios.push_back(std::log(paired_variant[i] / paired_baseline[i]));
+        }
+      }
+      p_value = WilcoxonSignedRank(log_ratios).p_value;
+    } else {
+      const std::vector<double>& reference = BlockBaseline(baseline, v, block_baseline_storage);
+      ci = BootstrapRatioOfMediansCi(v.samples, reference, bootstrap);
+      p_value = MannWhitneyU(v.samples, reference).p_value;
+    }
     double median = Median(v.samples);
     out["median_ns"] = Number(median);
     out["samples_ns"] = v.samples;
@@ -385,7 +421,8 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     out["ci_low"] = Number(ci.low);
     out["ci_high"] = Number(ci.high);
     out["ci_half_width"] = Number(ci.RelativeHalfWidth());
-    out["p_value"] = Number(test.p_value);
+    out["comparison"] = paired ? "paired-rounds" : "pooled";
+    out["p_value"] = Number(p_value);
     out["p_adjusted"] = nullptr;
     out["significant"] = false;
     out["compile_ms"] = Number(MedianNumber(v, "compile_ms"));
@@ -408,7 +445,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     out["snapshot"] = Field(detail, "snapshot");
     out["trace"] = Field(detail, "trace");
     // A failed variant's partial samples are shown but not tested.
-    p_values.push_back(status == "ok" && !std::isnan(ci.estimate) ? test.p_value : kNaN);
+    p_values.push_back(status == "ok" && !std::isnan(ci.estimate) ? p_value : kNaN);
     variants.push_back(std::move(out));
   }
   std::vector<double> adjusted = options.correction == PValueCorrection::kHolm

@@ -360,8 +360,9 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   h += "</div>\n";
   h += fmt::format(
       "<p>Baseline: <b>{}</b> (median of {} samples, 95% CI {}{}). A change counts as "
-      "<b>significant</b> when the Mann-Whitney test against the baseline gives a {}-adjusted "
-      "p&nbsp;&lt;&nbsp;{:g} <i>and</i> the medians differ by more than {:g}%. Precision reached: "
+      "<b>significant</b> when the Wilcoxon signed-rank test of its per-round ratios to the "
+      "baseline (timed in the same round, so drift cancels) gives a {}-adjusted "
+      "p&nbsp;&lt;&nbsp;{:g} <i>and</i> the median ratio differs from 1 by more than {:g}%. Precision reached: "
       "each ratio's 95% CI is within {} (median over variants), {} at worst.</p>\n",
       FormatMs(NumberField(baseline, "median_ns")), baseline["samples_ns"].size(),
       FormatHalfWidth(NumberField(baseline, "ci_half_width")),

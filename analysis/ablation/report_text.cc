@@ -185,9 +185,10 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
 
   md += "\n## Variants\n\n";
   md +=
-      "Change = median of the variant / median of the baseline − 1; positive means the variant "
-      "is slower, i.e. the disabled pass was helping. The 95% CI comes from a bootstrap of both "
-      "medians.\n\n";
+      "Change = median over rounds of (variant / baseline timed in the same round) − 1; positive "
+      "means the variant is slower, i.e. the disabled pass was helping. The 95% CI is a bootstrap "
+      "over rounds; p is the Wilcoxon signed-rank test of the per-round ratios (variants without "
+      "whole rounds: ratio of medians, Mann-Whitney).\n\n";
   md +=
       "| # | Disabled passes | Outcome | Median | Ratio | Change [95% CI] | p (adj.) | Kernels | "
       "Compile | Check |\n";

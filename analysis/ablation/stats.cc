@@ -147,6 +147,67 @@ ConfidenceInterval BootstrapRatioOfMediansCi(std::span<const double> variant,
   return PercentileInterval(Median(variant) / base, ratios, options.confidence);
 }
 
+ConfidenceInterval BootstrapPairedRatioCi(std::span<const double> variant,
+                                          std::span<const double> baseline,
+                                          const BootstrapOptions& options) {
+  if (variant.empty() || variant.size() != baseline.size()) return {kNaN, kNaN, kNaN};
+  std::vector<double> ratios(variant.size());
+  for (size_t i = 0; i < variant.size(); ++i) {
+    if (baseline[i] == 0) return {kNaN, kNaN, kNaN};
+    ratios[i] = variant[i] / baseline[i];
+  }
+  return BootstrapMedianCi(ratios, options);
+}
+
+WilcoxonResult WilcoxonSignedRank(std::span<const double> differences) {
+  WilcoxonResult result;
+  if (differences.empty()) {
+    result.p_value = kNaN;
+    return result;
+  }
+  std::vector<double> magnitude;
+  std::vector<bool> positive;
+  for (double d : differences) {
+    if (d == 0) continue;
+    magnitude.push_back(std::abs(d));
+    positive.push_back(d > 0);
+  }
+  result.n = static_cast<int64_t>(magnitude.size());
+  if (magnitude.empty()) return result;  // all zero: no evidence of a difference
+  Ranks ranks = RankPooled(magnitude, {});
+  for (size_t i = 0; i < magnitude.size(); ++i) {
+    if (positive[i]) result.t_plus += ranks.rank[i];
+  }
+  const double n = static_cast<double>(magnitude.size());
+  const double total = n * (n + 1) / 2;
+  if (ranks.tie_term == 0 && magnitude.size() <= static_cast<size_t>(kExactWilcoxonLimit)) {
+    // counts[t]: subsets of the ranks 1..n whose sum is t (each equally
+    // likely to be the positive ones under the null hypothesis).
+    const int max_sum = static_cast<int>(total);
+    std::vector<double> counts(max_sum + 1, 0.0);
+    counts[0] = 1;
+    for (int r = 1; r <= static_cast<int>(n); ++r) {
+      for (int t = max_sum; t >= r; --t) counts[t] += counts[t - r];
+    }
+    const double all = std::pow(2.0, n);
+    const int t = static_cast<int>(std::lround(std::min(result.t_plus, total - result.t_plus)));
+    double lower = 0;
+    for (int k = 0; k <= t; ++k) lower += counts[k];
+    result.exact = true;
+    result.p_value = std::min(1.0, 2 * lower / all);
+    return result;
+  }
+  const double mean = total / 2;
+  const double variance = n * (n + 1) * (2 * n + 1) / 24 - ranks.tie_term / 48;
+  if (!(variance > 0)) {
+    result.p_value = 1;
+    return result;
+  }
+  const double z = std::abs(result.t_plus - mean) / std::sqrt(variance);
+  result.p_value = std::clamp(std::erfc(z / std::sqrt(2.0)), 0.0, 1.0);
+  return result;
+}
+
 MannWhitneyResult MannWhitneyU(std::span<const double> a, std::span<const double> b) {
   MannWhitneyResult result;
   if (a.empty() || b.empty()) {

@@ -3,6 +3,9 @@
 //  - Median, and percentile-bootstrap 95% CIs of a median and of the ratio of
 //    two medians (variant / baseline), with a fixed seed so the same samples
 //    always give the same interval;
+//  - the median of paired ratios (variant and baseline timed in the same
+//    round) with its bootstrap CI, and the Wilcoxon signed-rank test of the
+//    paired log ratios: what sweeps use, since pairing cancels drift;
 //  - the two-sided Mann-Whitney U test (exact null distribution for small
 //    samples without ties, normal approximation with tie and continuity
 //    correction otherwise), matching scipy.stats.mannwhitneyu;
@@ -62,6 +65,30 @@ struct MannWhitneyResult {
 // 1). p is NaN when either sample is empty; 1 when all values are equal.
 inline constexpr int kExactMannWhitneyLimit = 10;
 MannWhitneyResult MannWhitneyU(std::span<const double> a, std::span<const double> b);
+
+// Percentile bootstrap CI of the median of paired ratios variant[i] /
+// baseline[i] (the two measured in the same round, so that drift in the
+// machine's speed between rounds cancels): resamples draw whole pairs. All
+// NaN when the sizes differ, are 0, or a baseline value is 0.
+ConfidenceInterval BootstrapPairedRatioCi(std::span<const double> variant,
+                                          std::span<const double> baseline,
+                                          const BootstrapOptions& options = {});
+
+struct WilcoxonResult {
+  double t_plus = 0;   // sum of the ranks of the positive differences
+  int64_t n = 0;       // differences that are not zero
+  double p_value = 1;  // two-sided
+  bool exact = false;
+};
+
+// Two-sided Wilcoxon signed-rank test of paired differences against a median
+// of 0. Zero differences are dropped (scipy's zero_method="wilcox"); exact
+// null distribution when at most kExactWilcoxonLimit remain and their
+// magnitudes have no ties, otherwise the normal approximation with tie
+// correction and no continuity correction (scipy.stats.wilcoxon's defaults).
+// p is NaN for no differences at all, 1 when every difference is zero.
+inline constexpr int kExactWilcoxonLimit = 25;
+WilcoxonResult WilcoxonSignedRank(std::span<const double> differences);
 
 // Multiple-testing adjustments over a family of p-values, in input order.
 // Both are monotone in the sorted p-values and clipped to 1. NaN entries (a

@@ -151,10 +151,13 @@ std::vector<HloInstruction*> HloComputation::instructions() const {
   return out;
 }
 
-std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
-  if (post_order_valid_) return post_order_;
-  post_order_ = ComputeInstructionPostOrder();
-  post_order_valid_ = true;
+std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const { return InstructionPostOrder(); }
+
+const std::vector<HloInstruction*>& HloComputation::InstructionPostOrder() const {
+  if (!post_order_valid_) {
+    post_order_ = ComputeInstructionPostOrder();
+    post_order_valid_ = true;
+  }
   return post_order_;
 }
 
@@ -203,9 +206,9 @@ absl::Status HloComputation::SetInstructionSequence(absl::Span<HloInstruction* c
 std::vector<HloInstruction*> HloComputation::ComputeInstructionPostOrder() const {
   std::vector<HloInstruction*> order;
   order.reserve(instructions_.size());
-  // 0 = unvisited, 1 = on stack, 2 = done.
-  absl::flat_hash_map<const HloInstruction*, uint8_t> state;
-  state.reserve(instructions_.size());
+  // Marks: `on_stack`, then `done`; anything else is unvisited.
+  const uint64_t on_stack = HloInstruction::NewVisitStamp();
+  const uint64_t done = on_stack + 1;
   std::vector<std::pair<HloInstruction*, size_t>> stack;
   auto deps = [](HloInstruction* inst, size_t k) -> HloInstruction* {
     size_t n = inst->operands().size();
@@ -215,14 +218,15 @@ std::vector<HloInstruction*> HloComputation::ComputeInstructionPostOrder() const
     return nullptr;
   };
   for (const auto& start : instructions_) {
-    if (state[start.get()] != 0) continue;
+    const uint64_t mark = start->visit_mark();
+    if (mark == on_stack || mark == done) continue;
     stack.push_back({start.get(), 0});
-    state[start.get()] = 1;
+    start->set_visit_mark(on_stack);
     while (!stack.empty()) {
       auto& [inst, k] = stack.back();
       HloInstruction* dep = deps(inst, k);
       if (dep == nullptr) {
-        state[inst] = 2;
+        inst->set_visit_mark(done);
         order.push_back(inst);
         stack.pop_back();
         continue;
@@ -231,9 +235,9 @@ std::vector<HloInstruction*> HloComputation::ComputeInstructionPostOrder() const
       // Only instructions of this computation take part (a malformed module
       // may reference others; the verifier reports that).
       if (dep->parent() != this) continue;
-      uint8_t& s = state[dep];
-      if (s == 0) {
-        s = 1;
+      const uint64_t m = dep->visit_mark();
+      if (m != on_stack && m != done) {
+        dep->set_visit_mark(on_stack);
         stack.push_back({dep, 0});
       }
     }
@@ -253,7 +257,7 @@ std::vector<HloComputation*> HloComputation::MakeEmbeddedComputationsList() cons
   absl::flat_hash_set<const HloComputation*> visited;
   // Iterative DFS over called computations.
   std::function<void(const HloComputation*)> visit = [&](const HloComputation* c) {
-    for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
+    for (HloInstruction* inst : c->InstructionPostOrder()) {
       for (HloComputation* callee : inst->called_computations()) {
         if (callee == nullptr || !visited.insert(callee).second) continue;
         visit(callee);

@@ -89,6 +89,8 @@ class HloComputation {
   // Cached until an instruction is added or removed, or one of its operands
   // or control edges changes (HloInstruction::InvalidateCaches).
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
+  // The same, without a copy: valid until the computation changes.
+  const std::vector<HloInstruction*>& InstructionPostOrder() const;
   void InvalidatePostOrder() {
     BumpIrGeneration();
     post_order_valid_ = false;

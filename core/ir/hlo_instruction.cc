@@ -350,13 +350,20 @@ namespace {
 std::atomic<uint64_t> ir_generation{1};
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> visit_stamp{0};
+}  // namespace
+
+// Two marks per walk: stamp (on the stack) and stamp + 1 (done).
+uint64_t HloInstruction::NewVisitStamp() { return visit_stamp.fetch_add(2, std::memory_order_relaxed) + 2; }
+
 uint64_t IrGeneration() { return ir_generation.load(std::memory_order_relaxed); }
 void BumpIrGeneration() { ir_generation.fetch_add(1, std::memory_order_relaxed); }
 
 void HloInstruction::InvalidateCaches() {
   BumpIrGeneration();
   fingerprint_valid_ = false;
-  line_valid_ = false;
+  line_.reset();
   if (parent_ != nullptr) parent_->InvalidatePostOrder();
 }
 

@@ -371,13 +371,20 @@ class HloInstruction {
     fingerprint_ = f;
     fingerprint_valid_ = true;
   }
-  const std::string* cached_line() const { return line_valid_ ? &line_ : nullptr; }
-  void set_cached_line(std::string line) const {
-    line_ = std::move(line);
-    line_valid_ = true;
-  }
+  // The line is shared: module snapshots hold on to it after the
+  // instruction changes (core/text's ModuleText).
+  const std::string* cached_line() const { return line_.get(); }
+  const std::shared_ptr<const std::string>& shared_cached_line() const { return line_; }
+  void set_cached_line(std::string line) const { line_ = std::make_shared<const std::string>(std::move(line)); }
   // Also invalidates the parent computation's cached post order.
   void InvalidateCaches();
+
+  // Scratch for graph walks (HloComputation's post order): a walk takes a
+  // fresh stamp from NewVisitStamp() and marks what it visited, instead of
+  // keeping a hash set. Not for concurrent walks of one computation.
+  static uint64_t NewVisitStamp();
+  uint64_t visit_mark() const { return visit_mark_; }
+  void set_visit_mark(uint64_t mark) const { visit_mark_ = mark; }
 
   // A copy with new operands (same attributes, called computations, name).
   std::unique_ptr<HloInstruction> CloneWithNewOperands(
@@ -416,8 +423,8 @@ class HloInstruction {
   std::unique_ptr<HloAttributes> attrs_;
   mutable uint64_t fingerprint_ = 0;
   mutable bool fingerprint_valid_ = false;
-  mutable std::string line_;
-  mutable bool line_valid_ = false;
+  mutable std::shared_ptr<const std::string> line_;  // null: not cached
+  mutable uint64_t visit_mark_ = 0;
 };
 
 // The name an async-start's wrapped computation gets when it is written with

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "core/ir/str_util.h"
 
@@ -136,14 +137,24 @@ std::vector<HloComputation*> HloModule::computations() const {
 
 std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
   std::vector<HloComputation*> order;
-  absl::flat_hash_set<const HloComputation*> added;
-  // Roots: computations in insertion order that nobody calls come last, so a
-  // DFS from each computation in insertion order, callees first.
-  for (const auto& c : computations_) {
-    for (HloComputation* callee : c->MakeEmbeddedComputationsList()) {
-      if (added.insert(callee).second) order.push_back(callee);
+  // Computations in insertion order, each after its callees (a DFS over the
+  // calls in each computation's instruction post order). One visited set for
+  // the whole module: a callee's subtree is walked once, however many
+  // computations call it.
+  absl::flat_hash_set<const HloComputation*> visited;
+  std::function<void(const HloComputation*)> visit_callees = [&](const HloComputation* c) {
+    for (const HloInstruction* inst : c->InstructionPostOrder()) {
+      for (HloComputation* callee : inst->called_computations()) {
+        if (callee == nullptr || !visited.insert(callee).second) continue;
+        visit_callees(callee);
+        order.push_back(callee);
+      }
     }
-    if (c.get() != entry_ && added.insert(c.get()).second) order.push_back(c.get());
+  };
+  for (const auto& c : computations_) {
+    const bool first_visit = visited.insert(c.get()).second;
+    if (first_visit) visit_callees(c.get());
+    if (first_visit && c.get() != entry_) order.push_back(c.get());
   }
   if (entry_ != nullptr) {
     // The entry goes last; its callees are already in.

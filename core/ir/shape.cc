@@ -141,34 +141,48 @@ int64_t Shape::total_leaf_bytes() const {
 }
 
 std::string Shape::ToString(bool print_layout) const {
+  std::string out;
+  AppendTo(out, print_layout);
+  return out;
+}
+
+void Shape::AppendTo(std::string& out, bool print_layout) const {
   if (IsTuple()) {
-    std::string out = "(";
+    out += '(';
     for (size_t i = 0; i < tuple_shapes_.size(); ++i) {
       if (i > 0) out += ", ";
-      out += tuple_shapes_[i].ToString(print_layout);
+      tuple_shapes_[i].AppendTo(out, print_layout);
     }
-    out += ")";
-    return out;
+    out += ')';
+    return;
   }
-  std::string out(PrimitiveTypeName(element_type_));
-  out += "[";
+  out += PrimitiveTypeName(element_type_);
+  out += '[';
   for (size_t i = 0; i < dims_.size(); ++i) {
-    if (i > 0) out += ",";
+    if (i > 0) out += ',';
     if (dims_[i] == kUnboundedSize) {
-      out += "?";
+      out += '?';
     } else {
       if (dynamic_[i]) out += "<=";
-      StrAppend(&out, dims_[i]);
+      absl::StrAppend(&out, dims_[i]);
     }
   }
-  out += "]";
-  if (print_layout && IsArray() && layout_.has_value()) {
-    std::string layout = layout_->ToString();
+  out += ']';
+  if (!print_layout || !IsArray() || !layout_.has_value()) return;
+  if (layout_->IsPlain()) {
     // XLA does not print "{}" for scalars (an invalid empty layout on an
     // array still prints, so it survives a round trip to the verifier).
-    if (layout != "{}" || rank() > 0) out += layout;
+    const std::vector<int64_t>& m2m = layout_->minor_to_major();
+    if (m2m.empty() && rank() == 0) return;
+    out += '{';
+    for (size_t i = 0; i < m2m.size(); ++i) {
+      if (i > 0) out += ',';
+      absl::StrAppend(&out, m2m[i]);
+    }
+    out += '}';
+    return;
   }
-  return out;
+  out += layout_->ToString();
 }
 
 bool Shape::operator==(const Shape& other) const {

@@ -87,6 +87,8 @@ class Shape {
 
   // Text: "f32[3,5]{1,0}", "(f32[], s32[2]{0})", "bf16[<=4,?]{1,0}".
   std::string ToString(bool print_layout = true) const;
+  // Appends the same text to `out` (the printer's hot path: no temporaries).
+  void AppendTo(std::string& out, bool print_layout = true) const;
 
   // Exact equality, layouts included.
   bool operator==(const Shape& other) const;

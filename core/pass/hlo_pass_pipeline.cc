@@ -15,11 +15,14 @@ namespace passlab {
 std::string PassRunContext::Path() const { return Join(path, "/"); }
 
 void PassRunContext::Remember(const HloModule& module) {
-  uint64_t fingerprint = ModuleFingerprint(module);
-  if (want_text && (last_text == nullptr || !have_last || fingerprint != last_fingerprint)) {
-    last_text = std::make_shared<const std::string>(PrintModule(module));
+  const uint64_t generation = IrGeneration();
+  if (want_text && (last_text == nullptr || last_text_generation != generation)) {
+    // One walk for the text and its fingerprint.
+    last_text = PrintModuleText(module);
+    last_text_generation = generation;
+    module.set_cached_fingerprint(generation, last_text->fingerprint());
   }
-  last_fingerprint = fingerprint;
+  last_fingerprint = ModuleFingerprint(module);
   have_last = true;
 }
 

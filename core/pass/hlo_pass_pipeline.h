@@ -42,7 +42,8 @@ class PassRunContext {
   bool have_last = false;
   uint64_t last_fingerprint = 0;
   bool want_text = false;
-  std::shared_ptr<const std::string> last_text;  // null until printed
+  std::shared_ptr<const ModuleText> last_text;  // null until printed
+  uint64_t last_text_generation = 0;            // IrGeneration() it was printed at
 
   std::string Path() const;
   // Fingerprints the module as the new "last" state (and prints it, when

@@ -15,6 +15,8 @@
 
 namespace passlab {
 
+class ModuleText;  // core/text/hlo_printer.h
+
 // One run of one pass occurrence.
 struct PassRunInfo {
   int64_t occurrence_id = 0;      // stable position in the pipeline ("@ID")
@@ -25,7 +27,7 @@ struct PassRunInfo {
   int64_t run_index = 0;          // position of this run among all runs of the pipeline
   // During AfterPass: the module's canonical text after the run, when an
   // observer asked for text (WantsModuleText) and the run changed the module.
-  std::shared_ptr<const std::string> text_after;
+  std::shared_ptr<const ModuleText> text_after;
 };
 
 // Named counters a pass bumps ("rule A+0 fired"), collected per run.

@@ -37,7 +37,7 @@ absl::Status PassRecorder::BeforePass(const PassRunInfo& info, const HloModule& 
     // The first observed state is the pipeline input; later "before" states
     // are earlier "after" states, already stored.
     initial_fingerprint_ = ModuleFingerprint(module);
-    if (options_.snapshots) snapshots_[initial_fingerprint_] = std::make_shared<const std::string>(PrintModule(module));
+    if (options_.snapshots) snapshots_[initial_fingerprint_] = PrintModuleText(module);
   }
   start_ = std::chrono::steady_clock::now();
   return absl::OkStatus();
@@ -65,9 +65,7 @@ absl::Status PassRecorder::AfterPass(const PassRunInfo& info, const HloModule& m
     // The "before" text equals the previous "after", except for the very
     // first run; keep it when it is new.
     if (!snapshots_.contains(fingerprint_after)) {
-      snapshots_[fingerprint_after] = info.text_after != nullptr
-                                          ? info.text_after
-                                          : std::make_shared<const std::string>(PrintModule(module));
+      snapshots_[fingerprint_after] = info.text_after != nullptr ? info.text_after : PrintModuleText(module);
     }
   }
   runs_.push_back(std::move(r));
@@ -100,7 +98,7 @@ void PassRecorder::FixedPointFinished(const std::string& path, int64_t iteration
 const std::string& PassRecorder::Snapshot(uint64_t fingerprint) const {
   static const std::string* empty = new std::string();
   auto it = snapshots_.find(fingerprint);
-  return it == snapshots_.end() ? *empty : *it->second;
+  return it == snapshots_.end() ? *empty : it->second->str();
 }
 
 std::vector<PassRecorder::PassTotals> PassRecorder::TotalsByPass() const {

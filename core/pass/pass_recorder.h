@@ -78,7 +78,7 @@ class PassRecorder : public PassObserver {
   PassRecorderOptions options_;
   std::vector<PassRunRecord> runs_;
   std::vector<FixedPointRecord> fixed_points_;
-  absl::flat_hash_map<uint64_t, std::shared_ptr<const std::string>> snapshots_;
+  absl::flat_hash_map<uint64_t, std::shared_ptr<const ModuleText>> snapshots_;
   std::map<std::string, int64_t> opcode_counts_before_;
   bool have_counts_ = false;  // opcode_counts_before_ is the current module's
   int64_t instructions_before_ = 0;

@@ -1,11 +1,19 @@
 #include "core/text/hlo_printer.h"
 
+#include <xxhash.h>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
 namespace {
+
+// Constants above this many elements are fingerprinted by their bytes, not
+// their text (the canonical text of a 10^6-element constant is megabytes).
+constexpr int64_t kMaxPrintedConstantElements = 64;
+
+uint64_t InstructionFingerprintUncached(const HloInstruction& inst);
 
 class Printer {
  public:
@@ -78,19 +86,18 @@ class Printer {
     // start its own computation when parsed back).
     if (options_.syntax_sugar_async_ops) {
       absl::flat_hash_map<const HloComputation*, int> starts;
+      std::vector<const HloInstruction*> async_starts;
       for (HloComputation* c : module.computations()) {
-        for (HloInstruction* inst : c->instructions()) {
+        c->ForEachInstruction([&](const HloInstruction* inst) {
           if (inst->opcode() == HloOpcode::kAsyncStart && !inst->called_computations().empty()) {
             ++starts[inst->async_wrapped_computation()];
+            async_starts.push_back(inst);
           }
-        }
+        });
       }
-      for (HloComputation* c : module.computations()) {
-        for (HloInstruction* inst : c->instructions()) {
-          if (inst->opcode() == HloOpcode::kAsyncStart && CanPrintAsyncSugar(*inst) &&
-              starts[inst->async_wrapped_computation()] == 1) {
-            sugared_.insert(inst->async_wrapped_computation());
-          }
+      for (const HloInstruction* inst : async_starts) {
+        if (CanPrintAsyncSugar(*inst) && starts[inst->async_wrapped_computation()] == 1) {
+          sugared_.insert(inst->async_wrapped_computation());
         }
       }
       module_context_ = true;
@@ -110,12 +117,17 @@ class Printer {
     for (int64_t i = 0; i < c.num_parameters(); ++i) {
       if (i > 0) out_ += ", ";
       const HloInstruction* p = c.parameter_instruction(i);
-      StrAppend(&out_, p->name(), ": ", p->shape().ToString(/*print_layout=*/false));
+      StrAppend(&out_, p->name(), ": ");
+      p->shape().AppendTo(out_, /*print_layout=*/false);
     }
     out_ += ") -> ";
-    if (c.root_instruction() != nullptr) out_ += c.root_instruction()->shape().ToString(false);
+    if (c.root_instruction() != nullptr) c.root_instruction()->shape().AppendTo(out_, /*print_layout=*/false);
     out_ += " {\n";
-    for (const HloInstruction* inst : c.MakeInstructionPostOrder()) {
+    for (const HloInstruction* inst : c.InstructionPostOrder()) {
+      if (sink_ != nullptr && canonical_ && !IsAsync(inst->opcode())) {
+        SinkLine(*inst);
+        continue;
+      }
       out_ += "  ";
       Instruction(*inst);
       out_ += "\n";
@@ -152,10 +164,51 @@ class Printer {
     if (cache) inst.set_cached_line(out_.substr(start));
   }
 
+  // The walk behind PrintModuleText and CanonicalTextFingerprint: the text
+  // as pieces (raw text, and instruction lines shared with the instructions'
+  // caches) and the hash of each piece (raw text hashed as printed, lines by
+  // their instructions' cached fingerprints), without the pieces when only
+  // the fingerprint is wanted. Both walks flush at the same points, so a
+  // module's fingerprint does not depend on which one computed it.
+  struct Sink {
+    ModuleText* text = nullptr;  // null: hashes only
+    std::vector<uint64_t> hashes;
+  };
+  void set_sink(Sink* sink) { sink_ = sink; }
+  void FlushToSink() {
+    if (sink_ == nullptr || out_.empty()) return;
+    sink_->hashes.push_back(XXH3_64bits(out_.data(), out_.size()));
+    if (sink_->text != nullptr) sink_->text->AppendRaw(std::move(out_));
+    out_.clear();
+  }
+  void SinkLine(const HloInstruction& inst) {
+    FlushToSink();
+    if (inst.IsRoot()) sink_->hashes.push_back(0x526f6f74ULL);  // "Root"
+    sink_->hashes.push_back(InstructionFingerprint(inst));
+    if (sink_->text != nullptr) sink_->text->AppendLine(SharedLine(inst), inst.IsRoot());
+  }
+  static uint64_t InstructionFingerprint(const HloInstruction& inst) {
+    if (inst.fingerprint_valid()) return inst.cached_fingerprint();
+    const uint64_t f = InstructionFingerprintUncached(inst);
+    inst.set_cached_fingerprint(f);
+    return f;
+  }
+
+  // The instruction's cached line, printed and cached when missing.
+  std::shared_ptr<const std::string> SharedLine(const HloInstruction& inst) {
+    if (inst.shared_cached_line() == nullptr) {
+      const size_t start = out_.size();
+      InstructionBody(inst);
+      inst.set_cached_line(out_.substr(start));
+      out_.resize(start);
+    }
+    return inst.shared_cached_line();
+  }
+
   void InstructionBody(const HloInstruction& inst) {
     Name(inst.name());
     out_ += " = ";
-    out_ += inst.shape().ToString();
+    inst.shape().AppendTo(out_);
     out_ += ' ';
     bool sugar = options_.syntax_sugar_async_ops && IsAsync(inst.opcode()) &&
                  CanPrintAsyncSugar(inst) &&
@@ -179,7 +232,7 @@ class Printer {
         if (i > 0) out_ += ", ";
         const HloInstruction* op = inst.operand(i);
         if (options_.print_operand_shape) {
-          out_ += op->shape().ToString();
+          op->shape().AppendTo(out_);
           out_ += ' ';
         }
         Name(op->name());
@@ -564,6 +617,7 @@ class Printer {
   const PrintOptions& options_;
   const bool canonical_;
   std::string out_;
+  Sink* sink_ = nullptr;
   bool module_context_ = false;
   absl::flat_hash_set<const HloComputation*> sugared_;
 };
@@ -606,10 +660,87 @@ std::string PrintModule(const HloModule& module, const PrintOptions& options) {
   return std::move(p.out());
 }
 
+void ModuleText::AppendRaw(std::string text) {
+  size_ += text.size();
+  pieces_.push_back({std::make_shared<const std::string>(std::move(text)), false, false});
+}
+
+void ModuleText::AppendLine(std::shared_ptr<const std::string> line, bool root) {
+  size_ += line->size() + (root ? 8 : 3);
+  pieces_.push_back({std::move(line), true, root});
+}
+
+const std::string& ModuleText::str() const {
+  std::call_once(joined_once_, [this] {
+    joined_.reserve(size_);
+    for (const Piece& p : pieces_) {
+      if (p.line) joined_ += p.root ? "  ROOT " : "  ";
+      joined_ += *p.text;
+      if (p.line) joined_ += '\n';
+    }
+  });
+  return joined_;
+}
+
+std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module) {
+  auto text = std::make_shared<ModuleText>();
+  const PrintOptions options;
+  Printer p(options);
+  Printer::Sink sink{.text = text.get()};
+  p.set_sink(&sink);
+  p.Module(module);
+  p.FlushToSink();
+  text->fingerprint_ = XXH3_64bits(sink.hashes.data(), sink.hashes.size() * sizeof(uint64_t));
+  return text;
+}
+
+uint64_t CanonicalTextFingerprint(const HloModule& module) {
+  const PrintOptions options;
+  Printer p(options);
+  Printer::Sink sink;
+  p.set_sink(&sink);
+  p.Module(module);
+  p.FlushToSink();
+  return XXH3_64bits(sink.hashes.data(), sink.hashes.size() * sizeof(uint64_t));
+}
+
+namespace {
+
+uint64_t InstructionFingerprintUncached(const HloInstruction& inst) {
+  if (inst.has_literal() && inst.literal().shape().IsArray() &&
+      inst.literal().element_count() > kMaxPrintedConstantElements) {
+    PrintOptions options;
+    options.max_constant_elements = 0;
+    const std::string text = PrintInstruction(inst, options);
+    const Literal& literal = inst.literal();
+    const uint64_t hashes[2] = {XXH3_64bits(text.data(), text.size()),
+                                XXH3_64bits(literal.untyped_data(), static_cast<size_t>(literal.size_bytes()))};
+    return XXH3_64bits(hashes, sizeof(hashes));
+  }
+  if (const std::string* line = CanonicalInstructionLine(inst)) return XXH3_64bits(line->data(), line->size());
+  PrintOptions options;
+  options.syntax_sugar_async_ops = false;
+  const std::string text = PrintInstruction(inst, options);
+  return XXH3_64bits(text.data(), text.size());
+}
+
+}  // namespace
+
 std::string PrintComputation(const HloComputation& computation, const PrintOptions& options) {
   Printer p(options);
   p.Computation(computation);
   return std::move(p.out());
+}
+
+const std::string* CanonicalInstructionLine(const HloInstruction& instruction) {
+  if (const std::string* line = instruction.cached_line()) return line;
+  if (Printer::IsAsync(instruction.opcode())) return nullptr;
+  const PrintOptions options;
+  Printer p(options);
+  p.out().reserve(128);
+  p.InstructionBody(instruction);
+  instruction.set_cached_line(std::move(p.out()));
+  return instruction.cached_line();
 }
 
 std::string PrintInstruction(const HloInstruction& instruction, const PrintOptions& options) {

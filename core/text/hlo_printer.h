@@ -4,7 +4,10 @@
 #ifndef PASSLAB_CORE_TEXT_HLO_PRINTER_H_
 #define PASSLAB_CORE_TEXT_HLO_PRINTER_H_
 
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/ir/hlo_module.h"
 
@@ -25,8 +28,53 @@ struct PrintOptions {
 };
 
 std::string PrintModule(const HloModule& module, const PrintOptions& options = {});
+
+// A module's canonical text (PrintModule with the default options) kept as
+// pieces: each instruction's line is the one cached on the instruction,
+// shared rather than copied, so consecutive snapshots of a changing module
+// share every line that did not change, and taking one costs a walk over the
+// module instead of a print. The text is joined on first use.
+class ModuleText {
+ public:
+  const std::string& str() const;
+  size_t size() const { return size_; }
+  // CanonicalTextFingerprint of the module it was printed from.
+  uint64_t fingerprint() const { return fingerprint_; }
+
+  // Building (the printer): text as is, or an instruction line printed as
+  // "  [ROOT ]<line>\n".
+  void AppendRaw(std::string text);
+  void AppendLine(std::shared_ptr<const std::string> line, bool root);
+
+ private:
+  struct Piece {
+    std::shared_ptr<const std::string> text;
+    bool line = false;
+    bool root = false;
+  };
+  friend std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module);
+
+  std::vector<Piece> pieces_;
+  size_t size_ = 0;
+  uint64_t fingerprint_ = 0;
+  mutable std::once_flag joined_once_;
+  mutable std::string joined_;
+};
+
+std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module);
+
+// A 64-bit xxhash of the module's canonical text, computed over its pieces:
+// the text between instruction lines, and each line's hash, cached on the
+// instruction with the line (large constants: their bytes). What
+// PrintModuleText(module)->fingerprint() is, without keeping the text.
+uint64_t CanonicalTextFingerprint(const HloModule& module);
 std::string PrintComputation(const HloComputation& computation, const PrintOptions& options = {});
 std::string PrintInstruction(const HloInstruction& instruction, const PrintOptions& options = {});
+
+// The instruction's canonical line (what PrintModule prints after any
+// "ROOT "), from its cache, printed and cached when missing. Async ops print
+// differently in different contexts (the sugar) and have none: nullptr.
+const std::string* CanonicalInstructionLine(const HloInstruction& instruction);
 
 // True when an async op's wrapped computation is exactly "parameters -> one
 // op", so it can be printed with the op-start/op-done sugar (seed 001).

@@ -79,6 +79,69 @@ TEST(StatsTest, MannWhitneyDegenerateInputs) {
 //   Holm: 4*0.005 = 0.02, 3*0.01 = 0.03, 2*0.03 = 0.06, 1*0.04 = 0.04 -> running max 0.06.
 //   BH:   0.005*4/1 = 0.02, 0.01*4/2 = 0.02, 0.03*4/3 = 0.04, 0.04*4/4 = 0.04 (running min
 //         from the top changes nothing).
+// Reference values from scipy.stats.wilcoxon (Debian bookworm's scipy
+// 1.10.1, default arguments); t_plus is the sum of the positive ranks.
+TEST(StatsTest, WilcoxonExactSmallSample) {
+  std::vector<double> d = {0.952, -0.147, 1.022, 0.43, 0.62, 0.59, 0.49, -0.08, 0.01};
+  WilcoxonResult r = WilcoxonSignedRank(d);
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.n, 9);
+  EXPECT_EQ(r.t_plus, 40);
+  EXPECT_NEAR(r.p_value, 0.0390625, 1e-12);
+  // Mirrored differences: same p.
+  for (double& x : d) x = -x;
+  EXPECT_NEAR(WilcoxonSignedRank(d).p_value, 0.0390625, 1e-12);
+}
+
+TEST(StatsTest, WilcoxonDropsZerosAndCorrectsForTies) {
+  WilcoxonResult r = WilcoxonSignedRank(std::vector<double>{1, -2, 2, 3, -3, 3, 0, 4, 5, -1, 6, 2});
+  EXPECT_FALSE(r.exact);
+  EXPECT_EQ(r.n, 11);
+  EXPECT_EQ(r.t_plus, 53.5);
+  EXPECT_NEAR(r.p_value, 0.0671256895206043, 1e-12);
+}
+
+TEST(StatsTest, WilcoxonNormalApproximationForLargeSamples) {
+  std::vector<double> d = {
+      2.340919,  -2.255665, 0.718099,  -0.26777,  -0.152649, 0.084403,  -1.719986, 0.068068,
+      -0.565213, 3.623,     0.525787,  -0.052631, 0.018713,  -0.368046, -0.755151, -0.090801,
+      0.781945,  0.061446,  1.257759,  0.100198,  0.32426,   1.845821,  0.845106,  -0.205229,
+      0.117161,  0.840525,  2.235088,  0.03038,   0.056441,  1.302314,  -0.58646,  0.00828,
+      1.182539,  0.88035,   0.391517,  0.970104,  -2.528162, 1.321307,  -0.659645, -1.36862,
+      0.576446,  1.000545,  -0.144767, -0.776406, 0.326125,  0.247253,  1.705598,  1.047408,
+      0.493816,  1.411633,  0.094477,  -0.6259,   0.884058,  0.882538,  0.085171,  -0.482809,
+      0.529154,  -2.193894, 0.990125,  0.791368};
+  WilcoxonResult r = WilcoxonSignedRank(d);
+  EXPECT_FALSE(r.exact);
+  EXPECT_EQ(r.t_plus, 1251);
+  EXPECT_NEAR(r.p_value, 0.013379732514095138, 1e-12);
+}
+
+TEST(StatsTest, WilcoxonDegenerateInputs) {
+  EXPECT_TRUE(std::isnan(WilcoxonSignedRank(std::vector<double>{}).p_value));
+  EXPECT_EQ(WilcoxonSignedRank(std::vector<double>{0, 0, 0}).p_value, 1);
+  // One positive difference: the smallest two-sided exact p is 1.
+  EXPECT_EQ(WilcoxonSignedRank(std::vector<double>{0.5}).p_value, 1);
+}
+
+TEST(StatsTest, PairedRatioCancelsDriftThatRatioOfMediansDoesNot) {
+  // Both drift by ±30% from round to round; the variant is 2% slower in
+  // every round. The paired CI is exact; the unpaired one is wide.
+  std::vector<double> baseline, variant;
+  for (int i = 0; i < 40; ++i) {
+    double speed = 1 + 0.3 * std::sin(i * 0.7);
+    baseline.push_back(100 * speed);
+    variant.push_back(102 * speed);
+  }
+  ConfidenceInterval paired = BootstrapPairedRatioCi(variant, baseline);
+  EXPECT_NEAR(paired.estimate, 1.02, 1e-12);
+  EXPECT_NEAR(paired.RelativeHalfWidth(), 0, 1e-12);
+  EXPECT_GT(BootstrapRatioOfMediansCi(variant, baseline).RelativeHalfWidth(), 0.05);
+  EXPECT_TRUE(std::isnan(BootstrapPairedRatioCi(variant, std::vector<double>{1, 2}).estimate));
+  baseline[3] = 0;
+  EXPECT_TRUE(std::isnan(BootstrapPairedRatioCi(variant, baseline).estimate));
+}
+
 TEST(StatsTest, HolmAndBenjaminiHochberg) {
   std::vector<double> p = {0.01, 0.04, 0.03, 0.005};
   std::vector<double> holm = HolmAdjust(p);

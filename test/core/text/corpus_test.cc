@@ -64,6 +64,10 @@ TEST(CorpusTest, ParsesAndRoundTripsXlaTestHlo) {
     }
     ++parsed;
     std::string once = PrintModule(**m);
+    // Snapshots keep the text as shared pieces; joined, it is the same text.
+    std::shared_ptr<const ModuleText> pieces = PrintModuleText(**m);
+    EXPECT_EQ(pieces->str(), once) << name << ": PrintModuleText differs from PrintModule";
+    EXPECT_EQ(pieces->fingerprint(), CanonicalTextFingerprint(**m)) << name;
     auto again = ParseHloModule(once, name + " (printed)", options);
     if (!again.ok()) {
       ADD_FAILURE() << name << ": printed text does not parse: " << again.status().message();

@@ -50,6 +50,39 @@ TEST(RoundTripTest, EveryFixtureRoundTrips) {
   }
 }
 
+TEST(ModuleTextTest, SnapshotsShareUnchangedLinesAndKeepTheirText) {
+  auto m = ParseHloModule(R"(
+HloModule m
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %a = f32[4]{0} add(f32[4]{0} %p, f32[4]{0} %p)
+  ROOT %n = f32[4]{0} negate(f32[4]{0} %a)
+})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::shared_ptr<const ModuleText> before = PrintModuleText(**m);
+  const std::string before_text = PrintModule(**m);
+  HloInstruction* p = (*m)->entry_computation()->parameter_instruction(0);
+  HloInstruction* a = (*m)->entry_computation()->root_instruction()->mutable_operand(0);
+  const std::string* p_line = p->cached_line();
+  ASSERT_NE(p_line, nullptr);
+  // Edit the add: its line is printed anew, the parameter's is shared.
+  a->ReplaceOperandWith(1, p);
+  a->SetName("sum");
+  std::shared_ptr<const ModuleText> after = PrintModuleText(**m);
+  EXPECT_EQ(p->cached_line(), p_line);
+  EXPECT_EQ(before->str(), before_text);  // the old snapshot keeps its text
+  EXPECT_EQ(after->str(), PrintModule(**m));
+  EXPECT_NE(after->str().find("%sum = f32[4]{0} add"), std::string::npos) << after->str();
+  EXPECT_EQ(after->size(), after->str().size());
+  // The snapshot's fingerprint is the module's, and the edit changed it.
+  EXPECT_EQ(after->fingerprint(), CanonicalTextFingerprint(**m));
+  EXPECT_NE(after->fingerprint(), before->fingerprint());
+  // Same text, same fingerprint: a freshly parsed copy of the module.
+  auto copy = ParseHloModule(after->str());
+  ASSERT_TRUE(copy.ok()) << copy.status().message();
+  EXPECT_EQ(CanonicalTextFingerprint(**copy), after->fingerprint());
+}
+
 TEST(RoundTripTest, AsyncSugarParsesToTheGenericForm) {
   // Seed 001: "op-start" and "async-start" with a wrapped computation are the
   // same representation.
