@@ -351,7 +351,7 @@ class Sweep {
 
   std::vector<std::string> WorkerArgs(const AblationVariant* v) const {
     std::vector<std::string> args = {"ablate-worker", "--input", (out_ / "input.hlo").string(),
-                                     "--pipeline", o_.pipeline, "--threads", StrCat(o_.threads),
+                                     "--pipeline", o_.pipeline, "--device", o_.device, "--threads", StrCat(o_.threads),
                                      "--seed", StrCat(o_.seed), "--tolerance", StrCat(o_.tolerance),
                                      "--fd-in", "3", "--fd-out", "4",
                                      "--autotune-cache", (out_ / kAutotuneCacheFile).string()};
@@ -378,7 +378,7 @@ class Sweep {
     fs::remove_all(mine, ec);
     WorkerProcess p("reference", out_ / "logs" / StrCat("reference", suffix, ".log"));
     std::vector<std::string> args = {"ablate-worker", "--input", (out_ / "input.hlo").string(),
-                                     "--pipeline", o_.pipeline, "--threads", StrCat(o_.threads),
+                                     "--pipeline", o_.pipeline, "--device", o_.device, "--threads", StrCat(o_.threads),
                                      "--seed", StrCat(o_.seed), "--fd-in", "3", "--fd-out", "4",
                                      "--reference-dir", mine.string(), "--write-reference",
                                      o_.reference == "baseline" ? "compiled" : "evaluator"};
@@ -708,7 +708,7 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
   manifest["reference"] = o.reference;
   manifest["tolerance"] = o.tolerance;
   manifest["timeout_s"] = o.timeout_s;
-  manifest["device"] = "cpu";
+  manifest["device"] = o.device;
   // Every worker loads and extends one algorithm-picker cache, so variants
   // share the baseline's choices (records say how many calls each tuned).
   manifest["autotune_cache"] = kAutotuneCacheFile;

@@ -46,6 +46,7 @@ struct AblationOptions {
   int jobs = 1;            // workers compiling at once
   int block_size = 8;      // variants per block (each worker holds a compiled program)
   int threads = 1;         // kernel threads per worker
+  std::string device = "cpu";  // where variants run: "cpu" or "cuda"
   uint64_t seed = 1;
   std::string reference = "evaluator";  // "evaluator", "baseline" or "none"
   double tolerance = 1e-3;

@@ -140,10 +140,13 @@ absl::StatusOr<std::string> Sbatch(const std::vector<std::string>& args) {
 }
 
 Json RunSettings(const AblationOptions& o) {
-  return Json{{"pipeline", o.pipeline},  {"repeats", o.repeats},     {"warmup", o.warmup},
-              {"timeout_s", o.timeout_s}, {"jobs", o.jobs},           {"threads", o.threads},
-              {"seed", o.seed},           {"reference", o.reference}, {"tolerance", o.tolerance},
-              {"trace_variants", o.trace_variants}};
+  Json run{{"pipeline", o.pipeline},  {"repeats", o.repeats},     {"warmup", o.warmup},
+           {"timeout_s", o.timeout_s}, {"jobs", o.jobs},           {"threads", o.threads},
+           {"seed", o.seed},           {"reference", o.reference}, {"tolerance", o.tolerance},
+           {"trace_variants", o.trace_variants}};
+  // Only when not the default, so that CPU plans keep their ids.
+  if (o.device != "cpu") run["device"] = o.device;
+  return run;
 }
 
 std::string PlanId(const std::string& input_text, const Json& run, const Json& variants, const Json& tasks) {
@@ -372,6 +375,7 @@ absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::strin
   o.timeout_s = run.value("timeout_s", 600.0);
   o.jobs = run.value("jobs", 1);
   o.threads = run.value("threads", 1);
+  o.device = run.value("device", "cpu");
   o.seed = run.value("seed", uint64_t{1});
   o.reference = run.value("reference", "evaluator");
   o.tolerance = run.value("tolerance", 1e-3);

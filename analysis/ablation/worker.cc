@@ -31,11 +31,94 @@
 #include "nlohmann/json.hpp"
 #include "passes/autotune/autotune_cache.h"
 #include "passes/pipelines/pipelines.h"
+#ifdef PASSLAB_HAVE_CUDA
+#include "core/codegen/gpu_kernel_compiler.h"
+#include "core/runtime/cuda_executable.h"
+#endif
 
 namespace passlab {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The compiled variant on its device: the CPU backend, or the CUDA runtime
+// with the GPU code generator's kernels (timed through CUPTI).
+class DeviceProgram {
+ public:
+  virtual ~DeviceProgram() = default;
+  virtual absl::Status Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) = 0;
+  virtual absl::StatusOr<Literal> Run(absl::Span<const Literal> args) = 0;
+};
+
+class CpuProgram : public DeviceProgram {
+ public:
+  static absl::StatusOr<std::unique_ptr<DeviceProgram>> Create(const HloModule& module, int threads) {
+    auto p = std::unique_ptr<CpuProgram>(new CpuProgram());
+    CpuCompileOptions copts;
+    copts.num_threads = threads;
+    p->compiler_ = std::make_unique<CpuKernelCompiler>(copts);
+    CpuKernelCompiler* compiler = p->compiler_.get();
+    absl::StatusOr<std::unique_ptr<Executable>> exe =
+        Executable::Create(module, [compiler](const HloInstruction& i) { return compiler->Compile(i); });
+    if (!exe.ok()) return exe.status();
+    p->exe_ = std::move(*exe);
+    return std::unique_ptr<DeviceProgram>(std::move(p));
+  }
+  absl::Status Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) override {
+    return exe_->Execute(args, records);
+  }
+  absl::StatusOr<Literal> Run(absl::Span<const Literal> args) override { return exe_->Run(args); }
+
+ private:
+  CpuProgram() = default;
+  std::unique_ptr<CpuKernelCompiler> compiler_;
+  std::unique_ptr<Executable> exe_;
+};
+
+#ifdef PASSLAB_HAVE_CUDA
+class CudaProgram : public DeviceProgram {
+ public:
+  static absl::StatusOr<std::unique_ptr<DeviceProgram>> Create(const HloModule& module) {
+    auto p = std::unique_ptr<CudaProgram>(new CudaProgram());
+    GpuKernelCompiler* compiler = &p->compiler_;
+    // An op the GPU code generator cannot compile runs on the host (a
+    // "host: ..." routine), as in `passlab run --device cuda`.
+    GpuKernelProvider kernels = [compiler](const HloInstruction& inst) -> absl::StatusOr<GpuKernel> {
+      if (absl::Status s = GpuKernelCompiler::CheckCompilable(inst); !s.ok()) {
+        return absl::UnimplementedError(s.message());
+      }
+      return compiler->Compile(inst);
+    };
+    absl::StatusOr<std::unique_ptr<CudaExecutable>> exe = CudaExecutable::Create(module, kernels, {});
+    if (!exe.ok()) return exe.status();
+    p->exe_ = std::move(*exe);
+    std::fprintf(stderr, "passlab-worker: device %s\n", p->exe_->device_description().c_str());
+    return std::unique_ptr<DeviceProgram>(std::move(p));
+  }
+  absl::Status Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) override {
+    return exe_->Execute(args, records);
+  }
+  absl::StatusOr<Literal> Run(absl::Span<const Literal> args) override { return exe_->Run(args); }
+
+ private:
+  CudaProgram() = default;
+  GpuKernelCompiler compiler_;
+  std::unique_ptr<CudaExecutable> exe_;
+};
+#endif
+
+absl::StatusOr<std::unique_ptr<DeviceProgram>> CompileFor(const std::string& device, const HloModule& module,
+                                                          int threads) {
+  if (device == "cpu") return CpuProgram::Create(module, threads);
+  if (device == "cuda") {
+#ifdef PASSLAB_HAVE_CUDA
+    return CudaProgram::Create(module);
+#else
+    return absl::UnavailableError("the cuda backend was not built (no CUDA toolkit at configure time)");
+#endif
+  }
+  return absl::InvalidArgumentError(StrCat("unknown device '", device, "' (expected cpu or cuda)"));
+}
 
 double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
@@ -222,11 +305,7 @@ class Worker {
 
     std::fprintf(stderr, "passlab-worker: compiling\n");
     Clock::time_point t1 = Clock::now();
-    CpuCompileOptions copts;
-    copts.num_threads = o_.threads;
-    compiler_ = std::make_unique<CpuKernelCompiler>(copts);
-    absl::StatusOr<std::unique_ptr<Executable>> exe = Executable::Create(
-        *module_, [this](const HloInstruction& i) { return compiler_->Compile(i); });
+    absl::StatusOr<std::unique_ptr<DeviceProgram>> exe = CompileFor(o_.device, *module_, o_.threads);
     if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message()));
     exe_ = std::move(*exe);
     compile_ms_ = MsSince(t1);
@@ -343,8 +422,7 @@ class Worker {
   Channel channel_;
   std::unique_ptr<HloModule> module_;
   std::vector<Literal> args_;
-  std::unique_ptr<CpuKernelCompiler> compiler_;
-  std::unique_ptr<Executable> exe_;
+  std::unique_ptr<DeviceProgram> exe_;
   std::string failed_pass_;
   double optimize_ms_ = 0, compile_ms_ = 0;
   int64_t autotune_hits_ = 0, autotune_tuned_ = 0;

@@ -1,6 +1,7 @@
 // The ablation worker: one pipeline variant in its own process. It optimizes
 // the sweep's input with the variant's pass filter (verifying after every
-// pass that changed the module), compiles it for the CPU backend, checks one
+// pass that changed the module), compiles it for its device (the CPU backend,
+// or CUDA: kernels from the GPU code generator, timed by CUPTI), checks one
 // run's outputs against the reference, and then serves timing requests from
 // the runner until told to quit, so the runner can interleave the variants'
 // repetitions. A crash, hang or failed pass therefore ends one variant, not
@@ -33,6 +34,7 @@ struct AblationWorkerOptions {
   std::string pipeline = "gpu";
   std::string disable;
   std::string enable_only;
+  std::string device = "cpu";  // or "cuda"
   int threads = 1;  // kernel threads
   uint64_t seed = 1;  // of the random inputs (the same in every variant)
   // Expected outputs (ReadReference) to check one run against; empty: none.

@@ -40,6 +40,7 @@ struct AblateOptions {
   int jobs = 1;
   int block = 8;
   int threads = 1;
+  std::string device = "cpu";
   uint64_t seed = 1;
   std::string reference = "evaluator";
   double tolerance = 1e-3;
@@ -286,6 +287,7 @@ int RunAblate(const AblateOptions& o) {
   a.jobs = o.jobs;
   a.block_size = o.block;
   a.threads = o.threads;
+  a.device = o.device;
   a.seed = o.seed;
   a.reference = o.reference;
   a.tolerance = o.tolerance;
@@ -325,6 +327,10 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_option("--block", o->block, "Variants timed round-robin together (each holds its program in memory)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--threads", o->threads, "Kernel threads per variant")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", o->device,
+                  "Where variants run: cpu, or cuda (GPU kernels from the NVPTX code generator, cuBLASLt/cuDNN "
+                  "calls, CUPTI kernel times)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--seed", o->seed, "Seed of the random inputs");
   cmd->add_option("--reference", o->reference,
                   "Check outputs against: evaluator (the unoptimized input) | baseline (big models) | none")
@@ -361,6 +367,7 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   worker->add_option("--disable", w->disable);
   worker->add_option("--enable-only", w->enable_only);
   worker->add_option("--threads", w->threads);
+  worker->add_option("--device", w->device);
   worker->add_option("--seed", w->seed);
   worker->add_option("--reference-dir", w->reference_dir);
   worker->add_option("--tolerance", w->tolerance);
