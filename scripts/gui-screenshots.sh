@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the README's GUI screenshots (docs/gui-*.png) with
 # passlab-gui's headless mode under Xvfb; pngquant (when installed) keeps
-# each file small. Usage: scripts/gui-screenshots.sh [BUILD_DIR]
+# each file small. Usage: [ABLATION_REPORT=DIR] scripts/gui-screenshots.sh [BUILD_DIR]
+# (ABLATION_REPORT: a `passlab ablate --out` directory for the ablation
+# panel, e.g. a ResNet-18 disable-one sweep; default: the test fixture).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gui="${1:-build}/tools/passlab-gui"
@@ -17,5 +19,5 @@ shot() {  # shot NAME ARGS...
 shot gui-pipeline-diff --model transformer_block --select-pass algsimp
 shot gui-kernels --model mlp --run --panel kernels
 shot gui-emitter --model gelu --panel emitter --emitter-pass expand-math --ir-view unified
-shot gui-ablation --report test/gui/ablation_fixture --panel ablation
+shot gui-ablation --report "${ABLATION_REPORT:-test/gui/ablation_fixture}" --panel ablation
 ls -l docs/gui-*.png
