@@ -1,9 +1,5 @@
 #include "core/runtime/host_buffer.h"
 
-#include <sys/mman.h>
-
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "core/ir/str_util.h"
@@ -207,29 +203,6 @@ void WriteFloat(PrimitiveType type, void* buffer, int64_t offset, double value) 
       return;
     default: return;
   }
-}
-
-HostArena::~HostArena() { std::free(data_); }
-
-uint8_t* HostArena::Reserve(int64_t bytes) {
-  if (bytes <= size_ && data_ != nullptr) return data_;
-  constexpr int64_t kHugePage = int64_t{2} << 20;
-  constexpr int64_t kLine = 64;
-  const bool huge = bytes >= kHugePage;
-  const int64_t align = huge ? kHugePage : kLine;
-  const int64_t size = std::max<int64_t>(align, (bytes + align - 1) / align * align);
-  std::free(data_);
-  data_ = static_cast<uint8_t*>(std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(size)));
-  if (data_ == nullptr) {
-    size_ = 0;
-    huge_ = false;
-    return nullptr;
-  }
-  size_ = size;
-  // Advice only: without THP support the block still works, on 4 KiB pages.
-  huge_ = huge && madvise(data_, static_cast<size_t>(size), MADV_HUGEPAGE) == 0;
-  std::memset(data_, 0, static_cast<size_t>(size));
-  return data_;
 }
 
 }  // namespace passlab

@@ -53,32 +53,6 @@ absl::Status CopyLiteralToBuffer(const Literal& literal, const Shape& buffer_sha
 // An array literal of `shape` holding the buffer's values.
 absl::StatusOr<Literal> LiteralFromBuffer(const Shape& shape, const void* buffer);
 
-// A program's block of temporaries: zeroed, 64-byte aligned, kept across
-// runs. Blocks of 2 MiB or more are 2 MiB aligned and advised as transparent
-// huge pages (madvise), so that every process running a program gets the
-// same page backing: with 4 KiB pages, TLB misses, and so kernel times, vary
-// from process to process and change when the kernel collapses pages in the
-// background, which shows up in ablation sweeps as variants that are
-// suddenly 30% slower.
-class HostArena {
- public:
-  HostArena() = default;
-  ~HostArena();
-  HostArena(const HostArena&) = delete;
-  HostArena& operator=(const HostArena&) = delete;
-
-  // At least `bytes` (the old contents are dropped when it grows).
-  uint8_t* Reserve(int64_t bytes);
-  uint8_t* data() const { return data_; }
-  int64_t size() const { return size_; }
-  bool huge_pages_advised() const { return huge_; }
-
- private:
-  uint8_t* data_ = nullptr;
-  int64_t size_ = 0;
-  bool huge_ = false;
-};
-
 // Reads element `offset` of a buffer of float type `type` as double / writes
 // it (rounding to the type). Supports f16, bf16, f32, f64.
 double ReadFloat(PrimitiveType type, const void* buffer, int64_t offset);

@@ -444,11 +444,11 @@ absl::Status Program::Execute(Frame& frame, RunContext& ctx) const {
 
 absl::Status Program::ExecuteWithParameters(std::vector<std::vector<void*>> parameters, RunContext& ctx,
                                             Frame** frame_out) const {
-  own_frame_.arena = own_arena_.Reserve(std::max<int64_t>(1, assignment_->arena_bytes()));
-  if (own_frame_.arena == nullptr) {
-    return absl::ResourceExhaustedError(StrCat(computation_.name(), ": cannot allocate ",
-                                               assignment_->arena_bytes(), " bytes for temporaries"));
-  }
+  constexpr int64_t kAlign = 64;
+  int64_t words = (assignment_->arena_bytes() + kAlign) / sizeof(uint64_t) + 1;
+  if (static_cast<int64_t>(own_arena_.size()) < words) own_arena_.assign(words, 0);
+  uintptr_t base = reinterpret_cast<uintptr_t>(own_arena_.data());
+  own_frame_.arena = reinterpret_cast<uint8_t*>((base + kAlign - 1) / kAlign * kAlign);
   own_frame_.parameters = std::move(parameters);
   if (frame_out != nullptr) *frame_out = &own_frame_;
   return Execute(own_frame_, ctx);

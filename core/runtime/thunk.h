@@ -22,7 +22,6 @@
 #include "absl/status/status.h"
 #include "core/codegen/compiled_kernel.h"
 #include "core/runtime/buffer_assignment.h"
-#include "core/runtime/host_buffer.h"
 #include "core/runtime/instruction_evaluator.h"
 #include "core/runtime/kernel_record.h"
 #include "core/runtime/library_call_runner.h"
@@ -105,7 +104,7 @@ class Program {
   std::vector<std::unique_ptr<Thunk>> thunks_;
   absl::flat_hash_map<const HloInstruction*, std::vector<std::vector<uint8_t>>> constants_;
   // The arena of nested executions (control flow), allocated once.
-  mutable HostArena own_arena_;
+  mutable std::vector<uint64_t> own_arena_;
   mutable Frame own_frame_;
 };
 
