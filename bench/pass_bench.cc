@@ -98,8 +98,7 @@ void BM_PipelineInstrumentedNoSnapshots(benchmark::State& state) { BM_Pipeline(s
 // so that drift in the machine's speed (a shared VM's steal time) cancels;
 // the counter is the median ratio over all iterations, in percent over bare.
 // The iteration time reported is the instrumented run's.
-void BM_InstrumentationOverhead(benchmark::State& state, bool snapshots) {
-  std::string text = LargeModule(static_cast<int>(state.range(0)));
+void MeasureOverhead(benchmark::State& state, const std::string& text, bool snapshots) {
   std::vector<double> ratios;
   for (auto _ : state) {
     const double bare = TimedRun(text, false, snapshots);
@@ -109,6 +108,9 @@ void BM_InstrumentationOverhead(benchmark::State& state, bool snapshots) {
   }
   std::sort(ratios.begin(), ratios.end());
   if (!ratios.empty()) state.counters["overhead_pct"] = (ratios[ratios.size() / 2] - 1) * 100;
+}
+void BM_InstrumentationOverhead(benchmark::State& state, bool snapshots) {
+  MeasureOverhead(state, LargeModule(static_cast<int>(state.range(0))), snapshots);
 }
 void BM_InstrumentationOverheadFull(benchmark::State& state) { BM_InstrumentationOverhead(state, true); }
 
@@ -125,16 +127,7 @@ void BM_InstrumentationOverheadResNet50(benchmark::State& state) {
     state.SkipWithError(std::string(model.status().message()).c_str());
     return;
   }
-  const std::string text = PrintModule(**model);
-  std::vector<double> ratios;
-  for (auto _ : state) {
-    const double bare = TimedRun(text, false, true);
-    const double instrumented = TimedRun(text, true, true);
-    ratios.push_back(instrumented / bare);
-    state.SetIterationTime(instrumented);
-  }
-  std::sort(ratios.begin(), ratios.end());
-  if (!ratios.empty()) state.counters["overhead_pct"] = (ratios[ratios.size() / 2] - 1) * 100;
+  MeasureOverhead(state, PrintModule(**model), true);
   state.counters["instructions"] = static_cast<double>((*model)->instruction_count());
 }
 void BM_InstrumentationOverheadNoSnapshots(benchmark::State& state) {

@@ -737,10 +737,7 @@ const std::string* CanonicalInstructionLine(const HloInstruction& instruction) {
   if (Printer::IsAsync(instruction.opcode())) return nullptr;
   const PrintOptions options;
   Printer p(options);
-  p.out().reserve(128);
-  p.InstructionBody(instruction);
-  instruction.set_cached_line(std::move(p.out()));
-  return instruction.cached_line();
+  return p.SharedLine(instruction).get();  // the instruction keeps the line
 }
 
 std::string PrintInstruction(const HloInstruction& instruction, const PrintOptions& options) {
