@@ -387,6 +387,11 @@ absl::StatusOr<std::vector<Literal>> EvaluateParticipants(const HloModule& modul
   }
   EvaluatorOptions evaluator = options.evaluator;
   evaluator.num_threads = 1;
+  // The participants' threads share the module and must only read it: its
+  // post orders are cached lazily (computed with per-instruction visit
+  // marks, HloComputation::InstructionPostOrder), so compute them here,
+  // before any thread walks a computation.
+  for (const HloComputation* c : module.computations()) c->InstructionPostOrder();
   Rendezvous rendezvous(options.rendezvous_timeout_ms);
   std::vector<absl::StatusOr<Literal>> results(n, absl::UnknownError("not run"));
   std::vector<std::thread> threads;

@@ -10,6 +10,7 @@ namespace passlab {
 
 void HloComputation::SetName(std::string name) {
   BumpIrGeneration();
+  text_cache_.reset();
   name_ = std::move(name);
   if (parent_ == nullptr) return;
   for (HloComputation* c : parent_->computations()) {
@@ -161,6 +162,18 @@ const std::vector<HloInstruction*>& HloComputation::InstructionPostOrder() const
   return post_order_;
 }
 
+// Computed with the post order (ComputeInstructionPostOrder), while its
+// instructions are in cache.
+const std::vector<HloComputation*>& HloComputation::CalledComputationsInPostOrder() const {
+  InstructionPostOrder();
+  return callees_;
+}
+
+const std::vector<const HloInstruction*>& HloComputation::AsyncStarts() const {
+  InstructionPostOrder();
+  return async_starts_;
+}
+
 absl::Status HloComputation::SetInstructionSequence(absl::Span<HloInstruction* const> sequence) {
   if (sequence.size() != instructions_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("computation ", name_, ": sequence has ", sequence.size(),
@@ -206,6 +219,18 @@ absl::Status HloComputation::SetInstructionSequence(absl::Span<HloInstruction* c
 std::vector<HloInstruction*> HloComputation::ComputeInstructionPostOrder() const {
   std::vector<HloInstruction*> order;
   order.reserve(instructions_.size());
+  // The call summary on the way: callees in the order the post order
+  // reaches them, each once, and the async-starts.
+  callees_.clear();
+  async_starts_.clear();
+  absl::flat_hash_set<const HloComputation*> seen_callees;
+  auto emit = [&](HloInstruction* inst) {
+    order.push_back(inst);
+    if (inst->opcode() == HloOpcode::kAsyncStart) async_starts_.push_back(inst);
+    for (HloComputation* callee : inst->called_computations()) {
+      if (callee != nullptr && seen_callees.insert(callee).second) callees_.push_back(callee);
+    }
+  };
   // Marks: `on_stack`, then `done`; anything else is unvisited.
   const uint64_t on_stack = HloInstruction::NewVisitStamp();
   const uint64_t done = on_stack + 1;
@@ -227,7 +252,7 @@ std::vector<HloInstruction*> HloComputation::ComputeInstructionPostOrder() const
       HloInstruction* dep = deps(inst, k);
       if (dep == nullptr) {
         inst->set_visit_mark(done);
-        order.push_back(inst);
+        emit(inst);
         stack.pop_back();
         continue;
       }
@@ -257,12 +282,10 @@ std::vector<HloComputation*> HloComputation::MakeEmbeddedComputationsList() cons
   absl::flat_hash_set<const HloComputation*> visited;
   // Iterative DFS over called computations.
   std::function<void(const HloComputation*)> visit = [&](const HloComputation* c) {
-    for (HloInstruction* inst : c->InstructionPostOrder()) {
-      for (HloComputation* callee : inst->called_computations()) {
-        if (callee == nullptr || !visited.insert(callee).second) continue;
-        visit(callee);
-        order.push_back(callee);
-      }
+    for (HloComputation* callee : c->CalledComputationsInPostOrder()) {
+      if (!visited.insert(callee).second) continue;
+      visit(callee);
+      order.push_back(callee);
     }
   };
   visited.insert(this);

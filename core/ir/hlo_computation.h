@@ -18,6 +18,9 @@
 namespace passlab {
 
 class HloModule;
+// core/text's canonical text of one computation, which the printer caches
+// here (text_cache) so that module snapshots share unchanged computations.
+struct ComputationText;
 
 class HloComputation {
  public:
@@ -35,6 +38,7 @@ class HloComputation {
   HloModule* parent() const { return parent_; }
   void set_parent(HloModule* module) {
     BumpIrGeneration();
+    text_cache_.reset();
     parent_ = module;
   }
 
@@ -65,6 +69,7 @@ class HloComputation {
   HloInstruction* root_instruction() const { return root_; }
   void set_root_instruction(HloInstruction* root) {
     BumpIrGeneration();
+    text_cache_.reset();
     root_ = root;
   }
 
@@ -91,10 +96,26 @@ class HloComputation {
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
   // The same, without a copy: valid until the computation changes.
   const std::vector<HloInstruction*>& InstructionPostOrder() const;
+  // Also drops the caches derived from the post order (the call summary,
+  // the printer's text).
   void InvalidatePostOrder() {
     BumpIrGeneration();
     post_order_valid_ = false;
+    text_cache_.reset();
   }
+  // The computations this one's instructions call, each once, in the order
+  // the post order reaches them, and its async-start instructions: what the
+  // module's computation post order and the printer's async sugar need,
+  // cached with the post order so that module-wide walks skip unchanged
+  // computations.
+  const std::vector<HloComputation*>& CalledComputationsInPostOrder() const;
+  const std::vector<const HloInstruction*>& AsyncStarts() const;
+  // The canonical printer's text of this computation (core/text), kept until
+  // anything it prints changes: an instruction (every mutator invalidates
+  // the post order), the root, the name, the execution thread or the module.
+  // Whether the computation is the entry is the printer's to check.
+  const std::shared_ptr<const ComputationText>& text_cache() const { return text_cache_; }
+  void set_text_cache(std::shared_ptr<const ComputationText> text) const { text_cache_ = std::move(text); }
   HloInstruction* GetInstructionWithName(std::string_view name) const;
   // Reorders the instructions to `sequence` — a permutation of all of them in
   // which operands and control predecessors come before their users — so
@@ -118,6 +139,7 @@ class HloComputation {
   const std::string& execution_thread() const { return execution_thread_; }
   void set_execution_thread(std::string t) {
     BumpIrGeneration();
+    text_cache_.reset();
     execution_thread_ = std::move(t);
   }
 
@@ -139,6 +161,10 @@ class HloComputation {
   std::vector<HloInstruction*> ComputeInstructionPostOrder() const;
   mutable std::vector<HloInstruction*> post_order_;
   mutable bool post_order_valid_ = false;
+  // The call summary, computed with the post order.
+  mutable std::vector<HloComputation*> callees_;
+  mutable std::vector<const HloInstruction*> async_starts_;
+  mutable std::shared_ptr<const ComputationText> text_cache_;
 };
 
 }  // namespace passlab

@@ -143,12 +143,10 @@ std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
   // computations call it.
   absl::flat_hash_set<const HloComputation*> visited;
   std::function<void(const HloComputation*)> visit_callees = [&](const HloComputation* c) {
-    for (const HloInstruction* inst : c->InstructionPostOrder()) {
-      for (HloComputation* callee : inst->called_computations()) {
-        if (callee == nullptr || !visited.insert(callee).second) continue;
-        visit_callees(callee);
-        order.push_back(callee);
-      }
+    for (HloComputation* callee : c->CalledComputationsInPostOrder()) {
+      if (!visited.insert(callee).second) continue;
+      visit_callees(callee);
+      order.push_back(callee);
     }
   };
   for (const auto& c : computations_) {

@@ -88,12 +88,11 @@ class Printer {
       absl::flat_hash_map<const HloComputation*, int> starts;
       std::vector<const HloInstruction*> async_starts;
       for (HloComputation* c : module.computations()) {
-        c->ForEachInstruction([&](const HloInstruction* inst) {
-          if (inst->opcode() == HloOpcode::kAsyncStart && !inst->called_computations().empty()) {
-            ++starts[inst->async_wrapped_computation()];
-            async_starts.push_back(inst);
-          }
-        });
+        for (const HloInstruction* inst : c->AsyncStarts()) {
+          if (inst->called_computations().empty()) continue;
+          ++starts[inst->async_wrapped_computation()];
+          async_starts.push_back(inst);
+        }
       }
       for (const HloInstruction* inst : async_starts) {
         if (CanPrintAsyncSugar(*inst) && starts[inst->async_wrapped_computation()] == 1) {
@@ -102,12 +101,44 @@ class Printer {
       }
       module_context_ = true;
     }
+    if (collect_chunks_) {
+      header_ = std::move(out_);
+      out_.clear();
+    }
     for (HloComputation* c : module.MakeComputationPostOrder()) {
       if (sugared_.contains(c)) continue;
+      if (collect_chunks_) {
+        chunks_.push_back(ComputationChunk(*c));
+        continue;
+      }
       out_ += "\n";
       Computation(*c);
       out_ += "\n";
     }
+  }
+
+  // The computation's canonical text: its cache when still valid, else
+  // printed (lines from the instructions' caches) and cached, unless an
+  // async op in it prints differently in different modules (the sugar).
+  std::shared_ptr<const ComputationText> ComputationChunk(const HloComputation& c) {
+    const bool entry = c.IsEntryComputation();
+    if (const std::shared_ptr<const ComputationText>& cached = c.text_cache(); cached && cached->entry == entry) {
+      return cached;
+    }
+    auto chunk = std::make_shared<ComputationText>();
+    chunk->entry = entry;
+    chunk->pieces.reserve(c.instruction_count() + 2);
+    chunk_ = chunk.get();
+    chunk_hashes_.clear();
+    chunk_has_async_ = false;
+    out_ += "\n";
+    Computation(c);
+    out_ += "\n";
+    FlushToChunk();
+    chunk->hash = XXH3_64bits(chunk_hashes_.data(), chunk_hashes_.size() * sizeof(uint64_t));
+    chunk_ = nullptr;
+    if (!chunk_has_async_) c.set_text_cache(chunk);
+    return chunk;
   }
 
   void Computation(const HloComputation& c) {
@@ -124,8 +155,9 @@ class Printer {
     if (c.root_instruction() != nullptr) c.root_instruction()->shape().AppendTo(out_, /*print_layout=*/false);
     out_ += " {\n";
     for (const HloInstruction* inst : c.InstructionPostOrder()) {
-      if (sink_ != nullptr && canonical_ && !IsAsync(inst->opcode())) {
-        SinkLine(*inst);
+      if (chunk_ != nullptr && IsAsync(inst->opcode())) chunk_has_async_ = true;
+      if (chunk_ != nullptr && canonical_ && !IsAsync(inst->opcode())) {
+        ChunkLine(*inst);
         continue;
       }
       out_ += "  ";
@@ -164,28 +196,28 @@ class Printer {
     if (cache) inst.set_cached_line(out_.substr(start));
   }
 
-  // The walk behind PrintModuleText and CanonicalTextFingerprint: the text
-  // as pieces (raw text, and instruction lines shared with the instructions'
-  // caches) and the hash of each piece (raw text hashed as printed, lines by
-  // their instructions' cached fingerprints), without the pieces when only
-  // the fingerprint is wanted. Both walks flush at the same points, so a
-  // module's fingerprint does not depend on which one computed it.
-  struct Sink {
-    ModuleText* text = nullptr;  // null: hashes only
-    std::vector<uint64_t> hashes;
-  };
-  void set_sink(Sink* sink) { sink_ = sink; }
-  void FlushToSink() {
-    if (sink_ == nullptr || out_.empty()) return;
-    sink_->hashes.push_back(XXH3_64bits(out_.data(), out_.size()));
-    if (sink_->text != nullptr) sink_->text->AppendRaw(std::move(out_));
+  // The walk behind PrintModuleText (and CanonicalTextFingerprint): the
+  // module line, then each changed computation's text as pieces (raw text,
+  // and instruction lines shared with the instructions' caches) with the
+  // hash of each piece (raw text hashed as printed, lines by their
+  // instructions' cached fingerprints).
+  void CollectChunks() { collect_chunks_ = true; }
+  std::string& header() { return header_; }
+  std::vector<std::shared_ptr<const ComputationText>>& chunks() { return chunks_; }
+  void FlushToChunk() {
+    if (chunk_ == nullptr || out_.empty()) return;
+    chunk_hashes_.push_back(XXH3_64bits(out_.data(), out_.size()));
+    chunk_->size += out_.size();
+    chunk_->pieces.push_back({std::make_shared<const std::string>(std::move(out_)), false, false});
     out_.clear();
   }
-  void SinkLine(const HloInstruction& inst) {
-    FlushToSink();
-    if (inst.IsRoot()) sink_->hashes.push_back(0x526f6f74ULL);  // "Root"
-    sink_->hashes.push_back(InstructionFingerprint(inst));
-    if (sink_->text != nullptr) sink_->text->AppendLine(SharedLine(inst), inst.IsRoot());
+  void ChunkLine(const HloInstruction& inst) {
+    FlushToChunk();
+    if (inst.IsRoot()) chunk_hashes_.push_back(0x526f6f74ULL);  // "Root"
+    chunk_hashes_.push_back(InstructionFingerprint(inst));
+    std::shared_ptr<const std::string> line = SharedLine(inst);
+    chunk_->size += line->size() + (inst.IsRoot() ? 8 : 3);
+    chunk_->pieces.push_back({std::move(line), true, inst.IsRoot()});
   }
   static uint64_t InstructionFingerprint(const HloInstruction& inst) {
     if (inst.fingerprint_valid()) return inst.cached_fingerprint();
@@ -617,7 +649,12 @@ class Printer {
   const PrintOptions& options_;
   const bool canonical_;
   std::string out_;
-  Sink* sink_ = nullptr;
+  bool collect_chunks_ = false;        // PrintModuleText: the module line and
+  std::string header_;                 // one ComputationText per computation
+  std::vector<std::shared_ptr<const ComputationText>> chunks_;
+  ComputationText* chunk_ = nullptr;   // the computation being printed into it
+  std::vector<uint64_t> chunk_hashes_;
+  bool chunk_has_async_ = false;
   bool module_context_ = false;
   absl::flat_hash_set<const HloComputation*> sugared_;
 };
@@ -660,24 +697,19 @@ std::string PrintModule(const HloModule& module, const PrintOptions& options) {
   return std::move(p.out());
 }
 
-void ModuleText::AppendRaw(std::string text) {
-  size_ += text.size();
-  pieces_.push_back({std::make_shared<const std::string>(std::move(text)), false, false});
-}
-
-void ModuleText::AppendLine(std::shared_ptr<const std::string> line, bool root) {
-  size_ += line->size() + (root ? 8 : 3);
-  pieces_.push_back({std::move(line), true, root});
+void ComputationText::AppendTo(std::string& out) const {
+  for (const Piece& p : pieces) {
+    if (p.line) out += p.root ? "  ROOT " : "  ";
+    out += *p.text;
+    if (p.line) out += '\n';
+  }
 }
 
 const std::string& ModuleText::str() const {
   std::call_once(joined_once_, [this] {
     joined_.reserve(size_);
-    for (const Piece& p : pieces_) {
-      if (p.line) joined_ += p.root ? "  ROOT " : "  ";
-      joined_ += *p.text;
-      if (p.line) joined_ += '\n';
-    }
+    joined_ += header_;
+    for (const std::shared_ptr<const ComputationText>& c : computations_) c->AppendTo(joined_);
   });
   return joined_;
 }
@@ -686,23 +718,23 @@ std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module) {
   auto text = std::make_shared<ModuleText>();
   const PrintOptions options;
   Printer p(options);
-  Printer::Sink sink{.text = text.get()};
-  p.set_sink(&sink);
+  p.CollectChunks();
   p.Module(module);
-  p.FlushToSink();
-  text->fingerprint_ = XXH3_64bits(sink.hashes.data(), sink.hashes.size() * sizeof(uint64_t));
+  text->header_ = std::move(p.header());
+  text->computations_ = std::move(p.chunks());
+  std::vector<uint64_t> hashes;
+  hashes.reserve(text->computations_.size() + 1);
+  hashes.push_back(XXH3_64bits(text->header_.data(), text->header_.size()));
+  text->size_ = text->header_.size();
+  for (const std::shared_ptr<const ComputationText>& c : text->computations_) {
+    hashes.push_back(c->hash);
+    text->size_ += c->size;
+  }
+  text->fingerprint_ = XXH3_64bits(hashes.data(), hashes.size() * sizeof(uint64_t));
   return text;
 }
 
-uint64_t CanonicalTextFingerprint(const HloModule& module) {
-  const PrintOptions options;
-  Printer p(options);
-  Printer::Sink sink;
-  p.set_sink(&sink);
-  p.Module(module);
-  p.FlushToSink();
-  return XXH3_64bits(sink.hashes.data(), sink.hashes.size() * sizeof(uint64_t));
-}
+uint64_t CanonicalTextFingerprint(const HloModule& module) { return PrintModuleText(module)->fingerprint(); }
 
 namespace {
 

@@ -4,6 +4,7 @@
 #ifndef PASSLAB_CORE_TEXT_HLO_PRINTER_H_
 #define PASSLAB_CORE_TEXT_HLO_PRINTER_H_
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,11 +30,33 @@ struct PrintOptions {
 
 std::string PrintModule(const HloModule& module, const PrintOptions& options = {});
 
+// One computation's canonical text, as PrintModule prints it between the
+// computations before and after it ("\n[ENTRY ]%name (...) -> ... {\n",
+// the instruction lines, "}\n"): raw text pieces and instruction lines
+// shared with the instructions' line caches, plus the hash of the pieces.
+// The printer caches it on the computation (HloComputation::text_cache)
+// until the computation changes, so that snapshots share it whole.
+struct ComputationText {
+  struct Piece {
+    std::shared_ptr<const std::string> text;
+    bool line = false;  // an instruction line: printed as "  [ROOT ]<text>\n"
+    bool root = false;
+  };
+  std::vector<Piece> pieces;
+  size_t size = 0;      // of the joined text
+  uint64_t hash = 0;    // over the pieces' hashes (lines: their instructions' cached hashes)
+  bool entry = false;   // printed as the entry computation ("ENTRY ")
+
+  void AppendTo(std::string& out) const;
+};
+
 // A module's canonical text (PrintModule with the default options) kept as
-// pieces: each instruction's line is the one cached on the instruction,
-// shared rather than copied, so consecutive snapshots of a changing module
-// share every line that did not change, and taking one costs a walk over the
-// module instead of a print. The text is joined on first use.
+// pieces: the module line, then one ComputationText per computation, each
+// the one cached on its computation, shared rather than copied. Consecutive
+// snapshots of a changing module therefore share every computation that did
+// not change, and within a changed one every line that did not change;
+// taking a snapshot walks only the computations that changed. The text is
+// joined on first use.
 class ModuleText {
  public:
   const std::string& str() const;
@@ -41,20 +64,11 @@ class ModuleText {
   // CanonicalTextFingerprint of the module it was printed from.
   uint64_t fingerprint() const { return fingerprint_; }
 
-  // Building (the printer): text as is, or an instruction line printed as
-  // "  [ROOT ]<line>\n".
-  void AppendRaw(std::string text);
-  void AppendLine(std::shared_ptr<const std::string> line, bool root);
-
  private:
-  struct Piece {
-    std::shared_ptr<const std::string> text;
-    bool line = false;
-    bool root = false;
-  };
   friend std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module);
 
-  std::vector<Piece> pieces_;
+  std::string header_;
+  std::vector<std::shared_ptr<const ComputationText>> computations_;
   size_t size_ = 0;
   uint64_t fingerprint_ = 0;
   mutable std::once_flag joined_once_;
@@ -64,8 +78,9 @@ class ModuleText {
 std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module);
 
 // A 64-bit xxhash of the module's canonical text, computed over its pieces:
-// the text between instruction lines, and each line's hash, cached on the
-// instruction with the line (large constants: their bytes). What
+// the module line's hash and each computation's (ComputationText::hash: the
+// text between instruction lines, and each line's hash, cached on the
+// instruction with the line; large constants: their bytes). What
 // PrintModuleText(module)->fingerprint() is, without keeping the text.
 uint64_t CanonicalTextFingerprint(const HloModule& module);
 std::string PrintComputation(const HloComputation& computation, const PrintOptions& options = {});

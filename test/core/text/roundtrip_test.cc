@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "core/ir/hlo_equal.h"
@@ -81,6 +82,76 @@ ENTRY %main (p: f32[4]) -> f32[4] {
   auto copy = ParseHloModule(after->str());
   ASSERT_TRUE(copy.ok()) << copy.status().message();
   EXPECT_EQ(CanonicalTextFingerprint(**copy), after->fingerprint());
+}
+
+TEST(ModuleTextTest, UnchangedComputationsAreSharedAndEveryEditIsSeen) {
+  auto m = ParseHloModule(R"(
+HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %x, f32[] %y)
+}
+%max (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] maximum(f32[] %x, f32[] %y)
+}
+ENTRY %main (p: f32[4]) -> f32[] {
+  %p = f32[4]{0} parameter(0)
+  %z = f32[] constant(0)
+  %r = f32[] reduce(f32[4]{0} %p, f32[] %z), dimensions={0}, to_apply=%add
+  ROOT %n = f32[] negate(f32[] %r)
+})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  HloModule& module = **m;
+  HloComputation* add = module.GetComputationWithName("add");
+  HloComputation* max = module.GetComputationWithName("max");
+  HloComputation* entry = module.entry_computation();
+  // After every edit the snapshot is exactly what PrintModule prints, and its
+  // fingerprint is new.
+  std::set<uint64_t> fingerprints;
+  auto check = [&](const std::string& what) {
+    SCOPED_TRACE(what);
+    std::shared_ptr<const ModuleText> text = PrintModuleText(module);
+    EXPECT_EQ(text->str(), PrintModule(module));
+    EXPECT_EQ(text->size(), text->str().size());
+    EXPECT_TRUE(fingerprints.insert(text->fingerprint()).second) << "fingerprint seen before";
+  };
+  check("first");
+  // A snapshot of an unchanged module reuses every computation's text.
+  const ComputationText* add_text = add->text_cache().get();
+  ASSERT_NE(add_text, nullptr);
+  EXPECT_EQ(PrintModuleText(module)->str(), PrintModule(module));
+  EXPECT_EQ(add->text_cache().get(), add_text);
+
+  // An edit in the entry leaves the callees' texts shared.
+  HloInstruction* n = entry->root_instruction();
+  n->mutable_operand(0)->set_dimensions({0});  // same value: still an edit
+  entry->set_root_instruction(n->mutable_operand(0));
+  check("root changed");
+  EXPECT_EQ(add->text_cache().get(), add_text);
+  entry->set_root_instruction(n);
+  // ... and each kind of edit that changes the text is seen.
+  max->SetName("maximum_reducer");
+  check("callee not called renamed");
+  add->SetName("sum");
+  check("called computation renamed");
+  EXPECT_NE(add->text_cache().get(), add_text);
+  entry->root_instruction()->mutable_operand(0)->set_to_apply(max);
+  check("reducer swapped");
+  max->root_instruction()->SetName("m");
+  check("callee instruction renamed");
+  max->parameter_instruction(0)->SetName("first");
+  check("callee parameter renamed (its header)");
+  module.config().replica_count = 2;
+  check("module config changed");
+  entry->set_execution_thread("other");
+  check("execution thread");
+  entry->set_execution_thread("main");
+  // The entry moves: both computations print differently ("ENTRY").
+  module.set_entry_computation(add);
+  EXPECT_EQ(PrintModuleText(module)->str(), PrintModule(module));
 }
 
 TEST(RoundTripTest, AsyncSugarParsesToTheGenericForm) {
