@@ -31,6 +31,16 @@ struct PooledVariant {
   std::vector<double> samples;    // the metric, all records concatenated
   std::set<int64_t> blocks;       // the runner's timing blocks the records came from
   std::map<int64_t, std::vector<double>> samples_by_block;
+  // The in-process control's samples (runner.h: `control`), one per sample
+  // of `samples`; `control_complete` is false when some record with samples
+  // has no control to pair them with.
+  std::vector<double> control;
+  bool control_complete = true;
+  // The same, as ABBA pairs: two consecutive steps in opposite orders
+  // (variant first, then control first), summed. Whichever program runs
+  // second finds the caches warm (they share memory), which makes per-step
+  // ratios alternate by a few percent; within a pair that cancels.
+  std::vector<double> pair_variant, pair_control;
   std::map<std::string, std::vector<double>> numbers;  // compile_ms, bytes, ...
   struct Kernel {
     json info;  // name, kind, detail, calls of its first appearance
@@ -66,10 +76,40 @@ void AddRecord(PooledVariant& v, const json& record, std::string_view metric) {
   if (samples != record.end() && samples->is_object()) {
     auto values = samples->find(metric);
     if (values != samples->end() && values->is_array()) {
+      const size_t before = v.samples.size();
       for (const json& x : *values) {
         if (!x.is_number()) continue;
         v.samples.push_back(x.get<double>());
         if (has_block) v.samples_by_block[block->get<int64_t>()].push_back(x.get<double>());
+      }
+      const size_t added = v.samples.size() - before;
+      const json* control = nullptr;
+      auto c = record.find("control_samples");
+      if (c != record.end() && c->is_object() && c->contains(metric) && (*c)[metric].is_array()) {
+        control = &(*c)[metric];
+      }
+      if (control != nullptr && control->size() == added &&
+          std::all_of(control->begin(), control->end(), [](const json& x) { return x.is_number(); })) {
+        for (const json& x : *control) v.control.push_back(x.get<double>());
+        // Which program ran first in each step: recorded, or the worker's
+        // order (alternating, the variant first).
+        std::vector<bool> first(added);
+        for (size_t i = 0; i < added; ++i) first[i] = i % 2 == 1;
+        auto order = c->find("control_first");
+        if (order != c->end() && order->is_array() && order->size() == added &&
+            std::all_of(order->begin(), order->end(), [](const json& x) { return x.is_boolean(); })) {
+          for (size_t i = 0; i < added; ++i) first[i] = (*order)[i].get<bool>();
+        }
+        const double* vs = v.samples.data() + before;
+        const double* cs = v.control.data() + (v.control.size() - added);
+        for (size_t i = 0; i < added;) {
+          const size_t n = i + 1 < added && first[i] != first[i + 1] ? 2 : 1;
+          v.pair_variant.push_back(n == 2 ? vs[i] + vs[i + 1] : vs[i]);
+          v.pair_control.push_back(n == 2 ? cs[i] + cs[i + 1] : cs[i]);
+          i += n;
+        }
+      } else if (added > 0) {
+        v.control_complete = false;
       }
     }
   }
@@ -397,9 +437,17 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     // effect; records without block numbers use the pooled baseline.
     // Paired by round when the records allow it: the median of the
     // per-round ratios, and the signed-rank test of their logarithms.
+    // Best of all, each sample has its in-process control (the baseline
+    // program timed beside it in the same process), which cancels what
+    // differs between processes as well.
     ConfidenceInterval ci;
     double p_value = kNaN;
-    const bool paired = PairByRound(baseline, v, paired_variant, paired_baseline);
+    const bool in_process = v.control_complete && !v.control.empty();
+    const bool paired = in_process || PairByRound(baseline, v, paired_variant, paired_baseline);
+    if (in_process) {
+      paired_variant = v.pair_variant;
+      paired_baseline = v.pair_control;
+    }
     if (paired) {
       ci = BootstrapPairedRatioCi(paired_variant, paired_baseline, bootstrap);
       std::vector<double> log_ratios;
@@ -421,7 +469,12 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     out["ci_low"] = Number(ci.low);
     out["ci_high"] = Number(ci.high);
     out["ci_half_width"] = Number(ci.RelativeHalfWidth());
-    out["comparison"] = paired ? "paired-rounds" : "pooled";
+    out["comparison"] = in_process ? "in-process-control" : paired ? "paired-rounds" : "pooled";
+    out["control_median_ns"] = in_process ? Number(Median(v.control)) : ordered_json(nullptr);
+    // The variant's time at the baseline's speed: what the charts and tables
+    // show (its own median also carries its process's speed, which the
+    // paired ratio cancels).
+    out["estimate_ns"] = Number(ci.estimate * baseline_median);
     out["p_value"] = Number(p_value);
     out["p_adjusted"] = nullptr;
     out["significant"] = false;

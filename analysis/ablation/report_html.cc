@@ -212,7 +212,7 @@ std::string TimeChart(const ordered_json& report,
   std::vector<ChartRow> rows;
   double high = std::isnan(base) ? 0 : base / 1e6;
   for (const ordered_json* v : measured) {
-    double ms = NumberField(*v, "median_ns") / 1e6;
+    double ms = NumberField(*v, "estimate_ns") / 1e6;
     double low = NumberField(*v, "ci_low") * base / 1e6;
     double up = NumberField(*v, "ci_high") * base / 1e6;
     rows.push_back({PassesWithKind(*v), ms, low, up, BarClass(*v), FormatMs(ms * 1e6)});
@@ -360,8 +360,9 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   h += "</div>\n";
   h += fmt::format(
       "<p>Baseline: <b>{}</b> (median of {} samples, 95% CI {}{}). A change counts as "
-      "<b>significant</b> when the Wilcoxon signed-rank test of its per-round ratios to the "
-      "baseline (timed in the same round, so drift cancels) gives a {}-adjusted "
+      "<b>significant</b> when the Wilcoxon signed-rank test of its paired ratios to the "
+      "baseline (the baseline program timed right beside it in its own process, so drift and "
+      "differences between processes cancel) gives a {}-adjusted "
       "p&nbsp;&lt;&nbsp;{:g} <i>and</i> the median ratio differs from 1 by more than {:g}%. Precision reached: "
       "each ratio's 95% CI is within {} (median over variants), {} at worst.</p>\n",
       FormatMs(NumberField(baseline, "median_ns")), baseline["samples_ns"].size(),
@@ -392,8 +393,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   if (!measured.empty()) {
     h += "<h2>Time per variant</h2>\n<figure>\n" + Legend(false) + TimeChart(report, measured);
     h += fmt::format(
-        "<figcaption>Median {} of each variant (whiskers: 95% CI); the dashed line is the "
-        "baseline. Red: significantly slower without the pass (the pass helps); green: "
+        "<figcaption>The {} of each variant at the baseline's speed: the baseline median times the "
+        "variant's paired ratio (whiskers: 95% CI); the dashed line is the baseline. Red: significantly slower without the pass (the pass helps); green: "
         "significantly faster; purple: wrong result; grey: no significant change.</figcaption>\n"
         "</figure>\n",
         Escape(MetricDescription(metric)));
@@ -411,7 +412,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
        "the reference (the evaluator, or the baseline for big models). Files: the IR diff of the "
        "disabled pass's occurrences, the HLO snapshot and the Chrome "
        "trace.</p>\n<table>\n<thead><tr><th class=\"num\">#</th><th>Passes</th>"
-       "<th>Outcome</th><th class=\"num\">Median</th><th class=\"num\">Change</th>"
+       "<th>Outcome</th><th class=\"num\" title=\"baseline median × ratio\">Time</th><th class=\"num\">Change</th>"
        "<th class=\"num\">95% CI</th><th class=\"num\">p (adj.)</th><th class=\"num\">Kernels</th>"
        "<th class=\"num\">Compile</th><th>Check</th><th>Files</th></tr></thead>\n<tbody>\n";
   int n = 0;
@@ -430,7 +431,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
         "class=\"files\">{}</td></tr>\n",
         (*v)["outcome"] == "wrong-result" ? " class=\"wrong\"" : "", ++n,
         Escape(VariantDescription(*v)), Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
-        FormatMs(NumberField(*v, "median_ns")), FormatChange(NumberField(*v, "ratio")),
+        FormatMs(NumberField(*v, "estimate_ns")), FormatChange(NumberField(*v, "ratio")),
         Escape(FormatCi(NumberField(*v, "ci_low"), NumberField(*v, "ci_high"))),
         FormatP(NumberField(*v, "p_adjusted")), kernels,
         std::isnan(compile) ? "–" : fmt::format("{:.0f} ms", compile), CheckCell(*v), Links(*v));

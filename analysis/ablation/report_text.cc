@@ -185,12 +185,16 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
 
   md += "\n## Variants\n\n";
   md +=
-      "Change = median over rounds of (variant / baseline timed in the same round) − 1; positive "
-      "means the variant is slower, i.e. the disabled pass was helping. The 95% CI is a bootstrap "
-      "over rounds; p is the Wilcoxon signed-rank test of the per-round ratios (variants without "
-      "whole rounds: ratio of medians, Mann-Whitney).\n\n";
+      "Change = median over repetitions of (variant / baseline) − 1, each ratio between runs "
+      "seconds apart: the baseline program timed right beside the variant in the variant's own "
+      "process (the in-process control), two steps each in opposite orders so that running second "
+      "(warm caches) favours neither; with `--no-control`, the block's baseline timed in the same "
+      "round. Positive means the variant is slower, i.e. the disabled pass was helping. The 95% CI "
+      "is a bootstrap over repetitions; p is the Wilcoxon signed-rank test of the paired ratios "
+      "(variants without whole pairs: ratio of medians, Mann-Whitney). Time = baseline median × "
+      "ratio, the variant's time at the baseline's speed.\n\n";
   md +=
-      "| # | Disabled passes | Outcome | Median | Ratio | Change [95% CI] | p (adj.) | Kernels | "
+      "| # | Disabled passes | Outcome | Time | Ratio | Change [95% CI] | p (adj.) | Kernels | "
       "Compile | Check |\n";
   md += "|---:|---|---|---:|---:|---|---:|---:|---:|---|\n";
   int n = 0;
@@ -202,7 +206,7 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
     double ratio = NumberField(v, "ratio");
     md += fmt::format("| {} | {} | {} | {} | {} | {} {} | {} | {} | {} | {} |\n", ++n,
                       MdCell(PassesWithKind(v)), strong ? "**" + label + "**" : label,
-                      FormatMs(NumberField(v, "median_ns")),
+                      FormatMs(NumberField(v, "estimate_ns")),
                       std::isnan(ratio) ? "–" : fmt::format("×{:.3f}", ratio),
                       FormatChange(NumberField(v, "ratio")),
                       FormatCi(NumberField(v, "ci_low"), NumberField(v, "ci_high")),

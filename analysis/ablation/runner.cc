@@ -360,6 +360,7 @@ class Sweep {
       if (!v->enable_only.empty()) args.insert(args.end(), {"--enable-only", v->enable_only});
       args.insert(args.end(), {"--variant", v->name});
       args.insert(args.end(), {"--snapshot", (out_ / "snapshots" / (SanitizeFileName(v->name) + ".hlo")).string()});
+      if (o_.control) args.push_back("--control");
     }
     if (o_.reference != "none") args.insert(args.end(), {"--reference-dir", (out_ / "reference").string()});
     return args;
@@ -540,8 +541,8 @@ class Sweep {
           RecordDeath(slot, ready.status(), "compile");
           continue;
         }
-        for (const char* key : {"optimize_ms", "compile_ms", "kernels_compiled", "instructions", "autotune", "check", "error",
-                                "failed_pass", "snapshot"}) {
+        for (const char* key : {"optimize_ms", "compile_ms", "control_compile_ms", "kernels_compiled", "instructions",
+                                "autotune", "check", "error", "failed_pass", "snapshot"}) {
           if (ready->contains(key)) slot.record[key] = (*ready)[key];
         }
         if (slot.record.contains("snapshot")) {
@@ -580,6 +581,14 @@ class Sweep {
         Json& samples = slot.record["samples"];
         for (const char* key : {"kernel_ns", "kernel_copy_ns", "wall_ns"}) {
           for (const Json& v : (*reply)[key]) samples[key].push_back(v);
+        }
+        if (reply->contains("control")) {
+          // The control's steps, one per variant step, in the same order.
+          Json& control = slot.record["control_samples"];
+          for (const char* key : {"kernel_ns", "kernel_copy_ns", "wall_ns", "control_first"}) {
+            if (!(*reply)["control"].contains(key)) continue;
+            for (const Json& v : (*reply)["control"][key]) control[key].push_back(v);
+          }
         }
         slot.record["kernel_count"] = (*reply)["kernel_count"];
         slot.record["bytes"] = (*reply)["bytes"];
@@ -703,6 +712,7 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
   manifest["repeats"] = o.repeats;
   manifest["warmup"] = o.warmup;
   manifest["block_size"] = o.block_size;
+  manifest["control"] = o.control;
   manifest["threads"] = o.threads;
   manifest["seed"] = o.seed;
   manifest["reference"] = o.reference;

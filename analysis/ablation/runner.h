@@ -46,6 +46,10 @@ struct AblationOptions {
   int jobs = 1;            // workers compiling at once
   int block_size = 8;      // variants per block (each worker holds a compiled program)
   int threads = 1;         // kernel threads per worker
+  // Each variant's worker also times the unfiltered pipeline's program, in
+  // the same process, next to the variant in every repetition (worker.h:
+  // `control`); the report then compares each variant with its own control.
+  bool control = true;
   std::string device = "cpu";  // where variants run: "cpu" or "cuda"
   uint64_t seed = 1;
   std::string reference = "evaluator";  // "evaluator", "baseline" or "none"

@@ -146,6 +146,7 @@ Json RunSettings(const AblationOptions& o) {
            {"trace_variants", o.trace_variants}};
   // Only when not the default, so that CPU plans keep their ids.
   if (o.device != "cpu") run["device"] = o.device;
+  if (!o.control) run["control"] = false;
   return run;
 }
 
@@ -376,6 +377,7 @@ absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::strin
   o.jobs = run.value("jobs", 1);
   o.threads = run.value("threads", 1);
   o.device = run.value("device", "cpu");
+  o.control = run.value("control", true);
   o.seed = run.value("seed", uint64_t{1});
   o.reference = run.value("reference", "evaluator");
   o.tolerance = run.value("tolerance", 1e-3);

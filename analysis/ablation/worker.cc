@@ -32,6 +32,7 @@
 #include "passes/autotune/autotune_cache.h"
 #include "passes/pipelines/pipelines.h"
 #ifdef PASSLAB_HAVE_CUDA
+#include "analysis/cuda_profile.h"
 #include "core/codegen/gpu_kernel_compiler.h"
 #include "core/runtime/cuda_executable.h"
 #endif
@@ -48,6 +49,9 @@ class DeviceProgram {
   virtual ~DeviceProgram() = default;
   virtual absl::Status Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) = 0;
   virtual absl::StatusOr<Literal> Run(absl::Span<const Literal> args) = 0;
+  // Host memory shared with another program of this process (the control);
+  // the CUDA runtime keeps its own device memory.
+  virtual void ShareHostMemory(std::shared_ptr<SharedHostMemory>) {}
 };
 
 class CpuProgram : public DeviceProgram {
@@ -68,6 +72,7 @@ class CpuProgram : public DeviceProgram {
     return exe_->Execute(args, records);
   }
   absl::StatusOr<Literal> Run(absl::Span<const Literal> args) override { return exe_->Run(args); }
+  void ShareHostMemory(std::shared_ptr<SharedHostMemory> memory) override { exe_->ShareHostMemory(std::move(memory)); }
 
  private:
   CpuProgram() = default;
@@ -80,16 +85,10 @@ class CudaProgram : public DeviceProgram {
  public:
   static absl::StatusOr<std::unique_ptr<DeviceProgram>> Create(const HloModule& module) {
     auto p = std::unique_ptr<CudaProgram>(new CudaProgram());
-    GpuKernelCompiler* compiler = &p->compiler_;
     // An op the GPU code generator cannot compile runs on the host (a
     // "host: ..." routine), as in `passlab run --device cuda`.
-    GpuKernelProvider kernels = [compiler](const HloInstruction& inst) -> absl::StatusOr<GpuKernel> {
-      if (absl::Status s = GpuKernelCompiler::CheckCompilable(inst); !s.ok()) {
-        return absl::UnimplementedError(s.message());
-      }
-      return compiler->Compile(inst);
-    };
-    absl::StatusOr<std::unique_ptr<CudaExecutable>> exe = CudaExecutable::Create(module, kernels, {});
+    absl::StatusOr<std::unique_ptr<CudaExecutable>> exe =
+        CudaExecutable::Create(module, GpuCodegenKernels(p->compiler_), {});
     if (!exe.ok()) return exe.status();
     p->exe_ = std::move(*exe);
     std::fprintf(stderr, "passlab-worker: device %s\n", p->exe_->device_description().c_str());
@@ -257,7 +256,8 @@ class Worker {
     if (!in) return absl::NotFoundError(StrCat(o_.input, ": cannot open file"));
     std::stringstream text;
     text << in.rdbuf();
-    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text.str(), o_.input);
+    input_text_ = text.str();
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(input_text_, o_.input);
     if (!module.ok()) return module.status();
     module_ = std::move(*module);
     args_ = MakeRandomArguments(*module_->entry_computation(), o_.seed);
@@ -329,14 +329,19 @@ class Worker {
     } else if (!o_.write_reference.empty()) {
       return absl::InvalidArgumentError(StrCat("unknown reference kind '", o_.write_reference, "'"));
     }
+    const int64_t kernels_compiled = CpuKernelCompiler::CacheMisses();
+    if (o_.control) {
+      if (absl::Status s = PrepareControl(); !s.ok()) return s;
+    }
     nlohmann::json ready;
     ready["status"] = "ok";
     ready["optimize_ms"] = optimize_ms_;
     ready["compile_ms"] = compile_ms_;
-    ready["kernels_compiled"] = CpuKernelCompiler::CacheMisses();
+    ready["kernels_compiled"] = kernels_compiled;
     // Library calls whose algorithm came from the shared cache / was tuned here.
     ready["autotune"] = {{"from_cache", autotune_hits_}, {"tuned", autotune_tuned_}};
     ready["instructions"] = module_->instruction_count();
+    if (control_ != nullptr) ready["control_compile_ms"] = control_compile_ms_;
     if (!check.is_null()) ready["check"] = check;
     channel_.Send(ready);
     return absl::OkStatus();
@@ -382,39 +387,103 @@ class Worker {
     return 0;  // the runner went away
   }
 
-  absl::Status Repeat(bool timed, int n, nlohmann::json& reply) {
+  // The control: the unfiltered pipeline's program, built in this process
+  // (after the variant, whose kernels it mostly shares through the kernel
+  // cache). Its passes already ran, verified, in the baseline worker.
+  absl::Status PrepareControl() {
+    std::fprintf(stderr, "passlab-worker: compiling the control (the unfiltered pipeline)\n");
+    Clock::time_point t = Clock::now();
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(input_text_, o_.input);
+    if (!module.ok()) return module.status();
+    absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(o_.pipeline, "", "");
+    if (!pipeline.ok()) return pipeline.status();
+    if (absl::Status s = pipeline->pipeline->Run(**module).status(); !s.ok()) {
+      return absl::Status(s.code(), StrCat("control (the unfiltered pipeline): ", s.message()));
+    }
+    absl::StatusOr<std::unique_ptr<DeviceProgram>> exe = CompileFor(o_.device, **module, o_.threads);
+    if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile (control): ", exe.status().message()));
+    control_module_ = std::move(*module);
+    control_ = std::move(*exe);
+    // The same parameter buffers and arena for both: identical programs
+    // then run on identical pages and time alike.
+    auto memory = std::make_shared<SharedHostMemory>();
+    exe_->ShareHostMemory(memory);
+    control_->ShareHostMemory(memory);
+    control_compile_ms_ = MsSince(t);
+    return absl::OkStatus();
+  }
+
+  // One program's timed steps.
+  struct Samples {
     std::vector<int64_t> kernel_ns, kernel_copy_ns, wall_ns;
+    std::vector<bool> first;  // the control: whether it ran before the variant
+    nlohmann::json ToJson() const {
+      nlohmann::json j = {{"kernel_ns", kernel_ns}, {"kernel_copy_ns", kernel_copy_ns}, {"wall_ns", wall_ns}};
+      if (!first.empty()) j["control_first"] = first;
+      return j;
+    }
+  };
+
+  // One step of `program`; with `out`, timed and recorded. `records_out`
+  // receives the step's kernel records.
+  absl::Status Step(DeviceProgram& program, Samples* out, std::vector<KernelRecord>* records_out) {
+    std::vector<KernelRecord> records;
+    Clock::time_point t = Clock::now();
+    if (absl::Status s = program.Execute(args_, out != nullptr ? &records : nullptr); !s.ok()) return s;
+    int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+    if (out == nullptr) return absl::OkStatus();
+    int64_t k = 0, kc = 0;
+    for (const KernelRecord& r : records) {
+      if (r.kind == KernelKind::kControlFlow) continue;
+      kc += r.duration_ns();
+      if (IsKernel(r)) k += r.duration_ns();
+    }
+    out->kernel_ns.push_back(k);
+    out->kernel_copy_ns.push_back(kc);
+    out->wall_ns.push_back(wall);
+    if (records_out != nullptr) *records_out = std::move(records);
+    return absl::OkStatus();
+  }
+
+  absl::Status Repeat(bool timed, int n, nlohmann::json& reply) {
+    Samples variant, control;
     int64_t kernel_count = 0, bytes = 0;
+    auto control_step = [&]() -> absl::Status {
+      absl::Status s = Step(*control_, timed ? &control : nullptr, nullptr);
+      return s.ok() ? s : absl::Status(s.code(), StrCat("control: ", s.message()));
+    };
     for (int i = 0; i < n; ++i) {
+      // Variant and control alternate which goes first (ABBA...), so neither
+      // always runs in the cache state the other leaves.
+      const bool control_first = control_ != nullptr && (steps_ + i) % 2 == 1;
+      if (control_first) {
+        if (absl::Status s = control_step(); !s.ok()) return s;
+      }
       std::vector<KernelRecord> records;
-      Clock::time_point t = Clock::now();
-      if (absl::Status s = exe_->Execute(args_, timed ? &records : nullptr); !s.ok()) return s;
-      int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+      if (absl::Status s = Step(*exe_, timed ? &variant : nullptr, &records); !s.ok()) return s;
+      if (control_ != nullptr && !control_first) {
+        if (absl::Status s = control_step(); !s.ok()) return s;
+      }
       if (!timed) continue;
-      int64_t k = 0, kc = 0;
+      if (control_ != nullptr) control.first.push_back(control_first);
       kernel_count = bytes = 0;
       for (const KernelRecord& r : records) {
         if (r.kind == KernelKind::kControlFlow) continue;
-        kc += r.duration_ns();
         bytes += r.bytes_read + r.bytes_written;
-        if (IsKernel(r)) {
-          k += r.duration_ns();
-          ++kernel_count;
-        }
+        if (IsKernel(r)) ++kernel_count;
       }
-      kernel_ns.push_back(k);
-      kernel_copy_ns.push_back(kc);
-      wall_ns.push_back(wall);
       all_.insert(all_.end(), records.begin(), records.end());
       last_ = std::move(records);
-      ++steps_;
     }
     if (!timed) {
       reply = {{"ok", true}};
       return absl::OkStatus();
     }
-    reply = {{"kernel_ns", kernel_ns}, {"kernel_copy_ns", kernel_copy_ns}, {"wall_ns", wall_ns},
-             {"kernel_count", kernel_count}, {"bytes", bytes}};
+    steps_ += n;
+    reply = variant.ToJson();
+    reply["kernel_count"] = kernel_count;
+    reply["bytes"] = bytes;
+    if (control_ != nullptr) reply["control"] = control.ToJson();
     return absl::OkStatus();
   }
 
@@ -423,8 +492,11 @@ class Worker {
   std::unique_ptr<HloModule> module_;
   std::vector<Literal> args_;
   std::unique_ptr<DeviceProgram> exe_;
+  std::string input_text_;
+  std::unique_ptr<HloModule> control_module_;
+  std::unique_ptr<DeviceProgram> control_;
   std::string failed_pass_;
-  double optimize_ms_ = 0, compile_ms_ = 0;
+  double optimize_ms_ = 0, compile_ms_ = 0, control_compile_ms_ = 0;
   int64_t autotune_hits_ = 0, autotune_tuned_ = 0;
   std::vector<KernelRecord> all_, last_;
   int64_t steps_ = 0;

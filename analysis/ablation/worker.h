@@ -10,7 +10,9 @@
 // Protocol (one JSON object per line on `fd_out`, commands on `fd_in`):
 //   worker -> {"status":"ok"|"compile-error"|"verifier-failure", ...}   once, when ready or failed
 //   "warmup N" -> {"ok":true}
-//   "run N"    -> {"kernel_ns":[...],"kernel_copy_ns":[...],"wall_ns":[...],"kernel_count":K,"bytes":B}
+//   "run N"    -> {"kernel_ns":[...],"kernel_copy_ns":[...],"wall_ns":[...],"kernel_count":K,"bytes":B,
+//                  "control":{"kernel_ns":[...],"kernel_copy_ns":[...],"wall_ns":[...],
+//                             "control_first":[...]}}   (with `control`; whether the control ran first)
 //   "kernels"  -> {"kernels":[{"name","kind","detail","calls","ns"}...]}   per-step medians of the timed runs
 //   "trace P"  -> {"ok":true}   the last timed run as Chrome trace JSON in file P
 //   "quit"     -> {"peak_rss_bytes":N}, then exit 0
@@ -59,6 +61,14 @@ struct AblationWorkerOptions {
   int fd_out = 1;
   // The variant's name (logs and fault injection).
   std::string variant;
+  // Also compile the unfiltered pipeline's program (the control) in this
+  // process, and time it next to the variant in every repetition, in
+  // alternating order. The variant/control ratio of each repetition is then
+  // free of what differs between processes (memory placement, the core, a
+  // mid-run slowdown of the whole process), which dominates the noise of a
+  // comparison across processes. Kernels the two share are compiled once
+  // (the kernel cache), so the control costs little compile time.
+  bool control = false;
 };
 
 // Fault injection, to test the runner's handling of broken variants: the

@@ -34,6 +34,12 @@ absl::StatusOr<Literal> Assemble(const Shape& shape, const std::vector<void*>& l
 
 }  // namespace
 
+std::vector<uint64_t>& SharedHostMemory::Parameter(size_t parameter, size_t leaf) {
+  if (parameters_.size() <= parameter) parameters_.resize(parameter + 1);
+  if (parameters_[parameter].size() <= leaf) parameters_[parameter].resize(leaf + 1);
+  return parameters_[parameter][leaf];
+}
+
 ExecutableMemory Executable::memory() const {
   ExecutableMemory m;
   m.arena_bytes = program_->assignment().arena_bytes();
@@ -91,7 +97,8 @@ absl::StatusOr<const Frame*> Executable::ExecuteToFrame(absl::Span<const Literal
     parameter_storage_[i].resize(leaves.size());
     for (size_t k = 0; k < leaves.size(); ++k) {
       int64_t bytes = BufferBytes(leaves[k]);
-      std::vector<uint64_t>& storage = parameter_storage_[i][k];
+      std::vector<uint64_t>& storage =
+          shared_memory_ != nullptr ? shared_memory_->Parameter(i, k) : parameter_storage_[i][k];
       if (storage.size() != static_cast<size_t>(bytes / 8 + 1)) storage.assign(bytes / 8 + 1, 0);
       params[i].push_back(storage.data());
       if (bytes == 0) continue;
@@ -103,7 +110,11 @@ absl::StatusOr<const Frame*> Executable::ExecuteToFrame(absl::Span<const Literal
   RunContext ctx;
   ctx.records = records;
   Frame* frame = nullptr;
-  if (absl::Status s = program_->ExecuteWithParameters(std::move(params), ctx, &frame); !s.ok()) return s;
+  if (absl::Status s = program_->ExecuteWithParameters(std::move(params), ctx, &frame,
+                                                        shared_memory_ != nullptr ? &shared_memory_->arena() : nullptr);
+      !s.ok()) {
+    return s;
+  }
   return frame;
 }
 

@@ -31,6 +31,23 @@ struct ExecutableMemory {
   int64_t peak_bytes() const { return arena_bytes + nested_arena_bytes + parameter_bytes + constant_bytes; }
 };
 
+// Host memory that executables which never run at the same time can share:
+// the entry parameters' buffers and the entry arena. The ablation worker
+// times a variant and its control (the baseline program) alternately in one
+// process; sharing makes them run on the same pages, so that two identical
+// programs also time alike (with separate allocations, where each buffer
+// lands in the caches differs, which on its own shifts a ResNet step by a
+// few percent).
+class SharedHostMemory {
+ public:
+  std::vector<uint64_t>& Parameter(size_t parameter, size_t leaf);
+  std::vector<uint64_t>& arena() { return arena_; }
+
+ private:
+  std::vector<std::vector<std::vector<uint64_t>>> parameters_;
+  std::vector<uint64_t> arena_;
+};
+
 class Executable {
  public:
   // The module must outlive the executable.
@@ -42,6 +59,11 @@ class Executable {
   // Runs once without assembling the result literal (timed repetitions:
   // only the program's own work, no host-side output copies).
   absl::Status Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records = nullptr);
+
+  // Runs from now on use `memory` for the parameters and the entry arena
+  // (the executable's own otherwise). Executables sharing it must not run
+  // at the same time; a Run's result is copied out before it returns.
+  void ShareHostMemory(std::shared_ptr<SharedHostMemory> memory) { shared_memory_ = std::move(memory); }
 
   const Program& program() const { return *program_; }
   const BufferAssignment& buffer_assignment() const { return program_->assignment(); }
@@ -56,6 +78,7 @@ class Executable {
   // cost a page fault per 4 KiB on every run (hundreds of ms on a ResNet
   // training step in a VM).
   std::vector<std::vector<std::vector<uint64_t>>> parameter_storage_;
+  std::shared_ptr<SharedHostMemory> shared_memory_;
   // Execute's work; returns the entry frame holding the results.
   absl::StatusOr<const Frame*> ExecuteToFrame(absl::Span<const Literal> args, std::vector<KernelRecord>* records);
 };

@@ -443,11 +443,12 @@ absl::Status Program::Execute(Frame& frame, RunContext& ctx) const {
 }
 
 absl::Status Program::ExecuteWithParameters(std::vector<std::vector<void*>> parameters, RunContext& ctx,
-                                            Frame** frame_out) const {
+                                            Frame** frame_out, std::vector<uint64_t>* arena) const {
   constexpr int64_t kAlign = 64;
+  std::vector<uint64_t>& storage = arena != nullptr ? *arena : own_arena_;
   int64_t words = (assignment_->arena_bytes() + kAlign) / sizeof(uint64_t) + 1;
-  if (static_cast<int64_t>(own_arena_.size()) < words) own_arena_.assign(words, 0);
-  uintptr_t base = reinterpret_cast<uintptr_t>(own_arena_.data());
+  if (static_cast<int64_t>(storage.size()) < words) storage.assign(words, 0);
+  uintptr_t base = reinterpret_cast<uintptr_t>(storage.data());
   own_frame_.arena = reinterpret_cast<uint8_t*>((base + kAlign - 1) / kAlign * kAlign);
   own_frame_.parameters = std::move(parameters);
   if (frame_out != nullptr) *frame_out = &own_frame_;

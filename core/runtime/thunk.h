@@ -82,9 +82,10 @@ class Program {
 
   // Runs the thunks in order. The frame's arena must hold arena_bytes().
   absl::Status Execute(Frame& frame, RunContext& ctx) const;
-  // Runs with this program's own (reused) arena and the given parameters.
+  // Runs with this program's own (reused) arena, or `arena` when given
+  // (grown to fit, kept by the caller), and the given parameters.
   absl::Status ExecuteWithParameters(std::vector<std::vector<void*>> parameters, RunContext& ctx,
-                                     Frame** frame_out = nullptr) const;
+                                     Frame** frame_out = nullptr, std::vector<uint64_t>* arena = nullptr) const;
 
   void* Resolve(const BufferSlice& slice, const Frame& frame) const;
   std::vector<void*> LeafPointers(const HloInstruction* inst, const Frame& frame) const;

@@ -60,7 +60,16 @@ for f in report.json report.csv report.md report.html gbench.json; do [ -s "$tmp
 grep -q "Failures and required passes" "$tmp/log" || fail "no Markdown report on stdout: $(cat "$tmp/log")"
 python3 -c "import json; r=json.load(open('$tmp/out/report.json')); o={v['name']:v['outcome'] for v in r['variants']}
 assert r['schema']=='passlab.ablation/1'
-assert o['boom']=='crash' and o['stuck']=='timeout' and o['broken']=='compile-error', o" || fail "report outcomes"
+assert o['boom']=='crash' and o['stuck']=='timeout' and o['broken']=='compile-error', o
+c={v['name']:v['comparison'] for v in r['variants']}
+assert c['no cse']=='in-process-control' and c['no dce']=='in-process-control', c" || fail "report outcomes"
+# Each variant's worker timed the baseline program beside it, step for step.
+python3 -c "import json
+for l in open('$tmp/out/results.jsonl'):
+    r=json.loads(l)
+    if r['variant']=='no cse':
+        assert len(r['control_samples']['kernel_ns'])==len(r['samples']['kernel_ns'])==3, r
+        assert r['control_compile_ms']>0, r" || fail "no in-process control samples"
 "$passlab" ablate --report-only --out "$tmp/out" --metric wall --threshold 0.5 > "$tmp/log2" || fail "report-only"
 python3 -c "import json; r=json.load(open('$tmp/out/report.json')); assert r['metric']=='wall_ns' and r['threshold']==0.5, r['metric']" \
   || fail "report-only options"
@@ -82,7 +91,10 @@ python3 -c "import json; m=json.load(open('$tmp/out/manifest.json')); assert len
 printf 'xxxx' | dd of="$tmp/out/reference/leaf_0.bin" bs=1 seek=0 conv=notrunc status=none
 echo "again: cse" > "$tmp/v2.txt"
 "$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v2.txt" --repeats 2 --warmup 0 --out "$tmp/out" \
-  > "$tmp/log" 2>&1 || fail "second plan: $(cat "$tmp/log")"
+  --no-control > "$tmp/log" 2>&1 || fail "second plan: $(cat "$tmp/log")"
+# Without the in-process control, the ratio is to the block's baseline, round by round.
+python3 -c "import json; r=json.load(open('$tmp/out/report.json')); c={v['name']:v['comparison'] for v in r['variants']}
+assert c['again']=='paired-rounds', c" || fail "--no-control comparison"
 python3 -c "import json
 for l in open('$tmp/out/results.jsonl'):
     try: r=json.loads(l)

@@ -40,6 +40,7 @@ struct AblateOptions {
   int jobs = 1;
   int block = 8;
   int threads = 1;
+  bool no_control = false;
   std::string device = "cpu";
   uint64_t seed = 1;
   std::string reference = "evaluator";
@@ -263,8 +264,9 @@ int RunAblate(const AblateOptions& o) {
     }
     int blocks = (runs + o.block - 1) / std::max(1, o.block);
     fmt::print("\n{} variants to run in {} block(s) of up to {} (+1 baseline each), {} warm-up + {} timed "
-               "repetitions each{}\n",
+               "repetitions each{}{}\n",
                runs, blocks, o.block, o.warmup, o.repeats,
+               o.no_control ? "" : ", each next to the baseline program in its own process",
                o.sweep == "pairs" ? StrCat("; then every pair among the top ", o.top_k, " passes") : "");
     return 0;
   }
@@ -287,6 +289,7 @@ int RunAblate(const AblateOptions& o) {
   a.jobs = o.jobs;
   a.block_size = o.block;
   a.threads = o.threads;
+  a.control = !o.no_control;
   a.device = o.device;
   a.seed = o.seed;
   a.reference = o.reference;
@@ -327,6 +330,9 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_option("--block", o->block, "Variants timed round-robin together (each holds its program in memory)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--threads", o->threads, "Kernel threads per variant")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--no-control", o->no_control,
+                "Do not time the baseline program inside each variant's process (faster; the comparison then "
+                "crosses processes and is noisier)");
   cmd->add_option("--device", o->device,
                   "Where variants run: cpu, or cuda (GPU kernels from the NVPTX code generator, cuBLASLt/cuDNN "
                   "calls, CUPTI kernel times)")
@@ -377,6 +383,7 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   worker->add_option("--snapshot", w->snapshot_path);
   worker->add_option("--autotune-cache", w->autotune_cache);
   worker->add_option("--variant", w->variant);
+  worker->add_flag("--control", w->control);
   worker->add_option("--fd-in", w->fd_in);
   worker->add_option("--fd-out", w->fd_out);
   worker->callback([w, &result] { result.exit_code = RunAblationWorker(*w); });

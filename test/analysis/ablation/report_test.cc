@@ -1,4 +1,5 @@
 #include "analysis/ablation/report.h"
+#include "analysis/ablation/stats.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -167,6 +168,63 @@ TEST(AblationReportTest, VariantsAreComparedWithTheBaselineOfTheirBlock) {
   for (json& r : records) r.erase("block");
   report = BuildAblationReport(Manifest(), records);
   EXPECT_GT(Variant(report, "disable dce")["ratio"].get<double>(), 1.1);
+}
+
+TEST(AblationReportTest, InProcessControlIsPreferredOverTheBlockBaseline) {
+  // The block's baseline process ran 30% slow, and the variant's process
+  // slowed down by half in its second half; the control timed beside the
+  // variant in its own process saw the same, so the variant is 2% slower.
+  json baseline = Measured("baseline", "baseline", {}, 1.3);
+  json v = Measured("disable dce", "disable-one", {"dce"}, 1.0);
+  json control = json::array();
+  for (size_t i = 0; i < v["samples"]["kernel_ns"].size(); ++i) {
+    double slow = i >= 5 ? 1.5 : 1.0;
+    double c = kBaseNs * slow * (1 + 0.003 * (i % 3));
+    v["samples"]["kernel_ns"][i] = c * 1.02;
+    control.push_back(c);
+  }
+  v["control_samples"] = {{"kernel_ns", control}};
+  ordered_json report = BuildAblationReport(Manifest(), {baseline, v});
+  const ordered_json& dce = Variant(report, "disable dce");
+  EXPECT_EQ(dce["comparison"], "in-process-control");
+  EXPECT_NEAR(dce["ratio"].get<double>(), 1.02, 1e-9);
+  EXPECT_NEAR(dce["ci_half_width"].get<double>(), 0, 1e-9);
+  EXPECT_EQ(dce["outcome"], "slower");
+  EXPECT_NEAR(dce["control_median_ns"].get<double>(), Median(control.get<std::vector<double>>()), 1);
+  // Shown at the baseline's speed: the baseline median times the ratio.
+  EXPECT_NEAR(dce["estimate_ns"].get<double>(), report["baseline"]["median_ns"].get<double>() * 1.02, 1);
+
+  // Whichever program runs second is 5% faster (warm caches): the steps
+  // alternate which goes first, and pairs of opposite orders cancel it.
+  json alternating = v;
+  json order = json::array();
+  for (size_t i = 0; i < control.size(); ++i) {
+    const bool control_first = i % 2 == 1;
+    order.push_back(control_first);
+    double c = kBaseNs * (1 + 0.01 * (i / 2 % 3));
+    alternating["samples"]["kernel_ns"][i] = c * 1.02 * (control_first ? 0.95 : 1.0);
+    alternating["control_samples"]["kernel_ns"][i] = c * (control_first ? 1.0 : 0.95);
+  }
+  alternating["control_samples"]["control_first"] = order;
+  ordered_json paired_report = BuildAblationReport(Manifest(), {baseline, alternating});
+  const ordered_json& paired = Variant(paired_report, "disable dce");
+  EXPECT_NEAR(paired["ratio"].get<double>(), 1.02, 1e-9);
+  EXPECT_NEAR(paired["ci_half_width"].get<double>(), 0, 1e-9);
+  // Without the recorded order, the worker's (alternating, variant first).
+  alternating["control_samples"].erase("control_first");
+  paired_report = BuildAblationReport(Manifest(), {baseline, alternating});
+  EXPECT_NEAR(Variant(paired_report, "disable dce")["ratio"].get<double>(), 1.02, 1e-9);
+
+  // Another metric without control samples, or a record whose control is
+  // short, falls back to the block's baseline.
+  ReportOptions wall;
+  wall.metric = AblationMetric::kWallNs;
+  EXPECT_EQ(Variant(BuildAblationReport(Manifest(), {baseline, v}, wall), "disable dce")["comparison"],
+            "paired-rounds");
+  v["control_samples"]["kernel_ns"].erase(0);
+  report = BuildAblationReport(Manifest(), {baseline, v});
+  EXPECT_EQ(Variant(report, "disable dce")["comparison"], "paired-rounds");
+  EXPECT_TRUE(Variant(report, "disable dce")["control_median_ns"].is_null());
 }
 
 TEST(AblationReportTest, OutcomesFollowSignificanceAndThreshold) {

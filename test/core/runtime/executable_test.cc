@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "core/eval/hlo_evaluator.h"
@@ -133,6 +135,60 @@ const KernelRecord* Find(const std::vector<KernelRecord>& records, std::string_v
     if (r.name == name) return &r;
   }
   return nullptr;
+}
+
+TEST(ExecutableTest, ExecutablesSharingHostMemoryRunAlternatelyOnTheSamePages) {
+  // Two different programs on the same parameters (one needs a bigger
+  // arena), run in turns on shared memory: each gets its own right answer,
+  // and both read the same parameter buffers.
+  const char* small = R"(
+HloModule small
+ENTRY %main (a: f32[64], b: f32[64]) -> f32[64] {
+  %a = f32[64]{0} parameter(0)
+  %b = f32[64]{0} parameter(1)
+  ROOT %s = f32[64]{0} add(f32[64]{0} %a, f32[64]{0} %b)
+})";
+  const char* big = R"(
+HloModule big
+ENTRY %main (a: f32[64], b: f32[64]) -> f32[64] {
+  %a = f32[64]{0} parameter(0)
+  %b = f32[64]{0} parameter(1)
+  %m = f32[64]{0} multiply(f32[64]{0} %a, f32[64]{0} %b)
+  %e = f32[64]{0} exponential(f32[64]{0} %m)
+  %n = f32[64]{0} negate(f32[64]{0} %e)
+  ROOT %s = f32[64]{0} add(f32[64]{0} %n, f32[64]{0} %a)
+})";
+  std::vector<std::unique_ptr<HloModule>> modules;
+  std::vector<std::unique_ptr<Executable>> exes;
+  auto memory = std::make_shared<SharedHostMemory>();
+  for (const char* text : {small, big}) {
+    absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    absl::StatusOr<std::unique_ptr<Executable>> e = Executable::Create(**m, FakeKernels());
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    (*e)->ShareHostMemory(memory);
+    modules.push_back(std::move(*m));
+    exes.push_back(std::move(*e));
+  }
+  const Shape shape = modules[0]->entry_computation()->parameter_instruction(0)->shape();
+  std::vector<Literal> args;
+  args.push_back(Random(shape, 1));
+  args.push_back(Random(shape, 2));
+  for (int round = 0; round < 3; ++round) {
+    for (size_t k = 0; k < exes.size(); ++k) {
+      SCOPED_TRACE(::testing::Message() << "round " << round << ", program " << k);
+      absl::StatusOr<Literal> got = exes[k]->Run(args);
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      absl::StatusOr<Literal> want = HloEvaluator().Evaluate(*modules[k], args);
+      ASSERT_TRUE(want.ok()) << want.status().message();
+      absl::Status cmp = CompareLiterals(*want, *got, ErrorSpec{.abs = 1e-5, .rel = 1e-5});
+      EXPECT_TRUE(cmp.ok()) << cmp.message();
+    }
+  }
+  // The runs' parameters were copied into the shared buffers.
+  ASSERT_EQ(memory->Parameter(1, 0).size(), 64 * sizeof(float) / 8 + 1);
+  EXPECT_EQ(std::memcmp(memory->Parameter(1, 0).data(), args[1].untyped_data(), 64 * sizeof(float)), 0);
+  EXPECT_FALSE(memory->arena().empty());
 }
 
 TEST(ExecutableTest, MlpWithGemmLibraryCallsAndKernels) {
