@@ -1,11 +1,15 @@
-// The Kernels panel: run the optimized module on the CPU backend, then a
-// sortable per-kernel table (name, kind, calls, total, median, share, bytes),
+// The Kernels panel: run the optimized module on the CPU backend or the CUDA
+// runtime (device combo), then a header naming the device the shown run came
+// from, a sortable per-kernel table (name, kind, calls, total, median, share, bytes),
 // a zoomable timeline of the last step (wheel zooms at the mouse, drag pans),
 // and the HLO of the kernel clicked in either.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <string>
+#include <string_view>
 
 #include "gui/panels.h"
 
@@ -60,18 +64,22 @@ void SortRows(const KernelSummary& s, ImGuiTableSortSpecs* specs, std::vector<in
 void DrawTimeline(AppState& state, UiState& ui, const RunResult& run) {
   const std::vector<KernelRecord>& recs = run.profile.last_step;
   if (recs.empty()) return;
+  // One lane per CPU thread or CUDA stream, in id order (stream ids are
+  // sparse: CUPTI's, not 0..n).
   int64_t t_end = 0;
-  int64_t max_thread = 0;
+  std::map<int64_t, int> lanes;
   for (const KernelRecord& r : recs) {
     t_end = std::max(t_end, r.end_ns);
-    max_thread = std::max(max_thread, r.thread);
+    lanes.emplace(r.thread, 0);
   }
   if (t_end <= 0) return;
+  int lane_count = 0;
+  for (auto& [thread, lane] : lanes) lane = lane_count++;
   const float lane_h = 22.0f;
   const float ruler_h = 18.0f;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float width = ImGui::GetContentRegionAvail().x;
-  const float height = ruler_h + lane_h * static_cast<float>(max_thread + 1) + 4;
+  const float height = ruler_h + lane_h * static_cast<float>(lane_count) + 4;
   ImGui::InvisibleButton("##timeline", ImVec2(width, height));
   const bool hovered = ImGui::IsItemHovered();
   ImGuiIO& io = ImGui::GetIO();
@@ -112,7 +120,7 @@ void DrawTimeline(AppState& state, UiState& ui, const RunResult& run) {
   for (const KernelRecord& r : recs) {
     float x0 = x_of(r.start_ns), x1 = std::max(x_of(r.end_ns), x0 + 1.0f);
     if (x1 < origin.x || x0 > origin.x + width) continue;
-    const float y0 = origin.y + ruler_h + lane_h * static_cast<float>(r.thread) + 2;
+    const float y0 = origin.y + ruler_h + lane_h * static_cast<float>(lanes[r.thread]) + 2;
     const ImVec2 a(x0, y0), b(x1, y0 + lane_h - 4);
     const bool selected = r.hlo_instruction == state.selected_kernel || r.name == state.selected_kernel;
     dl->AddRectFilled(a, b, KindColor(r.kind), 2.0f);
@@ -128,9 +136,10 @@ void DrawTimeline(AppState& state, UiState& ui, const RunResult& run) {
   }
   dl->PopClipRect();
   if (hover != nullptr) {
-    ImGui::SetTooltip("%s (%s%s%s)\n%.3f us, start %.3f us\nthread %lld", hover->name.c_str(), KernelKindName(hover->kind),
+    ImGui::SetTooltip("%s (%s%s%s)\n%.3f us, start %.3f us\n%s %lld", hover->name.c_str(), KernelKindName(hover->kind),
                       hover->detail.empty() ? "" : ", ", hover->detail.c_str(), hover->duration_ns() / 1e3,
-                      hover->start_ns / 1e3, static_cast<long long>(hover->thread));
+                      hover->start_ns / 1e3, run.device == "cuda" ? "stream" : "thread",
+                      static_cast<long long>(hover->thread));
     if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).x == 0) {
       state.selected_kernel = hover->name;
     }
@@ -143,7 +152,20 @@ void DrawTimeline(AppState& state, UiState& ui, const RunResult& run) {
 void DrawKernelsPanel(AppState& state, UiState& ui) {
   const bool can_run = state.pipeline_result != nullptr && state.pipeline_result->optimized != nullptr;
   ImGui::BeginDisabled(!can_run || state.run_job != nullptr);
-  if (ImGui::Button("Run on CPU")) StartRun(state);
+  const std::string run_label = "Run on " + state.run_settings.device;
+  if (ImGui::Button(run_label.c_str())) StartRun(state);
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(state.run_job != nullptr);
+  ImGui::SetNextItemWidth(70);
+  if (ImGui::BeginCombo("device", state.run_settings.device.c_str())) {
+    for (std::string_view device : kRunDevices) {
+      const bool selected = state.run_settings.device == device;
+      if (ImGui::Selectable(std::string(device).c_str(), selected)) state.run_settings.device = std::string(device);
+      if (selected) ImGui::SetItemDefaultFocus();
+    }
+    ImGui::EndCombo();
+  }
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::SetNextItemWidth(90);
@@ -157,6 +179,10 @@ void DrawKernelsPanel(AppState& state, UiState& ui) {
     ImGui::SameLine();
     ImGui::TextColored(colors::kWarn, "%s (%.1f s)", state.run_job->progress().stage().c_str(), state.run_job->seconds());
   }
+  const bool show_error = !state.run_status.ok() && state.run_job == nullptr;
+  if (show_error) {
+    ImGui::TextColored(colors::kBad, "last run failed: %s", std::string(state.run_status.message()).c_str());
+  }
   const RunResult* run = state.run_result.get();
   if (run == nullptr) {
     ImGui::TextColored(colors::kDim, can_run ? "Run the optimized module to time its kernels."
@@ -164,9 +190,17 @@ void DrawKernelsPanel(AppState& state, UiState& ui) {
     return;
   }
   const KernelSummary& s = run->profile.summary;
-  ImGui::SameLine(0, 20);
-  ImGui::Text("kernel %.3f ms/step   wall %.3f ms/step   compile %.0f ms   peak %.1f MiB", run->kernel_ms_median,
-              run->wall_ms_median, run->profile.compile_ms, run->profile.memory.peak_bytes() / 1048576.0);
+  // Its own line: a CUDA device description is long.
+  ImGui::TextColored(colors::kAccent, "ran on %s", run->device_description.c_str());
+  ImGui::SameLine();
+  if (run->device == "cuda") {
+    ImGui::Text("kernel %.3f ms/step (CUPTI)   wall %.3f ms/step   compile %.0f ms   device arena %.1f MiB",
+                run->kernel_ms_median, run->wall_ms_median, run->profile.compile_ms,
+                run->profile.memory.arena_bytes / 1048576.0);
+  } else {
+    ImGui::Text("kernel %.3f ms/step   wall %.3f ms/step   compile %.0f ms   peak %.1f MiB", run->kernel_ms_median,
+                run->wall_ms_median, run->profile.compile_ms, run->profile.memory.peak_bytes() / 1048576.0);
+  }
 
   const float avail = ImGui::GetContentRegionAvail().y;
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |

@@ -1,8 +1,8 @@
 // passlab-gui: the desktop GUI (Dear ImGui + GLFW + OpenGL 3).
 //
-//   passlab-gui [FILE] [--model NAME]
+//   passlab-gui [FILE] [--model NAME] [--device cpu|cuda]
 //   passlab-gui --screenshot out.png [--frames N] [--open FILE | --model NAME]
-//               [--select-pass ID] [--panel NAME] [--run] [--report DIR] ...
+//               [--select-pass ID] [--panel NAME] [--run] [--device cpu|cuda] [--report DIR] ...
 //
 // The screenshot mode renders headless (under Xvfb), waits until every job
 // (load, compile, run, diffs) is done, renders N more frames and writes the
@@ -100,6 +100,7 @@ struct Options {
   std::string select_pass;
   std::string panel;
   bool run = false;
+  std::string device = "cpu";
   bool no_compile = false;
   std::string report;
   std::string kernel;
@@ -158,7 +159,8 @@ int Main(int argc, char** argv) {
   app.add_option("--select-pass", o.select_pass, "Select an occurrence: @ID, ID, NAME or NAME:N");
   app.add_option("--panel", o.panel, "Tab to show: ir, kernels, emitter, ablation");
   app.add_flag("--no-compile", o.no_compile, "Do not compile after loading (auto-compile off)");
-  app.add_flag("--run", o.run, "Run the optimized module on the CPU backend (Kernels panel)");
+  app.add_flag("--run", o.run, "Run the optimized module on --device (Kernels panel)");
+  app.add_option("--device", o.device, "Device the Kernels panel runs on: cpu or cuda (the panel's combo starts here)");
   app.add_option("--report", o.report, "Open an ablation report directory (Ablation panel)");
   app.add_option("--kernel", o.kernel, "Kernel to show in the Emitter/Kernels panels (default: the first/slowest)");
   app.add_option("--emitter-pass", o.emitter_pass, "Emitter pass to show (default: the first that changed the MLIR)");
@@ -177,6 +179,12 @@ int Main(int argc, char** argv) {
   if (!o.panel.empty() && !ParseTab(o.panel, tab)) {
     std::fprintf(stderr, "passlab-gui: error: unknown panel '%s' (ir, kernels, emitter, ablation)\n", o.panel.c_str());
     return 1;
+  }
+  // Checked here rather than by CLI11 so that a wrong device exits 2 with
+  // the choices named, before any window opens.
+  if (!IsRunDevice(o.device)) {
+    std::fprintf(stderr, "passlab-gui: error: unknown device '%s' (cpu, cuda)\n", o.device.c_str());
+    return 2;
   }
   const bool headless = !o.screenshot.empty();
 
@@ -208,6 +216,7 @@ int Main(int argc, char** argv) {
   AppState state;
   InitAppState(state, headless ? "" : RecentFilesPath());
   state.auto_compile = !o.no_compile;
+  state.run_settings.device = o.device;
   UiState ui;
   ui.passlab_binary = SelfDirectory() + "/passlab";
   ui.tab = tab;

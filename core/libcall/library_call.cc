@@ -547,7 +547,9 @@ absl::StatusOr<ConvCall> AnalyzeConvCall(const HloInstruction& inst) {
       call.filter_shape = call.result_shape;
       break;
     case LibraryCallKind::kGemm:
-      return absl::InternalError("gemm is not a convolution");
+    case LibraryCallKind::kCholesky:
+    case LibraryCallKind::kTriangularSolve:
+      return absl::InternalError(StrCat(where, ": not a convolution"));
   }
   const ConvolutionDimensionNumbers& d = call.dnums;
   int64_t spatial = static_cast<int64_t>(d.input_spatial_dimensions.size());

@@ -13,8 +13,6 @@ absl::Status Err(const HloInstruction& inst, std::string_view message) {
   return absl::InvalidArgumentError(StrCat(HloOpcodeString(inst.opcode()), ": ", message));
 }
 
-std::string Dims(const std::vector<int64_t>& d) { return StrCat("{", Join(d, ","), "}"); }
-
 bool HasShape(const HloInstruction& inst) {
   return inst.shape().element_type() != PrimitiveType::kInvalid;
 }

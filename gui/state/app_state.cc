@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "analysis/cuda_profile.h"
+#include "core/codegen/gpu_kernel_compiler.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
@@ -186,6 +188,19 @@ std::shared_ptr<const PipelineResult> Summarize(std::shared_ptr<PassRecorder> re
 template <typename T>
 bool Running(const JobPtr<T>& job) {
   return job != nullptr && !job->done();
+}
+
+// The Kernels panel's run on the CUDA runtime with the GPU code generator's
+// kernels; errors name the device ("cuda: compile: no CUDA driver ...").
+absl::StatusOr<CudaProfile> RunOnCuda(const HloModule& module, absl::Span<const Literal> args,
+                                      const RunSettings& settings) {
+  GpuKernelCompiler compiler;
+  CudaProfileOptions options;
+  options.warmup = settings.warmup;
+  options.repeats = settings.repeats;
+  absl::StatusOr<CudaProfile> profile = ProfileOnCuda(module, args, GpuCodegenKernels(compiler), options);
+  if (!profile.ok()) return absl::Status(profile.status().code(), StrCat("cuda: ", profile.status().message()));
+  return profile;
 }
 
 }  // namespace
@@ -386,9 +401,17 @@ std::pair<uint64_t, uint64_t> SelectedFingerprints(const AppState& state) {
   return {o.fingerprint_before, o.fingerprint_after};
 }
 
+bool IsRunDevice(std::string_view device) {
+  return std::find(kRunDevices.begin(), kRunDevices.end(), device) != kRunDevices.end();
+}
+
 void StartRun(AppState& state) {
   if (state.pipeline_result == nullptr || state.pipeline_result->optimized == nullptr) {
     Log(state, LogLevel::kWarning, "run", "nothing to run: compile a module first (the last compile failed or none ran)");
+    return;
+  }
+  if (!IsRunDevice(state.run_settings.device)) {
+    Log(state, LogLevel::kError, "run", StrCat("unknown device '", state.run_settings.device, "' (expected cpu or cuda)"));
     return;
   }
   if (Running(state.run_job)) return;
@@ -398,15 +421,25 @@ void StartRun(AppState& state) {
       "run", [module, settings](JobProgress& p) -> absl::StatusOr<std::shared_ptr<const RunResult>> {
         p.SetStage("making inputs");
         std::vector<Literal> args = MakeRandomArguments(*module->entry_computation(), settings.seed);
-        p.SetStage("compiling kernels and running");
-        ProfileOptions options;
-        options.warmup = settings.warmup;
-        options.repeats = settings.repeats;
-        options.compile.num_threads = settings.threads;
-        absl::StatusOr<ProfileResult> profile = CompileAndProfile(*module, args, options);
-        if (!profile.ok()) return profile.status();
+        absl::StatusOr<ProfileResult> profile;
         auto r = std::make_shared<RunResult>();
         r->module = module;
+        r->device = settings.device;
+        if (settings.device == "cuda") {
+          p.SetStage("compiling kernels and running on cuda");
+          absl::StatusOr<CudaProfile> cuda = RunOnCuda(*module, args, settings);
+          if (!cuda.ok()) return cuda.status();
+          r->device_description = cuda->device;
+          profile = static_cast<ProfileResult&&>(std::move(*cuda));  // what the panel shows
+        } else {
+          p.SetStage("compiling kernels and running");
+          ProfileOptions options;
+          options.warmup = settings.warmup;
+          options.repeats = settings.repeats;
+          options.compile.num_threads = settings.threads;
+          profile = CompileAndProfile(*module, args, options);
+        }
+        if (!profile.ok()) return profile.status();
         r->kernel_ms_median = Median(profile->kernel_ms);
         r->wall_ms_median = Median(profile->wall_ms);
         r->profile = std::move(*profile);
@@ -523,6 +556,7 @@ void Poll(AppState& state) {
       state.loaded = *job->result();
       state.pipeline_result = nullptr;
       state.run_result = nullptr;
+      state.run_status = absl::OkStatus();
       state.emitter_result = nullptr;
       state.selected_occurrence = -1;
       state.selected_kernel.clear();
@@ -566,13 +600,14 @@ void Poll(AppState& state) {
   if (state.run_job != nullptr && state.run_job->done()) {
     auto job = std::move(state.run_job);
     state.run_job = nullptr;
+    state.run_status = job->result().status();
     if (!job->result().ok()) {
       Log(state, LogLevel::kError, "run", std::string(job->result().status().message()));
     } else {
       state.run_result = *job->result();
       const RunResult& r = *state.run_result;
       Log(state, LogLevel::kInfo, "run",
-          StrCat(r.profile.summary.rows.size(), " kernels; kernel time ",
+          StrCat(r.device_description, ": ", r.profile.summary.rows.size(), " kernels; kernel time ",
                  absl::StrFormat("%.3f", r.kernel_ms_median), " ms/step, wall ",
                  absl::StrFormat("%.3f", r.wall_ms_median), " ms/step, compile ",
                  absl::StrFormat("%.0f", r.profile.compile_ms), " ms"));

@@ -1,7 +1,7 @@
 // The GUI's state in plain structs, and the state API the panels call and the
 // tests drive without a window: load a file or a model, toggle passes and
 // occurrences, compile (run the pipeline with a recorder), select an
-// occurrence, run the optimized module on the CPU backend, compile one
+// occurrence, run the optimized module on the CPU or CUDA backend, compile one
 // kernel's emitter pipeline, open an ablation report or start a sweep.
 //
 // Heavy work runs on Jobs (worker threads publishing immutable results);
@@ -11,13 +11,16 @@
 #ifndef PASSLAB_GUI_STATE_APP_STATE_H_
 #define PASSLAB_GUI_STATE_APP_STATE_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "analysis/profile_run.h"
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/ir/hlo_module.h"
@@ -126,15 +129,25 @@ struct PipelineResult {
 
 // ---- run (Kernels panel) ----------------------------------------------------
 
+// The devices a run can target: the CPU backend, or the CUDA runtime with
+// the GPU code generator's kernels, timed through CUPTI.
+inline constexpr std::array<std::string_view, 2> kRunDevices = {"cpu", "cuda"};
+bool IsRunDevice(std::string_view device);
+
 struct RunSettings {
+  std::string device = "cpu";  // one of kRunDevices
   int warmup = 1;
   int repeats = 5;
-  int threads = 0;
+  int threads = 0;  // cpu only
   uint64_t seed = 1;
 };
 
 struct RunResult {
   std::shared_ptr<const HloModule> module;  // the optimized module that ran
+  std::string device = "cpu";               // RunSettings::device of the run
+  std::string device_description = "cpu";   // "cuda:0 (NVIDIA H100 ...)" on cuda
+  // On cuda: records from CUPTI, kernel_ms the sum of device kernels per
+  // step, memory.arena_bytes the device arena (the rest of memory is 0).
   ProfileResult profile;
   double kernel_ms_median = 0;
   double wall_ms_median = 0;
@@ -196,7 +209,8 @@ struct AppState {
   // Run.
   RunSettings run_settings;
   JobPtr<std::shared_ptr<const RunResult>> run_job;
-  std::shared_ptr<const RunResult> run_result;
+  std::shared_ptr<const RunResult> run_result;  // the last run that succeeded
+  absl::Status run_status;                      // of the last finished run
   std::string selected_kernel;
 
   // Emitter.
@@ -242,7 +256,9 @@ void SelectRun(AppState& state, int64_t run);
 // The module before and after what the selection shows (the selected run,
 // or the occurrence's span); {0, 0} when nothing ran.
 std::pair<uint64_t, uint64_t> SelectedFingerprints(const AppState& state);
-// Compiles the optimized module for the CPU backend and times it.
+// Compiles the optimized module for run_settings.device and times it. A
+// device that cannot run (no CUDA driver or device, the cuda backend not
+// built) fails the job with that message in the log.
 void StartRun(AppState& state);
 // Compiles one instruction of the optimized module, keeping its MLIR after
 // every emitter pass.

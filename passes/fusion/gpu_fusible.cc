@@ -100,18 +100,6 @@ HloInstruction* CloneIntoFusion(HloInstruction* fusion, HloInstruction* producer
   return clones.at(inner->root_instruction());
 }
 
-// Removes fused parameters nothing reads any more (with their operands).
-absl::Status RemoveUnusedParameters(HloInstruction* fusion) {
-  HloComputation* body = fusion->fused_instructions_computation();
-  for (int64_t i = body->num_parameters() - 1; i >= 0; --i) {
-    HloInstruction* p = body->parameter_instruction(i);
-    if (p->user_count() != 0 || body->root_instruction() == p) continue;
-    if (absl::Status s = body->RemoveParameter(i); !s.ok()) return s;
-    fusion->RemoveOperandAt(i);
-  }
-  return absl::OkStatus();
-}
-
 // Removes `instruction` (and a fusion's body) when nothing uses it.
 absl::Status RemoveIfUnused(HloInstruction* instruction) {
   if (instruction->user_count() != 0 || instruction->IsRoot()) return absl::OkStatus();

@@ -181,7 +181,10 @@ std::optional<ConvRoles> ConvCallRoles(const HloInstruction& inst) {
       r.operands[1] = ConvRole::kActivationOutput;
       r.result = ConvRole::kFilter;
       break;
-    case LibraryCallKind::kGemm: return std::nullopt;
+    case LibraryCallKind::kGemm:
+    case LibraryCallKind::kCholesky:
+    case LibraryCallKind::kTriangularSolve:
+      return std::nullopt;
   }
   return r;
 }

@@ -14,16 +14,6 @@ bool IsPred(const HloInstruction* i) { return i->shape().element_type() == Primi
 
 HloInstruction* Op(HloInstruction* i, int k) { return i->mutable_operand(k); }
 
-bool IsCommutative(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAdd: case HloOpcode::kMultiply: case HloOpcode::kAnd: case HloOpcode::kOr:
-    case HloOpcode::kXor: case HloOpcode::kMaximum: case HloOpcode::kMinimum:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // C op A => A op C for commutative ops (canonical form: constants right).
 Rule ConstantsToTheRight(HloOpcode op, std::string_view name) {
   return {op, name, [op](HloInstruction* i, RuleContext& ctx) -> HloInstruction* {

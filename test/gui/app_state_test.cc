@@ -247,6 +247,54 @@ TEST_F(AppStateTest, RunTimesEveryKernelAndFindsItsHlo) {
   EXPECT_FALSE(state_.run_result->profile.last_step.empty());
   std::string hlo = KernelHlo(*state_.run_result, s.rows.front().name, s.rows.front().computation);
   EXPECT_THAT(hlo, HasSubstr(s.rows.front().name));
+  EXPECT_EQ(state_.run_result->device, "cpu");
+  EXPECT_EQ(state_.run_result->device_description, "cpu");
+  EXPECT_TRUE(state_.run_status.ok()) << state_.run_status;
+}
+
+// Without a driver, a device or the backend built (this is what CI has), a
+// cuda run fails with the reason in the run status and the log, and a CPU
+// run right after works. Where a GPU is present the cuda run must succeed.
+TEST_F(AppStateTest, CudaRunNamesWhyItCannotRunAndTheCpuStillRuns) {
+  LoadFile(state_, file_);
+  WaitUntilIdle(state_);
+  state_.run_settings.device = "cuda";
+  state_.run_settings.repeats = 2;
+  StartRun(state_);
+  WaitUntilIdle(state_);
+  if (state_.run_result != nullptr) {
+    EXPECT_TRUE(state_.run_status.ok()) << state_.run_status;
+    EXPECT_EQ(state_.run_result->device, "cuda");
+    EXPECT_THAT(state_.run_result->device_description, ::testing::StartsWith("cuda:0"));
+    EXPECT_EQ(state_.run_result->profile.wall_ms.size(), 2u);
+    EXPECT_FALSE(state_.run_result->profile.summary.rows.empty());
+  } else {
+    ASSERT_FALSE(state_.run_status.ok());
+    EXPECT_THAT(std::string(state_.run_status.message()),
+                ::testing::ContainsRegex("^cuda: .*(no CUDA driver|no CUDA device|the cuda backend was not built)"));
+    EXPECT_TRUE(HasError("run", std::string(state_.run_status.message())));
+  }
+  EXPECT_EQ(state_.run_job, nullptr);
+
+  state_.run_settings.device = "cpu";
+  StartRun(state_);
+  WaitUntilIdle(state_);
+  ASSERT_NE(state_.run_result, nullptr) << (state_.log.empty() ? "" : state_.log.back().message);
+  EXPECT_TRUE(state_.run_status.ok()) << state_.run_status;
+  EXPECT_EQ(state_.run_result->device, "cpu");
+  EXPECT_FALSE(state_.run_result->profile.summary.rows.empty());
+}
+
+TEST_F(AppStateTest, UnknownRunDeviceIsLoggedAndStartsNothing) {
+  EXPECT_TRUE(IsRunDevice("cpu"));
+  EXPECT_TRUE(IsRunDevice("cuda"));
+  EXPECT_FALSE(IsRunDevice("tpu"));
+  LoadFile(state_, file_);
+  WaitUntilIdle(state_);
+  state_.run_settings.device = "tpu";
+  StartRun(state_);
+  EXPECT_EQ(state_.run_job, nullptr);
+  EXPECT_TRUE(HasError("run", "unknown device 'tpu'"));
 }
 
 TEST_F(AppStateTest, EmitterKeepsTheMlirAfterEveryEmitterPass) {

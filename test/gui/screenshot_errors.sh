@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # passlab-gui's errors: a bad file lands in the log with its location (and
-# the window still renders); bad flags fail with a message.
+# the window still renders); bad flags fail with a message; a cuda run that
+# cannot run lands in the log.
 set -euo pipefail
 gui="$1"; src="$2"; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -19,4 +20,18 @@ if xv --screenshot "$tmp/y.png" --open "$tmp/bad.hlo" --select-pass nosuchpass >
   fail "unknown pass accepted"
 fi
 grep -q "no pass occurrence 'nosuchpass'" "$tmp/out3" || fail "$(cat "$tmp/out3")"
+# --device: an unknown one exits 2 before any window; cuda without a GPU
+# (or without the backend built) is an error in the log, not a crash.
+set +e
+xv --screenshot "$tmp/z.png" --device tpu > "$tmp/out4" 2>&1
+code=$?
+set -e
+[ "$code" = 2 ] || fail "unknown device: exit $code: $(cat "$tmp/out4")"
+grep -q "unknown device 'tpu' (cpu, cuda)" "$tmp/out4" || fail "$(cat "$tmp/out4")"
+printf 'HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  ROOT t = f32[8] tanh(x)\n}\n' > "$tmp/good.hlo"
+xv --screenshot "$tmp/cuda.png" --open "$tmp/good.hlo" --run --device cuda --panel kernels > "$tmp/out5" 2>&1 \
+  || fail "cuda run: $(cat "$tmp/out5")"
+grep -Eq "\[error\] run: cuda: .*(no CUDA driver|no CUDA device|the cuda backend was not built)|\[info\] run: cuda:0" \
+  "$tmp/out5" || fail "cuda run log: $(cat "$tmp/out5")"
+python3 "$src/test/gui/check_png.py" "$tmp/cuda.png" 1280 800 > /dev/null || fail "blank window after a cuda run"
 echo "ok"

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/cuda_profile.h"
 #include "analysis/profile_run.h"
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/eval/hlo_evaluator.h"
@@ -29,7 +30,6 @@
 #include "core/runtime/kernel_summary.h"
 #include "passes/pipelines/pipelines.h"
 #include "tools/passlab/commands.h"
-#include "tools/passlab/cuda_run.h"
 #include "tools/passlab/emitter_dump.h"
 
 namespace passlab {
@@ -100,7 +100,7 @@ int RunOnCuda(const RunOptions& o, const GpuKernelProvider& kernels) {
     out << ChromeTraceJson(profile->last_step);
     if (!out) return ReportError(absl::InternalError(StrCat("cannot write trace '", o.trace, "'")));
   }
-  KernelSummary summary = SummarizeRecords(profile->records, o.repeats);
+  const KernelSummary& summary = profile->summary;
   fmt::print("device             {}\n", profile->device);
   fmt::print("{}", FormatKernelTable(summary, o.max_rows));
   fmt::print("\nsteps              {} (after {} warm-up)\n", o.repeats, o.warmup);
@@ -122,13 +122,7 @@ int RunRun(const RunOptions& o) {
     // provides the kernels; an op it cannot compile runs on the host, shown
     // as a "host: ..." routine.
     GpuKernelCompiler compiler;
-    GpuKernelProvider kernels = [&compiler](const HloInstruction& inst) -> absl::StatusOr<GpuKernel> {
-      if (absl::Status s = GpuKernelCompiler::CheckCompilable(inst); !s.ok()) {
-        return absl::UnimplementedError(s.message());
-      }
-      return compiler.Compile(inst);
-    };
-    return RunOnCuda(o, kernels);
+    return RunOnCuda(o, GpuCodegenKernels(compiler));
   }
   auto module = LoadModule(o.file, *o.source);
   if (!module.ok()) return ReportError(module.status());

@@ -1,5 +1,6 @@
-#include "tools/passlab/cuda_run.h"
+#include "analysis/cuda_profile.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/ir/str_util.h"
@@ -8,6 +9,15 @@
 #endif
 
 namespace passlab {
+
+GpuKernelProvider GpuCodegenKernels(GpuKernelCompiler& compiler) {
+  return [&compiler](const HloInstruction& inst) -> absl::StatusOr<GpuKernel> {
+    if (absl::Status s = GpuKernelCompiler::CheckCompilable(inst); !s.ok()) {
+      return absl::UnimplementedError(s.message());
+    }
+    return compiler.Compile(inst);
+  };
+}
 
 #ifdef PASSLAB_HAVE_CUDA
 
@@ -21,6 +31,7 @@ absl::StatusOr<CudaProfile> ProfileOnCuda(const HloModule& module, absl::Span<co
   if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message()));
   profile.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   profile.device = (*exe)->device_description();
+  profile.memory.arena_bytes = (*exe)->device_arena_bytes();
   for (int i = 0; i < options.warmup; ++i) {
     if (absl::Status s = (*exe)->Execute(args); !s.ok()) return absl::Status(s.code(), StrCat("run: ", s.message()));
   }
@@ -42,6 +53,7 @@ absl::StatusOr<CudaProfile> ProfileOnCuda(const HloModule& module, absl::Span<co
     if (!r.ok()) return absl::Status(r.status().code(), StrCat("run: ", r.status().message()));
     profile.result = std::move(*r);
   }
+  profile.summary = SummarizeRecords(profile.records, std::max(options.repeats, 1));
   return profile;
 }
 

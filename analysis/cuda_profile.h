@@ -1,0 +1,55 @@
+// Profile a module on the CUDA runtime (core/runtime/cuda_executable.h):
+// compile, warm up, and time `repeats` steps through CUPTI — the GPU
+// counterpart of CompileAndProfile (profile_run.h), shared by `passlab run
+// --device cuda` and the GUI's Kernels panel. The GPU code generator comes
+// in as a provider (GpuCodegenKernels; null: ops that need an emitted kernel
+// run on the host and show as "host: ..." routines). Builds without the CUDA
+// toolkit too: ProfileOnCuda then says the backend was not built.
+#ifndef PASSLAB_ANALYSIS_CUDA_PROFILE_H_
+#define PASSLAB_ANALYSIS_CUDA_PROFILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "analysis/profile_run.h"
+#include "core/codegen/gpu_kernel.h"
+#include "core/codegen/gpu_kernel_compiler.h"
+#include "core/ir/hlo_module.h"
+#include "core/ir/literal.h"
+#include "core/runtime/kernel_record.h"
+
+namespace passlab {
+
+struct CudaProfileOptions {
+  int warmup = 1;
+  int repeats = 5;
+  bool want_result = false;
+  bool cupti = true;  // false: CUDA events around each thunk
+};
+
+// What a CPU profile holds (wall_ms: host clock, transfers included;
+// kernel_ms: the sum of device kernel durations; memory.arena_bytes: the
+// device arena), plus:
+struct CudaProfile : ProfileResult {
+  std::string device;              // "cuda:0 (NVIDIA H100 ...)"
+  std::vector<double> envelope_ms;  // per step: first kernel start to last kernel end
+};
+
+// "no CUDA driver (libcuda.so.1 not found)", "no CUDA device", "the cuda
+// backend was not built ..." when it cannot run; otherwise errors say which
+// phase failed ("compile: ...", "run: ...").
+absl::StatusOr<CudaProfile> ProfileOnCuda(const HloModule& module, absl::Span<const Literal> args,
+                                          const GpuKernelProvider& kernels, const CudaProfileOptions& options);
+
+// The GPU code generator (core/codegen's NVPTX target) as the CUDA runtime's
+// kernel provider. An op it cannot compile answers Unimplemented, so the
+// runtime runs it on the host (a "host: ..." routine). `compiler` must
+// outlive the provider.
+GpuKernelProvider GpuCodegenKernels(GpuKernelCompiler& compiler);
+
+}  // namespace passlab
+
+#endif  // PASSLAB_ANALYSIS_CUDA_PROFILE_H_
