@@ -352,6 +352,16 @@ bool PairByRound(const PooledVariant& baseline, const PooledVariant& v, std::vec
 
 }  // namespace
 
+double InProcessCiHalfWidth(const nlohmann::json& record, AblationMetric metric, const ReportOptions& options) {
+  PooledVariant v;
+  AddRecord(v, record, AblationMetricName(metric));
+  if (!v.control_complete || v.pair_variant.size() < 2) return kNaN;
+  BootstrapOptions bootstrap;
+  bootstrap.resamples = options.bootstrap_resamples;
+  bootstrap.seed = options.bootstrap_seed;
+  return BootstrapPairedRatioCi(v.pair_variant, v.pair_control, bootstrap).RelativeHalfWidth();
+}
+
 nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
                                            const std::vector<nlohmann::json>& records,
                                            const ReportOptions& options) {

@@ -66,6 +66,12 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
                                            const std::vector<nlohmann::json>& records,
                                            const ReportOptions& options = {});
 
+// The relative 95% CI half-width of one record's in-process comparison
+// (its samples against its control_samples, in ABBA pairs, as the report
+// computes it), or NaN when the record has no complete control or fewer than
+// two pairs. The runner's --target-ci checks it between repetitions.
+double InProcessCiHalfWidth(const nlohmann::json& record, AblationMetric metric, const ReportOptions& options = {});
+
 // Writes report.json, report.csv, report.md, report.html and gbench.json
 // into `dir` (created if missing). Errors name the file.
 absl::Status WriteAblationReports(const nlohmann::ordered_json& report, const std::string& dir);

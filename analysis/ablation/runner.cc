@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "analysis/ablation/report.h"
 #include "analysis/ablation/stats.h"
 #include "core/ir/str_util.h"
 #include "xxhash.h"
@@ -564,34 +566,56 @@ class Sweep {
       absl::StatusOr<Json> reply = s.ok() ? slot.process->Receive(o_.timeout_s) : absl::StatusOr<Json>(s);
       if (!reply.ok()) RecordDeath(slot, reply.status(), "warming up");
     }
+    // One timed repetition of a slot, appended to its record.
+    auto run_once = [&](Slot& slot) {
+      absl::Status s = slot.process->Send("run 1");
+      absl::StatusOr<Json> reply = s.ok() ? slot.process->Receive(o_.timeout_s) : absl::StatusOr<Json>(s);
+      if (!reply.ok() || reply->contains("error")) {
+        RecordDeath(slot, reply.ok() ? absl::AbortedError(reply->value("error", "")) : reply.status(), "running");
+        return;
+      }
+      Json& samples = slot.record["samples"];
+      for (const char* key : {"kernel_ns", "kernel_copy_ns", "wall_ns"}) {
+        for (const Json& v : (*reply)[key]) samples[key].push_back(v);
+      }
+      if (reply->contains("control")) {
+        // The control's steps, one per variant step, in the same order.
+        Json& control = slot.record["control_samples"];
+        for (const char* key : {"kernel_ns", "kernel_copy_ns", "wall_ns", "control_first"}) {
+          if (!(*reply)["control"].contains(key)) continue;
+          for (const Json& v : (*reply)["control"][key]) control[key].push_back(v);
+        }
+      }
+      slot.record["kernel_count"] = (*reply)["kernel_count"];
+      slot.record["bytes"] = (*reply)["bytes"];
+    };
     const int n = static_cast<int>(slots.size());
     for (int rep = 0; rep < o_.repeats; ++rep) {
       progress_fraction_ = (finished_ + static_cast<double>(rep) / o_.repeats * (n - 1)) / std::max(1, total_);
       Progress(StrCat("block ", BlockNumber(), ": repetition ", rep + 1, "/", o_.repeats));
       for (int k = 0; k < n; ++k) {
         Slot& slot = slots[(k + rep) % n];
-        if (!slot.ok) continue;
-        absl::Status s = slot.process->Send("run 1");
-        absl::StatusOr<Json> reply = s.ok() ? slot.process->Receive(o_.timeout_s) : absl::StatusOr<Json>(s);
-        if (!reply.ok() || reply->contains("error")) {
-          RecordDeath(slot, reply.ok() ? absl::AbortedError(reply->value("error", "")) : reply.status(),
-                      "running");
-          continue;
+        if (slot.ok) run_once(slot);
+      }
+    }
+    // Adaptive repetitions: more for the variants whose in-process
+    // comparison is not yet as precise as asked (the metric the report
+    // judges by default).
+    if (o_.control && o_.target_ci > 0) {
+      for (int rep = o_.repeats; rep < o_.max_repeats; ++rep) {
+        std::vector<Slot*> imprecise;
+        for (size_t k = 1; k < slots.size(); ++k) {
+          if (!slots[k].ok) continue;
+          const double half = InProcessCiHalfWidth(slots[k].record, AblationMetric::kKernelNs);
+          if (std::isnan(half) || half > o_.target_ci) imprecise.push_back(&slots[k]);
         }
-        Json& samples = slot.record["samples"];
-        for (const char* key : {"kernel_ns", "kernel_copy_ns", "wall_ns"}) {
-          for (const Json& v : (*reply)[key]) samples[key].push_back(v);
+        if (imprecise.empty()) break;
+        Progress(StrCat("block ", BlockNumber(), ": ", imprecise.size(), " above ±", o_.target_ci * 100,
+                        "%, repetition ", rep + 1));
+        for (Slot* slot : imprecise) {
+          run_once(*slot);
+          slot->record["extra_repeats"] = slot->record.value("extra_repeats", 0) + 1;
         }
-        if (reply->contains("control")) {
-          // The control's steps, one per variant step, in the same order.
-          Json& control = slot.record["control_samples"];
-          for (const char* key : {"kernel_ns", "kernel_copy_ns", "wall_ns", "control_first"}) {
-            if (!(*reply)["control"].contains(key)) continue;
-            for (const Json& v : (*reply)["control"][key]) control[key].push_back(v);
-          }
-        }
-        slot.record["kernel_count"] = (*reply)["kernel_count"];
-        slot.record["bytes"] = (*reply)["bytes"];
       }
     }
     if (!slots[0].ok) {
@@ -655,6 +679,17 @@ class Sweep {
 absl::Status RunAblation(const AblationOptions& options) {
   if (options.worker_exe.empty()) return absl::InvalidArgumentError("ablation: no worker executable");
   if (options.repeats < 2) return absl::InvalidArgumentError("ablation: --repeats must be at least 2 (statistics need samples)");
+  if (options.target_ci < 0 || options.target_ci >= 1) {
+    return absl::InvalidArgumentError(StrCat("ablation: --target-ci must be a percentage in (0, 100), not ",
+                                             options.target_ci * 100));
+  }
+  if (options.target_ci > 0 && !options.control) {
+    return absl::InvalidArgumentError("ablation: --target-ci needs the in-process control (drop --no-control)");
+  }
+  if (options.target_ci > 0 && options.max_repeats <= options.repeats) {
+    return absl::InvalidArgumentError(StrCat("ablation: --max-repeats (", options.max_repeats,
+                                             ") must exceed --repeats (", options.repeats, ") for --target-ci"));
+  }
   return Sweep(options).Run();
 }
 
@@ -713,6 +748,8 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
   manifest["warmup"] = o.warmup;
   manifest["block_size"] = o.block_size;
   manifest["control"] = o.control;
+  manifest["target_ci"] = o.target_ci;
+  manifest["max_repeats"] = o.max_repeats;
   manifest["threads"] = o.threads;
   manifest["seed"] = o.seed;
   manifest["reference"] = o.reference;

@@ -50,6 +50,12 @@ struct AblationOptions {
   // the same process, next to the variant in every repetition (worker.h:
   // `control`); the report then compares each variant with its own control.
   bool control = true;
+  // Adaptive repetitions (with `control`): after `repeats`, a variant whose
+  // paired ratio's 95% CI half-width is still above `target_ci` (a fraction:
+  // 0.02 = ±2%) gets more repetitions, round-robin with the others still
+  // above it, until it is within the target or has `max_repeats`. 0: off.
+  double target_ci = 0;
+  int max_repeats = 0;
   std::string device = "cpu";  // where variants run: "cpu" or "cuda"
   uint64_t seed = 1;
   std::string reference = "evaluator";  // "evaluator", "baseline" or "none"

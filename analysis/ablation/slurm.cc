@@ -147,6 +147,10 @@ Json RunSettings(const AblationOptions& o) {
   // Only when not the default, so that CPU plans keep their ids.
   if (o.device != "cpu") run["device"] = o.device;
   if (!o.control) run["control"] = false;
+  if (o.target_ci > 0) {
+    run["target_ci"] = o.target_ci;
+    run["max_repeats"] = o.max_repeats;
+  }
   return run;
 }
 
@@ -378,6 +382,8 @@ absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::strin
   o.threads = run.value("threads", 1);
   o.device = run.value("device", "cpu");
   o.control = run.value("control", true);
+  o.target_ci = run.value("target_ci", 0.0);
+  o.max_repeats = run.value("max_repeats", 0);
   o.seed = run.value("seed", uint64_t{1});
   o.reference = run.value("reference", "evaluator");
   o.tolerance = run.value("tolerance", 1e-3);

@@ -102,6 +102,30 @@ for l in open('$tmp/out/results.jsonl'):
     if r['variant']=='again': assert not r['check']['ok'], r['check']; print(r['check']['message'])" \
   | grep -q "output 0" || fail "wrong result not detected"
 
+# --target-ci: repetitions beyond --repeats while the ratio's CI is wider than asked.
+# No step pair times alike to 0.0001%, so every variant runs to --max-repeats; at
+# ±49% none needs more.
+echo "tight: dce" > "$tmp/v3.txt"
+"$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v3.txt" --repeats 3 --warmup 0 --target-ci 0.0001 \
+  --max-repeats 5 --out "$tmp/adaptive" > "$tmp/log" 2>&1 || fail "target-ci sweep: $(cat "$tmp/log")"
+python3 -c "import json
+rs=[json.loads(l) for l in open('$tmp/adaptive/results.jsonl')]
+v=[r for r in rs if r['variant']=='tight'][0]
+b=[r for r in rs if r['variant']!='tight'][0]
+assert v['extra_repeats']==2 and len(v['samples']['kernel_ns'])==5 and len(v['control_samples']['kernel_ns'])==5, v
+assert len(b['samples']['kernel_ns'])==3 and 'extra_repeats' not in b, b
+m=json.load(open('$tmp/adaptive/manifest.json')); assert m['target_ci']==1e-6 and m['max_repeats']==5, m" \
+  || fail "target-ci repetitions"
+"$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v3.txt" --repeats 3 --warmup 0 --target-ci 49 \
+  --out "$tmp/loose" > "$tmp/log" 2>&1 || fail "loose target-ci sweep: $(cat "$tmp/log")"
+python3 -c "import json
+v=[json.loads(l) for l in open('$tmp/loose/results.jsonl')][-1]
+assert v['variant']=='tight' and 'extra_repeats' not in v and len(v['samples']['kernel_ns'])==3, v" \
+  || fail "loose target-ci repeated"
+! "$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v3.txt" --repeats 3 --target-ci 2 --no-control \
+  --out "$tmp/nc" 2> "$tmp/err" || fail "target-ci without control accepted"
+grep -q "needs the in-process control" "$tmp/err" || fail "target-ci error: $(cat "$tmp/err")"
+
 # Errors name the place.
 echo "bad: no-such-pass" > "$tmp/bad.txt"
 ! "$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/bad.txt" --dry-run 2> "$tmp/err" || fail "bad variant accepted"

@@ -41,6 +41,8 @@ struct AblateOptions {
   int block = 8;
   int threads = 1;
   bool no_control = false;
+  double target_ci_pct = 0;
+  int max_repeats = 0;
   std::string device = "cpu";
   uint64_t seed = 1;
   std::string reference = "evaluator";
@@ -264,8 +266,11 @@ int RunAblate(const AblateOptions& o) {
     }
     int blocks = (runs + o.block - 1) / std::max(1, o.block);
     fmt::print("\n{} variants to run in {} block(s) of up to {} (+1 baseline each), {} warm-up + {} timed "
-               "repetitions each{}{}\n",
+               "repetitions each{}{}{}\n",
                runs, blocks, o.block, o.warmup, o.repeats,
+               o.target_ci_pct > 0 ? fmt::format(" (up to {} while the CI is wider than ±{:g}%)",
+                                                o.max_repeats > 0 ? o.max_repeats : 3 * o.repeats, o.target_ci_pct)
+                                   : "",
                o.no_control ? "" : ", each next to the baseline program in its own process",
                o.sweep == "pairs" ? StrCat("; then every pair among the top ", o.top_k, " passes") : "");
     return 0;
@@ -290,6 +295,8 @@ int RunAblate(const AblateOptions& o) {
   a.block_size = o.block;
   a.threads = o.threads;
   a.control = !o.no_control;
+  a.target_ci = o.target_ci_pct / 100;
+  a.max_repeats = o.max_repeats > 0 ? o.max_repeats : 3 * o.repeats;
   a.device = o.device;
   a.seed = o.seed;
   a.reference = o.reference;
@@ -333,6 +340,12 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_flag("--no-control", o->no_control,
                 "Do not time the baseline program inside each variant's process (faster; the comparison then "
                 "crosses processes and is noisier)");
+  cmd->add_option("--target-ci", o->target_ci_pct,
+                  "Repeat variants whose ratio's 95% CI half-width is above PCT percent (e.g. 2) after --repeats, "
+                  "until within it or --max-repeats")
+      ->check(CLI::Range(0.0, 50.0));
+  cmd->add_option("--max-repeats", o->max_repeats, "Repetitions at most per variant with --target-ci (default: 3x --repeats)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--device", o->device,
                   "Where variants run: cpu, or cuda (GPU kernels from the NVPTX code generator, cuBLASLt/cuDNN "
                   "calls, CUPTI kernel times)")

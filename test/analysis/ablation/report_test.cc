@@ -170,6 +170,25 @@ TEST(AblationReportTest, VariantsAreComparedWithTheBaselineOfTheirBlock) {
   EXPECT_GT(Variant(report, "disable dce")["ratio"].get<double>(), 1.1);
 }
 
+TEST(AblationReportTest, InProcessCiHalfWidthOfOneRecord) {
+  json v = Measured("disable dce", "disable-one", {"dce"}, 1.0);
+  // No control: nothing to pair with.
+  EXPECT_TRUE(std::isnan(InProcessCiHalfWidth(v, AblationMetric::kKernelNs)));
+  // A control that the variant tracks exactly, 3% slower: no spread at all.
+  json control = json::array();
+  for (json& x : v["samples"]["kernel_ns"]) {
+    control.push_back(x.get<double>());
+    x = x.get<double>() * 1.03;
+  }
+  v["control_samples"] = {{"kernel_ns", control}};
+  EXPECT_NEAR(InProcessCiHalfWidth(v, AblationMetric::kKernelNs), 0, 1e-12);
+  // Ratios that wander by ±10% give a wide interval; the wall metric has no
+  // control samples.
+  for (size_t i = 0; i < control.size(); ++i) v["samples"]["kernel_ns"][i] = control[i].get<double>() * ((i / 2) % 2 ? 1.1 : 0.9);
+  EXPECT_GT(InProcessCiHalfWidth(v, AblationMetric::kKernelNs), 0.02);
+  EXPECT_TRUE(std::isnan(InProcessCiHalfWidth(v, AblationMetric::kWallNs)));
+}
+
 TEST(AblationReportTest, InProcessControlIsPreferredOverTheBlockBaseline) {
   // The block's baseline process ran 30% slow, and the variant's process
   // slowed down by half in its second half; the control timed beside the
