@@ -19,6 +19,18 @@ GpuKernelProvider GpuCodegenKernels(GpuKernelCompiler& compiler) {
   };
 }
 
+GpuCompileOptions GpuCompileOptionsForDevice(GpuCompileOptions base, int ordinal) {
+#ifdef PASSLAB_HAVE_CUDA
+  absl::StatusOr<std::pair<int, int>> cc = CudaComputeCapability(ordinal);
+  if (!cc.ok()) return base;
+  absl::StatusOr<std::string> target = GpuTargetForComputeCapability(cc->first, cc->second);
+  if (target.ok()) base.target = *target;
+#else
+  (void)ordinal;
+#endif
+  return base;
+}
+
 #ifdef PASSLAB_HAVE_CUDA
 
 absl::StatusOr<CudaProfile> ProfileOnCuda(const HloModule& module, absl::Span<const Literal> args,

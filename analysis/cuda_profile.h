@@ -50,6 +50,12 @@ absl::StatusOr<CudaProfile> ProfileOnCuda(const HloModule& module, absl::Span<co
 // outlive the provider.
 GpuKernelProvider GpuCodegenKernels(GpuKernelCompiler& compiler);
 
+// Compile options for the device `ordinal`: `base` with the PTX target of
+// the device's compute capability (GpuTargetForComputeCapability), so that
+// an A100 gets sm_80 and an H100 sm_90. Without a device (or a CUDA build),
+// `base` as it is: the run that follows reports the missing device.
+GpuCompileOptions GpuCompileOptionsForDevice(GpuCompileOptions base = {}, int ordinal = 0);
+
 }  // namespace passlab
 
 #endif  // PASSLAB_ANALYSIS_CUDA_PROFILE_H_

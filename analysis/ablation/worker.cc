@@ -101,7 +101,7 @@ class CudaProgram : public DeviceProgram {
 
  private:
   CudaProgram() = default;
-  GpuKernelCompiler compiler_;
+  GpuKernelCompiler compiler_{GpuCompileOptionsForDevice()};
   std::unique_ptr<CudaExecutable> exe_;
 };
 #endif

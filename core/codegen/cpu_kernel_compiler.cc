@@ -360,7 +360,7 @@ std::string CanonicalInstructionText(const HloInstruction& h,
   return text.substr(0, open) + operands + text.substr(close - 1);
 }
 
-std::string CacheKey(const HloInstruction& h, const CpuCompileOptions& o) {
+std::string HloCacheKey(const HloInstruction& h) {
   absl::flat_hash_map<const HloInstruction*, int64_t> names;
   for (int64_t i = 0; i < h.operand_count(); ++i) names.emplace(h.operand(i), i);
   std::string key = CanonicalInstructionText(h, names);
@@ -383,12 +383,19 @@ std::string CacheKey(const HloInstruction& h, const CpuCompileOptions& o) {
   for (const HloComputation* c : h.called_computations()) {
     if (c != nullptr && h.opcode() != HloOpcode::kFusion) key += "\n" + PrintComputation(*c, print);
   }
+  return key;
+}
+
+std::string CacheKey(const HloInstruction& h, const CpuCompileOptions& o) {
+  std::string key = HloCacheKey(h);
   key += StrCat("|v", o.vectorize, "|u", o.unroll, "|O", o.llvm_opt_level);
   for (const std::string& d : o.disabled_passes) key += "|-" + d;
   return key;
 }
 
 }  // namespace
+
+std::string KernelCacheKey(const HloInstruction& instruction) { return HloCacheKey(instruction); }
 
 const std::vector<EmitterPassInfo>& EmitterPipelinePasses() { return PassList(); }
 

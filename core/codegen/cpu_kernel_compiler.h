@@ -64,6 +64,13 @@ struct CpuCompileOptions {
   bool use_cache = true;
 };
 
+// The part of a kernel's compile-cache key that comes from the HLO: the
+// instruction (and a fusion's body, a callee's text) with operands and
+// fused values numbered rather than named, so identical kernels of
+// different modules or variants share an entry. Both backends' caches key
+// on it (plus their options).
+std::string KernelCacheKey(const HloInstruction& instruction);
+
 class CpuKernelCompiler {
  public:
   explicit CpuKernelCompiler(CpuCompileOptions options = {});

@@ -4,7 +4,9 @@
 #include "core/codegen/gpu_kernel_compiler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <map>
 #include <mutex>
 
 #include "core/codegen/kernel_emitter.h"
@@ -12,6 +14,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/SourceMgr.h"
@@ -816,7 +819,27 @@ absl::StatusOr<std::string> LlvmToPtx(llvm::Module& module, const std::string& e
 
 }  // namespace
 
-std::string GpuTargetForComputeCapability(int major, int minor) { return StrCat("sm_", major, minor); }
+absl::StatusOr<std::string> GpuTargetForComputeCapability(int major, int minor) {
+  if (major <= 0 || minor < 0 || minor > 9) {
+    return absl::InvalidArgumentError(StrCat("gpu codegen: no PTX target for compute capability ", major, ".", minor));
+  }
+  InitializeNvptxOnce();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (target == nullptr) return absl::InternalError(StrCat("gpu codegen: no NVPTX target: ", error));
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple, "", ""));
+  if (sti == nullptr) return absl::InternalError("gpu codegen: no NVPTX subtarget information");
+  // The device's own target, else the newest older one LLVM knows.
+  for (int m = major; m >= 2; --m) {
+    for (int n = m == major ? minor : 9; n >= 0; --n) {
+      std::string sm = StrCat("sm_", m, n);
+      if (sti->isCPUStringValid(sm)) return sm;
+    }
+  }
+  return absl::InvalidArgumentError(
+      StrCat("gpu codegen: LLVM's NVPTX backend has no target for compute capability ", major, ".", minor));
+}
 
 const std::vector<EmitterPassInfo>& GpuEmitterPipelinePasses() { return GpuPassList(); }
 
@@ -868,8 +891,49 @@ absl::StatusOr<std::string> GpuKernelCompiler::EmitMlir(const HloInstruction& in
   return text;
 }
 
+namespace {
+
+std::mutex gpu_cache_mu;
+std::map<std::string, GpuKernel>& GpuKernelCache() {
+  static auto* cache = new std::map<std::string, GpuKernel>();
+  return *cache;
+}
+std::atomic<int64_t> gpu_cache_hits{0}, gpu_cache_misses{0};
+
+}  // namespace
+
+int64_t GpuKernelCompiler::CacheHits() { return gpu_cache_hits.load(); }
+int64_t GpuKernelCompiler::CacheMisses() { return gpu_cache_misses.load(); }
+
 absl::StatusOr<GpuKernel> GpuKernelCompiler::Compile(const HloInstruction& instruction) {
   if (absl::Status s = CheckCompilable(instruction); !s.ok()) return s;
+  if (!options_.use_cache || options_.observer) {
+    ++gpu_cache_misses;
+    return CompileUncached(instruction);
+  }
+  std::string key = StrCat(KernelCacheKey(instruction), "|", options_.target, options_.ptx_features, "|w",
+                           options_.vector_width, "|O", options_.llvm_opt_level, "|", options_.libdevice_path);
+  for (const std::string& d : options_.disabled_passes) key += "|-" + d;
+  {
+    std::lock_guard<std::mutex> lock(gpu_cache_mu);
+    auto it = GpuKernelCache().find(key);
+    if (it != GpuKernelCache().end()) {
+      ++gpu_cache_hits;
+      GpuKernel kernel = it->second;
+      kernel.name = instruction.name();  // the code (and its PTX entry) is shared
+      return kernel;
+    }
+  }
+  ++gpu_cache_misses;
+  absl::StatusOr<GpuKernel> kernel = CompileUncached(instruction);
+  if (kernel.ok()) {
+    std::lock_guard<std::mutex> lock(gpu_cache_mu);
+    GpuKernelCache().emplace(std::move(key), *kernel);
+  }
+  return kernel;
+}
+
+absl::StatusOr<GpuKernel> GpuKernelCompiler::CompileUncached(const HloInstruction& instruction) {
   std::unique_ptr<mlir::MLIRContext> context = MakeGpuContext();
   GpuKernelEmitter emitter(context.get(), instruction, options_.vector_width);
   absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = emitter.EmitGpu();

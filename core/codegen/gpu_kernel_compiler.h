@@ -48,10 +48,18 @@ struct GpuCompileOptions {
   // Called after every emitter pass (as CpuCompileOptions::observer).
   std::function<void(const EmitterPassSnapshot&)> observer;
   bool observer_wants_text = true;
+  // Reuse the PTX of identical kernels (KernelCacheKey and these options)
+  // within the process: ablation variants share most kernels with their
+  // control. Off while an observer is set (it must see every pass).
+  bool use_cache = true;
 };
 
-// "sm_<major><minor>" for a device's compute capability (8.0 -> "sm_80").
-std::string GpuTargetForComputeCapability(int major, int minor);
+// The PTX target for a device's compute capability: "sm_<major><minor>"
+// (8.0 -> "sm_80") when LLVM's NVPTX backend knows it; a newer device than
+// LLVM knows gets the newest target LLVM has of the same or an older major
+// (PTX for an older target runs on newer devices), and a device older than
+// any target LLVM has (or a capability of 0.0) is an error.
+absl::StatusOr<std::string> GpuTargetForComputeCapability(int major, int minor);
 
 // The GPU emitter pipeline's passes, in order.
 const std::vector<EmitterPassInfo>& GpuEmitterPipelinePasses();
@@ -91,7 +99,12 @@ class GpuKernelCompiler {
   // The emitted MLIR (before the emitter pipeline), for dumps and tests.
   absl::StatusOr<std::string> EmitMlir(const HloInstruction& instruction);
 
+  // Kernels compiled and served from the cache so far in this process.
+  static int64_t CacheHits();
+  static int64_t CacheMisses();
+
  private:
+  absl::StatusOr<GpuKernel> CompileUncached(const HloInstruction& instruction);
   GpuCompileOptions options_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "core/ir/attribute_append.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -27,10 +28,16 @@ std::optional<T> FindName(std::string_view s, std::initializer_list<std::pair<st
 
 }  // namespace
 
-std::string CEscape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
+void CEscapeAppend(std::string& out, std::string_view s) {
+  // Most names need no escaping: one append.
+  size_t plain = 0;
+  while (plain < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[plain]);
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\') break;
+    ++plain;
+  }
+  out.append(s.data(), plain);
+  for (unsigned char c : s.substr(plain)) {
     switch (c) {
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
@@ -48,6 +55,12 @@ std::string CEscape(std::string_view s) {
         }
     }
   }
+}
+
+std::string CEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  CEscapeAppend(out, s);
   return out;
 }
 
@@ -58,30 +71,56 @@ std::string BracedInts(const std::vector<int64_t>& values) {
 bool OpMetadata::empty() const { return *this == OpMetadata(); }
 
 std::string OpMetadata::ToString() const {
-  std::vector<std::string> parts;
-  if (!op_type.empty()) parts.push_back(StrCat("op_type=\"", CEscape(op_type), "\""));
-  if (!op_name.empty()) parts.push_back(StrCat("op_name=\"", CEscape(op_name), "\""));
-  if (!source_file.empty()) {
-    parts.push_back(StrCat("source_file=\"", CEscape(source_file), "\""));
+  std::string out;
+  AppendOpMetadata(out, *this);
+  return out;
+}
+
+void AppendOpMetadata(std::string& out, const OpMetadata& m) {
+  out += '{';
+  bool first = true;
+  auto key = [&](std::string_view k) {
+    if (!first) out += ' ';
+    first = false;
+    out += k;
+  };
+  auto quoted = [&](std::string_view k, const std::string& v) {
+    if (v.empty()) return;
+    key(k);
+    out += "=\"";
+    CEscapeAppend(out, v);
+    out += '"';
+  };
+  auto number = [&](std::string_view k, int64_t v) {
+    if (v == 0) return;
+    key(k);
+    out += '=';
+    absl::StrAppend(&out, v);
+  };
+  quoted("op_type", m.op_type);
+  quoted("op_name", m.op_name);
+  quoted("source_file", m.source_file);
+  number("source_line", m.source_line);
+  number("source_end_line", m.source_end_line);
+  number("source_column", m.source_column);
+  number("source_end_column", m.source_end_column);
+  if (!m.profile_type.empty()) {
+    key("profile_type");
+    out += "={";
+    for (size_t i = 0; i < m.profile_type.size(); ++i) {
+      if (i > 0) out += ',';
+      out += m.profile_type[i];
+    }
+    out += '}';
   }
-  if (source_line != 0) parts.push_back(StrCat("source_line=", source_line));
-  if (source_end_line != 0) parts.push_back(StrCat("source_end_line=", source_end_line));
-  if (source_column != 0) parts.push_back(StrCat("source_column=", source_column));
-  if (source_end_column != 0) {
-    parts.push_back(StrCat("source_end_column=", source_end_column));
+  quoted("deduplicated_name", m.deduplicated_name);
+  if (m.preserve_layout) {
+    key("preserve_layout");
+    out += "=true";
   }
-  if (!profile_type.empty()) {
-    parts.push_back(StrCat("profile_type={", Join(profile_type, ","), "}"));
-  }
-  if (!deduplicated_name.empty()) {
-    parts.push_back(StrCat("deduplicated_name=\"", CEscape(deduplicated_name), "\""));
-  }
-  if (preserve_layout) parts.push_back("preserve_layout=true");
-  if (!scheduling_name.empty()) {
-    parts.push_back(StrCat("scheduling_name=\"", CEscape(scheduling_name), "\""));
-  }
-  if (stack_frame_id != 0) parts.push_back(StrCat("stack_frame_id=", stack_frame_id));
-  return StrCat("{", Join(parts, " "), "}");
+  quoted("scheduling_name", m.scheduling_name);
+  number("stack_frame_id", m.stack_frame_id);
+  out += '}';
 }
 
 std::string Window::ToString() const {

@@ -1,6 +1,8 @@
 #include "core/ir/shape.h"
 
+#include <algorithm>
 #include <cassert>
+#include <charconv>
 #include <limits>
 
 #include "core/ir/str_util.h"
@@ -156,22 +158,67 @@ void Shape::AppendTo(std::string& out, bool print_layout) const {
     out += ')';
     return;
   }
-  out += PrimitiveTypeName(element_type_);
-  out += '[';
-  for (size_t i = 0; i < dims_.size(); ++i) {
-    if (i > 0) out += ',';
-    if (dims_[i] == kUnboundedSize) {
-      out += '?';
-    } else {
-      if (dynamic_[i]) out += "<=";
-      absl::StrAppend(&out, dims_[i]);
+  // Formatted on the stack and appended once: this runs for every shape of
+  // every line a snapshot prints.
+  char buf[512];
+  char* p = buf;
+  char* const end = buf + sizeof(buf);
+  auto put_int = [&](int64_t v) { p = std::to_chars(p, end, v).ptr; };
+  const bool plain_layout = print_layout && IsArray() && layout_.has_value() && layout_->IsPlain();
+  // Worst case per number: "<=", a sign and 19 digits, a comma; beyond what
+  // fits (a malformed layout may list more numbers than dimensions), the
+  // slow path.
+  const size_t numbers = dims_.size() + (plain_layout ? layout_->minor_to_major().size() : 0);
+  if (numbers * 24 + 64 >= sizeof(buf)) {
+    out += PrimitiveTypeName(element_type_);
+    out += '[';
+    for (size_t i = 0; i < dims_.size(); ++i) {
+      if (i > 0) out += ',';
+      if (dims_[i] == kUnboundedSize) {
+        out += '?';
+      } else {
+        if (dynamic_[i]) out += "<=";
+        absl::StrAppend(&out, dims_[i]);
+      }
     }
+    out += ']';
+  } else {
+    const std::string_view type = PrimitiveTypeName(element_type_);
+    p = std::copy(type.begin(), type.end(), p);
+    *p++ = '[';
+    for (size_t i = 0; i < dims_.size(); ++i) {
+      if (i > 0) *p++ = ',';
+      if (dims_[i] == kUnboundedSize) {
+        *p++ = '?';
+      } else {
+        if (dynamic_[i]) {
+          *p++ = '<';
+          *p++ = '=';
+        }
+        put_int(dims_[i]);
+      }
+    }
+    *p++ = ']';
+    if (plain_layout) {
+      // XLA does not print "{}" for scalars (an invalid empty layout on an
+      // array still prints, so it survives a round trip to the verifier).
+      const std::vector<int64_t>& m2m = layout_->minor_to_major();
+      if (!(m2m.empty() && rank() == 0)) {
+        *p++ = '{';
+        for (size_t i = 0; i < m2m.size(); ++i) {
+          if (i > 0) *p++ = ',';
+          put_int(m2m[i]);
+        }
+        *p++ = '}';
+      }
+    }
+    out.append(buf, p);
+    if (plain_layout || !print_layout || !IsArray() || !layout_.has_value()) return;
+    out += layout_->ToString();
+    return;
   }
-  out += ']';
   if (!print_layout || !IsArray() || !layout_.has_value()) return;
   if (layout_->IsPlain()) {
-    // XLA does not print "{}" for scalars (an invalid empty layout on an
-    // array still prints, so it survives a round trip to the verifier).
     const std::vector<int64_t>& m2m = layout_->minor_to_major();
     if (m2m.empty() && rank() == 0) return;
     out += '{';

@@ -1,6 +1,7 @@
 #include "core/pass/hlo_pass_pipeline.h"
 
 #include <cassert>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <xxhash.h>
@@ -16,13 +17,18 @@ std::string PassRunContext::Path() const { return Join(path, "/"); }
 
 void PassRunContext::Remember(const HloModule& module) {
   const uint64_t generation = IrGeneration();
-  if (want_text && (last_text == nullptr || last_text_generation != generation)) {
-    // One walk for the text and its fingerprint.
-    last_text = PrintModuleText(module);
+  if (last_text == nullptr || last_text_generation != generation) {
+    // One walk for the text and its fingerprint, reusing what the last
+    // text shares with this state (unchanged computations and segments).
+    const auto start = std::chrono::steady_clock::now();
+    last_text = PrintModuleText(module, last_text.get());
     last_text_generation = generation;
     module.set_cached_fingerprint(generation, last_text->fingerprint());
+    ++stats.texts;
+    stats.lines_printed += last_text->lines_printed();
+    stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  last_fingerprint = ModuleFingerprint(module);
+  last_fingerprint = last_text->fingerprint();
   have_last = true;
 }
 
@@ -116,6 +122,7 @@ absl::StatusOr<bool> HloPassPipeline::RunImpl(HloModule& module, PassRunContext*
     bool changed = false;
     for (auto& pass : passes_) {
       absl::StatusOr<bool> r = RunChild(*pass, module, root, invariant_checkers_);
+      last_run_stats_ = root.stats;
       if (!r.ok()) return r.status();
       changed |= *r;
     }
@@ -173,7 +180,9 @@ absl::StatusOr<bool> HloPassPipeline::RunLeaf(
   }
   PassCounters counters;
   pass.counters_ = &counters;
+  const auto run_start = std::chrono::steady_clock::now();
   absl::StatusOr<bool> result = pass.Run(module, &context);
+  info.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   pass.counters_ = nullptr;
   if (!result.ok()) {
     context.have_last = false;
@@ -188,7 +197,7 @@ absl::StatusOr<bool> HloPassPipeline::RunLeaf(
   if (instrument) {
     context.Remember(module);
     after = context.last_fingerprint;
-    info.text_after = context.last_text;
+    if (context.want_text) info.text_after = context.last_text;
   }
   if (instrument && changed != (before != after)) {
     ++context.changed_audit_failures;

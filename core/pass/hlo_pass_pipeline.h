@@ -25,6 +25,15 @@ struct PipelineOptions {
   bool instrument = true;
 };
 
+// What instrumentation itself cost in one top-level pipeline run: the
+// canonical texts walked for fingerprints and snapshots, the instruction
+// lines printed for them, and the time taken (timers and observers aside).
+struct PipelineRunStats {
+  int64_t texts = 0;
+  int64_t lines_printed = 0;
+  double seconds = 0;
+};
+
 // State shared by every pass of one top-level pipeline run.
 class PassRunContext {
  public:
@@ -36,14 +45,16 @@ class PassRunContext {
   int64_t changed_audit_failures = 0;
   std::vector<const PassOccurrence*> occurrence_by_id;
   // The fingerprint of the module after the last run: passes are the only
-  // writers during a pipeline run, so it is the next run's "before". The
-  // canonical text is printed only when an observer wants it and the
-  // fingerprint changed (most runs in a fixed point change nothing).
+  // writers during a pipeline run, so it is the next run's "before". It is
+  // the hash of the canonical text, which is walked again only when the IR
+  // changed (most runs in a fixed point change nothing), reusing the last
+  // text's unchanged parts; observers get the text when they want it.
   bool have_last = false;
   uint64_t last_fingerprint = 0;
   bool want_text = false;
   std::shared_ptr<const ModuleText> last_text;  // null until printed
   uint64_t last_text_generation = 0;            // IrGeneration() it was printed at
+  PipelineRunStats stats;
 
   std::string Path() const;
   // Fingerprints the module as the new "last" state (and prints it, when
@@ -89,6 +100,8 @@ class HloPassPipeline : public HloPassInterface {
   // Every leaf occurrence with its id; freezes the pipeline.
   const std::vector<PassOccurrence>& Occurrences();
   const std::vector<std::unique_ptr<HloPassInterface>>& passes() const { return passes_; }
+  // What instrumentation cost in this pipeline's last top-level run.
+  const PipelineRunStats& last_run_stats() const { return last_run_stats_; }
 
   void EnumerateOccurrences(const std::string& path, bool in_fixed_point,
                             std::vector<PassOccurrence>& out) override;
@@ -114,6 +127,7 @@ class HloPassPipeline : public HloPassInterface {
   std::vector<PassObserver*> observers_;
   std::vector<PassOccurrence> occurrences_;
   bool frozen_ = false;
+  PipelineRunStats last_run_stats_;
 };
 
 class HloPassFixBase : public HloPassInterface {

@@ -28,6 +28,9 @@ struct PassRunInfo {
   // During AfterPass: the module's canonical text after the run, when an
   // observer asked for text (WantsModuleText) and the run changed the module.
   std::shared_ptr<const ModuleText> text_after;
+  // During AfterPass: the pass's own wall time, measured around its Run
+  // alone (what fingerprints and snapshots cost is not the pass's).
+  double run_seconds = 0;
 };
 
 // Named counters a pass bumps ("rule A+0 fired"), collected per run.

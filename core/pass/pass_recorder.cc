@@ -46,7 +46,11 @@ absl::Status PassRecorder::BeforePass(const PassRunInfo& info, const HloModule& 
 absl::Status PassRecorder::AfterPass(const PassRunInfo& info, const HloModule& module, bool changed,
                                      uint64_t fingerprint_before, uint64_t fingerprint_after,
                                      const PassCounters& counters) {
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  // The pass's own time when the pipeline measured it (instrumentation
+  // excluded), else from BeforePass to now.
+  double ms = info.run_seconds > 0
+                  ? info.run_seconds * 1e3
+                  : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   PassRunRecord r;
   r.info = info;
   r.changed = changed;

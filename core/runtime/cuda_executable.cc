@@ -931,6 +931,12 @@ absl::StatusOr<std::string> DescribeCudaDevice(int ordinal) {
   return (*d)->Describe();
 }
 
+absl::StatusOr<std::pair<int, int>> CudaComputeCapability(int ordinal) {
+  absl::StatusOr<std::unique_ptr<CudaDevice>> d = CudaDevice::Open(ordinal);
+  if (!d.ok()) return d.status();
+  return std::make_pair((*d)->compute_capability_major(), (*d)->compute_capability_minor());
+}
+
 CudaExecutable::~CudaExecutable() = default;
 
 absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Create(const HloModule& module,

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -59,6 +60,9 @@ struct CudaExecutableOptions {
 // "cuda:0 (NVIDIA H100 ..., sm_90, 132 SMs, 79.1 GiB)", or why there is no
 // usable device ("no CUDA driver (libcuda.so.1 not found)", "no CUDA device").
 absl::StatusOr<std::string> DescribeCudaDevice(int ordinal = 0);
+// The device's compute capability {major, minor} (9.0 on an H100), or why
+// there is no usable device.
+absl::StatusOr<std::pair<int, int>> CudaComputeCapability(int ordinal = 0);
 
 // What one run did besides its thunks (records carry the details).
 struct CudaRunStats {

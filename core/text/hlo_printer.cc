@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/ir/attribute_append.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -118,30 +119,117 @@ class Printer {
   }
 
   // The computation's canonical text: its cache when still valid, else
-  // printed (lines from the instructions' caches) and cached, unless an
-  // async op in it prints differently in different modules (the sugar).
+  // built (segments of the previous text reused where every line still
+  // matches, new lines printed) and cached, unless an async op in it prints
+  // differently in different modules (the sugar).
   std::shared_ptr<const ComputationText> ComputationChunk(const HloComputation& c) {
+    using Segment = ComputationText::Segment;
     const bool entry = c.IsEntryComputation();
     if (const std::shared_ptr<const ComputationText>& cached = c.text_cache(); cached && cached->entry == entry) {
       return cached;
     }
     auto chunk = std::make_shared<ComputationText>();
+    chunk->computation = &c;
     chunk->entry = entry;
-    chunk->pieces.reserve(c.instruction_count() + 2);
-    chunk_ = chunk.get();
-    chunk_hashes_.clear();
-    chunk_has_async_ = false;
     out_ += "\n";
-    Computation(c);
+    ComputationHeader(c);
+    chunk->header = std::move(out_);
+    out_.clear();
+    ComputationFooter(c);
     out_ += "\n";
-    FlushToChunk();
-    chunk->hash = XXH3_64bits(chunk_hashes_.data(), chunk_hashes_.size() * sizeof(uint64_t));
-    chunk_ = nullptr;
-    if (!chunk_has_async_) c.set_text_cache(chunk);
+    chunk->footer = std::move(out_);
+    out_.clear();
+    // The previous text's segments, by their first instruction.
+    absl::flat_hash_map<const HloInstruction*, const std::shared_ptr<const Segment>*> reusable;
+    if (auto it = previous_.find(&c); it != previous_.end()) {
+      reusable.reserve(it->second->segments.size());
+      for (const std::shared_ptr<const Segment>& seg : it->second->segments) {
+        if (seg->reusable) reusable.emplace(seg->pieces.front().instruction, &seg);
+      }
+    }
+    bool has_async = false;
+    const std::vector<HloInstruction*>& order = c.InstructionPostOrder();
+    std::shared_ptr<Segment> fresh;
+    std::vector<uint64_t> fresh_hashes;
+    auto close_fresh = [&] {
+      if (fresh == nullptr) return;
+      fresh->hash = XXH3_64bits(fresh_hashes.data(), fresh_hashes.size() * sizeof(uint64_t));
+      chunk->segments.push_back(std::move(fresh));
+      fresh = nullptr;
+      fresh_hashes.clear();
+    };
+    constexpr uint64_t kCut = (uint64_t{1} << ComputationText::kSegmentBits) - 1;
+    for (size_t i = 0; i < order.size();) {
+      if (fresh == nullptr) {
+        // At a segment start: the previous text's segment here, if all its
+        // lines are still these instructions' lines, in this order.
+        if (auto it = reusable.find(order[i]); it != reusable.end()) {
+          const std::shared_ptr<const Segment>& seg = *it->second;
+          const std::vector<ComputationText::Piece>& pieces = seg->pieces;
+          bool same = i + pieces.size() <= order.size();
+          for (size_t k = 0; same && k < pieces.size(); ++k) {
+            const HloInstruction* inst = order[i + k];
+            same = pieces[k].instruction == inst && pieces[k].text.get() == inst->cached_line() &&
+                   pieces[k].root == inst->IsRoot();
+          }
+          if (same) {
+            chunk->segments.push_back(seg);
+            i += pieces.size();
+            continue;
+          }
+        }
+        fresh = std::make_shared<Segment>();
+      }
+      const HloInstruction& inst = *order[i++];
+      uint64_t hash;
+      if (canonical_ && !IsAsync(inst.opcode())) {
+        if (inst.shared_cached_line() == nullptr) ++lines_printed_;
+        std::shared_ptr<const std::string> line = SharedLine(inst);
+        hash = InstructionFingerprint(inst);
+        if (inst.IsRoot()) fresh_hashes.push_back(0x526f6f74ULL);  // "Root"
+        fresh_hashes.push_back(hash);
+        fresh->size += line->size() + (inst.IsRoot() ? 8 : 3);
+        fresh->pieces.push_back({std::move(line), &inst, true, inst.IsRoot()});
+      } else {
+        // Async ops: raw text, as Computation prints them.
+        has_async = true;
+        out_ += "  ";
+        Instruction(inst);
+        out_ += "\n";
+        hash = XXH3_64bits(out_.data(), out_.size());
+        fresh_hashes.push_back(hash);
+        fresh->size += out_.size();
+        fresh->reusable = false;
+        fresh->pieces.push_back({std::make_shared<const std::string>(std::move(out_)), nullptr, false, false});
+        out_.clear();
+      }
+      if ((hash & kCut) == kCut) close_fresh();
+    }
+    close_fresh();
+    std::vector<uint64_t> hashes;
+    hashes.reserve(chunk->segments.size() + 2);
+    hashes.push_back(XXH3_64bits(chunk->header.data(), chunk->header.size()));
+    chunk->size = chunk->header.size() + chunk->footer.size();
+    for (const std::shared_ptr<const Segment>& seg : chunk->segments) {
+      hashes.push_back(seg->hash);
+      chunk->size += seg->size;
+    }
+    hashes.push_back(XXH3_64bits(chunk->footer.data(), chunk->footer.size()));
+    chunk->hash = XXH3_64bits(hashes.data(), hashes.size() * sizeof(uint64_t));
+    if (!has_async) c.set_text_cache(chunk);
     return chunk;
   }
 
   void Computation(const HloComputation& c) {
+    ComputationHeader(c);
+    for (const HloInstruction* inst : c.InstructionPostOrder()) {
+      out_ += "  ";
+      Instruction(*inst);
+      out_ += "\n";
+    }
+    ComputationFooter(c);
+  }
+  void ComputationHeader(const HloComputation& c) {
     if (c.IsEntryComputation()) out_ += "ENTRY ";
     Name(c.name());
     out_ += " (";
@@ -154,16 +242,8 @@ class Printer {
     out_ += ") -> ";
     if (c.root_instruction() != nullptr) c.root_instruction()->shape().AppendTo(out_, /*print_layout=*/false);
     out_ += " {\n";
-    for (const HloInstruction* inst : c.InstructionPostOrder()) {
-      if (chunk_ != nullptr && IsAsync(inst->opcode())) chunk_has_async_ = true;
-      if (chunk_ != nullptr && canonical_ && !IsAsync(inst->opcode())) {
-        ChunkLine(*inst);
-        continue;
-      }
-      out_ += "  ";
-      Instruction(*inst);
-      out_ += "\n";
-    }
+  }
+  void ComputationFooter(const HloComputation& c) {
     out_ += "}";
     if (c.execution_thread() != "main") {
       StrAppend(&out_, ", execution_thread=\"", CEscape(c.execution_thread()), "\"");
@@ -197,28 +277,16 @@ class Printer {
   }
 
   // The walk behind PrintModuleText (and CanonicalTextFingerprint): the
-  // module line, then each changed computation's text as pieces (raw text,
-  // and instruction lines shared with the instructions' caches) with the
-  // hash of each piece (raw text hashed as printed, lines by their
-  // instructions' cached fingerprints).
-  void CollectChunks() { collect_chunks_ = true; }
+  // module line, then each computation's text (ComputationChunk), reusing
+  // segments of `previous`.
+  void CollectChunks(const ModuleText* previous) {
+    collect_chunks_ = true;
+    if (previous == nullptr) return;
+    for (const std::shared_ptr<const ComputationText>& c : previous->computations()) previous_.emplace(c->computation, c.get());
+  }
   std::string& header() { return header_; }
   std::vector<std::shared_ptr<const ComputationText>>& chunks() { return chunks_; }
-  void FlushToChunk() {
-    if (chunk_ == nullptr || out_.empty()) return;
-    chunk_hashes_.push_back(XXH3_64bits(out_.data(), out_.size()));
-    chunk_->size += out_.size();
-    chunk_->pieces.push_back({std::make_shared<const std::string>(std::move(out_)), false, false});
-    out_.clear();
-  }
-  void ChunkLine(const HloInstruction& inst) {
-    FlushToChunk();
-    if (inst.IsRoot()) chunk_hashes_.push_back(0x526f6f74ULL);  // "Root"
-    chunk_hashes_.push_back(InstructionFingerprint(inst));
-    std::shared_ptr<const std::string> line = SharedLine(inst);
-    chunk_->size += line->size() + (inst.IsRoot() ? 8 : 3);
-    chunk_->pieces.push_back({std::move(line), true, inst.IsRoot()});
-  }
+  int64_t lines_printed() const { return lines_printed_; }
   static uint64_t InstructionFingerprint(const HloInstruction& inst) {
     if (inst.fingerprint_valid()) return inst.cached_fingerprint();
     const uint64_t f = InstructionFingerprintUncached(inst);
@@ -629,7 +697,8 @@ class Printer {
       Attr("control-predecessors", StrCat("{", Join(names, ", "), "}"));
     }
     if (options_.print_metadata && !inst.metadata().empty()) {
-      Attr("metadata", inst.metadata().ToString());
+      out_ += ", metadata=";
+      AppendOpMetadata(out_, inst.metadata());
     }
     if (options_.print_backend_config && !inst.raw_backend_config().empty()) {
       const std::string& bc = inst.raw_backend_config();
@@ -652,9 +721,9 @@ class Printer {
   bool collect_chunks_ = false;        // PrintModuleText: the module line and
   std::string header_;                 // one ComputationText per computation
   std::vector<std::shared_ptr<const ComputationText>> chunks_;
-  ComputationText* chunk_ = nullptr;   // the computation being printed into it
-  std::vector<uint64_t> chunk_hashes_;
-  bool chunk_has_async_ = false;
+  // The previous text's computations (segments to reuse), by identity.
+  absl::flat_hash_map<const HloComputation*, const ComputationText*> previous_;
+  int64_t lines_printed_ = 0;
   bool module_context_ = false;
   absl::flat_hash_set<const HloComputation*> sugared_;
 };
@@ -698,11 +767,15 @@ std::string PrintModule(const HloModule& module, const PrintOptions& options) {
 }
 
 void ComputationText::AppendTo(std::string& out) const {
-  for (const Piece& p : pieces) {
-    if (p.line) out += p.root ? "  ROOT " : "  ";
-    out += *p.text;
-    if (p.line) out += '\n';
+  out += header;
+  for (const std::shared_ptr<const Segment>& seg : segments) {
+    for (const Piece& p : seg->pieces) {
+      if (p.line) out += p.root ? "  ROOT " : "  ";
+      out += *p.text;
+      if (p.line) out += '\n';
+    }
   }
+  out += footer;
 }
 
 const std::string& ModuleText::str() const {
@@ -714,12 +787,13 @@ const std::string& ModuleText::str() const {
   return joined_;
 }
 
-std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module) {
+std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module, const ModuleText* previous) {
   auto text = std::make_shared<ModuleText>();
   const PrintOptions options;
   Printer p(options);
-  p.CollectChunks();
+  p.CollectChunks(previous);
   p.Module(module);
+  text->lines_printed_ = p.lines_printed();
   text->header_ = std::move(p.header());
   text->computations_ = std::move(p.chunks());
   std::vector<uint64_t> hashes;

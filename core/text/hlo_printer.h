@@ -31,20 +31,37 @@ struct PrintOptions {
 std::string PrintModule(const HloModule& module, const PrintOptions& options = {});
 
 // One computation's canonical text, as PrintModule prints it between the
-// computations before and after it ("\n[ENTRY ]%name (...) -> ... {\n",
-// the instruction lines, "}\n"): raw text pieces and instruction lines
-// shared with the instructions' line caches, plus the hash of the pieces.
-// The printer caches it on the computation (HloComputation::text_cache)
-// until the computation changes, so that snapshots share it whole.
+// computations before and after it: `header` ("\n[ENTRY ]%name (...) -> ...
+// {\n"), the instruction lines in segments, `footer` ("}\n"). A segment is
+// a run of consecutive lines (pieces: instruction lines shared with the
+// instructions' line caches; raw text for async ops, whose text depends on
+// the module) that ends where a line's hash has its low kSegmentBits bits
+// set, so boundaries depend only on the text: an edit changes the segments
+// around it and no others. The printer caches the text on the computation
+// (HloComputation::text_cache) until the computation changes; a snapshot
+// after a change reuses every segment of the previous snapshot whose lines
+// are all still the instructions' current lines, so that it costs a check
+// per line and new pieces only around the edits.
 struct ComputationText {
   struct Piece {
     std::shared_ptr<const std::string> text;
+    const HloInstruction* instruction = nullptr;  // a line's (identity only; null for raw text)
     bool line = false;  // an instruction line: printed as "  [ROOT ]<text>\n"
     bool root = false;
   };
-  std::vector<Piece> pieces;
+  struct Segment {
+    std::vector<Piece> pieces;
+    size_t size = 0;        // of the joined text
+    uint64_t hash = 0;      // over the pieces' hashes (lines: their instructions' cached hashes)
+    bool reusable = true;   // only instruction lines (no raw text)
+  };
+  static constexpr int kSegmentBits = 5;  // 32 lines per segment on average
+
+  const HloComputation* computation = nullptr;  // identity only, for reuse
+  std::string header, footer;
+  std::vector<std::shared_ptr<const Segment>> segments;
   size_t size = 0;      // of the joined text
-  uint64_t hash = 0;    // over the pieces' hashes (lines: their instructions' cached hashes)
+  uint64_t hash = 0;    // over the header's, the segments' and the footer's hashes
   bool entry = false;   // printed as the entry computation ("ENTRY ")
 
   void AppendTo(std::string& out) const;
@@ -54,7 +71,7 @@ struct ComputationText {
 // pieces: the module line, then one ComputationText per computation, each
 // the one cached on its computation, shared rather than copied. Consecutive
 // snapshots of a changing module therefore share every computation that did
-// not change, and within a changed one every line that did not change;
+// not change, and within a changed one every segment that did not change;
 // taking a snapshot walks only the computations that changed. The text is
 // joined on first use.
 class ModuleText {
@@ -63,19 +80,26 @@ class ModuleText {
   size_t size() const { return size_; }
   // CanonicalTextFingerprint of the module it was printed from.
   uint64_t fingerprint() const { return fingerprint_; }
+  // Instruction lines printed to make this text (the rest were cached).
+  int64_t lines_printed() const { return lines_printed_; }
+  const std::vector<std::shared_ptr<const ComputationText>>& computations() const { return computations_; }
 
  private:
-  friend std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module);
+  friend std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module, const ModuleText* previous);
 
   std::string header_;
   std::vector<std::shared_ptr<const ComputationText>> computations_;
   size_t size_ = 0;
+  int64_t lines_printed_ = 0;
   uint64_t fingerprint_ = 0;
   mutable std::once_flag joined_once_;
   mutable std::string joined_;
 };
 
-std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module);
+// `previous`: an earlier text of the same module (the last snapshot), whose
+// segments the computations that changed since may reuse. Any earlier text
+// is correct (reuse is checked line by line); a recent one saves the most.
+std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module, const ModuleText* previous = nullptr);
 
 // A 64-bit xxhash of the module's canonical text, computed over its pieces:
 // the module line's hash and each computation's (ComputationText::hash: the

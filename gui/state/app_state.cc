@@ -194,7 +194,7 @@ bool Running(const JobPtr<T>& job) {
 // kernels; errors name the device ("cuda: compile: no CUDA driver ...").
 absl::StatusOr<CudaProfile> RunOnCuda(const HloModule& module, absl::Span<const Literal> args,
                                       const RunSettings& settings) {
-  GpuKernelCompiler compiler;
+  GpuKernelCompiler compiler(GpuCompileOptionsForDevice());
   CudaProfileOptions options;
   options.warmup = settings.warmup;
   options.repeats = settings.repeats;

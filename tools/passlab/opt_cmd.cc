@@ -229,6 +229,7 @@ absl::Status EmitPtx(const HloModule& module, const OptOptions& o) {
   std::filesystem::create_directories(o.emit_ptx, ec);
   if (ec) return absl::InvalidArgumentError(StrCat("--emit-ptx: cannot create ", o.emit_ptx, ": ", ec.message()));
   GpuCompileOptions gopts;
+  gopts.use_cache = false;  // one file per kernel, even where two share code
   for (std::string_view name : SplitAny(o.emitter_disable, ",")) {
     if (!name.empty()) gopts.disabled_passes.emplace_back(name);
   }
@@ -323,6 +324,11 @@ int RunOpt(const OptOptions& o) {
                    total > 0 ? 100.0 * t.total_ms / total : 0.0, static_cast<long long>(t.runs),
                    static_cast<long long>(t.changed), t.pass_name.c_str());
     }
+    // What watching cost: the canonical texts behind fingerprints and
+    // snapshots (outside the pass times above).
+    const PipelineRunStats& inst = (*pipeline)->last_run_stats();
+    std::fprintf(stderr, "\n  instrumentation: %.3f ms for %lld module texts (%lld instruction lines printed)\n",
+                 inst.seconds * 1e3, static_cast<long long>(inst.texts), static_cast<long long>(inst.lines_printed));
   }
   if (o.stats) {
     std::fprintf(stderr, "\n  %-5s %-40s %-4s %8s %8s  %s\n", "run", "pass (@id/iteration)", "chg",

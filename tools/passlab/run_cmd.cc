@@ -121,7 +121,7 @@ int RunRun(const RunOptions& o) {
     // The GPU code generator (core/codegen's NVPTX target, sm_90 by default)
     // provides the kernels; an op it cannot compile runs on the host, shown
     // as a "host: ..." routine.
-    GpuKernelCompiler compiler;
+    GpuKernelCompiler compiler(GpuCompileOptionsForDevice());
     return RunOnCuda(o, GpuCodegenKernels(compiler));
   }
   auto module = LoadModule(o.file, *o.source);

@@ -5,6 +5,7 @@
 // element exactly once.
 #include "core/codegen/gpu_kernel_compiler.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -400,7 +401,9 @@ ENTRY main {
 TEST(GpuKernelCompilerTest, ObserverDisableAndTarget) {
   std::vector<std::string> ran;
   GpuCompileOptions options;
-  options.target = GpuTargetForComputeCapability(8, 0);
+  absl::StatusOr<std::string> target = GpuTargetForComputeCapability(8, 0);
+  ASSERT_TRUE(target.ok()) << target.status().message();
+  options.target = *target;
   EXPECT_EQ(options.target, "sm_80");
   options.observer = [&](const EmitterPassSnapshot& s) { ran.push_back(s.pass_name); };
   options.disabled_passes = {"cse"};
@@ -428,6 +431,53 @@ TEST(GpuKernelCompilerTest, ObserverDisableAndTarget) {
   EXPECT_NE(mlir->find("gpu.barrier"), std::string::npos) << *mlir;
   EXPECT_NE(mlir->find("memref.global \"private\" @transpose_tile : memref<1056xf32, 3>"), std::string::npos)
       << *mlir;
+}
+
+TEST(GpuKernelCompilerTest, TargetFollowsTheComputeCapability) {
+  auto target = [](int major, int minor) {
+    absl::StatusOr<std::string> t = GpuTargetForComputeCapability(major, minor);
+    return t.ok() ? *t : "error: " + std::string(t.status().message());
+  };
+  EXPECT_EQ(target(9, 0), "sm_90");   // H100
+  EXPECT_EQ(target(8, 0), "sm_80");   // A100
+  EXPECT_EQ(target(8, 6), "sm_86");
+  EXPECT_EQ(target(7, 0), "sm_70");
+  // A capability LLVM has no target of: the newest older one (PTX runs on
+  // newer devices).
+  EXPECT_EQ(target(9, 7), "sm_90");
+  EXPECT_EQ(target(8, 4), "sm_80");
+  const std::string future = target(99, 0);
+  EXPECT_TRUE(future.starts_with("sm_") && future != "sm_90") << future;
+  EXPECT_THAT(target(1, 0), ::testing::HasSubstr("no target for compute capability 1.0"));
+  EXPECT_THAT(target(0, 0), ::testing::HasSubstr("no PTX target for compute capability 0.0"));
+  // The target reaches the PTX.
+  GpuCompileOptions options;
+  options.target = target(8, 6);
+  EXPECT_TRUE(Contains(CompileRoot(kTranspose, options).ptx, R"(\.target sm_86)"));
+}
+
+TEST(GpuKernelCompilerTest, IdenticalKernelsCompileOnce) {
+  // The same transpose under another name, in another module: one compile,
+  // then the cache (per target); an observer always compiles.
+  std::string renamed = kTranspose;
+  renamed.replace(renamed.find("ROOT fusion"), 11, "ROOT other_fusion");
+  GpuCompileOptions options;
+  options.target = "sm_89";
+  const int64_t hits = GpuKernelCompiler::CacheHits(), misses = GpuKernelCompiler::CacheMisses();
+  GpuKernel first = CompileRoot(kTranspose, options);
+  GpuKernel second = CompileRoot(renamed, options);
+  EXPECT_EQ(GpuKernelCompiler::CacheMisses() - misses, 1);
+  EXPECT_EQ(GpuKernelCompiler::CacheHits() - hits, 1);
+  EXPECT_EQ(first.ptx, second.ptx);
+  EXPECT_EQ(first.entry, second.entry);  // one PTX, one entry
+  EXPECT_NE(first.name, second.name);    // the kernel is each instruction's
+  options.target = "sm_87";
+  EXPECT_TRUE(Contains(CompileRoot(renamed, options).ptx, R"(\.target sm_87)"));
+  EXPECT_EQ(GpuKernelCompiler::CacheMisses() - misses, 2);
+  options.observer = [](const EmitterPassSnapshot&) {};
+  CompileRoot(renamed, options);
+  EXPECT_EQ(GpuKernelCompiler::CacheMisses() - misses, 3);
+  EXPECT_EQ(GpuKernelCompiler::CacheHits() - hits, 1);
 }
 
 TEST(GpuKernelCompilerTest, WhatTheCpuBackendRejectsIsRejectedByName) {

@@ -154,6 +154,62 @@ ENTRY %main (p: f32[4]) -> f32[] {
   EXPECT_EQ(PrintModuleText(module)->str(), PrintModule(module));
 }
 
+TEST(ModuleTextTest, SnapshotsAfterAnEditReuseTheUnchangedSegments) {
+  // A chain of 600 instructions in one computation.
+  std::string text = "HloModule m\n\nENTRY %main (p: f32[4]) -> f32[4] {\n  %p = f32[4]{0} parameter(0)\n";
+  std::string prev = "p";
+  for (int i = 0; i < 600; ++i) {
+    text += "  %n" + std::to_string(i) + " = f32[4]{0} " + (i % 3 == 0 ? "negate" : i % 3 == 1 ? "exponential" : "tanh") +
+            "(f32[4]{0} %" + prev + ")\n";
+    prev = "n" + std::to_string(i);
+  }
+  text += "  ROOT %out = f32[4]{0} copy(f32[4]{0} %" + prev + ")\n}\n";
+  auto m = ParseHloModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  HloModule& module = **m;
+  HloComputation* entry = module.entry_computation();
+  std::shared_ptr<const ModuleText> t0 = PrintModuleText(module);
+  EXPECT_EQ(t0->lines_printed(), 602);
+  ASSERT_EQ(t0->computations().size(), 1u);
+  const size_t segments = t0->computations()[0]->segments.size();
+  EXPECT_GT(segments, 5u);  // content-defined cuts, about every 32 lines
+
+  // Insert an instruction between n300 and n301: two lines are new (the
+  // instruction and its user), the rest of the text is the old segments.
+  HloInstruction* n300 = entry->GetInstructionWithName("n300");
+  HloInstruction* n301 = entry->GetInstructionWithName("n301");
+  HloInstruction* added = entry->AddInstruction(HloInstruction::CreateUnary(n300->shape(), HloOpcode::kAbs, n300));
+  n301->ReplaceOperandWith(0, added);
+  std::shared_ptr<const ModuleText> t1 = PrintModuleText(module, t0.get());
+  EXPECT_EQ(t1->str(), PrintModule(module));
+  EXPECT_EQ(t1->size(), t1->str().size());
+  EXPECT_EQ(t1->lines_printed(), 2);
+  std::set<const ComputationText::Segment*> old_segments;
+  for (const auto& seg : t0->computations()[0]->segments) old_segments.insert(seg.get());
+  int64_t shared = 0;
+  for (const auto& seg : t1->computations()[0]->segments) shared += old_segments.contains(seg.get());
+  EXPECT_GE(shared, static_cast<int64_t>(segments) - 3);
+  // The fingerprint is the text's, whatever the history: a fresh parse of the
+  // same text, printed from scratch, has it too.
+  auto fresh = ParseHloModule(t1->str());
+  ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+  EXPECT_EQ(CanonicalTextFingerprint(**fresh), t1->fingerprint());
+  EXPECT_NE(t1->fingerprint(), t0->fingerprint());
+
+  // Undo the edit: the text and fingerprint are the first ones again, and a
+  // stale hint (t0, two states back) is as good as any.
+  n301->ReplaceOperandWith(0, n300);
+  ASSERT_TRUE(entry->RemoveInstruction(added).ok());
+  std::shared_ptr<const ModuleText> t2 = PrintModuleText(module, t0.get());
+  EXPECT_EQ(t2->str(), t0->str());
+  EXPECT_EQ(t2->fingerprint(), t0->fingerprint());
+  // A rename changes the line of the instruction and its user only.
+  entry->GetInstructionWithName("n10")->SetName("renamed");
+  std::shared_ptr<const ModuleText> t3 = PrintModuleText(module, t2.get());
+  EXPECT_EQ(t3->str(), PrintModule(module));
+  EXPECT_EQ(t3->lines_printed(), 2);
+}
+
 TEST(RoundTripTest, AsyncSugarParsesToTheGenericForm) {
   // Seed 001: "op-start" and "async-start" with a wrapped computation are the
   // same representation.
