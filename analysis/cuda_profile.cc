@@ -4,7 +4,9 @@
 #include <chrono>
 
 #include "core/ir/str_util.h"
+#include "passes/autotune/library_call_autotuner.h"
 #ifdef PASSLAB_HAVE_CUDA
+#include "core/runtime/cuda_autotuner.h"
 #include "core/runtime/cuda_executable.h"
 #endif
 
@@ -29,6 +31,30 @@ GpuCompileOptions GpuCompileOptionsForDevice(GpuCompileOptions base, int ordinal
   (void)ordinal;
 #endif
   return base;
+}
+
+absl::Status UseCudaAutotuning(int ordinal) {
+#ifdef PASSLAB_HAVE_CUDA
+  absl::StatusOr<std::string> device = DescribeCudaDevice(ordinal);
+  if (!device.ok()) return device.status();
+  AlgorithmTimer timer;
+  timer.device = *device;
+  timer.time = [ordinal](const HloInstruction& call, const AutotuneOptions& options,
+                         const std::vector<int64_t>& denied) {
+    CudaAutotuneOptions o;
+    o.level = options.level;
+    o.repeats = options.repeats;
+    o.tolerance = options.tolerance;
+    o.denied = denied;
+    o.device_ordinal = ordinal;
+    return TimeCudaAlgorithms(call, o);
+  };
+  SetAlgorithmTimer(std::move(timer));
+  return absl::OkStatus();
+#else
+  (void)ordinal;
+  return absl::UnavailableError("the cuda backend was not built (no CUDA toolkit at configure time)");
+#endif
 }
 
 #ifdef PASSLAB_HAVE_CUDA

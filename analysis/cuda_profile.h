@@ -56,6 +56,14 @@ GpuKernelProvider GpuCodegenKernels(GpuKernelCompiler& compiler);
 // `base` as it is: the run that follows reports the missing device.
 GpuCompileOptions GpuCompileOptionsForDevice(GpuCompileOptions base = {}, int ordinal = 0);
 
+// Makes the algorithm pickers (gemm-algorithm-picker,
+// gpu-conv-algorithm-picker) time library calls on device `ordinal` with
+// cuBLASLt and cuDNN (TimeCudaAlgorithms: red zones, reference checks at
+// level 4), keyed in the autotune cache by the device's description, for
+// the rest of the process. Without a device, a driver or a CUDA build: the
+// reason, and the pickers keep timing on the CPU.
+absl::Status UseCudaAutotuning(int ordinal = 0);
+
 }  // namespace passlab
 
 #endif  // PASSLAB_ANALYSIS_CUDA_PROFILE_H_

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "analysis/cuda_profile.h"
 #include "analysis/ir_diff.h"
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/eval/hlo_evaluator.h"
@@ -32,7 +33,6 @@
 #include "passes/autotune/autotune_cache.h"
 #include "passes/pipelines/pipelines.h"
 #ifdef PASSLAB_HAVE_CUDA
-#include "analysis/cuda_profile.h"
 #include "core/codegen/gpu_kernel_compiler.h"
 #include "core/runtime/cuda_executable.h"
 #endif
@@ -275,6 +275,13 @@ class Worker {
     // OpenBLAS and oneDNN obey --threads too (the pickers time them during
     // the pipeline), or their extra threads spin on busy cores.
     SetLibraryCallThreads(o_.threads);
+    if (o_.device == "cuda") {
+      // The pickers time cuBLASLt/cuDNN algorithms on the device (cache
+      // keys name it), not OpenBLAS/oneDNN ones on the host.
+      if (absl::Status s = UseCudaAutotuning(); !s.ok()) {
+        return absl::Status(s.code(), StrCat("compile: ", s.message()));
+      }
+    }
     AutotuneCache& autotune = AutotuneCache::Global();
     if (!o_.autotune_cache.empty()) {
       if (absl::Status s = autotune.Load(o_.autotune_cache); !s.ok()) return s;

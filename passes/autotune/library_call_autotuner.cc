@@ -183,14 +183,61 @@ absl::StatusOr<std::vector<AlgorithmDenyEntry>> LoadDenyList(const std::string& 
   return out;
 }
 
+namespace {
+
+std::optional<AlgorithmTimer>& Timer() {
+  static auto* timer = new std::optional<AlgorithmTimer>();
+  return *timer;
+}
+
+// The fastest of `timings` as the outcome, cached under `key`.
+absl::StatusOr<AutotuneOutcome> Choose(const HloInstruction& call, const std::string& key,
+                                       const std::vector<AlgorithmTiming>& timings, AutotuneOutcome outcome,
+                                       AutotuneCache& cache) {
+  absl::StatusOr<LibraryAlgorithm> best = FastestAlgorithm(timings);
+  if (!best.ok()) {
+    return absl::NotFoundError(StrCat(call.name(), ": no algorithm ran (", Join(outcome.rejected, "; "), ")"));
+  }
+  outcome.result.algorithm = best->id;
+  outcome.result.algorithm_name = best->name;
+  for (const AlgorithmTiming& t : timings) {
+    if (t.algorithm.id == best->id) outcome.result.time_ns = t.median_ns;
+  }
+  cache.Insert(key, outcome.result);
+  return outcome;
+}
+
+}  // namespace
+
+void SetAlgorithmTimer(std::optional<AlgorithmTimer> timer) { Timer() = std::move(timer); }
+const std::optional<AlgorithmTimer>& CurrentAlgorithmTimer() { return Timer(); }
+
 absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, const AutotuneOptions& options) {
   AutotuneCache& cache = options.cache != nullptr ? *options.cache : AutotuneCache::Global();
-  const std::string key = AutotuneKey(call);
+  const std::optional<AlgorithmTimer>& timer = CurrentAlgorithmTimer();
+  const std::string key = timer.has_value() ? StrCat(timer->device, "|", AutotuneKey(call)) : AutotuneKey(call);
   AutotuneOutcome outcome;
   if (std::optional<AutotuneResult> hit = cache.Find(key)) {
     outcome.result = *hit;
     outcome.from_cache = true;
     return outcome;
+  }
+  if (timer.has_value()) {
+    // On the device: its libraries' algorithms, denied ones left out.
+    std::vector<int64_t> denied;
+    for (const AlgorithmDenyEntry& e : options.deny_list) {
+      if (!e.hlo.empty() && key.find(e.hlo) == std::string::npos) continue;
+      denied.insert(denied.end(), e.algorithms.begin(), e.algorithms.end());
+    }
+    absl::StatusOr<std::vector<AlgorithmTiming>> timings = timer->time(call, options, denied);
+    if (!timings.ok()) {
+      return absl::Status(timings.status().code(),
+                          StrCat(call.name(), ": autotuning on ", timer->device, ": ", timings.status().message()));
+    }
+    for (const AlgorithmTiming& t : *timings) {
+      if (!t.status.ok()) outcome.rejected.push_back(StrCat(t.algorithm.name, ": ", t.status.message()));
+    }
+    return Choose(call, key, *timings, std::move(outcome), cache);
   }
   absl::StatusOr<std::vector<LibraryAlgorithm>> algorithms = ListAlgorithms(call);
   if (!algorithms.ok()) return algorithms.status();
@@ -267,17 +314,7 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
     }
     timings.push_back(std::move(t));
   }
-  absl::StatusOr<LibraryAlgorithm> best = FastestAlgorithm(timings);
-  if (!best.ok()) {
-    return absl::NotFoundError(StrCat(call.name(), ": no algorithm ran (", Join(outcome.rejected, "; "), ")"));
-  }
-  outcome.result.algorithm = best->id;
-  outcome.result.algorithm_name = best->name;
-  for (const AlgorithmTiming& t : timings) {
-    if (t.algorithm.id == best->id) outcome.result.time_ns = t.median_ns;
-  }
-  cache.Insert(key, outcome.result);
-  return outcome;
+  return Choose(call, key, timings, std::move(outcome), cache);
 }
 
 }  // namespace passlab

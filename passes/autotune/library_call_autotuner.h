@@ -14,11 +14,14 @@
 #define PASSLAB_PASSES_AUTOTUNE_LIBRARY_CALL_AUTOTUNER_H_
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/runtime/library_call_runner.h"
 #include "passes/autotune/autotune_cache.h"
 
 namespace passlab {
@@ -52,7 +55,27 @@ struct AutotuneOutcome {
   std::vector<std::string> rejected;  // "winograd: denied", "direct: wrong result ...", ...
 };
 
-// Picks an algorithm for `call` (a library call); an error when none can run.
+// Where the pickers time algorithms: the CPU backend (no timer installed),
+// or a device whose runtime installed its timer (the CUDA runtime:
+// UseCudaAutotuning in analysis/cuda_profile.h), so that the algorithm
+// written into a call's backend_config is one of that device's libraries',
+// timed there. `device` names it ("cuda:0 (NVIDIA H100 ..., sm_90, ...)")
+// and prefixes every cache key, so choices made on one device (or on the
+// CPU) are never reused for another.
+struct AlgorithmTimer {
+  std::string device;
+  // Every algorithm's timing for `call` at options.level (repeats,
+  // tolerance), leaving out the `denied` algorithm ids.
+  std::function<absl::StatusOr<std::vector<AlgorithmTiming>>(
+      const HloInstruction& call, const AutotuneOptions& options, const std::vector<int64_t>& denied)>
+      time;
+};
+// Process-wide; std::nullopt goes back to the CPU backend.
+void SetAlgorithmTimer(std::optional<AlgorithmTimer> timer);
+const std::optional<AlgorithmTimer>& CurrentAlgorithmTimer();
+
+// Picks an algorithm for `call` (a library call), timed where
+// CurrentAlgorithmTimer says; an error when none can run.
 absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, const AutotuneOptions& options);
 
 class HloModule;

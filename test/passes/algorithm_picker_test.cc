@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/cleanup/cleanup.h"
 #include "core/ir/hlo_computation.h"
 #include "core/libcall/library_call.h"
 #include "core/runtime/library_call_runner.h"
@@ -188,6 +189,68 @@ TEST(GpuConvAlgorithmPickerTest, LevelFourRejectsAlgorithmsThatDisagreeWithTheRe
   outcome = AutotuneLibraryCall(*FindCall(**m), {.level = 3, .cache = &other, .tolerance = -1});
   ASSERT_TRUE(outcome.ok());
   EXPECT_TRUE(outcome->rejected.empty());
+}
+
+TEST(GpuConvAlgorithmPickerTest, AnInstalledDeviceTimerTunesOnTheDevice) {
+  // A stand-in for the CUDA runtime's timer: three "device" algorithms, the
+  // second fastest, one failing; the deny list reaches it as ids.
+  std::vector<int64_t> denied_seen;
+  int calls = 0;
+  AlgorithmTimer timer;
+  timer.device = "fake:0 (test device)";
+  timer.time = [&](const HloInstruction& call, const AutotuneOptions& options, const std::vector<int64_t>& denied) {
+    ++calls;
+    denied_seen = denied;
+    EXPECT_EQ(options.level, 4);
+    std::vector<AlgorithmTiming> t(3);
+    t[0].algorithm = {10, "dev#10"};
+    t[0].median_ns = 500;
+    t[1].algorithm = {11, "dev#11"};
+    t[1].median_ns = 200;
+    t[2].algorithm = {12, "dev#12"};
+    t[2].status = absl::InternalError("wrote outside its buffers (red zone modified)");
+    return absl::StatusOr<std::vector<AlgorithmTiming>>(t);
+  };
+  auto m = ParseHloModule(kConv, "device.hlo");
+  ASSERT_TRUE(m.ok());
+  AutotuneCache cache;
+  // A choice made on the CPU is not reused on the device (keys name it).
+  absl::StatusOr<AutotuneOutcome> cpu = AutotuneLibraryCall(*FindCall(**m), {.level = 1, .cache = &cache});
+  ASSERT_TRUE(cpu.ok()) << cpu.status().message();
+  SetAlgorithmTimer(timer);
+  absl::Cleanup back_to_the_cpu = [] { SetAlgorithmTimer(std::nullopt); };
+  AutotuneOptions options{.level = 4, .cache = &cache};
+  options.deny_list = {{"", {7}}, {"no-such-call", {8}}};
+  absl::StatusOr<AutotuneOutcome> device = AutotuneLibraryCall(*FindCall(**m), options);
+  ASSERT_TRUE(device.ok()) << device.status().message();
+  EXPECT_FALSE(device->from_cache);
+  EXPECT_EQ(device->result.algorithm, 11);
+  EXPECT_EQ(device->result.time_ns, 200);
+  EXPECT_EQ(denied_seen, std::vector<int64_t>{7});
+  ASSERT_EQ(device->rejected.size(), 1u);
+  EXPECT_NE(device->rejected[0].find("dev#12: wrote outside"), std::string::npos) << device->rejected[0];
+  // The second time: the device's cache entry, no timing.
+  device = AutotuneLibraryCall(*FindCall(**m), options);
+  ASSERT_TRUE(device.ok());
+  EXPECT_TRUE(device->from_cache);
+  EXPECT_EQ(device->result.algorithm, 11);
+  EXPECT_EQ(calls, 1);
+  // A timer error names the call and the device.
+  timer.device = "fake:1 (broken)";
+  timer.time = [](const HloInstruction&, const AutotuneOptions&, const std::vector<int64_t>&) {
+    return absl::StatusOr<std::vector<AlgorithmTiming>>(absl::UnavailableError("device lost"));
+  };
+  SetAlgorithmTimer(timer);
+  device = AutotuneLibraryCall(*FindCall(**m), options);
+  SetAlgorithmTimer(std::nullopt);
+  ASSERT_FALSE(device.ok());
+  EXPECT_NE(device.status().message().find("autotuning on fake:1 (broken): device lost"), std::string::npos)
+      << device.status().message();
+  // Back on the CPU: its own entry again.
+  cpu = AutotuneLibraryCall(*FindCall(**m), {.level = 1, .cache = &cache});
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_TRUE(cpu->from_cache);
+  EXPECT_NE(cpu->result.algorithm, 11);
 }
 
 TEST(GemmAlgorithmPickerTest, WritesSelectedAlgorithmAndSkipsTunedCalls) {

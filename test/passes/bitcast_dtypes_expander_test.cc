@@ -87,6 +87,7 @@ ENTRY e {
 TEST(BitcastDtypesExpanderTest, CorpusModulesStillVerifyAndCompute) {
   CorpusPassStats stats =
       CheckPassOnCorpus("bitcast-convert(", [] { return std::make_unique<BitcastDtypesExpander>(); });
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   EXPECT_GT(stats.changed, 0);
   EXPECT_GT(stats.evaluated, 0);
 }

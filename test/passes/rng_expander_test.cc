@@ -236,9 +236,9 @@ TEST(RngExpanderTest, CorpusModulesStillVerifyAndEvaluate) {
     EXPECT_EQ(after->shape().ToString(), before->shape().ToString()) << name;
     ++evaluated;
   }
+  if (candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   EXPECT_GT(changed, 0);
   EXPECT_GT(evaluated, 0);
-  (void)candidates;
 }
 
 }  // namespace

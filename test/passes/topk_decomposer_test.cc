@@ -83,6 +83,7 @@ ENTRY e {
 
 TEST(TopkDecomposerTest, CorpusModulesStillVerifyAndCompute) {
   CorpusPassStats stats = CheckPassOnCorpus(" topk(", [] { return std::make_unique<TopkDecomposer>(); });
+  if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
   EXPECT_GT(stats.changed, 0);
   EXPECT_EQ(stats.changed, stats.candidates);
 }

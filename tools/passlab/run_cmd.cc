@@ -78,6 +78,10 @@ int RunOnCuda(const RunOptions& o, const GpuKernelProvider& kernels) {
     return ReportError(absl::Status(expected.status().code(),
                                     StrCat("--check: the evaluator cannot run the input: ", expected.status().message())));
   }
+  // The algorithm pickers time cuBLASLt/cuDNN algorithms on the device.
+  if (absl::Status s = UseCudaAutotuning(); !s.ok()) {
+    return ReportError(absl::Status(s.code(), StrCat("--device cuda: compile: ", s.message())));
+  }
   if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
   CudaProfileOptions popts;
   popts.warmup = o.warmup;
