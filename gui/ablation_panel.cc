@@ -70,9 +70,19 @@ void DrawChart(AppState& state, const AblationReport& r, const std::vector<int64
     return;
   }
   double extent = r.threshold * 2;
+  std::vector<double> extents;
   for (int64_t i : measured) {
     const AblationVariant& v = r.variants[i];
-    extent = std::max({extent, std::abs(v.ratio - 1), std::abs(v.ci_high - 1), std::abs(v.ci_low - 1)});
+    extents.push_back(std::max({std::abs(v.ratio - 1), std::abs(v.ci_high - 1), std::abs(v.ci_low - 1)}));
+    extent = std::max(extent, extents.back());
+  }
+  // One huge effect (conv-rewriter's ×22 on a ResNet) would squeeze every
+  // other bar into a pixel: above 3x the next largest, the axis stops a
+  // little past the next one and that bar is drawn broken at the edge (as
+  // the HTML report does).
+  std::sort(extents.rbegin(), extents.rend());
+  if (extents.size() >= 3 && extents[1] > 0 && extents[0] > 3 * extents[1]) {
+    extent = std::max(r.threshold * 2, extents[1] * 1.15);
   }
   extent *= 1.1;
   const float row_h = ImGui::GetTextLineHeightWithSpacing() + 4;
@@ -130,13 +140,24 @@ void DrawChart(AppState& state, const AblationReport& r, const std::vector<int64
     const double slowdown = v.ratio - 1;
     ImU32 color = IM_COL32(110, 120, 140, 255);
     if (v.significant) color = slowdown > 0 ? IM_COL32(235, 95, 80, 255) : IM_COL32(90, 200, 110, 255);
-    const float xa = std::min(zero_x, x_of(slowdown)), xb = std::max(zero_x, x_of(slowdown));
+    const bool clipped = std::abs(slowdown) > extent;
+    const double shown = std::clamp(slowdown, -extent, extent);
+    const float xa = std::min(zero_x, x_of(shown)), xb = std::max(zero_x, x_of(shown));
     dl->AddRectFilled(ImVec2(xa, y + 3), ImVec2(std::max(xb, xa + 1), y + row_h - 3), color, 2.0f);
-    // Confidence interval whisker.
-    const float cl = x_of(v.ci_low - 1), ch = x_of(v.ci_high - 1), cy = y + row_h / 2;
-    dl->AddLine(ImVec2(cl, cy), ImVec2(ch, cy), IM_COL32(235, 235, 240, 200), 1.5f);
-    dl->AddLine(ImVec2(cl, cy - 4), ImVec2(cl, cy + 4), IM_COL32(235, 235, 240, 200), 1.5f);
-    dl->AddLine(ImVec2(ch, cy - 4), ImVec2(ch, cy + 4), IM_COL32(235, 235, 240, 200), 1.5f);
+    if (clipped) {
+      // Break mark: two slashes near the clipped end.
+      const float e = slowdown > 0 ? xb - 12 : xa + 18;
+      for (float dx : {0.0f, 6.0f}) {
+        dl->AddLine(ImVec2(e + dx, y + 2), ImVec2(e + dx - 5, y + row_h - 2), IM_COL32(30, 32, 38, 255), 2.5f);
+      }
+    } else {
+      // Confidence interval whisker.
+      const float cl = x_of(std::clamp(v.ci_low - 1, -extent, extent));
+      const float ch = x_of(std::clamp(v.ci_high - 1, -extent, extent)), cy = y + row_h / 2;
+      dl->AddLine(ImVec2(cl, cy), ImVec2(ch, cy), IM_COL32(235, 235, 240, 200), 1.5f);
+      dl->AddLine(ImVec2(cl, cy - 4), ImVec2(cl, cy + 4), IM_COL32(235, 235, 240, 200), 1.5f);
+      dl->AddLine(ImVec2(ch, cy - 4), ImVec2(ch, cy + 4), IM_COL32(235, 235, 240, 200), 1.5f);
+    }
     char value[48];
     std::snprintf(value, sizeof(value), "%+.1f%%%s", slowdown * 100, v.significant ? " *" : "");
     dl->AddText(ImVec2(x0 + plot_w + 8, y + 2), ImGui::GetColorU32(OutcomeColor(v.outcome)), value);

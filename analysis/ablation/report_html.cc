@@ -176,18 +176,27 @@ std::string BarChart(const std::vector<ChartRow>& rows, double domain_low, doubl
         kLabelWidth - 8, y + 13, Escape(Excerpt(r.label, 44)));
     if (std::isnan(r.value)) continue;
     double zero = std::clamp(0.0, domain_low, domain_high);
-    double x0 = x(zero), x1 = x(r.value);
+    // A bar beyond the domain (an outlier the caller clipped the axis
+    // below) ends at the edge with a break mark; its note gives the value.
+    const bool clipped = r.value > domain_high;
+    double x0 = x(zero), x1 = x(std::min(r.value, domain_high));
     svg += fmt::format(
         "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\" rx=\"2\"/>\n",
         std::min(x0, x1), y + 2, std::max(std::abs(x1 - x0), 1.0), kRowHeight - 8, r.color);
-    if (!std::isnan(r.low) && !std::isnan(r.high)) {
+    if (clipped) {
+      svg += fmt::format(
+          "<path d=\"M{0:.1f} {1:.1f}L{2:.1f} {3:.1f}M{4:.1f} {1:.1f}L{5:.1f} {3:.1f}\" stroke=\"#ffffff\" "
+          "stroke-width=\"2.5\"/>\n",
+          x1 - 16, y + 1, x1 - 22, y + kRowHeight - 5, x1 - 9, x1 - 15);
+    }
+    if (!std::isnan(r.low) && !std::isnan(r.high) && !clipped) {
       double cy = y + 2 + (kRowHeight - 8) / 2.0;
       svg += fmt::format(
           "<path d=\"M{0:.1f} {1:.1f}H{2:.1f}M{0:.1f} {3:.1f}V{4:.1f}M{2:.1f} {3:.1f}V{4:.1f}\" "
           "stroke=\"#1d2330\" stroke-width=\"1.2\" fill=\"none\"/>\n",
-          x(r.low), cy, x(r.high), cy - 4, cy + 4);
+          x(std::max(r.low, domain_low)), cy, x(std::min(r.high, domain_high)), cy - 4, cy + 4);
     }
-    double right = std::max({x0, x1, std::isnan(r.high) ? x1 : x(r.high)});
+    double right = std::max({x0, x1, std::isnan(r.high) || clipped ? x1 : x(std::min(r.high, domain_high))});
     svg += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11.5\" fill=\"#3a3f4b\">{}</text>\n",
         right + 6, y + 13, Escape(r.note));
@@ -202,6 +211,22 @@ std::string BarChart(const std::vector<ChartRow>& rows, double domain_low, doubl
   }
   svg += "</svg>\n";
   return svg;
+}
+
+// The top of a chart's axis: `high`, unless the largest bar is more than 3x
+// the next (conv-rewriter's ×22 in a ResNet sweep squeezes every other bar
+// into a few pixels); then a little above the next one's extent, and
+// BarChart draws the outlier broken at the edge.
+double ClipOutlier(const std::vector<ChartRow>& rows, double high) {
+  std::vector<double> extents;
+  for (const ChartRow& r : rows) {
+    if (std::isnan(r.value)) continue;
+    extents.push_back(std::isnan(r.high) ? r.value : std::max(r.value, r.high));
+  }
+  if (extents.size() < 3) return high;
+  std::sort(extents.rbegin(), extents.rend());
+  if (!(extents[1] > 0) || extents[0] <= 3 * extents[1]) return high;
+  return extents[1] * 1.15;
 }
 
 // Figure 1: the metric per variant, baseline as a vertical line (seed 003
@@ -220,7 +245,7 @@ std::string TimeChart(const ordered_json& report,
     if (!std::isnan(up)) high = std::max(high, up);
   }
   if (!(high > 0)) return "";
-  return BarChart(rows, 0, high * 1.08, " ms", base / 1e6, "baseline " + FormatMs(base), 0);
+  return BarChart(rows, 0, ClipOutlier(rows, high) * 1.08, " ms", base / 1e6, "baseline " + FormatMs(base), 0);
 }
 
 // Figure 2: normalized change (ratio - 1, %) with the ±threshold band,
@@ -244,6 +269,7 @@ std::string ChangeChart(const ordered_json& report,
     rows.push_back({PassesWithKind(*v), change, lo, hi, BarClass(*v), note});
   }
   if (rows.empty()) return "";
+  high = std::max(ClipOutlier(rows, high), threshold * 2);
   double pad = (high - low) * 0.06;
   return BarChart(rows, low - pad, high + pad, "%", 0, "0%", threshold);
 }

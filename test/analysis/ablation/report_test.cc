@@ -284,6 +284,24 @@ TEST(AblationReportTest, OutcomesFollowSignificanceAndThreshold) {
   EXPECT_GT(Variant(report, "disable dce")["p_value"].get<double>(), 0.5);
 }
 
+TEST(AblationReportTest, OneHugeEffectIsDrawnBrokenSoTheOthersStayReadable) {
+  // ×20 next to +20% and +10%: the charts' axes stop near the second, and
+  // the outlier's bars end in break marks; without the outlier, no marks.
+  auto records = [](double outlier) {
+    return std::vector<json>{Measured("baseline", "baseline", {}, 1.0),
+                             Measured("disable conv", "disable-one", {"conv"}, outlier),
+                             Measured("disable fusion", "disable-one", {"fusion"}, 1.2),
+                             Measured("disable dce", "disable-one", {"dce"}, 1.1)};
+  };
+  const std::string kBreak = "stroke=\"#ffffff\" stroke-width=\"2.5\"";
+  std::string html = RenderAblationHtml(BuildAblationReport(Manifest(), records(20.0)));
+  size_t marks = 0;
+  for (size_t at = html.find(kBreak); at != std::string::npos; at = html.find(kBreak, at + 1)) ++marks;
+  EXPECT_EQ(marks, 2u);  // the time chart and the change chart
+  EXPECT_THAT(html, HasSubstr("+1900.0%"));  // the note still gives the value
+  EXPECT_THAT(RenderAblationHtml(BuildAblationReport(Manifest(), records(1.3))), Not(HasSubstr(kBreak)));
+}
+
 TEST(AblationReportTest, WrongResultIsFlaggedEverywhere) {
   ordered_json report = BuildAblationReport(Manifest(), Records());
   const ordered_json& wrong = Variant(report, "disable layout");
