@@ -374,6 +374,21 @@ class Printer {
   void Attr(std::string_view name, std::string_view value) {
     StrAppend(&out_, ", ", name, "=", value);
   }
+  // Attr(name, StrCat(value)) and Attr(name, BracedInts(values)) without
+  // the temporary string.
+  template <typename T>
+  void AttrNumber(std::string_view name, T value) {
+    StrAppend(&out_, ", ", name, "=");
+    absl::StrAppend(&out_, value);
+  }
+  void AttrInts(std::string_view name, const std::vector<int64_t>& values) {
+    StrAppend(&out_, ", ", name, "={");
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) out_ += ',';
+      absl::StrAppend(&out_, values[i]);
+    }
+    out_ += '}';
+  }
 
   void OpcodeAttributes(const HloInstruction& inst) {
     const HloAttributes& a = inst.attrs();
@@ -387,7 +402,7 @@ class Printer {
       out_ += '}';
     };
     auto collective = [&] {
-      if (a.channel_id.has_value()) Attr("channel_id", StrCat(*a.channel_id));
+      if (a.channel_id.has_value()) AttrNumber("channel_id", *a.channel_id);
       if (!a.replica_groups.empty() || inst.opcode() != HloOpcode::kCollectivePermute) {
         if (inst.opcode() != HloOpcode::kCollectivePermute &&
             inst.opcode() != HloOpcode::kCollectivePermuteStart) {
@@ -448,49 +463,49 @@ class Printer {
       case HloOpcode::kReduceWindow: case HloOpcode::kSelectAndScatter:
         if (a.window.has_value() && !a.window->dimensions.empty()) Attr("window", a.window->ToString());
         break;
-      case HloOpcode::kDynamicSlice: Attr("dynamic_slice_sizes", BracedInts(a.slice_sizes)); break;
+      case HloOpcode::kDynamicSlice: AttrInts("dynamic_slice_sizes", a.slice_sizes); break;
       case HloOpcode::kGather: {
         const GatherDimensionNumbers& g = a.gather_dnums;
-        Attr("offset_dims", BracedInts(g.offset_dims));
-        Attr("collapsed_slice_dims", BracedInts(g.collapsed_slice_dims));
-        Attr("start_index_map", BracedInts(g.start_index_map));
-        if (!g.operand_batching_dims.empty()) Attr("operand_batching_dims", BracedInts(g.operand_batching_dims));
+        AttrInts("offset_dims", g.offset_dims);
+        AttrInts("collapsed_slice_dims", g.collapsed_slice_dims);
+        AttrInts("start_index_map", g.start_index_map);
+        if (!g.operand_batching_dims.empty()) AttrInts("operand_batching_dims", g.operand_batching_dims);
         if (!g.start_indices_batching_dims.empty()) {
-          Attr("start_indices_batching_dims", BracedInts(g.start_indices_batching_dims));
+          AttrInts("start_indices_batching_dims", g.start_indices_batching_dims);
         }
-        Attr("index_vector_dim", StrCat(g.index_vector_dim));
-        Attr("slice_sizes", BracedInts(a.slice_sizes));
+        AttrNumber("index_vector_dim", g.index_vector_dim);
+        AttrInts("slice_sizes", a.slice_sizes);
         if (a.indices_are_sorted) Attr("indices_are_sorted", "true");
         break;
       }
       case HloOpcode::kScatter: {
         const ScatterDimensionNumbers& s = a.scatter_dnums;
-        Attr("update_window_dims", BracedInts(s.update_window_dims));
-        Attr("inserted_window_dims", BracedInts(s.inserted_window_dims));
-        Attr("scatter_dims_to_operand_dims", BracedInts(s.scatter_dims_to_operand_dims));
-        if (!s.input_batching_dims.empty()) Attr("input_batching_dims", BracedInts(s.input_batching_dims));
+        AttrInts("update_window_dims", s.update_window_dims);
+        AttrInts("inserted_window_dims", s.inserted_window_dims);
+        AttrInts("scatter_dims_to_operand_dims", s.scatter_dims_to_operand_dims);
+        if (!s.input_batching_dims.empty()) AttrInts("input_batching_dims", s.input_batching_dims);
         if (!s.scatter_indices_batching_dims.empty()) {
-          Attr("scatter_indices_batching_dims", BracedInts(s.scatter_indices_batching_dims));
+          AttrInts("scatter_indices_batching_dims", s.scatter_indices_batching_dims);
         }
-        Attr("index_vector_dim", StrCat(s.index_vector_dim));
+        AttrNumber("index_vector_dim", s.index_vector_dim);
         if (a.indices_are_sorted) Attr("indices_are_sorted", "true");
         if (a.unique_indices) Attr("unique_indices", "true");
         break;
       }
       case HloOpcode::kBatchNormTraining: case HloOpcode::kBatchNormInference:
       case HloOpcode::kBatchNormGrad:
-        Attr("epsilon", StrCat(a.epsilon));
-        Attr("feature_index", StrCat(a.feature_index));
+        AttrNumber("epsilon", a.epsilon);
+        AttrNumber("feature_index", a.feature_index);
         break;
       case HloOpcode::kReducePrecision:
-        Attr("exponent_bits", StrCat(a.exponent_bits));
-        Attr("mantissa_bits", StrCat(a.mantissa_bits));
+        AttrNumber("exponent_bits", a.exponent_bits);
+        AttrNumber("mantissa_bits", a.mantissa_bits);
         break;
       case HloOpcode::kRng: Attr("distribution", RandomDistributionString(a.distribution)); break;
       case HloOpcode::kRngBitGenerator: Attr("algorithm", RandomAlgorithmString(a.rng_algorithm)); break;
       case HloOpcode::kFft:
         Attr("fft_type", FftTypeString(a.fft_type));
-        Attr("fft_length", BracedInts(a.fft_length));
+        AttrInts("fft_length", a.fft_length);
         break;
       case HloOpcode::kTriangularSolve: {
         const TriangularSolveOptions& t = a.triangular_solve;
@@ -506,7 +521,7 @@ class Printer {
         if (a.cholesky_lower) Attr("lower", "true");
         break;
       case HloOpcode::kTopK:
-        Attr("k", StrCat(a.k));
+        AttrNumber("k", a.k);
         Attr("largest", a.largest ? "true" : "false");
         if (a.is_stable) Attr("is_stable", "true");
         break;
@@ -535,7 +550,7 @@ class Printer {
       }
       case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kRecv:
       case HloOpcode::kRecvDone:
-        if (a.channel_id.has_value()) Attr("channel_id", StrCat(*a.channel_id));
+        if (a.channel_id.has_value()) AttrNumber("channel_id", *a.channel_id);
         if (a.is_host_transfer) Attr("is_host_transfer", "true");
         break;
       case HloOpcode::kInfeed:
@@ -554,7 +569,7 @@ class Printer {
         break;
       case HloOpcode::kCopyStart:
         if (a.cross_program_prefetch_index.has_value()) {
-          Attr("cross_program_prefetch_index", StrCat(*a.cross_program_prefetch_index));
+          AttrNumber("cross_program_prefetch_index", *a.cross_program_prefetch_index);
         }
         break;
       case HloOpcode::kDomain:
@@ -617,8 +632,8 @@ class Printer {
   void ConvAttributes(const HloAttributes& a) {
     if (a.window.has_value() && !a.window->dimensions.empty()) Attr("window", a.window->ToString());
     if (a.conv_dnums.has_value()) Attr("dim_labels", a.conv_dnums->ToString());
-    if (a.feature_group_count != 1) Attr("feature_group_count", StrCat(a.feature_group_count));
-    if (a.batch_group_count != 1) Attr("batch_group_count", StrCat(a.batch_group_count));
+    if (a.feature_group_count != 1) AttrNumber("feature_group_count", a.feature_group_count);
+    if (a.batch_group_count != 1) AttrNumber("batch_group_count", a.batch_group_count);
     Precision(a.precision_config);
   }
 
