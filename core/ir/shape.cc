@@ -1,6 +1,5 @@
 #include "core/ir/shape.h"
 
-#include <algorithm>
 #include <cassert>
 #include <charconv>
 #include <limits>
@@ -158,78 +157,54 @@ void Shape::AppendTo(std::string& out, bool print_layout) const {
     out += ')';
     return;
   }
-  // Formatted on the stack and appended once: this runs for every shape of
-  // every line a snapshot prints.
-  char buf[512];
+  // Formatted on the stack and appended in one piece (flushed early only for
+  // shapes of very high rank): this runs for every shape of every line a
+  // snapshot prints.
+  char buf[256];
   char* p = buf;
-  char* const end = buf + sizeof(buf);
-  auto put_int = [&](int64_t v) { p = std::to_chars(p, end, v).ptr; };
-  const bool plain_layout = print_layout && IsArray() && layout_.has_value() && layout_->IsPlain();
-  // Worst case per number: "<=", a sign and 19 digits, a comma; beyond what
-  // fits (a malformed layout may list more numbers than dimensions), the
-  // slow path.
-  const size_t numbers = dims_.size() + (plain_layout ? layout_->minor_to_major().size() : 0);
-  if (numbers * 24 + 64 >= sizeof(buf)) {
-    out += PrimitiveTypeName(element_type_);
-    out += '[';
-    for (size_t i = 0; i < dims_.size(); ++i) {
-      if (i > 0) out += ',';
-      if (dims_[i] == kUnboundedSize) {
-        out += '?';
-      } else {
-        if (dynamic_[i]) out += "<=";
-        absl::StrAppend(&out, dims_[i]);
-      }
+  auto room = [&](size_t n) {
+    if (p + n > buf + sizeof(buf)) {
+      out.append(buf, p);
+      p = buf;
     }
-    out += ']';
-  } else {
-    const std::string_view type = PrimitiveTypeName(element_type_);
-    p = std::copy(type.begin(), type.end(), p);
-    *p++ = '[';
-    for (size_t i = 0; i < dims_.size(); ++i) {
-      if (i > 0) *p++ = ',';
-      if (dims_[i] == kUnboundedSize) {
-        *p++ = '?';
-      } else {
-        if (dynamic_[i]) {
-          *p++ = '<';
-          *p++ = '=';
-        }
-        put_int(dims_[i]);
-      }
+  };
+  auto put = [&](char c) {
+    room(1);
+    *p++ = c;
+  };
+  auto put_int = [&](int64_t v) {
+    room(20);  // a sign and 19 digits
+    p = std::to_chars(p, buf + sizeof(buf), v).ptr;
+  };
+  out += PrimitiveTypeName(element_type_);
+  put('[');
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    if (i > 0) put(',');
+    if (dims_[i] == kUnboundedSize) {
+      put('?');
+      continue;
     }
-    *p++ = ']';
-    if (plain_layout) {
-      // XLA does not print "{}" for scalars (an invalid empty layout on an
-      // array still prints, so it survives a round trip to the verifier).
-      const std::vector<int64_t>& m2m = layout_->minor_to_major();
-      if (!(m2m.empty() && rank() == 0)) {
-        *p++ = '{';
-        for (size_t i = 0; i < m2m.size(); ++i) {
-          if (i > 0) *p++ = ',';
-          put_int(m2m[i]);
-        }
-        *p++ = '}';
-      }
+    if (dynamic_[i]) {
+      put('<');
+      put('=');
     }
-    out.append(buf, p);
-    if (plain_layout || !print_layout || !IsArray() || !layout_.has_value()) return;
-    out += layout_->ToString();
-    return;
+    put_int(dims_[i]);
   }
-  if (!print_layout || !IsArray() || !layout_.has_value()) return;
-  if (layout_->IsPlain()) {
+  put(']');
+  const bool layout = print_layout && IsArray() && layout_.has_value();
+  // XLA does not print "{}" for scalars (an invalid empty layout on an
+  // array still prints, so it survives a round trip to the verifier).
+  if (layout && layout_->IsPlain() && !(layout_->minor_to_major().empty() && rank() == 0)) {
     const std::vector<int64_t>& m2m = layout_->minor_to_major();
-    if (m2m.empty() && rank() == 0) return;
-    out += '{';
+    put('{');
     for (size_t i = 0; i < m2m.size(); ++i) {
-      if (i > 0) out += ',';
-      absl::StrAppend(&out, m2m[i]);
+      if (i > 0) put(',');
+      put_int(m2m[i]);
     }
-    out += '}';
-    return;
+    put('}');
   }
-  out += layout_->ToString();
+  out.append(buf, p);
+  if (layout && !layout_->IsPlain()) out += layout_->ToString();
 }
 
 bool Shape::operator==(const Shape& other) const {

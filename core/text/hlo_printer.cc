@@ -392,15 +392,7 @@ class Printer {
 
   void OpcodeAttributes(const HloInstruction& inst) {
     const HloAttributes& a = inst.attrs();
-    auto dims = [&] {
-      out_ += ", dimensions={";
-      const std::vector<int64_t>& d = inst.dimensions();
-      for (size_t i = 0; i < d.size(); ++i) {
-        if (i > 0) out_ += ',';
-        absl::StrAppend(&out_, d[i]);
-      }
-      out_ += '}';
-    };
+    auto dims = [&] { AttrInts("dimensions", inst.dimensions()); };
     auto collective = [&] {
       if (a.channel_id.has_value()) AttrNumber("channel_id", *a.channel_id);
       if (!a.replica_groups.empty() || inst.opcode() != HloOpcode::kCollectivePermute) {
@@ -433,10 +425,7 @@ class Printer {
       }
       case HloOpcode::kPad: Attr("padding", a.padding_config.ToString()); break;
       case HloOpcode::kIota: Attr("iota_dimension", StrCat(inst.iota_dimension())); break;
-      case HloOpcode::kGetTupleElement:
-        out_ += ", index=";
-        absl::StrAppend(&out_, inst.tuple_index());
-        break;
+      case HloOpcode::kGetTupleElement: AttrNumber("index", inst.tuple_index()); break;
       case HloOpcode::kCompare: {
         Attr("direction", ComparisonDirectionString(a.comparison_direction));
         // An explicit type prints back even when it is the default one.

@@ -56,12 +56,14 @@ struct GuardedBuffer {
   }
 };
 
-bool Denied(const std::string& key, int64_t algorithm, const std::vector<AlgorithmDenyEntry>& deny) {
+// The algorithm ids `deny` forbids for the call with cache key `key`.
+std::vector<int64_t> DeniedAlgorithms(const std::string& key, const std::vector<AlgorithmDenyEntry>& deny) {
+  std::vector<int64_t> denied;
   for (const AlgorithmDenyEntry& e : deny) {
     if (!e.hlo.empty() && key.find(e.hlo) == std::string::npos) continue;
-    if (std::find(e.algorithms.begin(), e.algorithms.end(), algorithm) != e.algorithms.end()) return true;
+    denied.insert(denied.end(), e.algorithms.begin(), e.algorithms.end());
   }
-  return false;
+  return denied;
 }
 
 double MaxRelativeError(const std::vector<double>& got, const std::vector<double>& want) {
@@ -224,12 +226,8 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
   }
   if (timer.has_value()) {
     // On the device: its libraries' algorithms, denied ones left out.
-    std::vector<int64_t> denied;
-    for (const AlgorithmDenyEntry& e : options.deny_list) {
-      if (!e.hlo.empty() && key.find(e.hlo) == std::string::npos) continue;
-      denied.insert(denied.end(), e.algorithms.begin(), e.algorithms.end());
-    }
-    absl::StatusOr<std::vector<AlgorithmTiming>> timings = timer->time(call, options, denied);
+    absl::StatusOr<std::vector<AlgorithmTiming>> timings =
+        timer->time(call, options, DeniedAlgorithms(key, options.deny_list));
     if (!timings.ok()) {
       return absl::Status(timings.status().code(),
                           StrCat(call.name(), ": autotuning on ", timer->device, ": ", timings.status().message()));
@@ -260,8 +258,9 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
   // fastest).
   std::vector<LibraryAlgorithm> candidates;
   bool library_algorithm = false;
+  const std::vector<int64_t> denied = DeniedAlgorithms(key, options.deny_list);
   for (const LibraryAlgorithm& a : *algorithms) {
-    if (Denied(key, a.id, options.deny_list)) {
+    if (std::find(denied.begin(), denied.end(), a.id) != denied.end()) {
       outcome.rejected.push_back(StrCat(a.name, ": denied"));
       continue;
     }
