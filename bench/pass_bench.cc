@@ -71,8 +71,9 @@ std::unique_ptr<HloPassPipeline> MakePipeline(bool instrumented, PassRecorder* r
 }
 
 // One timed run; the module, pipeline and recorder are built before and
-// destroyed after it.
-double TimedRun(const std::string& text, bool instrumented, bool snapshots) {
+// destroyed after it. `stats`: the instrumented run's texts.
+double TimedRun(const std::string& text, bool instrumented, bool snapshots,
+                PipelineRunStats* stats = nullptr) {
   std::unique_ptr<HloModule> m = Parse(text);
   PassRecorderOptions recorder_options;
   recorder_options.snapshots = snapshots;
@@ -80,7 +81,9 @@ double TimedRun(const std::string& text, bool instrumented, bool snapshots) {
   std::unique_ptr<HloPassPipeline> p = MakePipeline(instrumented, &recorder);
   auto start = std::chrono::steady_clock::now();
   benchmark::DoNotOptimize(p->Run(*m));
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (stats != nullptr) *stats = p->last_run_stats();
+  return seconds;
 }
 
 void BM_Pipeline(benchmark::State& state, bool instrumented, bool snapshots = true) {
@@ -99,15 +102,24 @@ void BM_PipelineInstrumentedNoSnapshots(benchmark::State& state) { BM_Pipeline(s
 // the counter is the median ratio over all iterations, in percent over bare.
 // The iteration time reported is the instrumented run's.
 void MeasureOverhead(benchmark::State& state, const std::string& text, bool snapshots) {
-  std::vector<double> ratios;
+  std::vector<double> ratios, text_ms;
+  PipelineRunStats stats;
   for (auto _ : state) {
     const double bare = TimedRun(text, false, snapshots);
-    const double instrumented = TimedRun(text, true, snapshots);
+    const double instrumented = TimedRun(text, true, snapshots, &stats);
     ratios.push_back(instrumented / bare);
+    text_ms.push_back(stats.seconds * 1e3);
     state.SetIterationTime(instrumented);
   }
   std::sort(ratios.begin(), ratios.end());
-  if (!ratios.empty()) state.counters["overhead_pct"] = (ratios[ratios.size() / 2] - 1) * 100;
+  std::sort(text_ms.begin(), text_ms.end());
+  if (!ratios.empty()) {
+    state.counters["overhead_pct"] = (ratios[ratios.size() / 2] - 1) * 100;
+    // Of which: taking the module texts (fingerprints and snapshots).
+    state.counters["text_ms"] = text_ms[text_ms.size() / 2];
+    state.counters["texts"] = static_cast<double>(stats.texts);
+    state.counters["lines_printed"] = static_cast<double>(stats.lines_printed);
+  }
 }
 void BM_InstrumentationOverhead(benchmark::State& state, bool snapshots) {
   MeasureOverhead(state, LargeModule(static_cast<int>(state.range(0))), snapshots);

@@ -1,6 +1,11 @@
 #include "core/text/hlo_printer.h"
 
+#include <unistd.h>
 #include <xxhash.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -27,7 +32,35 @@ class Printer {
     out_ += name;
   }
 
+  // The module: its line, then each computation (callees first). Collecting
+  // chunks (PrintModuleText), the computations come first, so that the
+  // module line can take the entry's layout from the entry's header.
   void Module(const HloModule& module) {
+    FindSugaredComputations(module);
+    if (collect_chunks_) {
+      const ComputationText* entry = nullptr;
+      for (HloComputation* c : module.MakeComputationPostOrder()) {
+        if (sugared_.contains(c)) continue;
+        chunks_.push_back(ComputationChunk(*c));
+        if (c == module.entry_computation()) entry = chunks_.back().get();
+      }
+      ModuleLine(module, entry);
+      header_ = std::move(out_);
+      out_.clear();
+      return;
+    }
+    ModuleLine(module, nullptr);
+    for (HloComputation* c : module.MakeComputationPostOrder()) {
+      if (sugared_.contains(c)) continue;
+      out_ += "\n";
+      Computation(*c);
+      out_ += "\n";
+    }
+  }
+
+  // "HloModule name, attributes...\n". `entry`: the entry computation's
+  // text, whose header knows the entry computation layout.
+  void ModuleLine(const HloModule& module, const ComputationText* entry) {
     const HloModuleConfig& config = module.config();
     StrAppend(&out_, "HloModule ", module.name());
     if (module.is_scheduled()) out_ += ", is_scheduled=true";
@@ -54,8 +87,21 @@ class Printer {
     }
     if (config.alias_passthrough_params) out_ += ", alias_passthrough_params=true";
     if (module.entry_computation() != nullptr) {
-      StrAppend(&out_, ", entry_computation_layout={",
-                      module.entry_computation_layout().ToString(), "}");
+      out_ += ", entry_computation_layout={";
+      // The entry header's copy unless the module declares a layout that
+      // differs from it (compared in place: an entry may have hundreds of
+      // parameters).
+      const std::optional<ProgramShape>& declared = config.entry_computation_layout;
+      if (entry != nullptr &&
+          (!declared.has_value() || (declared->parameters == entry->header->parameter_shapes &&
+                                     declared->result == entry->header->root_shape.value_or(Shape())))) {
+        out_ += entry->header->entry_layout;
+      } else if (declared.has_value()) {
+        out_ += declared->ToString();
+      } else {
+        out_ += module.entry_computation_layout().ToString();
+      }
+      out_ += '}';
     }
     auto bools = [](const std::vector<bool>& v) {
       std::vector<std::string> s;
@@ -82,9 +128,12 @@ class Printer {
       StrAppend(&out_, ", ", name, "=", value);
     }
     out_ += "\n";
-    // Computations printed inline as async sugar are skipped. Only a
-    // computation wrapped by exactly one async-start can be (sugar gives each
-    // start its own computation when parsed back).
+  }
+
+  // Computations printed inline as async sugar are skipped. Only a
+  // computation wrapped by exactly one async-start can be (sugar gives each
+  // start its own computation when parsed back).
+  void FindSugaredComputations(const HloModule& module) {
     if (options_.syntax_sugar_async_ops) {
       absl::flat_hash_map<const HloComputation*, int> starts;
       std::vector<const HloInstruction*> async_starts;
@@ -102,20 +151,6 @@ class Printer {
       }
       module_context_ = true;
     }
-    if (collect_chunks_) {
-      header_ = std::move(out_);
-      out_.clear();
-    }
-    for (HloComputation* c : module.MakeComputationPostOrder()) {
-      if (sugared_.contains(c)) continue;
-      if (collect_chunks_) {
-        chunks_.push_back(ComputationChunk(*c));
-        continue;
-      }
-      out_ += "\n";
-      Computation(*c);
-      out_ += "\n";
-    }
   }
 
   // The computation's canonical text: its cache when still valid, else
@@ -131,22 +166,21 @@ class Printer {
     auto chunk = std::make_shared<ComputationText>();
     chunk->computation = &c;
     chunk->entry = entry;
-    out_ += "\n";
-    ComputationHeader(c);
-    chunk->header = std::move(out_);
-    out_.clear();
     ComputationFooter(c);
     out_ += "\n";
     chunk->footer = std::move(out_);
     out_.clear();
-    // The previous text's segments, by their first instruction.
+    // The previous text's header when still right, and its segments, by
+    // their first instruction.
     absl::flat_hash_map<const HloInstruction*, const std::shared_ptr<const Segment>*> reusable;
     if (auto it = previous_.find(&c); it != previous_.end()) {
+      if (HeaderStillRight(*it->second->header, c)) chunk->header = it->second->header;
       reusable.reserve(it->second->segments.size());
       for (const std::shared_ptr<const Segment>& seg : it->second->segments) {
         if (seg->reusable) reusable.emplace(seg->pieces.front().instruction, &seg);
       }
     }
+    if (chunk->header == nullptr) chunk->header = NewHeader(c);
     bool has_async = false;
     const std::vector<HloInstruction*>& order = c.InstructionPostOrder();
     std::shared_ptr<Segment> fresh;
@@ -208,8 +242,8 @@ class Printer {
     close_fresh();
     std::vector<uint64_t> hashes;
     hashes.reserve(chunk->segments.size() + 2);
-    hashes.push_back(XXH3_64bits(chunk->header.data(), chunk->header.size()));
-    chunk->size = chunk->header.size() + chunk->footer.size();
+    hashes.push_back(chunk->header->hash);
+    chunk->size = chunk->header->text.size() + chunk->footer.size();
     for (const std::shared_ptr<const Segment>& seg : chunk->segments) {
       hashes.push_back(seg->hash);
       chunk->size += seg->size;
@@ -218,6 +252,56 @@ class Printer {
     chunk->hash = XXH3_64bits(hashes.data(), hashes.size() * sizeof(uint64_t));
     if (!has_async) c.set_text_cache(chunk);
     return chunk;
+  }
+
+  // A computation's header for ComputationText, with what it was printed from.
+  std::shared_ptr<const ComputationText::Header> NewHeader(const HloComputation& c) {
+    auto header = std::make_shared<ComputationText::Header>();
+    out_ += "\n";
+    ComputationHeader(c);
+    header->text = std::move(out_);
+    out_.clear();
+    header->hash = XXH3_64bits(header->text.data(), header->text.size());
+    header->name = c.name();
+    header->entry = c.IsEntryComputation();
+    header->parameter_names.reserve(c.num_parameters());
+    header->parameter_shapes.reserve(c.num_parameters());
+    for (int64_t i = 0; i < c.num_parameters(); ++i) {
+      header->parameter_names.push_back(c.parameter_instruction(i)->name());
+      header->parameter_shapes.push_back(c.parameter_instruction(i)->shape());
+    }
+    if (c.root_instruction() != nullptr) header->root_shape = c.root_instruction()->shape();
+    if (header->entry) {
+      // ProgramShape::ToString of the entry's parameters and root.
+      out_ += '(';
+      for (size_t i = 0; i < header->parameter_shapes.size(); ++i) {
+        if (i > 0) out_ += ", ";
+        header->parameter_shapes[i].AppendTo(out_);
+      }
+      out_ += ")->";
+      (header->root_shape.has_value() ? *header->root_shape : Shape()).AppendTo(out_);
+      header->entry_layout = std::move(out_);
+      out_.clear();
+    }
+    return header;
+  }
+  // Whether `header` is what ComputationHeader prints for `c` now: the same
+  // name, entry flag, parameters and root shape (layouts included, though
+  // the header leaves them out).
+  static bool HeaderStillRight(const ComputationText::Header& header, const HloComputation& c) {
+    if (header.name != c.name() || header.entry != c.IsEntryComputation() ||
+        static_cast<int64_t>(header.parameter_names.size()) != c.num_parameters()) {
+      return false;
+    }
+    for (int64_t i = 0; i < c.num_parameters(); ++i) {
+      const HloInstruction* p = c.parameter_instruction(i);
+      if (p == nullptr || p->name() != header.parameter_names[i] || !(p->shape() == header.parameter_shapes[i])) {
+        return false;
+      }
+    }
+    const HloInstruction* root = c.root_instruction();
+    if (root == nullptr) return !header.root_shape.has_value();
+    return header.root_shape.has_value() && root->shape() == *header.root_shape;
   }
 
   void Computation(const HloComputation& c) {
@@ -782,7 +866,7 @@ std::string PrintModule(const HloModule& module, const PrintOptions& options) {
 }
 
 void ComputationText::AppendTo(std::string& out) const {
-  out += header;
+  out += header->text;
   for (const std::shared_ptr<const Segment>& seg : segments) {
     for (const Piece& p : seg->pieces) {
       if (p.line) out += p.root ? "  ROOT " : "  ";
@@ -802,13 +886,151 @@ const std::string& ModuleText::str() const {
   return joined_;
 }
 
+namespace {
+
+// One helper thread per process that prints lines beside the caller (see
+// PrintMissingLines). Started on first use; a forked child (the ablation
+// runner's workers) starts its own, since fork copies only the calling
+// thread. A caller that finds it busy (another thread printing a snapshot)
+// prints alone.
+class LineHelper {
+ public:
+  static LineHelper* Get() {
+    static std::mutex mu;
+    static LineHelper* helper = nullptr;
+    std::lock_guard<std::mutex> lock(mu);
+    if (helper == nullptr || helper->pid_ != getpid()) {
+      helper = new LineHelper();  // a parent's helper is left behind in a child
+    }
+    return helper;
+  }
+
+  // Runs `helper_job` on the helper thread while the caller runs `own_job`,
+  // and returns when both are done; false (nothing run) when the helper is
+  // busy.
+  bool RunBeside(const std::function<void()>& helper_job, const std::function<void()>& own_job) {
+    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+    if (!busy.owns_lock()) return false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = &helper_job;
+      done_ = false;
+    }
+    cv_.notify_one();
+    own_job();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return done_; });
+    job_ = nullptr;
+    return true;
+  }
+
+ private:
+  LineHelper() : pid_(getpid()), thread_([this] { Loop(); }) { thread_.detach(); }
+
+  void Loop() {
+    for (;;) {
+      const std::function<void()>* job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return job_ != nullptr && !done_; });
+        job = job_;
+      }
+      (*job)();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_ = true;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  const pid_t pid_;
+  std::mutex busy_;  // one RunBeside at a time
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const std::function<void()>* job_ = nullptr;
+  bool done_ = true;
+  std::thread thread_;
+};
+
+// Below this many instructions in the changed computations a snapshot
+// prints alone: waking the helper costs more than it saves.
+constexpr int64_t kInstructionsForHelper = 512;
+
+// Prepares a snapshot's walk on two threads: the helper finds the
+// instructions of the changed computations whose canonical line is missing
+// (new or changed since the last snapshot) while the caller computes those
+// computations' post orders; both then print the lines found, in batches
+// claimed from a shared counter, so that the walk that follows finds every
+// line cached. Each line and fingerprint is written to its own instruction
+// by one thread; the module is otherwise only read (the post order's marks
+// and vectors are the caller's alone). Returns how many lines were printed
+// (none when the changed computations are too small to share).
+int64_t PrintMissingLines(const HloModule& module) {
+  std::vector<const HloComputation*> changed;
+  int64_t instructions = 0;
+  for (const HloComputation* c : module.computations()) {
+    if (const auto& cached = c->text_cache(); cached && cached->entry == c->IsEntryComputation()) continue;
+    changed.push_back(c);
+    instructions += c->instruction_count();
+  }
+  if (instructions < kInstructionsForHelper || std::thread::hardware_concurrency() < 2) return 0;
+  std::vector<const HloInstruction*> missing(static_cast<size_t>(instructions));
+  std::atomic<size_t> found{0};     // missing[0, found) are published
+  std::atomic<bool> scanned{false};  // and found is final
+  std::atomic<size_t> next{0};      // missing[0, next) are claimed
+  constexpr size_t kBatch = 16;
+  auto print_found = [&] {
+    size_t begin = next.load(std::memory_order_relaxed);
+    for (;;) {
+      const bool final = scanned.load(std::memory_order_acquire);
+      const size_t available = found.load(std::memory_order_acquire);
+      if (begin >= available) {
+        if (final) return;
+        std::this_thread::yield();
+        begin = next.load(std::memory_order_relaxed);
+        continue;
+      }
+      const size_t end = std::min(available, begin + kBatch);
+      if (!next.compare_exchange_weak(begin, end, std::memory_order_relaxed)) continue;
+      for (size_t i = begin; i < end; ++i) {
+        CanonicalInstructionLine(*missing[i]);
+        Printer::InstructionFingerprint(*missing[i]);
+      }
+      begin = next.load(std::memory_order_relaxed);
+    }
+  };
+  const std::function<void()> scan_and_print = [&] {
+    size_t n = 0;
+    for (const HloComputation* c : changed) {
+      c->ForEachInstruction([&](const HloInstruction* inst) {
+        if (inst->shared_cached_line() != nullptr || Printer::IsAsync(inst->opcode())) return;
+        missing[n++] = inst;
+        if (n % kBatch == 0) found.store(n, std::memory_order_release);
+      });
+    }
+    found.store(n, std::memory_order_release);
+    scanned.store(true, std::memory_order_release);
+    print_found();
+  };
+  const std::function<void()> order_and_print = [&] {
+    for (const HloComputation* c : changed) c->InstructionPostOrder();
+    print_found();
+  };
+  if (!LineHelper::Get()->RunBeside(scan_and_print, order_and_print)) scan_and_print();
+  return static_cast<int64_t>(found.load());
+}
+
+}  // namespace
+
 std::shared_ptr<const ModuleText> PrintModuleText(const HloModule& module, const ModuleText* previous) {
+  const int64_t printed_beside = PrintMissingLines(module);
   auto text = std::make_shared<ModuleText>();
   const PrintOptions options;
   Printer p(options);
   p.CollectChunks(previous);
   p.Module(module);
-  text->lines_printed_ = p.lines_printed();
+  text->lines_printed_ = printed_beside + p.lines_printed();
   text->header_ = std::move(p.header());
   text->computations_ = std::move(p.chunks());
   std::vector<uint64_t> hashes;

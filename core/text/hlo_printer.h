@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,9 +57,25 @@ struct ComputationText {
     bool reusable = true;   // only instruction lines (no raw text)
   };
   static constexpr int kSegmentBits = 5;  // 32 lines per segment on average
+  // The header's text and what it was printed from, so that a later text
+  // reuses it (an entry computation's header lists every parameter: often
+  // longer than the lines a pass changed) while these stay the same.
+  struct Header {
+    std::string text;
+    uint64_t hash = 0;
+    std::string name;
+    bool entry = false;
+    std::vector<std::string> parameter_names;
+    std::vector<Shape> parameter_shapes;
+    std::optional<Shape> root_shape;
+    // An entry computation's layout as the module line prints it
+    // ("(f32[2]{0}, s32[])->f32[2]{0}"): the same parameters and root.
+    std::string entry_layout;
+  };
 
   const HloComputation* computation = nullptr;  // identity only, for reuse
-  std::string header, footer;
+  std::shared_ptr<const Header> header;
+  std::string footer;
   std::vector<std::shared_ptr<const Segment>> segments;
   size_t size = 0;      // of the joined text
   uint64_t hash = 0;    // over the header's, the segments' and the footer's hashes

@@ -210,6 +210,57 @@ TEST(ModuleTextTest, SnapshotsAfterAnEditReuseTheUnchangedSegments) {
   EXPECT_EQ(t3->lines_printed(), 2);
 }
 
+TEST(ModuleTextTest, HeadersAreReusedOnlyWhileTheSignatureStaysTheSame) {
+  // An entry with many parameters and a declared layout (as parsed text
+  // has), large enough for the snapshot's second thread.
+  std::string text = "HloModule m, entry_computation_layout={(";
+  for (int i = 0; i < 300; ++i) text += std::string(i > 0 ? ", " : "") + "f32[4,2]{1,0}";
+  text += ")->f32[4,2]{1,0}}\n\nENTRY %main {\n";
+  for (int i = 0; i < 300; ++i) {
+    text += "  %p" + std::to_string(i) + " = f32[4,2]{1,0} parameter(" + std::to_string(i) + ")\n";
+  }
+  std::string prev = "p0";
+  for (int i = 1; i < 300; ++i) {
+    const std::string name = "s" + std::to_string(i);
+    text += "  %" + name + " = f32[4,2]{1,0} add(f32[4,2]{1,0} %" + prev + ", f32[4,2]{1,0} %p" + std::to_string(i) + ")\n";
+    prev = name;
+  }
+  text += "  ROOT %out = f32[4,2]{1,0} negate(f32[4,2]{1,0} %" + prev + ")\n}\n";
+  auto m = ParseHloModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  HloModule& module = **m;
+  HloComputation* entry = module.entry_computation();
+  std::shared_ptr<const ModuleText> last = PrintModuleText(module);
+  ASSERT_EQ(last->str(), PrintModule(module));
+  auto header = [](const ModuleText& t) { return t.computations().back()->header.get(); };
+  auto check = [&](const std::string& what, bool same_header) {
+    SCOPED_TRACE(what);
+    std::shared_ptr<const ModuleText> next = PrintModuleText(module, last.get());
+    EXPECT_EQ(next->str(), PrintModule(module));
+    EXPECT_EQ(next->fingerprint(), CanonicalTextFingerprint(module));
+    EXPECT_EQ(header(*next) == header(*last), same_header);
+    last = next;
+  };
+  // A body edit keeps the header (and the module line's layout).
+  entry->GetInstructionWithName("s7")->ReplaceOperandWith(1, entry->parameter_instruction(0));
+  check("body edit", true);
+  entry->parameter_instruction(5)->SetName("renamed");
+  check("parameter renamed", false);
+  // A layout change is not in the header but is in the module line, which
+  // then prints the declared layout (it no longer matches the entry).
+  entry->parameter_instruction(9)->mutable_shape()->mutable_layout() = Layout({0, 1});
+  check("parameter layout", false);
+  EXPECT_NE(last->str().find("f32[4,2]{0,1}"), std::string::npos);
+  HloInstruction* root = entry->root_instruction();
+  HloInstruction* reduced = entry->AddInstruction(
+      HloInstruction::CreateSlice(Shape::Array(PrimitiveType::kF32, {2, 2}), root, {{0, 2, 1}, {0, 2, 1}}));
+  entry->set_root_instruction(reduced);
+  check("root shape", false);
+  module.config().entry_computation_layout.reset();  // now the entry's own
+  check("declared layout dropped", true);
+  EXPECT_NE(last->str().find(")->f32[2,2]{1,0}}"), std::string::npos);
+}
+
 TEST(RoundTripTest, AsyncSugarParsesToTheGenericForm) {
   // Seed 001: "op-start" and "async-start" with a wrapped computation are the
   // same representation.
