@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <thread>
@@ -21,6 +22,75 @@ constexpr int64_t kMaxPrintedConstantElements = 64;
 
 uint64_t InstructionFingerprintUncached(const HloInstruction& inst);
 
+// One helper thread per process that takes half of a snapshot's work (see
+// PrintMissingLines and Printer::Chunks). Started on first use; a forked child (the ablation
+// runner's workers) starts its own, since fork copies only the calling
+// thread. A caller that finds it busy (another thread printing a snapshot)
+// prints alone.
+class LineHelper {
+ public:
+  static LineHelper* Get() {
+    static std::mutex mu;
+    static LineHelper* helper = nullptr;
+    std::lock_guard<std::mutex> lock(mu);
+    if (helper == nullptr || helper->pid_ != getpid()) {
+      helper = new LineHelper();  // a parent's helper is left behind in a child
+    }
+    return helper;
+  }
+
+  // Runs `helper_job` on the helper thread while the caller runs `own_job`,
+  // and returns when both are done; false (nothing run) when the helper is
+  // busy.
+  bool RunBeside(const std::function<void()>& helper_job, const std::function<void()>& own_job) {
+    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+    if (!busy.owns_lock()) return false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = &helper_job;
+      done_ = false;
+    }
+    cv_.notify_one();
+    own_job();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return done_; });
+    job_ = nullptr;
+    return true;
+  }
+
+ private:
+  LineHelper() : pid_(getpid()), thread_([this] { Loop(); }) { thread_.detach(); }
+
+  void Loop() {
+    for (;;) {
+      const std::function<void()>* job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return job_ != nullptr && !done_; });
+        job = job_;
+      }
+      (*job)();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_ = true;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  const pid_t pid_;
+  std::mutex busy_;  // one RunBeside at a time
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const std::function<void()>* job_ = nullptr;
+  bool done_ = true;
+  std::thread thread_;
+};
+
+// Below this many instructions in the changed computations a snapshot
+// prints alone: waking the helper costs more than it saves.
+constexpr int64_t kInstructionsForHelper = 512;
+
 class Printer {
  public:
   explicit Printer(const PrintOptions& options) : options_(options), canonical_(Canonical()) {}
@@ -38,11 +108,14 @@ class Printer {
   void Module(const HloModule& module) {
     FindSugaredComputations(module);
     if (collect_chunks_) {
-      const ComputationText* entry = nullptr;
+      std::vector<const HloComputation*> computations;
       for (HloComputation* c : module.MakeComputationPostOrder()) {
-        if (sugared_.contains(c)) continue;
-        chunks_.push_back(ComputationChunk(*c));
-        if (c == module.entry_computation()) entry = chunks_.back().get();
+        if (!sugared_.contains(c)) computations.push_back(c);
+      }
+      Chunks(computations);
+      const ComputationText* entry = nullptr;
+      for (size_t i = 0; i < computations.size(); ++i) {
+        if (computations[i] == module.entry_computation()) entry = chunks_[i].get();
       }
       ModuleLine(module, entry);
       header_ = std::move(out_);
@@ -92,9 +165,16 @@ class Printer {
       // differs from it (compared in place: an entry may have hundreds of
       // parameters).
       const std::optional<ProgramShape>& declared = config.entry_computation_layout;
-      if (entry != nullptr &&
-          (!declared.has_value() || (declared->parameters == entry->header->parameter_shapes &&
-                                     declared->result == entry->header->root_shape.value_or(Shape())))) {
+      auto same_as_entry = [&](const ProgramShape& layout) {
+        const HloComputation& c = *module.entry_computation();
+        if (static_cast<int64_t>(layout.parameters.size()) != c.num_parameters()) return false;
+        for (int64_t i = 0; i < c.num_parameters(); ++i) {
+          if (!(layout.parameters[i] == c.parameter_instruction(i)->shape())) return false;
+        }
+        return c.root_instruction() != nullptr ? layout.result == c.root_instruction()->shape()
+                                               : layout.result == Shape();
+      };
+      if (entry != nullptr && (!declared.has_value() || same_as_entry(*declared))) {
         out_ += entry->header->entry_layout;
       } else if (declared.has_value()) {
         out_ += declared->ToString();
@@ -153,6 +233,42 @@ class Printer {
     }
   }
 
+  // chunks_: each computation's text, in order. When several changed, the
+  // helper thread builds some of them with a second printer: computations
+  // are independent (each writes only its own instructions' lines and its
+  // own text cache; the previous text and the sugar are only read).
+  void Chunks(const std::vector<const HloComputation*>& computations) {
+    chunks_.resize(computations.size());
+    int64_t changed = 0, instructions = 0;
+    for (const HloComputation* c : computations) {
+      if (const auto& cached = c->text_cache(); cached && cached->entry == c->IsEntryComputation()) continue;
+      ++changed;
+      instructions += c->instruction_count();
+    }
+    std::atomic<size_t> next{0};
+    auto build = [&](Printer& printer) {
+      for (;;) {
+        const size_t i = next.fetch_add(1, std::memory_order_relaxed);
+        if (i >= computations.size()) return;
+        chunks_[i] = printer.ComputationChunk(*computations[i]);
+      }
+    };
+    if (changed >= 2 && instructions >= kInstructionsForHelper && std::thread::hardware_concurrency() >= 2) {
+      Printer other(options_);
+      other.collect_chunks_ = true;
+      other.previous_ = previous_;
+      other.sugared_ = sugared_;
+      other.module_context_ = module_context_;
+      const std::function<void()> helper_job = [&] { build(other); };
+      const std::function<void()> own_job = [&] { build(*this); };
+      if (LineHelper::Get()->RunBeside(helper_job, own_job)) {
+        lines_printed_ += other.lines_printed_;
+        return;
+      }
+    }
+    build(*this);
+  }
+
   // The computation's canonical text: its cache when still valid, else
   // built (segments of the previous text reused where every line still
   // matches, new lines printed) and cached, unless an async op in it prints
@@ -170,17 +286,15 @@ class Printer {
     out_ += "\n";
     chunk->footer = std::move(out_);
     out_.clear();
-    // The previous text's header when still right, and its segments, by
-    // their first instruction.
+    // The previous text's segments, by their first instruction.
     absl::flat_hash_map<const HloInstruction*, const std::shared_ptr<const Segment>*> reusable;
-    if (auto it = previous_.find(&c); it != previous_.end()) {
-      if (HeaderStillRight(*it->second->header, c)) chunk->header = it->second->header;
-      reusable.reserve(it->second->segments.size());
-      for (const std::shared_ptr<const Segment>& seg : it->second->segments) {
+    const auto previous = previous_.find(&c);
+    if (previous != previous_.end()) {
+      reusable.reserve(previous->second->segments.size());
+      for (const std::shared_ptr<const Segment>& seg : previous->second->segments) {
         if (seg->reusable) reusable.emplace(seg->pieces.front().instruction, &seg);
       }
     }
-    if (chunk->header == nullptr) chunk->header = NewHeader(c);
     bool has_async = false;
     const std::vector<HloInstruction*>& order = c.InstructionPostOrder();
     std::shared_ptr<Segment> fresh;
@@ -240,6 +354,13 @@ class Printer {
       if ((hash & kCut) == kCut) close_fresh();
     }
     close_fresh();
+    // The previous text's header while still right (checked now that every
+    // line is cached), else a new one.
+    if (previous != previous_.end() && HeaderStillRight(*previous->second->header, c)) {
+      chunk->header = previous->second->header;
+    } else {
+      chunk->header = NewHeader(c);
+    }
     std::vector<uint64_t> hashes;
     hashes.reserve(chunk->segments.size() + 2);
     hashes.push_back(chunk->header->hash);
@@ -254,7 +375,8 @@ class Printer {
     return chunk;
   }
 
-  // A computation's header for ComputationText, with what it was printed from.
+  // A computation's header for ComputationText, with what it was printed
+  // from (the lines of its parameters and root are cached by now).
   std::shared_ptr<const ComputationText::Header> NewHeader(const HloComputation& c) {
     auto header = std::make_shared<ComputationText::Header>();
     out_ += "\n";
@@ -264,19 +386,21 @@ class Printer {
     header->hash = XXH3_64bits(header->text.data(), header->text.size());
     header->name = c.name();
     header->entry = c.IsEntryComputation();
-    header->parameter_names.reserve(c.num_parameters());
-    header->parameter_shapes.reserve(c.num_parameters());
+    header->parameter_lines.reserve(c.num_parameters());
     for (int64_t i = 0; i < c.num_parameters(); ++i) {
-      header->parameter_names.push_back(c.parameter_instruction(i)->name());
-      header->parameter_shapes.push_back(c.parameter_instruction(i)->shape());
+      header->parameter_lines.push_back(c.parameter_instruction(i)->shared_cached_line());
     }
-    if (c.root_instruction() != nullptr) header->root_shape = c.root_instruction()->shape();
+    if (const HloInstruction* root = c.root_instruction()) {
+      header->root = root;
+      header->root_line = root->shared_cached_line();
+      header->root_shape = root->shape();
+    }
     if (header->entry) {
       // ProgramShape::ToString of the entry's parameters and root.
       out_ += '(';
-      for (size_t i = 0; i < header->parameter_shapes.size(); ++i) {
+      for (int64_t i = 0; i < c.num_parameters(); ++i) {
         if (i > 0) out_ += ", ";
-        header->parameter_shapes[i].AppendTo(out_);
+        c.parameter_instruction(i)->shape().AppendTo(out_);
       }
       out_ += ")->";
       (header->root_shape.has_value() ? *header->root_shape : Shape()).AppendTo(out_);
@@ -286,22 +410,27 @@ class Printer {
     return header;
   }
   // Whether `header` is what ComputationHeader prints for `c` now: the same
-  // name, entry flag, parameters and root shape (layouts included, though
-  // the header leaves them out).
+  // name, entry flag, parameters (their lines: names and shapes) and root
+  // shape (layouts included, though the header leaves them out).
   static bool HeaderStillRight(const ComputationText::Header& header, const HloComputation& c) {
     if (header.name != c.name() || header.entry != c.IsEntryComputation() ||
-        static_cast<int64_t>(header.parameter_names.size()) != c.num_parameters()) {
+        static_cast<int64_t>(header.parameter_lines.size()) != c.num_parameters()) {
       return false;
     }
     for (int64_t i = 0; i < c.num_parameters(); ++i) {
       const HloInstruction* p = c.parameter_instruction(i);
-      if (p == nullptr || p->name() != header.parameter_names[i] || !(p->shape() == header.parameter_shapes[i])) {
+      if (p == nullptr || header.parameter_lines[i] == nullptr ||
+          p->shared_cached_line() != header.parameter_lines[i]) {
         return false;
       }
     }
     const HloInstruction* root = c.root_instruction();
     if (root == nullptr) return !header.root_shape.has_value();
-    return header.root_shape.has_value() && root->shape() == *header.root_shape;
+    if (!header.root_shape.has_value()) return false;
+    if (root == header.root && header.root_line != nullptr && root->shared_cached_line() == header.root_line) {
+      return true;  // the same line: the same shape
+    }
+    return root->shape() == *header.root_shape;
   }
 
   void Computation(const HloComputation& c) {
@@ -415,10 +544,7 @@ class Printer {
       for (int64_t i = 0; i < inst.operand_count(); ++i) {
         if (i > 0) out_ += ", ";
         const HloInstruction* op = inst.operand(i);
-        if (options_.print_operand_shape) {
-          op->shape().AppendTo(out_);
-          out_ += ' ';
-        }
+        if (options_.print_operand_shape) OperandShape(*op);
         Name(op->name());
       }
     }
@@ -439,6 +565,29 @@ class Printer {
       CalledComputations(inst);
     }
     GenericAttributes(inst);
+  }
+
+  // An operand's shape and a space: copied from the operand's own cached
+  // line ("%name = SHAPE opcode(...") when it has one, as printing it again
+  // costs more than finding it; array shapes print without spaces, which
+  // the check of what follows confirms. Not while another thread may be
+  // printing the operand's line (set_operand_lines(false)).
+  void set_operand_lines(bool use) { operand_lines_ = use; }
+  void OperandShape(const HloInstruction& op) {
+    if (canonical_ && operand_lines_ && !op.shape().IsTuple()) {
+      if (const std::string* line = op.cached_line()) {
+        const size_t begin = op.name().size() + 4;  // "%" name " = "
+        const size_t end = line->find(' ', begin);
+        const std::string_view opcode = HloOpcodeString(op.opcode());
+        if (end != std::string::npos && line->compare(end + 1, opcode.size(), opcode) == 0 &&
+            line->size() > end + 1 + opcode.size() && (*line)[end + 1 + opcode.size()] == '(') {
+          out_.append(*line, begin, end + 1 - begin);
+          return;
+        }
+      }
+    }
+    op.shape().AppendTo(out_);
+    out_ += ' ';
   }
 
   static bool IsAsync(HloOpcode op) {
@@ -823,6 +972,7 @@ class Printer {
   // The previous text's computations (segments to reuse), by identity.
   absl::flat_hash_map<const HloComputation*, const ComputationText*> previous_;
   int64_t lines_printed_ = 0;
+  bool operand_lines_ = true;
   bool module_context_ = false;
   absl::flat_hash_set<const HloComputation*> sugared_;
 };
@@ -888,83 +1038,15 @@ const std::string& ModuleText::str() const {
 
 namespace {
 
-// One helper thread per process that prints lines beside the caller (see
-// PrintMissingLines). Started on first use; a forked child (the ablation
-// runner's workers) starts its own, since fork copies only the calling
-// thread. A caller that finds it busy (another thread printing a snapshot)
-// prints alone.
-class LineHelper {
- public:
-  static LineHelper* Get() {
-    static std::mutex mu;
-    static LineHelper* helper = nullptr;
-    std::lock_guard<std::mutex> lock(mu);
-    if (helper == nullptr || helper->pid_ != getpid()) {
-      helper = new LineHelper();  // a parent's helper is left behind in a child
-    }
-    return helper;
-  }
-
-  // Runs `helper_job` on the helper thread while the caller runs `own_job`,
-  // and returns when both are done; false (nothing run) when the helper is
-  // busy.
-  bool RunBeside(const std::function<void()>& helper_job, const std::function<void()>& own_job) {
-    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
-    if (!busy.owns_lock()) return false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      job_ = &helper_job;
-      done_ = false;
-    }
-    cv_.notify_one();
-    own_job();
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return done_; });
-    job_ = nullptr;
-    return true;
-  }
-
- private:
-  LineHelper() : pid_(getpid()), thread_([this] { Loop(); }) { thread_.detach(); }
-
-  void Loop() {
-    for (;;) {
-      const std::function<void()>* job;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return job_ != nullptr && !done_; });
-        job = job_;
-      }
-      (*job)();
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        done_ = true;
-      }
-      cv_.notify_all();
-    }
-  }
-
-  const pid_t pid_;
-  std::mutex busy_;  // one RunBeside at a time
-  std::mutex mu_;
-  std::condition_variable cv_;
-  const std::function<void()>* job_ = nullptr;
-  bool done_ = true;
-  std::thread thread_;
-};
-
-// Below this many instructions in the changed computations a snapshot
-// prints alone: waking the helper costs more than it saves.
-constexpr int64_t kInstructionsForHelper = 512;
-
 // Prepares a snapshot's walk on two threads: the helper finds the
 // instructions of the changed computations whose canonical line is missing
 // (new or changed since the last snapshot) while the caller computes those
-// computations' post orders; both then print the lines found, in batches
+// computations' post orders (the helper takes some when done); both then
+// print the lines found, in batches
 // claimed from a shared counter, so that the walk that follows finds every
 // line cached. Each line and fingerprint is written to its own instruction
-// by one thread; the module is otherwise only read (the post order's marks
-// and vectors are the caller's alone). Returns how many lines were printed
+// by one thread; the module is otherwise only read (a post order's marks
+// and vectors belong to the thread that computes it). Returns how many lines were printed
 // (none when the changed computations are too small to share).
 int64_t PrintMissingLines(const HloModule& module) {
   std::vector<const HloComputation*> changed;
@@ -975,50 +1057,60 @@ int64_t PrintMissingLines(const HloModule& module) {
     instructions += c->instruction_count();
   }
   if (instructions < kInstructionsForHelper || std::thread::hardware_concurrency() < 2) return 0;
-  std::vector<const HloInstruction*> missing(static_cast<size_t>(instructions));
-  std::atomic<size_t> found{0};     // missing[0, found) are published
-  std::atomic<bool> scanned{false};  // and found is final
-  std::atomic<size_t> next{0};      // missing[0, next) are claimed
+  std::vector<const HloInstruction*> missing;
+  missing.reserve(static_cast<size_t>(instructions));
+  std::atomic<bool> scanned{false};  // `missing` is complete
+  std::atomic<size_t> next{0};       // missing[0, next) are claimed
   constexpr size_t kBatch = 16;
-  auto print_found = [&] {
-    size_t begin = next.load(std::memory_order_relaxed);
+  auto print_missing = [&] {
     for (;;) {
-      const bool final = scanned.load(std::memory_order_acquire);
-      const size_t available = found.load(std::memory_order_acquire);
-      if (begin >= available) {
-        if (final) return;
-        std::this_thread::yield();
-        begin = next.load(std::memory_order_relaxed);
-        continue;
-      }
-      const size_t end = std::min(available, begin + kBatch);
-      if (!next.compare_exchange_weak(begin, end, std::memory_order_relaxed)) continue;
+      const size_t begin = next.fetch_add(kBatch, std::memory_order_relaxed);
+      if (begin >= missing.size()) return;
+      const size_t end = std::min(missing.size(), begin + kBatch);
+      // Each line is printed by one thread, so an operand's line may be in
+      // the making on the other: printed without reading it.
+      const PrintOptions options;
+      Printer printer(options);
+      printer.set_operand_lines(false);
       for (size_t i = begin; i < end; ++i) {
-        CanonicalInstructionLine(*missing[i]);
+        if (!Printer::IsAsync(missing[i]->opcode())) printer.SharedLine(*missing[i]);
         Printer::InstructionFingerprint(*missing[i]);
       }
-      begin = next.load(std::memory_order_relaxed);
+    }
+  };
+  // The post orders, largest computation first, claimed by either thread
+  // (different computations' walks touch different instructions).
+  std::sort(changed.begin(), changed.end(), [](const HloComputation* a, const HloComputation* b) {
+    return a->instruction_count() > b->instruction_count();
+  });
+  std::atomic<size_t> next_order{0};
+  auto post_orders = [&] {
+    for (;;) {
+      const size_t i = next_order.fetch_add(1, std::memory_order_relaxed);
+      if (i >= changed.size()) return;
+      changed[i]->InstructionPostOrder();
     }
   };
   const std::function<void()> scan_and_print = [&] {
-    size_t n = 0;
     for (const HloComputation* c : changed) {
       c->ForEachInstruction([&](const HloInstruction* inst) {
-        if (inst->shared_cached_line() != nullptr || Printer::IsAsync(inst->opcode())) return;
-        missing[n++] = inst;
-        if (n % kBatch == 0) found.store(n, std::memory_order_release);
+        if (inst->shared_cached_line() == nullptr && !Printer::IsAsync(inst->opcode())) missing.push_back(inst);
       });
     }
-    found.store(n, std::memory_order_release);
     scanned.store(true, std::memory_order_release);
-    print_found();
+    scanned.notify_one();
+    post_orders();
+    print_missing();
   };
+  // The post orders take longer than the scan: the caller seldom waits (and
+  // blocks rather than spins when it does, as the helper may share its core).
   const std::function<void()> order_and_print = [&] {
-    for (const HloComputation* c : changed) c->InstructionPostOrder();
-    print_found();
+    post_orders();
+    scanned.wait(false, std::memory_order_acquire);
+    print_missing();
   };
   if (!LineHelper::Get()->RunBeside(scan_and_print, order_and_print)) scan_and_print();
-  return static_cast<int64_t>(found.load());
+  return static_cast<int64_t>(missing.size());
 }
 
 }  // namespace

@@ -59,14 +59,17 @@ struct ComputationText {
   static constexpr int kSegmentBits = 5;  // 32 lines per segment on average
   // The header's text and what it was printed from, so that a later text
   // reuses it (an entry computation's header lists every parameter: often
-  // longer than the lines a pass changed) while these stay the same.
+  // longer than the lines a pass changed) while these stay the same. The
+  // parameters' and the root's lines are held, so a line at the same
+  // address is the same line: the same name and shape.
   struct Header {
     std::string text;
     uint64_t hash = 0;
     std::string name;
     bool entry = false;
-    std::vector<std::string> parameter_names;
-    std::vector<Shape> parameter_shapes;
+    std::vector<std::shared_ptr<const std::string>> parameter_lines;
+    const HloInstruction* root = nullptr;  // identity only
+    std::shared_ptr<const std::string> root_line;
     std::optional<Shape> root_shape;
     // An entry computation's layout as the module line prints it
     // ("(f32[2]{0}, s32[])->f32[2]{0}"): the same parameters and root.
