@@ -301,7 +301,7 @@ class Printer {
     std::vector<uint64_t> fresh_hashes;
     auto close_fresh = [&] {
       if (fresh == nullptr) return;
-      fresh->hash = XXH3_64bits(fresh_hashes.data(), fresh_hashes.size() * sizeof(uint64_t));
+      fresh->hashes = std::move(fresh_hashes);
       chunk->segments.push_back(std::move(fresh));
       fresh = nullptr;
       fresh_hashes.clear();
@@ -361,16 +361,19 @@ class Printer {
     } else {
       chunk->header = NewHeader(c);
     }
-    std::vector<uint64_t> hashes;
-    hashes.reserve(chunk->segments.size() + 2);
-    hashes.push_back(chunk->header->hash);
+    // One hash over the header's, every line's and the footer's, however
+    // the lines fall into segments.
+    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
+    XXH3_64bits_reset(state.get());
+    XXH3_64bits_update(state.get(), &chunk->header->hash, sizeof(uint64_t));
     chunk->size = chunk->header->text.size() + chunk->footer.size();
     for (const std::shared_ptr<const Segment>& seg : chunk->segments) {
-      hashes.push_back(seg->hash);
+      XXH3_64bits_update(state.get(), seg->hashes.data(), seg->hashes.size() * sizeof(uint64_t));
       chunk->size += seg->size;
     }
-    hashes.push_back(XXH3_64bits(chunk->footer.data(), chunk->footer.size()));
-    chunk->hash = XXH3_64bits(hashes.data(), hashes.size() * sizeof(uint64_t));
+    const uint64_t footer_hash = XXH3_64bits(chunk->footer.data(), chunk->footer.size());
+    XXH3_64bits_update(state.get(), &footer_hash, sizeof(uint64_t));
+    chunk->hash = XXH3_64bits_digest(state.get());
     if (!has_async) c.set_text_cache(chunk);
     return chunk;
   }

@@ -53,7 +53,10 @@ struct ComputationText {
   struct Segment {
     std::vector<Piece> pieces;
     size_t size = 0;        // of the joined text
-    uint64_t hash = 0;      // over the pieces' hashes (lines: their instructions' cached hashes)
+    // The pieces' hashes in order (lines: their instructions' cached hashes,
+    // after a marker for the root): the computation's hash is taken over
+    // all of them, so it does not depend on where segments end.
+    std::vector<uint64_t> hashes;
     bool reusable = true;   // only instruction lines (no raw text)
   };
   static constexpr int kSegmentBits = 5;  // 32 lines per segment on average
@@ -81,7 +84,7 @@ struct ComputationText {
   std::string footer;
   std::vector<std::shared_ptr<const Segment>> segments;
   size_t size = 0;      // of the joined text
-  uint64_t hash = 0;    // over the header's, the segments' and the footer's hashes
+  uint64_t hash = 0;    // over the header's, the lines' (Segment::hashes) and the footer's hashes
   bool entry = false;   // printed as the entry computation ("ENTRY ")
 
   void AppendTo(std::string& out) const;

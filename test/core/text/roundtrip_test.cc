@@ -210,6 +210,36 @@ TEST(ModuleTextTest, SnapshotsAfterAnEditReuseTheUnchangedSegments) {
   EXPECT_EQ(t3->lines_printed(), 2);
 }
 
+TEST(ModuleTextTest, TheFingerprintDependsOnlyOnTheText) {
+  // Segments are reused wherever their lines reappear, so a computation's
+  // last segment (which ends at the end, not at a content-defined cut) can
+  // end up in the middle of a later text; the fingerprint must not depend
+  // on where segments happen to end.
+  std::string text = "HloModule m\n\nENTRY %main (p: f32[4]) -> f32[4] {\n  %p = f32[4]{0} parameter(0)\n";
+  std::string prev = "p";
+  for (int i = 0; i < 100; ++i) {
+    text += "  %n" + std::to_string(i) + " = f32[4]{0} negate(f32[4]{0} %" + prev + ")\n";
+    prev = "n" + std::to_string(i);
+  }
+  text += "  ROOT %out = f32[4]{0} copy(f32[4]{0} %" + prev + ")\n}\n";
+  auto m = ParseHloModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  HloComputation* entry = (*m)->entry_computation();
+  std::shared_ptr<const ModuleText> last = PrintModuleText(**m);
+  // Dead instructions after the root in post order, one at a time.
+  for (int i = 0; i < 8; ++i) {
+    entry->AddInstruction(HloInstruction::CreateUnary(entry->parameter_instruction(0)->shape(), HloOpcode::kExp,
+                                                      entry->root_instruction()));
+    std::shared_ptr<const ModuleText> next = PrintModuleText(**m, last.get());
+    ASSERT_EQ(next->str(), PrintModule(**m));
+    // The same text parsed afresh (no cached texts, no history).
+    auto fresh = ParseHloModule(next->str());
+    ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+    EXPECT_EQ(next->fingerprint(), CanonicalTextFingerprint(**fresh)) << "after " << i + 1 << " dead instructions";
+    last = next;
+  }
+}
+
 TEST(ModuleTextTest, HeadersAreReusedOnlyWhileTheSignatureStaysTheSame) {
   // An entry with many parameters and a declared layout (as parsed text
   // has), large enough for the snapshot's second thread.
