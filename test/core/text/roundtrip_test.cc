@@ -210,6 +210,63 @@ TEST(ModuleTextTest, SnapshotsAfterAnEditReuseTheUnchangedSegments) {
   EXPECT_EQ(t3->lines_printed(), 2);
 }
 
+TEST(ModuleTextTest, SnapshotsOfManyChangedComputationsMatchThePrinter) {
+  // Enough changed computations and instructions for a snapshot to share
+  // its work with the helper thread (post orders, missing lines, and the
+  // computations' texts on two printers); every snapshot must still be
+  // exactly what PrintModule prints, and its fingerprint a fresh parse's.
+  std::string text = "HloModule m\n\n";
+  for (int k = 0; k < 12; ++k) {
+    const std::string f = "f" + std::to_string(k);
+    text += "%" + f + " (a: f32[4], b: f32[4]) -> f32[4] {\n  %a = f32[4]{0} parameter(0)\n  %b = f32[4]{0} parameter(1)\n";
+    std::string prev = "a";
+    for (int i = 0; i < 40; ++i) {
+      text += "  %x" + std::to_string(i) + " = f32[4]{0} add(f32[4]{0} %" + prev + ", f32[4]{0} %b), metadata={op_name=\"" + f + "\"}\n";
+      prev = "x" + std::to_string(i);
+    }
+    text += "  ROOT %r = f32[4]{0} negate(f32[4]{0} %" + prev + ")\n}\n\n";
+  }
+  text += "ENTRY %main (p: f32[4]) -> f32[4] {\n  %p = f32[4]{0} parameter(0)\n";
+  std::string prev = "p";
+  for (int k = 0; k < 12; ++k) {
+    text += "  %c" + std::to_string(k) + " = f32[4]{0} call(f32[4]{0} %" + prev + ", f32[4]{0} %p), to_apply=%f" + std::to_string(k) + "\n";
+    prev = "c" + std::to_string(k);
+  }
+  for (int i = 0; i < 300; ++i) {
+    text += "  %n" + std::to_string(i) + " = f32[4]{0} exponential(f32[4]{0} %" + prev + ")\n";
+    prev = "n" + std::to_string(i);
+  }
+  text += "  ROOT %out = f32[4]{0} copy(f32[4]{0} %" + prev + ")\n}\n";
+  auto m = ParseHloModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::shared_ptr<const ModuleText> last = PrintModuleText(**m);
+  ASSERT_EQ(last->str(), PrintModule(**m));
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    // Every computation changes: an instruction renamed (its line and its
+    // users' lines) and, in odd rounds, a new instruction spliced in.
+    for (HloComputation* c : (*m)->computations()) {
+      HloInstruction* target = c->instructions()[2 + round];
+      target->SetName(target->name() + "_r" + std::to_string(round));
+      if (round % 2 == 1 && !target->users().empty()) {
+        HloInstruction* user = target->users().front();
+        HloInstruction* added =
+            c->AddInstruction(HloInstruction::CreateUnary(target->shape(), HloOpcode::kAbs, target));
+        for (int64_t i = 0; i < user->operand_count(); ++i) {
+          if (user->operand(i) == target) user->ReplaceOperandWith(i, added);
+        }
+      }
+    }
+    std::shared_ptr<const ModuleText> next = PrintModuleText(**m, last.get());
+    ASSERT_EQ(next->str(), PrintModule(**m));
+    auto fresh = ParseHloModule(next->str());
+    ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+    EXPECT_EQ(next->fingerprint(), CanonicalTextFingerprint(**fresh));
+    EXPECT_NE(next->fingerprint(), last->fingerprint());
+    last = next;
+  }
+}
+
 TEST(ModuleTextTest, TheFingerprintDependsOnlyOnTheText) {
   // Segments are reused wherever their lines reappear, so a computation's
   // last segment (which ends at the end, not at a content-defined cut) can
