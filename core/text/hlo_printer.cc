@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <system_error>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
@@ -23,42 +24,59 @@ constexpr int64_t kMaxPrintedConstantElements = 64;
 uint64_t InstructionFingerprintUncached(const HloInstruction& inst);
 
 // One helper thread per process that takes half of a snapshot's work (see
-// PrintMissingLines and Printer::Chunks). Started on first use; a forked child (the ablation
-// runner's workers) starts its own, since fork copies only the calling
-// thread. A caller that finds it busy (another thread printing a snapshot)
-// prints alone.
+// PrintMissingLines and Printer::Chunks). Started on first use; a forked
+// child (the ablation runner's workers) starts its own, since fork copies
+// only the calling thread. A caller that finds it busy (another thread
+// printing a snapshot), or finds none (no thread could be started), prints
+// alone.
 class LineHelper {
  public:
   static LineHelper* Get() {
     static std::mutex mu;
     static LineHelper* helper = nullptr;
+    static pid_t failed_in = 0;  // the process where starting one failed
     std::lock_guard<std::mutex> lock(mu);
-    if (helper == nullptr || helper->pid_ != getpid()) {
-      helper = new LineHelper();  // a parent's helper is left behind in a child
+    const pid_t pid = getpid();
+    if ((helper == nullptr || helper->pid_ != pid) && failed_in != pid) {
+      try {
+        helper = new LineHelper();  // a parent's helper is left behind in a child
+      } catch (const std::system_error&) {
+        helper = nullptr;
+        failed_in = pid;
+      }
     }
-    return helper;
+    return helper != nullptr && helper->pid_ == pid ? helper : nullptr;
   }
 
-  // Runs `helper_job` on the helper thread while the caller runs `own_job`,
-  // and returns when both are done; false (nothing run) when the helper is
-  // busy.
-  bool RunBeside(const std::function<void()>& helper_job, const std::function<void()>& own_job) {
+  // Offers `job` to the helper thread and runs it on the caller's too; jobs
+  // share their work through claims, so the caller's run alone finishes it.
+  // Returns when the caller's run is done and the helper's, if it took the
+  // job, is too: a helper that was not scheduled in time (a loaded machine)
+  // never starts, and nothing waits for it. False (nothing run) when the
+  // helper is busy or there is none.
+  static bool RunBeside(const std::function<void()>& job) {
+    LineHelper* helper = Get();
+    return helper != nullptr && helper->Run(job);
+  }
+
+ private:
+  bool Run(const std::function<void()>& job) {
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      job_ = &helper_job;
+      job_ = &job;
+      taken_ = false;
       done_ = false;
     }
     cv_.notify_one();
-    own_job();
+    job();
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return done_; });
-    job_ = nullptr;
+    if (taken_) cv_.wait(lock, [&] { return done_; });
+    job_ = nullptr;  // withdrawn if not taken
     return true;
   }
 
- private:
   LineHelper() : pid_(getpid()), thread_([this] { Loop(); }) { thread_.detach(); }
 
   void Loop() {
@@ -66,7 +84,8 @@ class LineHelper {
       const std::function<void()>* job;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return job_ != nullptr && !done_; });
+        cv_.wait(lock, [&] { return job_ != nullptr && !taken_; });
+        taken_ = true;
         job = job_;
       }
       (*job)();
@@ -82,8 +101,9 @@ class LineHelper {
   std::mutex busy_;  // one RunBeside at a time
   std::mutex mu_;
   std::condition_variable cv_;
-  const std::function<void()>* job_ = nullptr;
-  bool done_ = true;
+  const std::function<void()>* job_ = nullptr;  // offered
+  bool taken_ = false;                           // by the helper
+  bool done_ = true;                             // the helper's run
   std::thread thread_;
 };
 
@@ -259,9 +279,10 @@ class Printer {
       other.previous_ = previous_;
       other.sugared_ = sugared_;
       other.module_context_ = module_context_;
-      const std::function<void()> helper_job = [&] { build(other); };
-      const std::function<void()> own_job = [&] { build(*this); };
-      if (LineHelper::Get()->RunBeside(helper_job, own_job)) {
+      // Each thread builds with its own printer; `other` is the helper's.
+      const std::thread::id caller = std::this_thread::get_id();
+      const std::function<void()> job = [&] { build(std::this_thread::get_id() == caller ? *this : other); };
+      if (LineHelper::RunBeside(job)) {
         lines_printed_ += other.lines_printed_;
         return;
       }
@@ -1041,16 +1062,16 @@ const std::string& ModuleText::str() const {
 
 namespace {
 
-// Prepares a snapshot's walk on two threads: the helper finds the
-// instructions of the changed computations whose canonical line is missing
-// (new or changed since the last snapshot) while the caller computes those
-// computations' post orders (the helper takes some when done); both then
-// print the lines found, in batches
-// claimed from a shared counter, so that the walk that follows finds every
-// line cached. Each line and fingerprint is written to its own instruction
-// by one thread; the module is otherwise only read (a post order's marks
-// and vectors belong to the thread that computes it). Returns how many lines were printed
-// (none when the changed computations are too small to share).
+// Prepares a snapshot's walk on two threads: one finds the instructions of
+// the changed computations whose canonical line is missing (new or changed
+// since the last snapshot) while the other computes those computations'
+// post orders (claimed one by one, largest first); both then print the lines
+// found, in batches claimed from a shared counter, so that the walk that
+// follows finds every line cached. Each line and fingerprint is written to
+// its own instruction by one thread; the module is otherwise only read (a
+// post order's marks and vectors belong to the thread that computes it).
+// Returns how many lines were printed (none when the changed computations
+// are too small to share).
 int64_t PrintMissingLines(const HloModule& module) {
   std::vector<const HloComputation*> changed;
   int64_t instructions = 0;
@@ -1094,25 +1115,24 @@ int64_t PrintMissingLines(const HloModule& module) {
       changed[i]->InstructionPostOrder();
     }
   };
-  const std::function<void()> scan_and_print = [&] {
-    for (const HloComputation* c : changed) {
-      c->ForEachInstruction([&](const HloInstruction* inst) {
-        if (inst->shared_cached_line() == nullptr && !Printer::IsAsync(inst->opcode())) missing.push_back(inst);
-      });
+  // The scan goes to whichever thread comes first; the post orders and the
+  // lines to whoever claims them.
+  std::atomic<bool> scan_claimed{false};
+  const std::function<void()> job = [&] {
+    if (!scan_claimed.exchange(true, std::memory_order_relaxed)) {
+      for (const HloComputation* c : changed) {
+        c->ForEachInstruction([&](const HloInstruction* inst) {
+          if (inst->shared_cached_line() == nullptr && !Printer::IsAsync(inst->opcode())) missing.push_back(inst);
+        });
+      }
+      scanned.store(true, std::memory_order_release);
+      scanned.notify_all();
     }
-    scanned.store(true, std::memory_order_release);
-    scanned.notify_one();
     post_orders();
+    scanned.wait(false, std::memory_order_acquire);  // blocks rather than spins
     print_missing();
   };
-  // The post orders take longer than the scan: the caller seldom waits (and
-  // blocks rather than spins when it does, as the helper may share its core).
-  const std::function<void()> order_and_print = [&] {
-    post_orders();
-    scanned.wait(false, std::memory_order_acquire);
-    print_missing();
-  };
-  if (!LineHelper::Get()->RunBeside(scan_and_print, order_and_print)) scan_and_print();
+  if (!LineHelper::RunBeside(job)) job();
   return static_cast<int64_t>(missing.size());
 }
 
