@@ -166,7 +166,7 @@ BENCHMARK(BM_PipelineInstrumentedNoSnapshots)->Arg(300)->UseManualTime()->Unit(b
 BENCHMARK(BM_InstrumentationOverheadFull)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InstrumentationOverheadNoSnapshots)->Arg(300)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_InstrumentationOverheadResNet50)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_InstrumentationOverheadResNet50Gpu)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(9);
+BENCHMARK(BM_InstrumentationOverheadResNet50Gpu)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(15);
 
 // The per-run costs instrumentation is made of, on the same module.
 void BM_ModuleFingerprint(benchmark::State& state) {
