@@ -419,7 +419,10 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     warnings.push_back(StrCat("the baseline has no '", metric, "' samples"));
   }
   if (baseline.wrong != nullptr) {
-    warnings.push_back("the baseline's outputs do not match the evaluator");
+    warnings.push_back(
+        "the baseline's outputs do not match the evaluator, so variants that only share its mismatch are "
+        "reported as wrong results too; rerun with `--reference baseline` to judge each variant against the "
+        "baseline program instead");
   }
   report["baseline"] = std::move(base);
   std::map<std::string, double> baseline_kernels = KernelTimes(baseline);
