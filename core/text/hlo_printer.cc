@@ -196,8 +196,6 @@ class Printer {
       };
       if (entry != nullptr && (!declared.has_value() || same_as_entry(*declared))) {
         out_ += entry->header->entry_layout;
-      } else if (declared.has_value()) {
-        out_ += declared->ToString();
       } else {
         out_ += module.entry_computation_layout().ToString();
       }
@@ -261,7 +259,7 @@ class Printer {
     chunks_.resize(computations.size());
     int64_t changed = 0, instructions = 0;
     for (const HloComputation* c : computations) {
-      if (const auto& cached = c->text_cache(); cached && cached->entry == c->IsEntryComputation()) continue;
+      if (TextCacheValid(*c)) continue;
       ++changed;
       instructions += c->instruction_count();
     }
@@ -290,6 +288,13 @@ class Printer {
     build(*this);
   }
 
+  // Whether the computation's cached text is still its text (the cache is
+  // dropped on every change, but not when the entry moves: "ENTRY ").
+  static bool TextCacheValid(const HloComputation& c) {
+    const std::shared_ptr<const ComputationText>& cached = c.text_cache();
+    return cached != nullptr && cached->entry == c.IsEntryComputation();
+  }
+
   // The computation's canonical text: its cache when still valid, else
   // built (segments of the previous text reused where every line still
   // matches, new lines printed) and cached, unless an async op in it prints
@@ -297,9 +302,7 @@ class Printer {
   std::shared_ptr<const ComputationText> ComputationChunk(const HloComputation& c) {
     using Segment = ComputationText::Segment;
     const bool entry = c.IsEntryComputation();
-    if (const std::shared_ptr<const ComputationText>& cached = c.text_cache(); cached && cached->entry == entry) {
-      return cached;
-    }
+    if (TextCacheValid(c)) return c.text_cache();
     auto chunk = std::make_shared<ComputationText>();
     chunk->computation = &c;
     chunk->entry = entry;
@@ -1076,7 +1079,7 @@ int64_t PrintMissingLines(const HloModule& module) {
   std::vector<const HloComputation*> changed;
   int64_t instructions = 0;
   for (const HloComputation* c : module.computations()) {
-    if (const auto& cached = c->text_cache(); cached && cached->entry == c->IsEntryComputation()) continue;
+    if (Printer::TextCacheValid(*c)) continue;
     changed.push_back(c);
     instructions += c->instruction_count();
   }
@@ -1087,15 +1090,15 @@ int64_t PrintMissingLines(const HloModule& module) {
   std::atomic<size_t> next{0};       // missing[0, next) are claimed
   constexpr size_t kBatch = 16;
   auto print_missing = [&] {
+    // Each line is printed by one thread, so an operand's line may be in
+    // the making on the other: printed without reading it.
+    const PrintOptions options;
+    Printer printer(options);
+    printer.set_operand_lines(false);
     for (;;) {
       const size_t begin = next.fetch_add(kBatch, std::memory_order_relaxed);
       if (begin >= missing.size()) return;
       const size_t end = std::min(missing.size(), begin + kBatch);
-      // Each line is printed by one thread, so an operand's line may be in
-      // the making on the other: printed without reading it.
-      const PrintOptions options;
-      Printer printer(options);
-      printer.set_operand_lines(false);
       for (size_t i = begin; i < end; ++i) {
         if (!Printer::IsAsync(missing[i]->opcode())) printer.SharedLine(*missing[i]);
         Printer::InstructionFingerprint(*missing[i]);

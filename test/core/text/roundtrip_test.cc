@@ -15,6 +15,24 @@
 namespace passlab {
 namespace {
 
+// `n` unary instructions %<prefix>0.. of f32[4], each taking the one before
+// (`prev`, updated to the last), as lines of HLO text.
+void AppendUnaryChain(std::string& text, std::string& prev, const std::string& prefix, const std::string& opcode,
+                      int n) {
+  for (int i = 0; i < n; ++i) {
+    const std::string name = prefix + std::to_string(i);
+    text += "  %" + name + " = f32[4]{0} " + opcode + "(f32[4]{0} %" + prev + ")\n";
+    prev = name;
+  }
+}
+
+// The fingerprint of `text` parsed afresh: no cached texts, no history.
+uint64_t FreshFingerprint(const std::string& text) {
+  auto fresh = ParseHloModule(text);
+  EXPECT_TRUE(fresh.ok()) << fresh.status().message();
+  return fresh.ok() ? CanonicalTextFingerprint(**fresh) : 0;
+}
+
 std::string ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -191,9 +209,7 @@ TEST(ModuleTextTest, SnapshotsAfterAnEditReuseTheUnchangedSegments) {
   EXPECT_GE(shared, static_cast<int64_t>(segments) - 3);
   // The fingerprint is the text's, whatever the history: a fresh parse of the
   // same text, printed from scratch, has it too.
-  auto fresh = ParseHloModule(t1->str());
-  ASSERT_TRUE(fresh.ok()) << fresh.status().message();
-  EXPECT_EQ(CanonicalTextFingerprint(**fresh), t1->fingerprint());
+  EXPECT_EQ(FreshFingerprint(t1->str()), t1->fingerprint());
   EXPECT_NE(t1->fingerprint(), t0->fingerprint());
 
   // Undo the edit: the text and fingerprint are the first ones again, and a
@@ -232,10 +248,7 @@ TEST(ModuleTextTest, SnapshotsOfManyChangedComputationsMatchThePrinter) {
     text += "  %c" + std::to_string(k) + " = f32[4]{0} call(f32[4]{0} %" + prev + ", f32[4]{0} %p), to_apply=%f" + std::to_string(k) + "\n";
     prev = "c" + std::to_string(k);
   }
-  for (int i = 0; i < 300; ++i) {
-    text += "  %n" + std::to_string(i) + " = f32[4]{0} exponential(f32[4]{0} %" + prev + ")\n";
-    prev = "n" + std::to_string(i);
-  }
+  AppendUnaryChain(text, prev, "n", "exponential", 300);
   text += "  ROOT %out = f32[4]{0} copy(f32[4]{0} %" + prev + ")\n}\n";
   auto m = ParseHloModule(text);
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -259,9 +272,7 @@ TEST(ModuleTextTest, SnapshotsOfManyChangedComputationsMatchThePrinter) {
     }
     std::shared_ptr<const ModuleText> next = PrintModuleText(**m, last.get());
     ASSERT_EQ(next->str(), PrintModule(**m));
-    auto fresh = ParseHloModule(next->str());
-    ASSERT_TRUE(fresh.ok()) << fresh.status().message();
-    EXPECT_EQ(next->fingerprint(), CanonicalTextFingerprint(**fresh));
+    EXPECT_EQ(next->fingerprint(), FreshFingerprint(next->str()));
     EXPECT_NE(next->fingerprint(), last->fingerprint());
     last = next;
   }
@@ -274,10 +285,7 @@ TEST(ModuleTextTest, TheFingerprintDependsOnlyOnTheText) {
   // on where segments happen to end.
   std::string text = "HloModule m\n\nENTRY %main (p: f32[4]) -> f32[4] {\n  %p = f32[4]{0} parameter(0)\n";
   std::string prev = "p";
-  for (int i = 0; i < 100; ++i) {
-    text += "  %n" + std::to_string(i) + " = f32[4]{0} negate(f32[4]{0} %" + prev + ")\n";
-    prev = "n" + std::to_string(i);
-  }
+  AppendUnaryChain(text, prev, "n", "negate", 100);
   text += "  ROOT %out = f32[4]{0} copy(f32[4]{0} %" + prev + ")\n}\n";
   auto m = ParseHloModule(text);
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -289,10 +297,7 @@ TEST(ModuleTextTest, TheFingerprintDependsOnlyOnTheText) {
                                                       entry->root_instruction()));
     std::shared_ptr<const ModuleText> next = PrintModuleText(**m, last.get());
     ASSERT_EQ(next->str(), PrintModule(**m));
-    // The same text parsed afresh (no cached texts, no history).
-    auto fresh = ParseHloModule(next->str());
-    ASSERT_TRUE(fresh.ok()) << fresh.status().message();
-    EXPECT_EQ(next->fingerprint(), CanonicalTextFingerprint(**fresh)) << "after " << i + 1 << " dead instructions";
+    EXPECT_EQ(next->fingerprint(), FreshFingerprint(next->str())) << "after " << i + 1 << " dead instructions";
     last = next;
   }
 }
