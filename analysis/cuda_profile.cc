@@ -70,6 +70,7 @@ absl::StatusOr<CudaProfile> ProfileOnCuda(const HloModule& module, absl::Span<co
   profile.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   profile.device = (*exe)->device_description();
   profile.memory.arena_bytes = (*exe)->device_arena_bytes();
+  profile.host_fallbacks = (*exe)->HostFallbacks();
   for (int i = 0; i < options.warmup; ++i) {
     if (absl::Status s = (*exe)->Execute(args); !s.ok()) return absl::Status(s.code(), StrCat("run: ", s.message()));
   }

@@ -36,6 +36,7 @@ struct CudaProfileOptions {
 struct CudaProfile : ProfileResult {
   std::string device;              // "cuda:0 (NVIDIA H100 ...)"
   std::vector<double> envelope_ms;  // per step: first kernel start to last kernel end
+  std::vector<std::string> host_fallbacks;  // CudaExecutable::HostFallbacks
 };
 
 // "no CUDA driver (libcuda.so.1 not found)", "no CUDA device", "the cuda

@@ -55,6 +55,8 @@ constexpr int64_t kTileRowStride = 33;
 constexpr int64_t kTransposeRowsPerPass = 4;
 // Reductions use 256-thread blocks (8 warps).
 constexpr int64_t kReductionBlock = 256;
+// Threads of the single-block scatter kernel when its updates are atomic adds.
+constexpr int64_t kScatterBlock = 1024;
 constexpr int64_t kReductionWarps = kReductionBlock / kWarpSize;
 // Row reductions with at least this many reduced elements get a whole block
 // per row (cross-warp step in shared memory); shorter rows a warp each.
@@ -254,18 +256,21 @@ class GpuKernelEmitter : public KernelEmitter {
 
   // --- single block: nests that depend on each other ------------------------------
   // Batch-norm training/grad (statistics, then the normalized output) and
-  // scatter (copy, then the updates in order, on one thread): one block whose
-  // threads stride over each nest, with a barrier between nests.
+  // scatter (copy, then the updates: atomic adds by every thread where
+  // ScatterUpdatesAreAtomicAdds, else in order on one thread): one block
+  // whose threads stride over each nest, with a barrier between nests.
   absl::StatusOr<bool> EmitSingleBlock() {
     emitted_kind_ = AnalyzeFusion(instruction_).kind;
+    bool atomic_scatter = scatter_ && ScatterUpdatesAreAtomicAdds();
+    const int64_t block = atomic_scatter ? kScatterBlock : kReductionBlock;
     launch_.grid_x = 1;
-    launch_.block_x = kReductionBlock;
+    launch_.block_x = block;
     std::vector<int64_t> order = AllLeaves();
     if (batch_norm_) order = {1, 2, 0};
     std::vector<std::vector<int64_t>> groups = LeafGroups(order);
     for (size_t g = 0; g < groups.size(); ++g) {
       const Shape& s = leaves_[groups[g][0]].shape;
-      auto loop = mlir::scf::ForOp::create(b_, loc_, thread_id_, C(s.element_count()), C(kReductionBlock));
+      auto loop = mlir::scf::ForOp::create(b_, loc_, thread_id_, C(s.element_count()), C(block));
       {
         mlir::OpBuilder::InsertionGuard guard(b_);
         b_.setInsertionPointToStart(loop.getBody());
@@ -274,6 +279,10 @@ class GpuKernelEmitter : public KernelEmitter {
         if (absl::Status st = EmitStores(groups[g], idx, linear); !st.ok()) return st;
       }
       mlir::gpu::BarrierOp::create(b_, loc_);
+    }
+    if (atomic_scatter) {
+      if (absl::Status st = EmitScatterUpdateLoops(thread_id_, block); !st.ok()) return st;
+      return true;
     }
     if (scatter_) {
       absl::Status st = If(Eq(thread_id_, C(0)), [&] { return EmitScatterUpdateLoops(); });

@@ -1715,9 +1715,36 @@ class KernelEmitter {
     return absl::OkStatus();
   }
 
-  // The scatter updates in row-major order, emitted at the insertion point
-  // (buffers_ set): shared by the CPU nest and the GPU's single thread.
-  absl::Status EmitScatterUpdateLoops() {
+  // Whether the scatter's updates may be applied by many threads at once with
+  // one atomic read-modify-write each: one output whose combiner is an
+  // add of its two parameters, in a type the atomic add takes as stored.
+  // The sum's order then varies between runs (rounding differs, as XLA's
+  // atomic scatter does); other scatters keep the row-major loop.
+  bool ScatterUpdatesAreAtomicAdds() const {
+    const HloInstruction* h = &instruction_;
+    if (h->opcode() != HloOpcode::kScatter || h->operand_count() != 3) return false;
+    const HloComputation* c = h->to_apply();
+    const HloInstruction* root = c == nullptr ? nullptr : c->root_instruction();
+    if (root == nullptr || root->opcode() != HloOpcode::kAdd || c->num_parameters() != 2) return false;
+    if (root->operand(0)->opcode() != HloOpcode::kParameter || root->operand(1)->opcode() != HloOpcode::kParameter ||
+        root->operand(0) == root->operand(1)) {
+      return false;
+    }
+    switch (h->shape().element_type()) {
+      case PrimitiveType::kF32: case PrimitiveType::kF64: case PrimitiveType::kS32: case PrimitiveType::kU32:
+      case PrimitiveType::kS64: case PrimitiveType::kU64:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // The scatter updates, emitted at the insertion point (buffers_ set). With
+  // `thread` null: in row-major order (so duplicate indices combine
+  // deterministically, as the evaluator does), shared by the CPU nest and
+  // the GPU's single thread. Else (ScatterUpdatesAreAtomicAdds) update
+  // elements thread, thread + threads, ... each added atomically.
+  absl::Status EmitScatterUpdateLoops(Value thread = nullptr, int64_t threads = 0) {
     const HloInstruction* h = &instruction_;
     const ScatterDimensionNumbers& sd = h->attrs().scatter_dnums;
     int64_t n = h->operand_count() / 2;
@@ -1743,8 +1770,7 @@ class KernelEmitter {
     }
     caches_.clear();
     caches_.emplace_back();
-    absl::StatusOr<std::vector<Value>> done = EmitLoopNest(
-        us.dimensions(), {}, [&](const Index& uidx, const std::vector<Value>&) -> absl::StatusOr<std::vector<Value>> {
+    auto update = [&](const Index& uidx, const std::vector<Value>&) -> absl::StatusOr<std::vector<Value>> {
           Index sidx(is.rank());
           for (size_t j = 0; j < index_dims.size(); ++j) sidx[index_dims[j]] = uidx[update_scatter_dims[j]];
           Index start(os.rank());
@@ -1774,6 +1800,15 @@ class KernelEmitter {
             dst[window_operand_dims[k]] = Add(dst[window_operand_dims[k]], uidx[sd.update_window_dims[k]]);
           }
           int64_t num_inputs = h->operand_count();
+          if (thread != nullptr) {
+            Value off = Linearize(dst, PhysicalStrides(buffer_shapes_[num_inputs]));
+            Value u = LoadBuffer(n + 1, uidx);
+            bool is_float = llvm::isa<mlir::FloatType>(u.getType());
+            mlir::memref::AtomicRMWOp::create(b_, loc_,
+                                              is_float ? mlir::arith::AtomicRMWKind::addf : mlir::arith::AtomicRMWKind::addi,
+                                              u, buffers_[num_inputs], mlir::ValueRange{off});
+            return std::vector<Value>{};
+          }
           llvm::SmallVector<Value> reducer_args;
           for (int64_t k = 0; k < n; ++k) reducer_args.push_back(LoadBuffer(num_inputs + k, dst));
           for (int64_t k = 0; k < n; ++k) reducer_args.push_back(LoadBuffer(n + 1 + k, uidx));
@@ -1785,8 +1820,12 @@ class KernelEmitter {
                                           buffers_[num_inputs + k], mlir::ValueRange{off});
           }
           return std::vector<Value>{};
-        });
-    return done.status();
+        };
+    if (thread == nullptr) return EmitLoopNest(us.dimensions(), {}, update).status();
+    auto loop = mlir::scf::ForOp::create(b_, loc_, thread, C(us.element_count()), C(threads));
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    return update(Delinearize(loop.getInductionVar(), us.dimensions(), MinorToMajor(us)), {}).status();
   }
 
   absl::Status EmitNests() {

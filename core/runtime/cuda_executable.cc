@@ -1214,4 +1214,14 @@ const std::string& CudaExecutable::device_description() const { return impl_->de
 std::string CudaExecutable::ToString() const { return impl_->program->ToString(); }
 int64_t CudaExecutable::device_arena_bytes() const { return impl_->program->assignment().arena_bytes(); }
 
+std::vector<std::string> CudaExecutable::HostFallbacks() const {
+  std::vector<std::string> out;
+  for (const auto& [id, op] : impl_->operations) {
+    if (op.kind == KernelKind::kRuntimeRoutine && op.detail.starts_with("host: ")) {
+      out.push_back(StrCat(op.hlo_instruction, ": ", op.detail.substr(6)));
+    }
+  }
+  return out;
+}
+
 }  // namespace passlab

@@ -92,6 +92,10 @@ class CudaExecutable {
   // "kernel fusion.1 (loop)", "library custom-call.2 (__blas$gemm/cublasLt#0: m=...)", ...
   std::string ToString() const;
   int64_t device_arena_bytes() const;
+  // The ops that run on the host between copies because the GPU has no
+  // implementation for them, in schedule order: "custom-call.68:
+  // __dnn$convBackwardFilter/auto (cuDNN offers no algorithm for ...)".
+  std::vector<std::string> HostFallbacks() const;
 
   struct Impl;
 

@@ -400,15 +400,28 @@ class DnnConvolution : public CudaLibraryCall {
     if (absl::Status s = CheckDnn(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor"); !s.ok()) return s;
     std::vector<int> w_dims = Ints(p_.w_dims);
     if (p_.w_order == DnnFilterOrder::kStrided) {
-      // The filter as a tensor in its own layout and as the packed KCRS copy.
+      // The filter as a tensor in its own layout and as the packed copy
+      // (K,C,spatial... dims; KCRS or KRSC strides).
+      std::vector<int64_t> order;  // dims from minor to major
+      if (p_.packed_order == DnnFilterOrder::kKRSC) {
+        order.push_back(1);
+        for (int64_t i = static_cast<int64_t>(p_.w_dims.size()) - 1; i >= 2; --i) order.push_back(i);
+        order.push_back(0);
+      } else {
+        for (int64_t i = static_cast<int64_t>(p_.w_dims.size()) - 1; i >= 0; --i) order.push_back(i);
+      }
       std::vector<int64_t> packed(p_.w_dims.size(), 1);
-      for (int64_t i = static_cast<int64_t>(packed.size()) - 2; i >= 0; --i) packed[i] = packed[i + 1] * p_.w_dims[i + 1];
+      int64_t stride = 1;
+      for (int64_t dim : order) {
+        packed[dim] = stride;
+        stride *= p_.w_dims[dim];
+      }
       if (absl::Status s = Tensor(w_strided_, DnnTensor{p_.w_dims, p_.w_strides}, p_.type); !s.ok()) return s;
       if (absl::Status s = Tensor(w_packed_, DnnTensor{p_.w_dims, packed}, p_.type); !s.ok()) return s;
     }
     if (absl::Status s = CheckDnn(
             cudnnSetFilterNdDescriptor(w_, DnnType(p_.type),
-                                       p_.w_order == DnnFilterOrder::kKRSC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                       p_.packed_order == DnnFilterOrder::kKRSC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                        static_cast<int>(w_dims.size()), w_dims.data()),
             "cudnnSetFilterNdDescriptor");
         !s.ok()) {

@@ -277,10 +277,15 @@ absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
     krsc.push_back(dim);
   }
   krsc.push_back(dn.kernel_input_feature_dimension);
-  if (DenseInOrder(fs, kcrs)) {
-    plan.w_order = DnnFilterOrder::kKCRS;
-  } else if (DenseInOrder(fs, krsc)) {
-    plan.w_order = DnnFilterOrder::kKRSC;
+  // The filter follows the activations' format: channels-last x (its
+  // feature stride 1, below every spatial stride) wants a KRSC filter.
+  bool channels_last = plan.x.strides[1] == 1 && plan.x.dims[1] > 1;
+  for (size_t i = 2; i < plan.x.dims.size(); ++i) {
+    if (plan.x.dims[i] > 1 && plan.x.strides[i] < plan.x.strides[1]) channels_last = false;
+  }
+  plan.packed_order = channels_last ? DnnFilterOrder::kKRSC : DnnFilterOrder::kKCRS;
+  if (DenseInOrder(fs, channels_last ? krsc : kcrs)) {
+    plan.w_order = plan.packed_order;
   } else {
     plan.w_order = DnnFilterOrder::kStrided;
   }
@@ -344,7 +349,8 @@ std::string DnnConvPlanToString(const DnnConvPlan& p) {
   return StrCat(LibraryCallKindName(p.kind), " ", PrimitiveTypeName(p.type), " x", tensor(p.x), " w[",
                 Join(p.w_dims, ","), "] ", p.w_order == DnnFilterOrder::kKCRS   ? "KCRS"
                 : p.w_order == DnnFilterOrder::kKRSC ? "KRSC"
-                                                     : StrCat("strided [", Join(p.w_strides, ","), "]"), " y", tensor(p.y),
+                                                     : StrCat("strided [", Join(p.w_strides, ","), "] as ",
+                                                              p.packed_order == DnnFilterOrder::kKRSC ? "KRSC" : "KCRS"), " y", tensor(p.y),
                 " pad [", Join(p.padding, ","), "] stride [", Join(p.stride, ","), "] dilation [",
                 Join(p.dilation, ","), "] groups ", p.groups, " buffers x", p.x_buffer, " w", p.w_buffer, " y",
                 p.y_buffer);

@@ -79,8 +79,12 @@ struct DnnTensor {
 };
 
 // cuDNN's NCHW / NHWC filter formats; kStrided: any other layout, moved
-// into a packed KCRS scratch filter with cudnnTransformTensor (before the
-// call when the filter is read, after it when it is written).
+// into a packed scratch filter (in `packed_order`) with cudnnTransformTensor
+// (before the call when the filter is read, after it when it is written).
+// A filter whose format differs from the activations' (an NCHW filter with
+// NHWC activations, as HWIO weights with NHWC images give) is kStrided too:
+// cuDNN offers no backward-data or backward-filter algorithm for f32 or f64
+// when the two formats differ (seen on an H200 with cuDNN 9).
 enum class DnnFilterOrder { kKCRS, kKRSC, kStrided };
 
 struct DnnConvPlan {
@@ -91,6 +95,9 @@ struct DnnConvPlan {
   std::vector<int64_t> w_dims;     // K, C/groups, spatial...
   std::vector<int64_t> w_strides;  // of w_dims in the filter's layout
   DnnFilterOrder w_order = DnnFilterOrder::kKCRS;
+  // The format cuDNN sees: kKRSC when x is channels-last, else kKCRS (for
+  // kStrided filters, the scratch copy's order).
+  DnnFilterOrder packed_order = DnnFilterOrder::kKCRS;
   int64_t w_bytes = 0;  // the filter's size (the kStrided scratch)
   std::vector<int64_t> padding, stride, dilation;  // per spatial dimension
   int64_t groups = 1;

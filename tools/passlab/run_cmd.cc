@@ -112,6 +112,14 @@ int RunOnCuda(const RunOptions& o, const GpuKernelProvider& kernels) {
   fmt::print("kernel envelope    {:.3f} ms (median first start to last end)\n", Median(profile->envelope_ms));
   fmt::print("wall time/step     {:.3f} ms (median)\n", Median(profile->wall_ms));
   fmt::print("compile time       {:.1f} ms\n", profile->compile_ms);
+  if (!profile->host_fallbacks.empty()) {
+    // Ops without a GPU implementation run on the host between copies: their
+    // copies are timed, their host work is not kernel time.
+    const std::vector<std::string>& h = profile->host_fallbacks;
+    fmt::print("host fallbacks     {} op{} run on the host: {}{}\n", h.size(), h.size() == 1 ? "" : "s",
+               Join(std::vector<std::string>(h.begin(), h.begin() + std::min<size_t>(h.size(), 3)), "; "),
+               h.size() > 3 ? StrCat("; ... ", h.size() - 3, " more") : "");
+  }
   if (o.check) fmt::print("check              {}\n", check_ok ? StrCat("ok: ", check_message) : std::string("FAILED"));
   if (!check_ok) {
     fmt::print(stderr, "passlab: error: --check: outputs differ from the evaluator: {}\n", check_message);

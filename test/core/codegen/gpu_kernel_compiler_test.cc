@@ -345,6 +345,36 @@ ENTRY main {
   ExpectPtxasAccepts(k);
 }
 
+// A scatter-add (the max-pool gradient, an embedding's table gradient): the
+// block's threads share the updates, each added atomically; another
+// combiner keeps one thread walking the updates in order.
+TEST(GpuKernelCompilerTest, ScatterAddUpdatesAreAtomicAddsOnEveryThread) {
+  const char* scatter = R"(HloModule m
+%s {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %r = f32[] OP(%a, %b)
+}
+ENTRY main {
+  %operand = f32[64,8] parameter(0)
+  %indices = s32[500,1] parameter(1)
+  %updates = f32[500,8] parameter(2)
+  ROOT %scatter = f32[64,8] scatter(%operand, %indices, %updates), update_window_dims={1},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%s
+})";
+  std::string add = std::regex_replace(scatter, std::regex("OP"), "add");
+  GpuKernel k = CompileRoot(add);
+  EXPECT_EQ(k.launch.grid_x, 1);
+  EXPECT_EQ(k.launch.block_x, 1024);
+  EXPECT_TRUE(Contains(k.ptx, R"((red|atom)\.global\.add\.f32)")) << k.ptx;
+  EXPECT_TRUE(Contains(k.ptx, R"(bar\.sync)")) << k.ptx;  // the copy finishes before the updates
+  ExpectPtxasAccepts(k);
+  GpuKernel m = CompileRoot(std::regex_replace(scatter, std::regex("OP"), "multiply"));
+  EXPECT_EQ(m.launch.block_x, 256);
+  EXPECT_FALSE(Contains(m.ptx, R"(atom\.|red\.)")) << m.ptx;
+  ExpectPtxasAccepts(m);
+}
+
 TEST(GpuKernelCompilerTest, LoopGridCoversEveryElementExactlyOnce) {
   for (int64_t elements : {1, 5, 31, 32, 128, 1000, 4096, 65537, 1 << 20, 3 << 20}) {
     for (int width : {0, 1, 2, 4}) {

@@ -473,6 +473,7 @@ TEST(DnnConvPlanTest, NhwcForwardDescribesStridesAndFilterOrder) {
   // 01io with o minor is neither KCRS nor KRSC: a transposed copy.
   EXPECT_EQ(plan->w_dims, (std::vector<int64_t>{5, 3, 3, 3}));
   EXPECT_EQ(plan->w_order, DnnFilterOrder::kStrided);
+  EXPECT_EQ(plan->packed_order, DnnFilterOrder::kKRSC);  // NHWC activations, NHWC filter copy
   EXPECT_EQ(plan->w_strides, (std::vector<int64_t>{1, 5, 45, 15}));
   EXPECT_EQ(plan->padding, (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(plan->stride, (std::vector<int64_t>{2, 2}));
@@ -488,6 +489,34 @@ TEST(DnnConvPlanTest, NhwcForwardDescribesStridesAndFilterOrder) {
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(plan->w_order, DnnFilterOrder::kKCRS);
   EXPECT_EQ(plan->x, (DnnTensor{{2, 3, 7, 7}, {147, 49, 7, 1}}));
+}
+
+// cuDNN has no backward algorithm for f32 when the filter's format differs
+// from the activations' (seen on an H200): a dense KCRS filter with NHWC
+// activations is copied to KRSC, a dense KRSC one with NCHW activations to
+// KCRS; the emulator runs each through the strided path.
+TEST(DnnConvPlanTest, TheFilterFollowsTheActivationsFormat) {
+  for (const char* target : {"__dnn$convForward", "__dnn$convBackwardInput", "__dnn$convBackwardFilter"}) {
+    SCOPED_TRACE(target);
+    std::string t = target;
+    bool filter_out = t == "__dnn$convBackwardFilter", input_out = t == "__dnn$convBackwardInput";
+    auto conv = [&](const char* x, const char* w, const char* y, const char* labels) {
+      // Backward forms take (y, w) -> x or (x, y) -> w.
+      std::string attrs = StrCat("window={size=3x3 pad=1_1x1_1}, dim_labels=", labels);
+      if (input_out) return Conv(target, y, w, x, attrs);
+      if (filter_out) return Conv(target, x, y, w, attrs);
+      return Conv(target, x, w, y, attrs);
+    };
+    absl::StatusOr<DnnConvPlan> plan =
+        CheckConvPlan(conv("f32[2,7,7,3]", "f32[5,3,3,3]", "f32[2,7,7,5]", "b01f_oi01->b01f"));
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    EXPECT_EQ(plan->w_order, DnnFilterOrder::kStrided);
+    EXPECT_EQ(plan->packed_order, DnnFilterOrder::kKRSC);
+    plan = CheckConvPlan(conv("f32[2,3,7,7]", "f32[5,3,3,3]", "f32[2,5,7,7]", "bf01_o01i->bf01"));
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    EXPECT_EQ(plan->w_order, DnnFilterOrder::kStrided);
+    EXPECT_EQ(plan->packed_order, DnnFilterOrder::kKCRS);
+  }
 }
 
 TEST(DnnConvPlanTest, StridedGroupedDilatedForward) {

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The checks of the CUDA backend that need a GPU, in one go:
+#   1. the GPU tests (cuda_runtime_tests; e2e_tests' GpuKernels*);
+#   2. every registered model compiled for the GPU and checked against the
+#      evaluator (`passlab run --device cuda --check`), all at once;
+#   3. the ResNet-50 training step timed with CUPTI, and the same step in JAX
+#      on the same GPU (bench/jax_resnet_step.py), when JAX is installed;
+#   4. a disable-one ablation sweep on the GPU (MLP, then ResNet-50).
+# Logs go to OUT_DIR; a summary table is printed last.
+#
+# Usage: scripts/gpu-check.sh [BIN_DIR] [OUT_DIR] [SWEEP_SECONDS]
+#   BIN_DIR holds passlab, cuda_runtime_tests and e2e_tests (default: build's
+#   tools/ and test/); SWEEP_SECONDS caps the ResNet-50 sweep (default 240;
+#   0 skips it; rerunning with the same OUT_DIR resumes it).
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-}
+out=${2:-gpu-check}
+sweep_s=${3:-240}
+if [[ -n "$bin" ]]; then
+  passlab=$bin/passlab; runtime_tests=$bin/cuda_runtime_tests; e2e_tests=$bin/e2e_tests
+else
+  passlab=$here/build/tools/passlab; runtime_tests=$here/build/test/cuda_runtime_tests; e2e_tests=$here/build/test/e2e_tests
+fi
+mkdir -p "$out"
+summary=()
+note() { summary+=("$(printf '%-34s %s' "$1" "$2")"); }
+
+if ! nvidia-smi -L > "$out/gpu.txt" 2>&1; then
+  echo "gpu-check: no GPU (nvidia-smi -L failed): $(cat "$out/gpu.txt")" >&2
+  exit 1
+fi
+cat "$out/gpu.txt"
+
+# 1 + 2: correctness, all at once (the checks share the GPU; nothing is timed).
+models=(mlp gelu embedding transformer_block laplace_pinn resnet18 resnet18-inference resnet34 resnet34-inference
+        resnet50 resnet50-inference resnet101 resnet101-inference resnet152 resnet152-inference)
+# f32 training steps of deep ResNets miss the evaluator by a few percent on
+# the CPU backend too (the random inputs make their gradients ill-conditioned);
+# in f64 the same programs must match it closely.
+f64_models=(resnet18 resnet50 resnet101 resnet152)
+pids=()
+start=$(date +%s)
+timeout 150 "$runtime_tests" > "$out/cuda_runtime_tests.log" 2>&1 & pids+=("$!:cuda_runtime_tests")
+timeout 150 "$e2e_tests" --gtest_filter='GpuKernels*' > "$out/e2e_gpu_kernels.log" 2>&1 & pids+=("$!:e2e GpuKernels")
+for m in "${models[@]}"; do
+  timeout 150 "$passlab" run --model "$m" --device cuda --check --warmup 1 --repeats 3 --max-rows 8 \
+    > "$out/check_$m.log" 2>&1 & pids+=("$!:check $m")
+done
+for m in "${f64_models[@]}"; do
+  timeout 150 "$passlab" run --model "$m" --dtype f64 --device cuda --check --warmup 1 --repeats 3 --max-rows 8 \
+    > "$out/check_$m-f64.log" 2>&1 & pids+=("$!:check $m-f64")
+done
+for p in "${pids[@]}"; do
+  pid=${p%%:*}; what=${p#*:}
+  wait "$pid"; rc=$?
+  case $what in
+    check*) log="$out/check_${what#check }.log"
+            if [[ $rc == 0 ]]; then note "$what" "ok ($(grep -m1 'kernel time/step' "$log" | awk '{print $3, $4}') kernel/step)"
+            else note "$what" "FAILED rc=$rc: $(grep -m1 -E 'error|FAIL' "$log" | cut -c1-150)"; fi
+            grep -m1 '^host fallbacks' "$log" | cut -c1-200 ;;
+    *) log="$out/cuda_runtime_tests.log"; [[ $what == e2e* ]] && log="$out/e2e_gpu_kernels.log"
+       note "$what" "rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ' | cut -c1-120)" ;;
+  esac
+done
+echo "correctness phase: $(( $(date +%s) - start )) s"
+
+# 3: timing, alone on the GPU.
+timeout 120 "$passlab" run --model resnet50 --device cuda --warmup 5 --repeats 50 --max-rows 25 \
+  --trace "$out/resnet50.trace.json" > "$out/time_resnet50.log" 2>&1
+note "passlab resnet50 step (rc=$?)" "$(grep -E 'kernel time/step|wall time/step' "$out/time_resnet50.log" | awk '{print $1, $3, $4}' | tr '\n' ' ')"
+if python3 -c 'import jax' 2> /dev/null; then
+  timeout 200 python3 "$here/bench/jax_resnet_step.py" --depth 50 --json "$out/jax_resnet50.json" > "$out/jax_resnet50.log" 2>&1
+  note "jax resnet50 step (rc=$?)" "$(grep -E '^(wall_ms_median|kernel_ms_per_step|envelope_ms_per_step)' "$out/jax_resnet50.log" | tr -s ' ' | tr '\n' ' ')"
+else
+  note "jax resnet50 step" "skipped: python3 has no jax"
+fi
+
+# 4: ablation sweeps on the GPU.
+if [[ -z "${GC_SKIP_MLP_SWEEP:-}" ]]; then
+  timeout 120 "$passlab" ablate --model mlp --batch 64 --device cuda --repeats 3 --warmup 1 --jobs 8 \
+    --out "$out/ablate_mlp" > "$out/ablate_mlp.log" 2>&1
+  note "ablate mlp (rc=$?)" "$(grep -m1 -E 'variants\*\* swept|error' "$out/ablate_mlp.log" | cut -c1-120)"
+fi
+if (( sweep_s > 0 )); then
+  # Two large blocks (every worker holds its program on the GPU), all cores
+  # compiling. The f32 step misses the evaluator by a few percent (see
+  # above), so variants are judged with a loose tolerance that still catches
+  # a wrong program.
+  timeout "$sweep_s" "$passlab" ablate --model resnet50 --device cuda --repeats 5 --warmup 1 --jobs 15 --block 39 \
+    --tolerance 0.1 --out "$out/ablate_resnet50" > "$out/ablate_resnet50.log" 2>&1
+  note "ablate resnet50 (rc=$?)" "$(wc -l < "$out/ablate_resnet50/results.jsonl" 2>/dev/null) variants finished"
+fi
+
+echo
+echo "== gpu-check summary ($(head -1 "$out/gpu.txt"))"
+printf '%s\n' "${summary[@]}"
