@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -14,6 +15,13 @@
 
 namespace passlab {
 namespace {
+
+// A p-value in a sentence: 0.0625, 0.00064.
+std::string FormatP(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", p);
+  return buf;
+}
 
 using json = nlohmann::json;
 using ordered_json = nlohmann::ordered_json;
@@ -429,6 +437,8 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
 
   // Statistics per variant; p-values adjusted across all measured ones.
   std::vector<double> block_baseline_storage, paired_variant, paired_baseline;
+  double best_possible_p = kNaN;  // over the tested variants
+  int64_t max_pairs = 0;
   std::vector<ordered_json> variants;
   std::vector<double> p_values;
   for (const PooledVariant& v : pooled) {
@@ -455,6 +465,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     // differs between processes as well.
     ConfidenceInterval ci;
     double p_value = kNaN;
+    double smallest_p = kNaN;  // the test's smallest possible p at this sample size
     const bool in_process = v.control_complete && !v.control.empty();
     const bool paired = in_process || PairByRound(baseline, v, paired_variant, paired_baseline);
     if (in_process) {
@@ -470,10 +481,12 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
         }
       }
       p_value = WilcoxonSignedRank(log_ratios).p_value;
+      smallest_p = SmallestWilcoxonP(static_cast<int64_t>(log_ratios.size()));
     } else {
       const std::vector<double>& reference = BlockBaseline(baseline, v, block_baseline_storage);
       ci = BootstrapRatioOfMediansCi(v.samples, reference, bootstrap);
       p_value = MannWhitneyU(v.samples, reference).p_value;
+      smallest_p = SmallestMannWhitneyP(static_cast<int64_t>(v.samples.size()), static_cast<int64_t>(reference.size()));
     }
     double median = Median(v.samples);
     out["median_ns"] = Number(median);
@@ -512,11 +525,31 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     out["trace"] = Field(detail, "trace");
     // A failed variant's partial samples are shown but not tested.
     p_values.push_back(status == "ok" && !std::isnan(ci.estimate) ? p_value : kNaN);
+    if (!std::isnan(p_values.back())) {
+      best_possible_p = std::isnan(best_possible_p) ? smallest_p : std::min(best_possible_p, smallest_p);
+      if (paired) max_pairs = std::max<int64_t>(max_pairs, static_cast<int64_t>(paired_variant.size()));
+    }
     variants.push_back(std::move(out));
   }
   std::vector<double> adjusted = options.correction == PValueCorrection::kHolm
                                      ? HolmAdjust(p_values)
                                      : BenjaminiHochbergAdjust(p_values);
+  // Too few repetitions: even a variant whose every ratio points the same
+  // way cannot reach significance (e.g. 10 paired ratios give p >= 0.002,
+  // and Holm over 78 variants needs 0.05/78 = 0.00064 for the first).
+  int64_t tested = std::count_if(p_values.begin(), p_values.end(), [](double p) { return !std::isnan(p); });
+  if (tested > 0 && !std::isnan(best_possible_p)) {
+    const bool holm = options.correction == PValueCorrection::kHolm;
+    double needed = holm ? options.alpha / static_cast<double>(tested) : options.alpha;
+    if (best_possible_p >= needed) {
+      int64_t pairs = static_cast<int64_t>(std::ceil(1 - std::log2(needed)));
+      warnings.push_back(StrCat(
+          "no variant can be significant: with ", max_pairs > 0 ? StrCat(max_pairs, " paired ratios") : "these samples",
+          " per variant the test's smallest possible p is ", FormatP(best_possible_p), ", not below the ",
+          FormatP(needed), holm ? StrCat(" that Holm's correction over ", tested, " variants needs") : " needed",
+          "; rerun with `--repeats ", pairs, "` or more (one paired ratio per repetition)"));
+    }
+  }
   for (size_t i = 0; i < variants.size(); ++i) {
     ordered_json& out = variants[i];
     out["p_adjusted"] = Number(adjusted[i]);

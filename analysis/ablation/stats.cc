@@ -285,4 +285,24 @@ std::vector<double> BenjaminiHochbergAdjust(std::span<const double> p_values) {
   return adjusted;
 }
 
+double SmallestWilcoxonP(int64_t n) {
+  if (n <= 0) return 1;
+  if (n <= kExactWilcoxonLimit) return std::min(1.0, std::ldexp(1.0, static_cast<int>(1 - n)));
+  double nd = static_cast<double>(n);
+  double z = (nd * (nd + 1) / 4) / std::sqrt(nd * (nd + 1) * (2 * nd + 1) / 24);
+  return std::erfc(z / std::sqrt(2.0));
+}
+
+double SmallestMannWhitneyP(int64_t a, int64_t b) {
+  if (a <= 0 || b <= 0) return 1;
+  if (a <= kExactMannWhitneyLimit && b <= kExactMannWhitneyLimit) {
+    double arrangements = 1;  // C(a+b, a)
+    for (int64_t i = 1; i <= a; ++i) arrangements = arrangements * static_cast<double>(b + i) / static_cast<double>(i);
+    return std::min(1.0, 2 / arrangements);
+  }
+  double ad = static_cast<double>(a), bd = static_cast<double>(b);
+  double z = (ad * bd / 2 - 0.5) / std::sqrt(ad * bd * (ad + bd + 1) / 12);  // MannWhitneyU's continuity correction
+  return std::erfc(z / std::sqrt(2.0));
+}
+
 }  // namespace passlab

@@ -90,6 +90,14 @@ struct WilcoxonResult {
 inline constexpr int kExactWilcoxonLimit = 25;
 WilcoxonResult WilcoxonSignedRank(std::span<const double> differences);
 
+// The smallest p the two tests can give at these sample sizes (every
+// difference of one sign; every sample of one side above the other): 2^(1-n)
+// and 2 / C(a+b, a) where the exact distributions apply, the normal
+// approximation's beyond. 1 when there is nothing to test. With too few
+// repetitions this is above what the multiple-testing correction needs.
+double SmallestWilcoxonP(int64_t n);
+double SmallestMannWhitneyP(int64_t a, int64_t b);
+
 // Multiple-testing adjustments over a family of p-values, in input order.
 // Both are monotone in the sorted p-values and clipped to 1. NaN entries (a
 // test that was not run) stay NaN and do not count towards the family size.

@@ -130,6 +130,46 @@ const ordered_json& Variant(const ordered_json& report, const std::string& name)
   return none;
 }
 
+// `count` variants, each 10% slower in every one of `n` repetitions (block
+// 0, with the baseline's `n` samples beside them).
+std::vector<json> UniformSweep(int count, int n) {
+  auto cut = [n](json r) {
+    for (const char* metric : {"kernel_ns", "kernel_copy_ns", "wall_ns"}) {
+      json& all = r["samples"][metric];
+      while (static_cast<int>(all.size()) > n) all.erase(all.size() - 1);
+      while (static_cast<int>(all.size()) < n) all.push_back(all[all.size() % 10]);
+    }
+    return r;
+  };
+  std::vector<json> records = {cut(Measured("baseline", "baseline", {}, 1.0))};
+  for (int i = 0; i < count; ++i) {
+    std::string pass = "pass" + std::to_string(i);
+    records.push_back(cut(Measured("disable " + pass, "disable-one", {pass}, 1.1)));
+  }
+  return records;
+}
+
+// With too few repetitions no variant can pass the corrected test, however
+// clear its effect: the report says so and how many repetitions would do.
+TEST(AblationReportTest, WarnsWhenTooFewRepetitionsCanBeSignificant) {
+  ordered_json few = BuildAblationReport(Manifest(), UniformSweep(40, 5));
+  bool warned = false;
+  for (const auto& w : few["warnings"]) {
+    std::string text = w.get<std::string>();
+    if (text.find("no variant can be significant") == std::string::npos) continue;
+    warned = true;
+    EXPECT_THAT(text, HasSubstr("over 40 variants"));
+    EXPECT_THAT(text, HasSubstr("--repeats 11"));  // 2^(1-11) < 0.05/40 <= 2^(1-10)
+  }
+  EXPECT_TRUE(warned) << few["warnings"].dump();
+  EXPECT_EQ(few["summary"]["significant"], 0);
+  ordered_json enough = BuildAblationReport(Manifest(), UniformSweep(40, 12));
+  for (const auto& w : enough["warnings"]) {
+    EXPECT_THAT(w.get<std::string>(), Not(HasSubstr("no variant can be significant")));
+  }
+  EXPECT_EQ(enough["summary"]["significant"], 40);
+}
+
 TEST(AblationReportTest, SchemaAndBaseline) {
   ordered_json report = BuildAblationReport(Manifest(), Records());
   std::vector<std::string> keys;

@@ -227,3 +227,27 @@ TEST(StatsTest, BootstrapOfEmptyOrZeroBaselineIsUndefined) {
 
 }  // namespace
 }  // namespace passlab
+
+namespace passlab {
+namespace {
+
+// The smallest possible p is what the tests give for the most lopsided data.
+TEST(StatsTest, SmallestPossiblePIsTheMostLopsidedSamplesP) {
+  for (int n : {1, 5, 10, 30}) {
+    std::vector<double> all_positive;
+    for (int i = 0; i < n; ++i) all_positive.push_back(0.01 * (i + 1));
+    EXPECT_NEAR(SmallestWilcoxonP(n), WilcoxonSignedRank(all_positive).p_value, 1e-12) << n;
+  }
+  EXPECT_DOUBLE_EQ(SmallestWilcoxonP(5), 0.0625);
+  EXPECT_DOUBLE_EQ(SmallestWilcoxonP(0), 1);
+  for (auto [a, b] : std::vector<std::pair<int, int>>{{3, 3}, {5, 10}, {20, 20}}) {
+    std::vector<double> low, high;
+    for (int i = 0; i < a; ++i) low.push_back(i);
+    for (int i = 0; i < b; ++i) high.push_back(100 + i);
+    EXPECT_NEAR(SmallestMannWhitneyP(a, b), MannWhitneyU(high, low).p_value, 1e-12) << a << "," << b;
+  }
+  EXPECT_DOUBLE_EQ(SmallestMannWhitneyP(3, 3), 0.1);
+}
+
+}  // namespace
+}  // namespace passlab
