@@ -144,13 +144,24 @@ class BlasLtGemm : public CudaLibraryCall {
     }
     bool f64 = p_.compute == BlasLtComputeType::k64F;
     Scale alpha = MakeScale(p_.alpha), beta = MakeScale(p_.c_buffer >= 0 ? p_.beta : 0);
-    void* d = ptr(result);
-    const void* c = p_.c_buffer >= 0 ? ptr(p_.c_buffer) : d;
-    return CheckBlas(cublasLtMatmul(static_cast<cublasLtHandle_t>(libs_->blas_lt()), op_, alpha.For(f64),
-                                    ptr(p_.a_buffer), a_, ptr(p_.b_buffer), b_, beta.For(f64), c, c_, d, d_, &algo_,
-                                    reinterpret_cast<void*>(libs_->workspace()), workspace_bytes_,
-                                    reinterpret_cast<cudaStream_t>(stream)),
-                     StrCat("cublasLtMatmul(", name_, ")"));
+    // One call, or one per outer batch (BlasLtGemmPlan::outer_*).
+    size_t calls = std::max<size_t>(p_.outer_d.size(), 1);
+    auto at = [&](int64_t buffer, const std::vector<int64_t>& outer, const BlasLtMatrix& m, size_t i) {
+      int64_t offset = outer.empty() ? 0 : outer[i] * PrimitiveByteWidth(m.type);
+      return reinterpret_cast<void*>(buffers[buffer] + offset);
+    };
+    for (size_t i = 0; i < calls; ++i) {
+      void* d = at(result, p_.outer_d, p_.d, i);
+      const void* c = p_.c_buffer >= 0 ? at(p_.c_buffer, p_.outer_c, p_.c, i) : d;
+      absl::Status s = CheckBlas(
+          cublasLtMatmul(static_cast<cublasLtHandle_t>(libs_->blas_lt()), op_, alpha.For(f64),
+                         at(p_.a_buffer, p_.outer_a, p_.a, i), a_, at(p_.b_buffer, p_.outer_b, p_.b, i), b_,
+                         beta.For(f64), c, c_, d, d_, &algo_, reinterpret_cast<void*>(libs_->workspace()),
+                         workspace_bytes_, reinterpret_cast<cudaStream_t>(stream)),
+          StrCat("cublasLtMatmul(", name_, calls > 1 ? StrCat(", call ", i + 1, " of ", calls) : "", ")"));
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
   }
 
   int64_t operands_ = 0;

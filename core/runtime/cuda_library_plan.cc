@@ -21,25 +21,80 @@ std::optional<int64_t> Progression(const std::vector<int64_t>& t) {
 }
 
 // A batch of [rows][cols] matrices inside a buffer: element strides of a row
-// step, a column step and a batch step.
+// step and a column step, and each matrix's offset (row-major over the batch
+// dimensions). SplitBatch turns the offsets into an inner strided batch
+// (batch_stride) and outer offsets.
 struct MatrixView {
   int64_t rows = 1, cols = 1;
   int64_t row_stride = 0, col_stride = 0, batch_stride = 0;
+  std::vector<int64_t> batch_offsets = {0};
+  std::vector<int64_t> outer_offsets = {0};
 };
 
 absl::StatusOr<MatrixView> ViewOf(const Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& rows,
                                   const std::vector<int64_t>& cols, std::string_view what) {
   std::vector<int64_t> strides = PhysicalStrides(s);
-  std::optional<int64_t> sb = Progression(GroupOffsets(s, strides, batch));
   std::vector<int64_t> r = GroupOffsets(s, strides, rows), c = GroupOffsets(s, strides, cols);
   std::optional<int64_t> sr = Progression(r), sc = Progression(c);
-  if (!sb || !sr || !sc) {
+  if (!sr || !sc) {
     return absl::UnimplementedError(StrCat(what, " ", s.ToString(), ": its layout does not give strided matrices"));
   }
-  return MatrixView{static_cast<int64_t>(r.size()), static_cast<int64_t>(c.size()), *sr, *sc, *sb};
+  MatrixView v{static_cast<int64_t>(r.size()), static_cast<int64_t>(c.size()), *sr, *sc, 0};
+  v.batch_offsets = GroupOffsets(s, strides, batch);
+  return v;
 }
 
-MatrixView Transposed(const MatrixView& v) { return MatrixView{v.cols, v.rows, v.col_stride, v.row_stride, v.batch_stride}; }
+MatrixView Transposed(const MatrixView& v) {
+  MatrixView t = v;
+  std::swap(t.rows, t.cols);
+  std::swap(t.row_stride, t.col_stride);
+  return t;
+}
+
+// cuBLASLt takes one batch stride per matrix. Batch dimensions that are not
+// one progression in every operand (attention's [batch, seq, heads, dim]
+// with batch dimensions batch and heads) are split: the innermost batch
+// dimensions that are a progression in every view form cuBLASLt's strided
+// batch, the others become separate calls at `outer_offsets`. Returns the
+// inner batch count.
+int64_t SplitBatch(const std::vector<int64_t>& batch_sizes, std::vector<MatrixView*> views) {
+  int64_t total = 1;
+  for (int64_t b : batch_sizes) total *= b;
+  for (size_t t = batch_sizes.size() + 1; t-- > 0;) {
+    int64_t inner = 1;
+    for (size_t i = batch_sizes.size() - t; i < batch_sizes.size(); ++i) inner *= batch_sizes[i];
+    if (inner == 0 || total == 0) inner = std::max<int64_t>(inner, 1);
+    bool fits = true;
+    std::vector<int64_t> strides;
+    for (MatrixView* v : views) {
+      // An operand without batch dimensions is the same matrix in every batch.
+      if (v->batch_offsets.size() == 1 && total != 1) v->batch_offsets.assign(total, v->batch_offsets[0]);
+      const std::vector<int64_t>& off = v->batch_offsets;
+      if (static_cast<int64_t>(off.size()) != total) return -1;
+      int64_t stride = inner > 1 && total > 1 ? off[1] - off[0] : 0;
+      for (int64_t o = 0; fits && o < total / inner; ++o) {
+        for (int64_t i = 0; i < inner; ++i) {
+          if (off[o * inner + i] != off[o * inner] + i * stride) {
+            fits = false;
+            break;
+          }
+        }
+      }
+      strides.push_back(stride);
+    }
+    if (!fits) continue;
+    for (size_t k = 0; k < views.size(); ++k) {
+      MatrixView* v = views[k];
+      v->batch_stride = strides[k];
+      v->outer_offsets.clear();
+      for (int64_t o = 0; o < std::max<int64_t>(total / inner, 1); ++o) {
+        v->outer_offsets.push_back(total == 0 ? 0 : v->batch_offsets[o * inner]);
+      }
+    }
+    return total == 0 ? 0 : inner;
+  }
+  return -1;  // not reached: t = 0 (every batch its own call) always fits
+}
 
 // The column-major storage of a view: as stored (unit row stride) or as a
 // stored transpose (unit column stride).
@@ -123,9 +178,23 @@ absl::StatusOr<BlasLtGemmPlan> PlanBlasLtGemm(const HloInstruction& inst) {
   };
   absl::StatusOr<MatrixView> dv = result_view(out, "result");
   if (!dv.ok()) return dv.status();
+  absl::StatusOr<MatrixView> cv = MatrixView{};
+  if (call->c_operand >= 0) {
+    cv = result_view(inst.operand(call->c_operand)->shape(), "c");
+    if (!cv.ok()) return cv.status();
+  }
+  std::vector<int64_t> batch_sizes;  // from whichever operand has the batch dimensions
+  const bool lhs_batched = d.lhs_batch_dimensions.size() >= d.rhs_batch_dimensions.size();
+  for (int64_t dim : lhs_batched ? d.lhs_batch_dimensions : d.rhs_batch_dimensions) {
+    batch_sizes.push_back((lhs_batched ? ls : rs).dimensions(dim));
+  }
+  std::vector<MatrixView*> views = {&*lhs, &*rhs, &*dv};
+  if (call->c_operand >= 0) views.push_back(&*cv);
+  int64_t inner_batch = SplitBatch(batch_sizes, views);
+  if (inner_batch < 0) return absl::InternalError(StrCat(where, ": batch offsets do not match the batch dimensions"));
 
   BlasLtGemmPlan plan;
-  plan.batch = call->batch;
+  plan.batch = inner_batch;
   plan.alpha = call->config.alpha_real;
   plan.epilogue = call->config.epilogue;
   plan.compute = in_type == PrimitiveType::kF64 ? BlasLtComputeType::k64F : BlasLtComputeType::k32F;
@@ -159,14 +228,18 @@ absl::StatusOr<BlasLtGemmPlan> PlanBlasLtGemm(const HloInstruction& inst) {
   plan.c = plan.d;
   plan.a_buffer = plan.swapped ? 1 : 0;
   plan.b_buffer = plan.swapped ? 0 : 1;
+  if (dv->outer_offsets.size() > 1) {
+    plan.outer_a = a_view.outer_offsets;
+    plan.outer_b = b_view.outer_offsets;
+    plan.outer_d = dv->outer_offsets;
+    plan.outer_c = call->c_operand >= 0 ? cv->outer_offsets : plan.outer_d;
+  }
   if (call->c_operand >= 0) {
     const Shape& cs = inst.operand(call->c_operand)->shape();
     if (cs.element_type() != out_type) {
       return absl::UnimplementedError(StrCat(where, ": c is ", PrimitiveTypeName(cs.element_type()), ", the result ",
                                              PrimitiveTypeName(out_type)));
     }
-    absl::StatusOr<MatrixView> cv = result_view(cs, "c");
-    if (!cv.ok()) return cv.status();
     absl::StatusOr<Stored> cm = ColumnMajor(plan.swapped ? Transposed(*cv) : *cv, out_type, StrCat(where, ": c"));
     if (!cm.ok()) return cm.status();
     if (cm->transposed) return absl::UnimplementedError(StrCat(where, ": c is laid out unlike the result"));
@@ -186,7 +259,8 @@ absl::StatusOr<BlasLtGemmPlan> PlanBlasLtGemm(const HloInstruction& inst) {
 }
 
 std::string BlasLtGemmPlanToString(const BlasLtGemmPlan& p) {
-  return StrCat("m=", p.m, " n=", p.n, " k=", p.k, " batch=", p.batch, p.swapped ? " swapped" : "",
+  return StrCat("m=", p.m, " n=", p.n, " k=", p.k, " batch=", p.batch,
+                p.outer_d.size() > 1 ? StrCat(" x", p.outer_d.size(), " calls") : "", p.swapped ? " swapped" : "",
                 " A=", MatrixString(p.transpose_a, p.a), " B=", MatrixString(p.transpose_b, p.b),
                 p.c_buffer >= 0 ? StrCat(" C=", MatrixString(false, p.c), " beta=", p.beta) : "",
                 " D=", MatrixString(false, p.d), " alpha=", p.alpha, " epilogue=", GemmEpilogueName(p.epilogue));

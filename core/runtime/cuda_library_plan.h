@@ -57,6 +57,10 @@ struct BlasLtGemmPlan {
   // (-1: none; C is D then, with beta 0) and the bias.
   int64_t a_buffer = 0, b_buffer = 1, c_buffer = -1, bias_buffer = -1;
   bool swapped = false;  // D^T = B^T A^T (the HLO result is row-major)
+  // Batch dimensions that one batch stride cannot cover: one cuBLASLt call
+  // per entry, A, B, C and D starting at these element offsets (empty: one
+  // call at offset 0). `batch` is then each call's strided batch.
+  std::vector<int64_t> outer_a, outer_b, outer_c, outer_d;
   double alpha = 1, beta = 0;
   GemmEpilogue epilogue = GemmEpilogue::kDefault;
   PrimitiveType bias_type = PrimitiveType::kF32;

@@ -8,6 +8,7 @@
 // as the GpuKernelProvider): fusions and other emitted ops run through the
 // host fallback, except in the hand-written PTX tests below.
 #include "core/runtime/cuda_executable.h"
+#include "core/runtime/cuda_library_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -352,6 +353,38 @@ std::vector<TinyModel> TinyModels() {
   add("gelu", [](ModelOptions& o) { o.batch = 2, o.seq_len = 3, o.width = 40; });
   add("resnet18", [](ModelOptions& o) { o.batch = 2, o.image_size = 64, o.classes = 10, o.width = 8; });
   return models;
+}
+
+// Without a device too: every gemm and convolution the full pipeline leaves
+// in the models has a cuBLASLt or cuDNN plan, so none falls back to the host
+// (as the transformer's attention gemms did before batch dimensions could be
+// split into several calls).
+TEST(CudaExecutableTest, EveryLibraryCallOfTheModelsHasADevicePlan) {
+  for (const TinyModel& model : TinyModels()) {
+    SCOPED_TRACE(model.name);
+    absl::StatusOr<std::unique_ptr<HloModule>> module = BuildModel(model.name, model.options);
+    ASSERT_TRUE(module.ok()) << module.status().message();
+    absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline("default", "");
+    ASSERT_TRUE(pipeline.ok()) << pipeline.status().message();
+    ASSERT_TRUE(pipeline->pipeline->Run(**module).ok());
+    int calls = 0;
+    for (const HloComputation* c : (*module)->computations()) {
+      for (const HloInstruction* inst : c->instructions()) {
+        std::optional<LibraryCallKind> kind = ClassifyLibraryCall(*inst);
+        if (!kind.has_value()) continue;
+        if (*kind == LibraryCallKind::kGemm) {
+          absl::StatusOr<BlasLtGemmPlan> plan = PlanBlasLtGemm(*inst);
+          EXPECT_TRUE(plan.ok()) << plan.status().message();
+          ++calls;
+        } else if (*kind != LibraryCallKind::kCholesky && *kind != LibraryCallKind::kTriangularSolve) {
+          absl::StatusOr<DnnConvPlan> plan = PlanDnnConvolution(*inst);
+          EXPECT_TRUE(plan.ok()) << plan.status().message();
+          ++calls;
+        }
+      }
+    }
+    if (std::string(model.name) != "gelu" && std::string(model.name) != "laplace_pinn") EXPECT_GT(calls, 0);
+  }
 }
 
 // Every model, optimized by the full pipeline, computes on the device what

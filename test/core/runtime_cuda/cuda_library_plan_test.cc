@@ -86,21 +86,26 @@ double Gelu(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x 
 
 void EmulateBlasLt(const BlasLtGemmPlan& p, Call& c) {
   int64_t d_buffer = c.inst->operand_count();
-  for (int64_t b = 0; b < p.batch; ++b) {
-    for (int64_t i = 0; i < p.m; ++i) {
-      for (int64_t j = 0; j < p.n; ++j) {
-        double acc = 0;
-        for (int64_t q = 0; q < p.k; ++q) {
-          int64_t a = b * p.a.batch_stride + (p.transpose_a ? q + i * p.a.ld : i + q * p.a.ld);
-          int64_t bb = b * p.b.batch_stride + (p.transpose_b ? j + q * p.b.ld : q + j * p.b.ld);
-          acc += c.Get(p.a_buffer, a) * c.Get(p.b_buffer, bb);
+  size_t calls = std::max<size_t>(p.outer_d.size(), 1);
+  for (size_t call = 0; call < calls; ++call) {
+    auto outer = [&](const std::vector<int64_t>& o) { return o.empty() ? int64_t{0} : o[call]; };
+    const int64_t oa = outer(p.outer_a), ob = outer(p.outer_b), oc = outer(p.outer_c), od = outer(p.outer_d);
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int64_t i = 0; i < p.m; ++i) {
+        for (int64_t j = 0; j < p.n; ++j) {
+          double acc = 0;
+          for (int64_t q = 0; q < p.k; ++q) {
+            int64_t a = oa + b * p.a.batch_stride + (p.transpose_a ? q + i * p.a.ld : i + q * p.a.ld);
+            int64_t bb = ob + b * p.b.batch_stride + (p.transpose_b ? j + q * p.b.ld : q + j * p.b.ld);
+            acc += c.Get(p.a_buffer, a) * c.Get(p.b_buffer, bb);
+          }
+          double v = p.alpha * acc;
+          if (p.c_buffer >= 0) v += p.beta * c.Get(p.c_buffer, oc + b * p.c.batch_stride + i + j * p.c.ld);
+          if (p.bias_buffer >= 0) v += c.Get(p.bias_buffer, i);
+          if (p.epilogue == GemmEpilogue::kRelu || p.epilogue == GemmEpilogue::kBiasRelu) v = std::max(v, 0.0);
+          if (p.epilogue == GemmEpilogue::kGelu || p.epilogue == GemmEpilogue::kBiasGelu) v = Gelu(v);
+          c.Set(d_buffer, od + b * p.d.batch_stride + i + j * p.d.ld, v);
         }
-        double v = p.alpha * acc;
-        if (p.c_buffer >= 0) v += p.beta * c.Get(p.c_buffer, b * p.c.batch_stride + i + j * p.c.ld);
-        if (p.bias_buffer >= 0) v += c.Get(p.bias_buffer, i);
-        if (p.epilogue == GemmEpilogue::kRelu || p.epilogue == GemmEpilogue::kBiasRelu) v = std::max(v, 0.0);
-        if (p.epilogue == GemmEpilogue::kGelu || p.epilogue == GemmEpilogue::kBiasGelu) v = Gelu(v);
-        c.Set(d_buffer, b * p.d.batch_stride + i + j * p.d.ld, v);
       }
     }
   }
@@ -117,7 +122,7 @@ constexpr char kMatmul[] =
 
 // Plans the call and runs the plan on the emulator; false when cuBLASLt
 // cannot take it (kUnimplemented).
-bool CheckGemmPlan(const std::string& text, double tol = 1e-5) {
+bool CheckGemmPlan(const std::string& text, double tol = 1e-5, BlasLtGemmPlan* planned = nullptr) {
   Call c = Prepare(text);
   if (c.inst == nullptr) return false;
   absl::StatusOr<BlasLtGemmPlan> plan = PlanBlasLtGemm(*c.inst);
@@ -127,6 +132,7 @@ bool CheckGemmPlan(const std::string& text, double tol = 1e-5) {
   }
   EmulateBlasLt(*plan, c);
   ExpectMatches(c, tol, BlasLtGemmPlanToString(*plan));
+  if (planned != nullptr) *planned = *plan;
   return true;
 }
 
@@ -231,15 +237,40 @@ TEST(BlasLtGemmPlanTest, UnplannableLayoutsAndBiasAreUnimplemented) {
   }
 }
 
+// Attention's batched matmuls: [batch, seq, heads, dim] operands contract
+// over dim with batch dimensions batch and heads, which are not one
+// progression in memory. The heads become cuBLASLt's strided batch, and each
+// batch index its own call.
+TEST(BlasLtGemmPlanTest, BatchDimensionsOneStrideCannotCoverBecomeSeparateCalls) {
+  const std::string config =
+      R"({"dot_dimension_numbers":{"lhs_batch_dimensions":["0","2"],"rhs_batch_dimensions":["0","2"],)"
+      R"("lhs_contracting_dimensions":["3"],"rhs_contracting_dimensions":["3"]}})";
+  std::string text = Gemm("  q = f32[2,5,3,4] parameter(0)\n  k = f32[2,6,3,4] parameter(1)", "q, k", "f32[2,3,5,6]",
+                          config);
+  Call c = Prepare(text);
+  ASSERT_NE(c.inst, nullptr);
+  absl::StatusOr<BlasLtGemmPlan> plan = PlanBlasLtGemm(*c.inst);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->batch, 3);  // the heads
+  EXPECT_EQ(plan->outer_d, (std::vector<int64_t>{0, 3 * 5 * 6}));
+  EXPECT_EQ(plan->outer_a.size(), 2u);
+  EXPECT_NE(BlasLtGemmPlanToString(*plan).find("x2 calls"), std::string::npos) << BlasLtGemmPlanToString(*plan);
+  EXPECT_TRUE(CheckGemmPlan(text));
+  // With the heads outermost in q's layout, every (batch, head) matrix needs
+  // its own call, and the plan still computes the same.
+  EXPECT_TRUE(CheckGemmPlan(
+      Gemm("  q = f32[2,5,3,4]{3,1,0,2} parameter(0)\n  k = f32[2,6,3,4] parameter(1)", "q, k", "f32[2,3,5,6]", config)));
+}
+
 // Random dimension numbers, sizes and layouts: every plan that cuBLASLt can
 // take computes what the evaluator computes.
 TEST(BlasLtGemmPlanTest, RandomDimensionNumbersAndLayouts) {
   std::mt19937_64 rng(2026);
   auto next = [&](int n) { return static_cast<int>(rng() % n); };
-  int planned = 0;
+  int planned = 0, split = 0;
   constexpr int kTrials = 60;
   for (int trial = 0; trial < kTrials; ++trial) {
-    int nb = next(2), nm = 1 + next(2), nn = 1, nk = 1 + next(2);
+    int nb = next(3), nm = 1 + next(2), nn = 1, nk = 1 + next(2);
     std::vector<int64_t> batch, mdims, ndims, kdims;
     for (int i = 0; i < nb; ++i) batch.push_back(1 + next(3));
     for (int i = 0; i < nm; ++i) mdims.push_back(1 + next(5));
@@ -305,10 +336,16 @@ TEST(BlasLtGemmPlanTest, RandomDimensionNumbersAndLayouts) {
                                 beta ? "-0.5" : "0", R"(,"epilogue":")", epilogue, R"("})");
     std::string text = Gemm(params, operands, StrCat("f32[", Join(out, ","), "]", result_layout), config);
     SCOPED_TRACE(text);
-    planned += CheckGemmPlan(text);
+    BlasLtGemmPlan plan;
+    if (CheckGemmPlan(text, 1e-5, &plan)) {
+      ++planned;
+      split += plan.outer_d.size() > 1;
+    }
   }
-  // Most random layouts give strided matrices (the rest run on the host).
+  // Most random layouts give strided matrices (the rest run on the host),
+  // some of them only as several calls.
   EXPECT_GE(planned, kTrials / 3);
+  EXPECT_GT(split, 0);
 }
 
 // ---------------------------------------------------------------- cuDNN emulator
