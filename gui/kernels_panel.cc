@@ -161,7 +161,7 @@ void DrawKernelsPanel(AppState& state, UiState& ui) {
   if (ImGui::BeginCombo("device", state.run_settings.device.c_str())) {
     for (std::string_view device : kRunDevices) {
       const bool selected = state.run_settings.device == device;
-      if (ImGui::Selectable(std::string(device).c_str(), selected)) state.run_settings.device = std::string(device);
+      if (ImGui::Selectable(std::string(device).c_str(), selected) && !selected) SetRunDevice(state, std::string(device));
       if (selected) ImGui::SetItemDefaultFocus();
     }
     ImGui::EndCombo();

@@ -216,7 +216,7 @@ int Main(int argc, char** argv) {
   AppState state;
   InitAppState(state, headless ? "" : RecentFilesPath());
   state.auto_compile = !o.no_compile;
-  state.run_settings.device = o.device;
+  SetRunDevice(state, o.device);
   UiState ui;
   ui.passlab_binary = SelfDirectory() + "/passlab";
   ui.tab = tab;

@@ -19,6 +19,7 @@
 #include "core/verify/hlo_verifier.h"
 #include "core/verify/shape_inference.h"
 #include "models/model_registry.h"
+#include "passes/autotune/library_call_autotuner.h"
 #include "passes/pipelines/pipelines.h"
 #include "passes/registry.h"
 
@@ -403,6 +404,32 @@ std::pair<uint64_t, uint64_t> SelectedFingerprints(const AppState& state) {
 
 bool IsRunDevice(std::string_view device) {
   return std::find(kRunDevices.begin(), kRunDevices.end(), device) != kRunDevices.end();
+}
+
+void SetRunDevice(AppState& state, const std::string& device) {
+  if (!IsRunDevice(device)) {
+    Log(state, LogLevel::kError, "run", StrCat("unknown device '", device, "' (expected cpu or cuda)"));
+    return;
+  }
+  state.run_settings.device = device;
+  auto timer_device = [] {
+    const std::optional<AlgorithmTimer>& t = CurrentAlgorithmTimer();
+    return t.has_value() ? t->device : std::string("cpu");
+  };
+  const std::string before = timer_device();
+  if (device == "cuda") {
+    if (absl::Status s = UseCudaAutotuning(); !s.ok()) {
+      Log(state, LogLevel::kWarning, "autotune",
+          StrCat("the algorithm pickers keep timing on ", before, ": ", s.message()));
+    }
+  } else {
+    SetAlgorithmTimer(std::nullopt);
+  }
+  const std::string after = timer_device();
+  if (after == before) return;
+  Log(state, LogLevel::kInfo, "autotune",
+      StrCat("the algorithm pickers now time on ", after, state.loaded != nullptr ? "; recompiling" : ""));
+  StartCompile(state);
 }
 
 void StartRun(AppState& state) {

@@ -256,6 +256,13 @@ void SelectRun(AppState& state, int64_t run);
 // The module before and after what the selection shows (the selected run,
 // or the occurrence's span); {0, 0} when nothing ran.
 std::pair<uint64_t, uint64_t> SelectedFingerprints(const AppState& state);
+// Chooses the Kernels panel's device. The algorithm pickers then time where
+// the program will run, as `passlab run --device` does: cuda installs the
+// device's timer (UseCudaAutotuning; without a device the reason is logged
+// and they keep timing on the CPU), cpu the CPU's. When that changes the
+// timer, the loaded module is recompiled, so that the optimized module's
+// algorithm choices are the device's (a oneDNN choice is no cuDNN choice).
+void SetRunDevice(AppState& state, const std::string& device);
 // Compiles the optimized module for run_settings.device and times it. A
 // device that cannot run (no CUDA driver or device, the cuda backend not
 // built) fails the job with that message in the log.

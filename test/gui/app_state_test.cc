@@ -1,9 +1,12 @@
 // The GUI's state API, driven the way the panels drive it, without a window:
 // load, toggle, compile, select, run, emit, and the ablation report/sweep.
 #include "gui/state/app_state.h"
+#include "passes/autotune/library_call_autotuner.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <regex>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -294,6 +297,38 @@ TEST_F(AppStateTest, UnknownRunDeviceIsLoggedAndStartsNothing) {
   state_.run_settings.device = "tpu";
   StartRun(state_);
   EXPECT_EQ(state_.run_job, nullptr);
+  EXPECT_TRUE(HasError("run", "unknown device 'tpu'"));
+}
+
+// Choosing the device also chooses where the algorithm pickers time: on a
+// GPU they time cuDNN/cuBLASLt there and the module is recompiled; without
+// one the log says why they stay on the CPU, and nothing recompiles.
+TEST_F(AppStateTest, TheRunDeviceIsWhereTheAlgorithmPickersTime) {
+  LoadFile(state_, file_);
+  WaitUntilIdle(state_);
+  SetRunDevice(state_, "cuda");
+  EXPECT_EQ(state_.run_settings.device, "cuda");
+  const std::optional<AlgorithmTimer>& timer = CurrentAlgorithmTimer();
+  if (timer.has_value()) {
+    EXPECT_THAT(timer->device, ::testing::StartsWith("cuda:0"));
+    EXPECT_NE(state_.compile_job, nullptr);  // recompiling with the device's choices
+  } else {
+    bool warned = false;
+    for (const LogEntry& e : state_.log) {
+      warned |= e.level == LogLevel::kWarning && e.where == "autotune" &&
+                e.message.find("keep timing on cpu") != std::string::npos &&
+                std::regex_search(e.message, std::regex("no CUDA driver|no CUDA device|the cuda backend was not built"));
+    }
+    EXPECT_TRUE(warned) << state_.log.back().message;
+    EXPECT_EQ(state_.compile_job, nullptr);
+  }
+  WaitUntilIdle(state_);
+  SetRunDevice(state_, "cpu");
+  EXPECT_EQ(state_.run_settings.device, "cpu");
+  EXPECT_FALSE(CurrentAlgorithmTimer().has_value());
+  WaitUntilIdle(state_);
+  SetRunDevice(state_, "tpu");
+  EXPECT_EQ(state_.run_settings.device, "cpu");
   EXPECT_TRUE(HasError("run", "unknown device 'tpu'"));
 }
 

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Packs the built binaries with the shared libraries they need from Debian
+# (LLVM/MLIR, oneDNN, OpenBLAS, abseil, ...) so that they run on a machine
+# without those packages, such as a GPU box with only the CUDA stack:
+#
+#   OUT/libs.tar.xz   lib/: the libraries and libdevice (changes rarely)
+#   OUT/bins.tar.xz   bin/: passlab, cuda_runtime_tests, e2e_tests (stripped)
+#   OUT/env.sh        sourced there: unpacks both into $PASSLAB_BUNDLE (default
+#                     /opt/passlab) and points the loader at them and at the
+#                     machine's own CUDA libraries (cuBLASLt, cuDNN, CUPTI)
+#
+# The CUDA libraries and the driver are not packed: the GPU machine's own are
+# used. The C library is not packed either, so the target needs glibc 2.34
+# or newer. Then, on the GPU machine:
+#   source OUT/env.sh && scripts/gpu-check.sh "$PASSLAB_BUNDLE/bin" gpu-check
+#
+# Usage: scripts/bundle.sh [OUT] [BUILD_DIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mkdir -p "${1:-bundle}" && cd "${1:-bundle}" && pwd)
+build=${2:-$here/build}
+bins=("$build/tools/passlab" "$build/test/cuda_runtime_tests" "$build/test/e2e_tests")
+for b in "${bins[@]}"; do [[ -x "$b" ]] || { echo "bundle: $b is not built" >&2; exit 1; }; done
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/lib" "$stage/bin"
+# Every library the binaries load, but the C library's and CUDA's own.
+for b in "${bins[@]}"; do ldd "$b" | awk '$3 ~ /^\// {print $3}'; done | sort -u |
+  grep -v -E '/(libc|libm|libpthread|libdl|librt|libutil)\.so|/usr/local/cuda|libcuda\.so' |
+  while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+libdevice=/usr/local/cuda/nvvm/libdevice/libdevice.10.bc
+[[ -f $libdevice ]] && cp "$libdevice" "$stage/lib/"
+for b in "${bins[@]}"; do cp "$b" "$stage/bin/" && strip "$stage/bin/$(basename "$b")"; done
+(cd "$stage" && tar cf - lib | xz -9 -T0 > "$out/libs.tar.xz")
+(cd "$stage" && tar cf - bin | xz -6 -T0 > "$out/bins.tar.xz")
+cat > "$out/env.sh" <<'EOF'
+# Sourced on the target: unpack (once per archive change) and set the loader path.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export PASSLAB_BUNDLE=${PASSLAB_BUNDLE:-/opt/passlab}
+mkdir -p "$PASSLAB_BUNDLE"
+for a in libs bins; do
+  if [[ -f "$here/$a.tar.xz" && "$here/$a.tar.xz" -nt "$PASSLAB_BUNDLE/.$a" ]]; then
+    tar xJf "$here/$a.tar.xz" -C "$PASSLAB_BUNDLE" && touch "$PASSLAB_BUNDLE/.$a"
+  fi
+done
+cuda_dirs=""
+for n in libcublasLt.so.13 libcudnn.so.9 libcupti.so.13; do
+  f=$(find /usr/local /opt /usr/lib /usr/lib64 -name "$n" -not -path '*/stubs/*' 2>/dev/null | head -1)
+  [[ -n "$f" ]] && cuda_dirs="$cuda_dirs:$(dirname "$f")"
+done
+export LD_LIBRARY_PATH="$PASSLAB_BUNDLE/lib$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The GPU code generator reads libdevice from the CUDA toolkit's place.
+if [[ ! -f /usr/local/cuda/nvvm/libdevice/libdevice.10.bc && -f "$PASSLAB_BUNDLE/lib/libdevice.10.bc" ]]; then
+  mkdir -p /usr/local/cuda/nvvm/libdevice 2>/dev/null &&
+    cp "$PASSLAB_BUNDLE/lib/libdevice.10.bc" /usr/local/cuda/nvvm/libdevice/ 2>/dev/null ||
+    echo "bundle: no libdevice at /usr/local/cuda/nvvm/libdevice; kernels with math calls will not compile" >&2
+fi
+if ldd "$PASSLAB_BUNDLE/bin/passlab" | grep -q 'not found'; then
+  echo "bundle: missing libraries:" >&2
+  ldd "$PASSLAB_BUNDLE/bin/passlab" | grep 'not found' >&2
+fi
+EOF
+ls -la "$out"
