@@ -3,8 +3,11 @@
 # (LLVM/MLIR, oneDNN, OpenBLAS, abseil, ...) so that they run on a machine
 # without those packages, such as a GPU box with only the CUDA stack:
 #
-#   OUT/libs.tar.xz   lib/: the libraries and libdevice (changes rarely)
-#   OUT/bins.tar.xz   bin/: passlab, cuda_runtime_tests, e2e_tests (stripped)
+#   OUT/libs-llvm.tar.xz  lib/: libLLVM and what only it needs (z3, ICU, libxml2)
+#   OUT/libs.tar.xz       lib/: the other libraries (MLIR, oneDNN, OpenBLAS,
+#                         abseil, ...) and libdevice
+#   OUT/bins.tar.xz       bin/: passlab, cuda_runtime_tests, e2e_tests (stripped)
+# Each archive stays under 64 MB, and the libraries change rarely.
 #   OUT/env.sh        sourced there: unpacks both into $PASSLAB_BUNDLE (default
 #                     /opt/passlab) and points the loader at them and at the
 #                     machine's own CUDA libraries (cuBLASLt, cuDNN, CUPTI)
@@ -23,22 +26,28 @@ bins=("$build/tools/passlab" "$build/test/cuda_runtime_tests" "$build/test/e2e_t
 for b in "${bins[@]}"; do [[ -x "$b" ]] || { echo "bundle: $b is not built" >&2; exit 1; }; done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/lib" "$stage/bin"
+mkdir -p "$stage/llvm/lib" "$stage/rest/lib" "$stage/bins/bin"
 # Every library the binaries load, but the C library's and CUDA's own.
 for b in "${bins[@]}"; do ldd "$b" | awk '$3 ~ /^\// {print $3}'; done | sort -u |
   grep -v -E '/(libc|libm|libpthread|libdl|librt|libutil)\.so|/usr/local/cuda|libcuda\.so' |
-  while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+  while read -r lib; do
+    case $(basename "$lib") in
+      libLLVM*|libz3*|libicu*|libxml2*) cp -L "$lib" "$stage/llvm/lib/" ;;
+      *) cp -L "$lib" "$stage/rest/lib/" ;;
+    esac
+  done
 libdevice=/usr/local/cuda/nvvm/libdevice/libdevice.10.bc
-[[ -f $libdevice ]] && cp "$libdevice" "$stage/lib/"
-for b in "${bins[@]}"; do cp "$b" "$stage/bin/" && strip "$stage/bin/$(basename "$b")"; done
-(cd "$stage" && tar cf - lib | xz -9 -T0 > "$out/libs.tar.xz")
-(cd "$stage" && tar cf - bin | xz -6 -T0 > "$out/bins.tar.xz")
+[[ -f $libdevice ]] && cp "$libdevice" "$stage/rest/lib/"
+for b in "${bins[@]}"; do cp "$b" "$stage/bins/bin/" && strip "$stage/bins/bin/$(basename "$b")"; done
+(cd "$stage/llvm" && tar cf - lib | xz -9 -T0 > "$out/libs-llvm.tar.xz")
+(cd "$stage/rest" && tar cf - lib | xz -9 -T0 > "$out/libs.tar.xz")
+(cd "$stage/bins" && tar cf - bin | xz -6 -T0 > "$out/bins.tar.xz")
 cat > "$out/env.sh" <<'EOF'
 # Sourced on the target: unpack (once per archive change) and set the loader path.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export PASSLAB_BUNDLE=${PASSLAB_BUNDLE:-/opt/passlab}
 mkdir -p "$PASSLAB_BUNDLE"
-for a in libs bins; do
+for a in libs-llvm libs bins; do
   if [[ -f "$here/$a.tar.xz" && "$here/$a.tar.xz" -nt "$PASSLAB_BUNDLE/.$a" ]]; then
     tar xJf "$here/$a.tar.xz" -C "$PASSLAB_BUNDLE" && touch "$PASSLAB_BUNDLE/.$a"
   fi
@@ -46,7 +55,8 @@ done
 cuda_dirs=""
 for n in libcublasLt.so.13 libcudnn.so.9 libcupti.so.13; do
   f=$(find /usr/local /opt /usr/lib /usr/lib64 -name "$n" -not -path '*/stubs/*' 2>/dev/null | head -1)
-  [[ -n "$f" ]] && cuda_dirs="$cuda_dirs:$(dirname "$f")"
+  d=$(dirname "${f:-.}")
+  [[ -n "$f" && ":$cuda_dirs:" != *":$d:"* ]] && cuda_dirs="$cuda_dirs:$d"
 done
 export LD_LIBRARY_PATH="$PASSLAB_BUNDLE/lib$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The GPU code generator reads libdevice from the CUDA toolkit's place.

@@ -439,6 +439,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   std::vector<double> block_baseline_storage, paired_variant, paired_baseline;
   double best_possible_p = kNaN;  // over the tested variants
   int64_t max_pairs = 0;
+  bool any_in_process = false;  // then two repetitions (ABBA) make one paired ratio
   std::vector<ordered_json> variants;
   std::vector<double> p_values;
   for (const PooledVariant& v : pooled) {
@@ -528,6 +529,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     if (!std::isnan(p_values.back())) {
       best_possible_p = std::isnan(best_possible_p) ? smallest_p : std::min(best_possible_p, smallest_p);
       if (paired) max_pairs = std::max<int64_t>(max_pairs, static_cast<int64_t>(paired_variant.size()));
+      any_in_process |= in_process;
     }
     variants.push_back(std::move(out));
   }
@@ -547,7 +549,10 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
           "no variant can be significant: with ", max_pairs > 0 ? StrCat(max_pairs, " paired ratios") : "these samples",
           " per variant the test's smallest possible p is ", FormatP(best_possible_p), ", not below the ",
           FormatP(needed), holm ? StrCat(" that Holm's correction over ", tested, " variants needs") : " needed",
-          "; rerun with `--repeats ", pairs, "` or more (one paired ratio per repetition)"));
+          "; rerun with `--repeats ", any_in_process ? 2 * pairs : pairs, "` or more (",
+          any_in_process ? "two repetitions, the control first in one and second in the other, make one paired ratio"
+                         : "one paired ratio per repetition",
+          ")"));
     }
   }
   for (size_t i = 0; i < variants.size(); ++i) {

@@ -168,6 +168,25 @@ TEST(AblationReportTest, WarnsWhenTooFewRepetitionsCanBeSignificant) {
     EXPECT_THAT(w.get<std::string>(), Not(HasSubstr("no variant can be significant")));
   }
   EXPECT_EQ(enough["summary"]["significant"], 40);
+  // With the in-process control, two repetitions (opposite orders) make one
+  // paired ratio: 10 repetitions give 5 ratios, and 22 are needed.
+  std::vector<json> records = UniformSweep(40, 10);
+  for (json& r : records) {
+    if (r["kind"] == "baseline") continue;
+    json control = Samples(1.0);
+    r["control_samples"] = {{"kernel_ns", control}, {"control_first", json::array()}};
+    for (int i = 0; i < 10; ++i) r["control_samples"]["control_first"].push_back(i % 2 == 1);
+  }
+  ordered_json paired = BuildAblationReport(Manifest(), records);
+  warned = false;
+  for (const auto& w : paired["warnings"]) {
+    std::string text = w.get<std::string>();
+    if (text.find("no variant can be significant") == std::string::npos) continue;
+    warned = true;
+    EXPECT_THAT(text, HasSubstr("with 5 paired ratios"));
+    EXPECT_THAT(text, HasSubstr("--repeats 22"));
+  }
+  EXPECT_TRUE(warned) << paired["warnings"].dump();
 }
 
 TEST(AblationReportTest, SchemaAndBaseline) {
