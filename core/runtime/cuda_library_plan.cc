@@ -57,43 +57,41 @@ MatrixView Transposed(const MatrixView& v) {
 // dimensions that are a progression in every view form cuBLASLt's strided
 // batch, the others become separate calls at `outer_offsets`. Returns the
 // inner batch count.
-int64_t SplitBatch(const std::vector<int64_t>& batch_sizes, std::vector<MatrixView*> views) {
+int64_t SplitBatch(const std::vector<int64_t>& batch_sizes, const std::vector<MatrixView*>& views) {
   int64_t total = 1;
   for (int64_t b : batch_sizes) total *= b;
+  for (MatrixView* v : views) {
+    v->batch_stride = 0;
+    v->outer_offsets = {0};
+    // An operand without batch dimensions is the same matrix in every batch.
+    if (v->batch_offsets.size() == 1 && total > 1) v->batch_offsets.assign(total, v->batch_offsets[0]);
+    if (total > 0 && static_cast<int64_t>(v->batch_offsets.size()) != total) return -1;
+  }
+  if (total == 0) return 0;
+  // The last t batch dimensions as the strided batch, from all of them down
+  // to none (one call per batch, which always fits).
   for (size_t t = batch_sizes.size() + 1; t-- > 0;) {
     int64_t inner = 1;
     for (size_t i = batch_sizes.size() - t; i < batch_sizes.size(); ++i) inner *= batch_sizes[i];
-    if (inner == 0 || total == 0) inner = std::max<int64_t>(inner, 1);
-    bool fits = true;
     std::vector<int64_t> strides;
-    for (MatrixView* v : views) {
-      // An operand without batch dimensions is the same matrix in every batch.
-      if (v->batch_offsets.size() == 1 && total != 1) v->batch_offsets.assign(total, v->batch_offsets[0]);
+    bool fits = true;
+    for (const MatrixView* v : views) {
       const std::vector<int64_t>& off = v->batch_offsets;
-      if (static_cast<int64_t>(off.size()) != total) return -1;
-      int64_t stride = inner > 1 && total > 1 ? off[1] - off[0] : 0;
+      int64_t stride = inner > 1 ? off[1] - off[0] : 0;
       for (int64_t o = 0; fits && o < total / inner; ++o) {
-        for (int64_t i = 0; i < inner; ++i) {
-          if (off[o * inner + i] != off[o * inner] + i * stride) {
-            fits = false;
-            break;
-          }
-        }
+        for (int64_t i = 0; fits && i < inner; ++i) fits = off[o * inner + i] == off[o * inner] + i * stride;
       }
       strides.push_back(stride);
     }
     if (!fits) continue;
     for (size_t k = 0; k < views.size(); ++k) {
-      MatrixView* v = views[k];
-      v->batch_stride = strides[k];
-      v->outer_offsets.clear();
-      for (int64_t o = 0; o < std::max<int64_t>(total / inner, 1); ++o) {
-        v->outer_offsets.push_back(total == 0 ? 0 : v->batch_offsets[o * inner]);
-      }
+      views[k]->batch_stride = strides[k];
+      views[k]->outer_offsets.clear();
+      for (int64_t o = 0; o < total / inner; ++o) views[k]->outer_offsets.push_back(views[k]->batch_offsets[o * inner]);
     }
-    return total == 0 ? 0 : inner;
+    return inner;
   }
-  return -1;  // not reached: t = 0 (every batch its own call) always fits
+  return -1;  // not reached
 }
 
 // The column-major storage of a view: as stored (unit row stride) or as a
