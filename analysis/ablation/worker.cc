@@ -87,8 +87,12 @@ class CudaProgram : public DeviceProgram {
     auto p = std::unique_ptr<CudaProgram>(new CudaProgram());
     // An op the GPU code generator cannot compile runs on the host (a
     // "host: ..." routine), as in `passlab run --device cuda`.
+    // Every step gets the same arguments (args_): uploaded once, as in
+    // `passlab run --device cuda`.
+    CudaExecutableOptions options;
+    options.keep_arguments = true;
     absl::StatusOr<std::unique_ptr<CudaExecutable>> exe =
-        CudaExecutable::Create(module, GpuCodegenKernels(p->compiler_), {});
+        CudaExecutable::Create(module, GpuCodegenKernels(p->compiler_), options);
     if (!exe.ok()) return exe.status();
     p->exe_ = std::move(*exe);
     std::fprintf(stderr, "passlab-worker: device %s\n", p->exe_->device_description().c_str());

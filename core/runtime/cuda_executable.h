@@ -55,6 +55,12 @@ struct CudaExecutableOptions {
   int device_ordinal = 0;
   bool host_fallback = true;
   CudaTiming timing = CudaTiming::kEvents;
+  // Upload the arguments once and keep them on the device while later runs
+  // get the same literals (the same objects, unchanged: the caller's
+  // promise), as a training loop keeps its state on the device. Ignored
+  // when the module may overwrite a parameter (buffer donors,
+  // input_output_alias). Without it every run uploads every argument.
+  bool keep_arguments = false;
 };
 
 // "cuda:0 (NVIDIA H100 ..., sm_90, 132 SMs, 79.1 GiB)", or why there is no
