@@ -314,7 +314,11 @@ std::string CheckCell(const ordered_json& v) {
   if (!check.is_object() || !check.contains("ok") || !check["ok"].is_boolean()) {
     return "<span class=\"muted\">–</span>";
   }
-  if (!check["ok"].get<bool>()) return "<b style=\"color:var(--wrong)\">MISMATCH</b>";
+  if (!check["ok"].get<bool>()) {
+    return check.value("shares_baseline_mismatch", false)
+               ? "<span title=\"misses the evaluator no more than the baseline does\">as baseline</span>"
+               : "<b style=\"color:var(--wrong)\">MISMATCH</b>";
+  }
   std::string reference = TextField(check, "reference");
   return reference.empty()
              ? "ok"
@@ -493,7 +497,11 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
 
   h += "<h2 id=\"wrong\">Wrong results</h2>\n";
   if (count("wrong-result") == 0) {
-    h += "<p>None: every variant that ran matched its reference.</p>\n";
+    h += SharedMismatches(report) > 0
+             ? fmt::format("<p>None of their own: {} variant(s) miss the evaluator only as the baseline does "
+                           "(marked <i>as baseline</i>).</p>\n",
+                           SharedMismatches(report))
+             : std::string("<p>None: every variant that ran matched its reference.</p>\n");
   } else {
     h += "<table>\n<thead><tr><th>Variant</th><th>What the check found</th><th>Reference</th>"
          "<th>Files</th></tr></thead>\n<tbody>\n";

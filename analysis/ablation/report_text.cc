@@ -45,7 +45,9 @@ std::string MdCell(std::string_view text) {
 std::string CheckCell(const ordered_json& v) {
   const ordered_json& check = v["check"];
   if (!check.is_object() || !check.contains("ok") || !check["ok"].is_boolean()) return "–";
-  if (!check["ok"].get<bool>()) return "**MISMATCH**";
+  if (!check["ok"].get<bool>()) {
+    return check.value("shares_baseline_mismatch", false) ? "as baseline" : "**MISMATCH**";
+  }
   std::string reference = TextField(check, "reference");
   return reference.empty() ? "ok" : "ok (vs " + reference + ")";
 }
@@ -163,6 +165,10 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       first = false;
     }
     md += " do not match the reference. See *Wrong results* below.\n";
+  } else if (SharedMismatches(report) > 0) {
+    md += fmt::format("- No variant computed a wrong result of its own ({} miss the evaluator only as the baseline "
+                      "does, see the warning below).\n",
+                      SharedMismatches(report));
   } else {
     md += "- No variant computed a wrong result (every checked output matched its reference).\n";
   }

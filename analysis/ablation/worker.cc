@@ -337,6 +337,16 @@ class Worker {
       check["ok"] = same.ok;
       check["message"] = same.message;
       if (!same.close_leaves.empty()) check["close_outputs"] = same.close_leaves;
+      if (!same.wrong_leaves.empty()) {
+        // Per wrong output, its norm-wise error (null: not comparable), so the
+        // report can tell a variant's own mismatch from the baseline's.
+        nlohmann::json errors = nlohmann::json::object();
+        for (size_t i = 0; i < same.wrong_leaves.size(); ++i) {
+          double e = same.wrong_norm_errors[i];
+          errors[StrCat(same.wrong_leaves[i])] = std::isfinite(e) ? nlohmann::json(e) : nlohmann::json(nullptr);
+        }
+        check["wrong_norm_errors"] = std::move(errors);
+      }
     } else if (!o_.write_reference.empty()) {
       return absl::InvalidArgumentError(StrCat("unknown reference kind '", o_.write_reference, "'"));
     }

@@ -63,6 +63,7 @@ OutputCheck CheckOutputs(absl::Span<const Literal* const> expected, absl::Span<c
       continue;
     }
     out.wrong_leaves.push_back(static_cast<int>(i));
+    out.wrong_norm_errors.push_back(norm_error);
     if (first_wrong.empty()) {
       first_wrong = StrCat("output ", i, ": ", same.message(),
                            comparable ? StrCat("; norm-wise error ", Percent(norm_error)) : std::string());

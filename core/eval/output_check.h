@@ -32,6 +32,10 @@ struct OutputCheck {
   // Leaves accepted by the norm-wise criterion only (ok stays true).
   std::vector<int> close_leaves;
   std::vector<int> wrong_leaves;
+  // The norm-wise relative error of every leaf in wrong_leaves, in order
+  // (infinity where it cannot be computed: not a float array, or another
+  // shape).
+  std::vector<double> wrong_norm_errors;
   // "outputs match the reference", or what differs: the first failing leaf's
   // worst element and every failing leaf's number.
   std::string message;

@@ -189,6 +189,47 @@ TEST(AblationReportTest, WarnsWhenTooFewRepetitionsCanBeSignificant) {
   EXPECT_TRUE(warned) << paired["warnings"].dump();
 }
 
+// A baseline that misses the evaluator (deep f32 training steps do, through
+// rounding): variants missing it in the same outputs by no more are judged
+// by their timing; a larger or a new mismatch stays a wrong result.
+TEST(AblationReportTest, VariantsSharingTheBaselinesMismatchAreJudgedByTiming) {
+  auto failed_check = [](json errors) {
+    return json{{"ok", false}, {"message", "output 1: 10 of 64 elements differ"}, {"reference", "evaluator"},
+                {"wrong_norm_errors", std::move(errors)}};
+  };
+  std::vector<json> records = Records();
+  for (json& r : records) {
+    if (r["kind"] == "baseline") r["check"] = failed_check({{"1", 0.02}, {"5", 0.03}});
+  }
+  records.push_back(Measured("disable same", "disable-one", {"same"}, 1.0));
+  records.back()["check"] = failed_check({{"1", 0.021}, {"5", 0.035}});
+  records.push_back(Measured("disable larger", "disable-one", {"larger"}, 1.0));
+  records.back()["check"] = failed_check({{"1", 0.2}});
+  records.push_back(Measured("disable new output", "disable-one", {"new"}, 1.0));
+  records.back()["check"] = failed_check({{"7", 0.001}});
+  records.push_back(Measured("disable old record", "disable-one", {"old"}, 1.0));
+  records.back()["check"] = {{"ok", false}, {"message", "output 1 differs"}, {"reference", "evaluator"}};
+  ordered_json report = BuildAblationReport(Manifest(), records);
+  EXPECT_EQ(Variant(report, "disable same")["outcome"], "no-change");
+  EXPECT_EQ(Variant(report, "disable same")["check"]["shares_baseline_mismatch"], true);
+  EXPECT_EQ(Variant(report, "disable fusion")["outcome"], "slower");  // no check failure of its own
+  EXPECT_EQ(Variant(report, "disable larger")["outcome"], "wrong-result");
+  EXPECT_EQ(Variant(report, "disable new output")["outcome"], "wrong-result");
+  EXPECT_EQ(Variant(report, "disable old record")["outcome"], "wrong-result");
+  EXPECT_EQ(Variant(report, "disable layout")["outcome"], "wrong-result");  // Records()'s own wrong variant
+  bool warned = false;
+  for (const auto& w : report["warnings"]) {
+    std::string text = w.get<std::string>();
+    if (text.find("the baseline's outputs do not match the evaluator") == std::string::npos) continue;
+    warned = true;
+    EXPECT_THAT(text, HasSubstr("2 outputs, norm-wise error up to 3%"));
+    EXPECT_THAT(text, HasSubstr("1 variant(s)"));
+  }
+  EXPECT_TRUE(warned) << report["warnings"].dump();
+  EXPECT_THAT(RenderAblationMarkdown(report), HasSubstr("as baseline"));
+  EXPECT_THAT(RenderAblationHtml(report), HasSubstr("as baseline"));
+}
+
 TEST(AblationReportTest, SchemaAndBaseline) {
   ordered_json report = BuildAblationReport(Manifest(), Records());
   std::vector<std::string> keys;
