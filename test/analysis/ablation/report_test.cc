@@ -130,6 +130,15 @@ const ordered_json& Variant(const ordered_json& report, const std::string& name)
   return none;
 }
 
+// The first warning of the report that contains `part` ("" when none).
+std::string WarningWith(const ordered_json& report, std::string_view part) {
+  for (const auto& w : report["warnings"]) {
+    std::string text = w.get<std::string>();
+    if (text.find(part) != std::string::npos) return text;
+  }
+  return "";
+}
+
 // `count` variants, each 10% slower in every one of `n` repetitions (block
 // 0, with the baseline's `n` samples beside them).
 std::vector<json> UniformSweep(int count, int n) {
@@ -153,20 +162,12 @@ std::vector<json> UniformSweep(int count, int n) {
 // clear its effect: the report says so and how many repetitions would do.
 TEST(AblationReportTest, WarnsWhenTooFewRepetitionsCanBeSignificant) {
   ordered_json few = BuildAblationReport(Manifest(), UniformSweep(40, 5));
-  bool warned = false;
-  for (const auto& w : few["warnings"]) {
-    std::string text = w.get<std::string>();
-    if (text.find("no variant can be significant") == std::string::npos) continue;
-    warned = true;
-    EXPECT_THAT(text, HasSubstr("over 40 variants"));
-    EXPECT_THAT(text, HasSubstr("--repeats 11"));  // 2^(1-11) < 0.05/40 <= 2^(1-10)
-  }
-  EXPECT_TRUE(warned) << few["warnings"].dump();
+  std::string warning = WarningWith(few, "no variant can be significant");
+  EXPECT_THAT(warning, HasSubstr("over 40 variants")) << few["warnings"].dump();
+  EXPECT_THAT(warning, HasSubstr("--repeats 11"));  // 2^(1-11) < 0.05/40 <= 2^(1-10)
   EXPECT_EQ(few["summary"]["significant"], 0);
   ordered_json enough = BuildAblationReport(Manifest(), UniformSweep(40, 12));
-  for (const auto& w : enough["warnings"]) {
-    EXPECT_THAT(w.get<std::string>(), Not(HasSubstr("no variant can be significant")));
-  }
+  EXPECT_EQ(WarningWith(enough, "no variant can be significant"), "");
   EXPECT_EQ(enough["summary"]["significant"], 40);
   // With the in-process control, two repetitions (opposite orders) make one
   // paired ratio: 10 repetitions give 5 ratios, and 22 are needed.
@@ -178,15 +179,9 @@ TEST(AblationReportTest, WarnsWhenTooFewRepetitionsCanBeSignificant) {
     for (int i = 0; i < 10; ++i) r["control_samples"]["control_first"].push_back(i % 2 == 1);
   }
   ordered_json paired = BuildAblationReport(Manifest(), records);
-  warned = false;
-  for (const auto& w : paired["warnings"]) {
-    std::string text = w.get<std::string>();
-    if (text.find("no variant can be significant") == std::string::npos) continue;
-    warned = true;
-    EXPECT_THAT(text, HasSubstr("with 5 paired ratios"));
-    EXPECT_THAT(text, HasSubstr("--repeats 22"));
-  }
-  EXPECT_TRUE(warned) << paired["warnings"].dump();
+  warning = WarningWith(paired, "no variant can be significant");
+  EXPECT_THAT(warning, HasSubstr("with 5 paired ratios")) << paired["warnings"].dump();
+  EXPECT_THAT(warning, HasSubstr("--repeats 22"));
 }
 
 // A baseline that misses the evaluator (deep f32 training steps do, through
@@ -217,15 +212,9 @@ TEST(AblationReportTest, VariantsSharingTheBaselinesMismatchAreJudgedByTiming) {
   EXPECT_EQ(Variant(report, "disable new output")["outcome"], "wrong-result");
   EXPECT_EQ(Variant(report, "disable old record")["outcome"], "wrong-result");
   EXPECT_EQ(Variant(report, "disable layout")["outcome"], "wrong-result");  // Records()'s own wrong variant
-  bool warned = false;
-  for (const auto& w : report["warnings"]) {
-    std::string text = w.get<std::string>();
-    if (text.find("the baseline's outputs do not match the evaluator") == std::string::npos) continue;
-    warned = true;
-    EXPECT_THAT(text, HasSubstr("2 outputs, norm-wise error up to 3%"));
-    EXPECT_THAT(text, HasSubstr("1 variant(s)"));
-  }
-  EXPECT_TRUE(warned) << report["warnings"].dump();
+  std::string warning = WarningWith(report, "the baseline's outputs do not match the evaluator");
+  EXPECT_THAT(warning, HasSubstr("2 outputs, norm-wise error up to 3%")) << report["warnings"].dump();
+  EXPECT_THAT(warning, HasSubstr("1 variant(s)"));
   EXPECT_THAT(RenderAblationMarkdown(report), HasSubstr("as baseline"));
   EXPECT_THAT(RenderAblationHtml(report), HasSubstr("as baseline"));
 }
