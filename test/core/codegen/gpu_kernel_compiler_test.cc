@@ -369,6 +369,15 @@ ENTRY main {
   EXPECT_TRUE(Contains(k.ptx, R"((red|atom)\.global\.add\.f32)")) << k.ptx;
   EXPECT_TRUE(Contains(k.ptx, R"(bar\.sync)")) << k.ptx;  // the copy finishes before the updates
   ExpectPtxasAccepts(k);
+  // f64 and integer adds are atomic too (atom.global.add.f64 needs sm_60).
+  for (const char* type : {"f64", "s32", "u64"}) {
+    SCOPED_TRACE(type);
+    std::string typed = std::regex_replace(add, std::regex("f32"), type);
+    GpuKernel t = CompileRoot(typed);
+    EXPECT_EQ(t.launch.block_x, 1024);
+    EXPECT_TRUE(Contains(t.ptx, R"((red|atom)\.global\.add\.)")) << t.ptx;
+    ExpectPtxasAccepts(t);
+  }
   GpuKernel m = CompileRoot(std::regex_replace(scatter, std::regex("OP"), "multiply"));
   EXPECT_EQ(m.launch.block_x, 256);
   EXPECT_FALSE(Contains(m.ptx, R"(atom\.|red\.)")) << m.ptx;
