@@ -16,8 +16,9 @@
 namespace passlab {
 namespace {
 
-// A p-value in a sentence: 0.0625, 0.00064.
-std::string FormatP(double p) {
+// A p-value in a sentence, two significant digits: 0.0625, 0.00064 (the
+// tables' FormatP gives four decimals, and "<0.0001" below them).
+std::string PInProse(double p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2g", p);
   return buf;
@@ -308,6 +309,10 @@ ordered_json Summarize(const ordered_json& report) {
   summary["outcomes"] = by_outcome;
   summary["failures"] = outcomes["compile-error"] + outcomes["verifier-failure"] +
                         outcomes["crash"] + outcomes["timeout"];
+  // Variants whose check failed only as the baseline's did (judged by timing).
+  summary["shared_baseline_mismatches"] = std::count_if(variants.begin(), variants.end(), [](const auto& v) {
+    return v["check"].is_object() && v["check"].value("shares_baseline_mismatch", false);
+  });
   summary["median_ci_half_width"] = Number(Median(half_widths));
   summary["max_ci_half_width"] = Number(worst < 0 ? kNaN : worst);
   summary["max_ci_half_width_variant"] =
@@ -583,8 +588,8 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
       int64_t pairs = static_cast<int64_t>(std::ceil(1 - std::log2(needed)));
       warnings.push_back(StrCat(
           "no variant can be significant: with ", max_pairs > 0 ? StrCat(max_pairs, " paired ratios") : "these samples",
-          " per variant the test's smallest possible p is ", FormatP(best_possible_p), ", not below the ",
-          FormatP(needed), holm ? StrCat(" that Holm's correction over ", tested, " variants needs") : " needed",
+          " per variant the test's smallest possible p is ", PInProse(best_possible_p), ", not below the ",
+          PInProse(needed), holm ? StrCat(" that Holm's correction over ", tested, " variants needs") : " needed",
           "; rerun with `--repeats ", any_in_process ? 2 * pairs : pairs, "` or more (",
           any_in_process ? "two repetitions, the control first in one and second in the other, make one paired ratio"
                          : "one paired ratio per repetition",

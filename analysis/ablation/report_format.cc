@@ -261,14 +261,4 @@ std::string MetricDescription(std::string_view metric) {
   return std::string(metric);
 }
 
-int64_t SharedMismatches(const nlohmann::ordered_json& report) {
-  int64_t n = 0;
-  if (!report.contains("variants")) return 0;
-  for (const nlohmann::ordered_json& v : report["variants"]) {
-    const nlohmann::ordered_json& check = v["check"];
-    if (check.is_object() && check.value("shares_baseline_mismatch", false)) ++n;
-  }
-  return n;
-}
-
 }  // namespace passlab::ablation_internal

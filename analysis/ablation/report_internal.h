@@ -69,9 +69,6 @@ std::vector<std::vector<std::string>> SlurmTaskRows(const nlohmann::ordered_json
 // The human name of the metric: "total kernel time per step".
 std::string MetricDescription(std::string_view metric);
 
-// Variants whose check failed only as the baseline's did (judged by timing).
-int64_t SharedMismatches(const nlohmann::ordered_json& report);
-
 }  // namespace passlab::ablation_internal
 
 #endif  // PASSLAB_ANALYSIS_ABLATION_REPORT_INTERNAL_H_

@@ -85,12 +85,12 @@ class CudaProgram : public DeviceProgram {
  public:
   static absl::StatusOr<std::unique_ptr<DeviceProgram>> Create(const HloModule& module) {
     auto p = std::unique_ptr<CudaProgram>(new CudaProgram());
-    // An op the GPU code generator cannot compile runs on the host (a
-    // "host: ..." routine), as in `passlab run --device cuda`.
     // Every step gets the same arguments (args_): uploaded once, as in
     // `passlab run --device cuda`.
     CudaExecutableOptions options;
     options.keep_arguments = true;
+    // An op the GPU code generator cannot compile runs on the host (a
+    // "host: ..." routine), as in `passlab run --device cuda`.
     absl::StatusOr<std::unique_ptr<CudaExecutable>> exe =
         CudaExecutable::Create(module, GpuCodegenKernels(p->compiler_), options);
     if (!exe.ok()) return exe.status();

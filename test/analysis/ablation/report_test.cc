@@ -212,6 +212,7 @@ TEST(AblationReportTest, VariantsSharingTheBaselinesMismatchAreJudgedByTiming) {
   EXPECT_EQ(Variant(report, "disable new output")["outcome"], "wrong-result");
   EXPECT_EQ(Variant(report, "disable old record")["outcome"], "wrong-result");
   EXPECT_EQ(Variant(report, "disable layout")["outcome"], "wrong-result");  // Records()'s own wrong variant
+  EXPECT_EQ(report["summary"]["shared_baseline_mismatches"], 1);
   std::string warning = WarningWith(report, "the baseline's outputs do not match the evaluator");
   EXPECT_THAT(warning, HasSubstr("2 outputs, norm-wise error up to 3%")) << report["warnings"].dump();
   EXPECT_THAT(warning, HasSubstr("1 variant(s)"));
