@@ -13,6 +13,7 @@
 #   tools/ and test/). SECONDS is the whole run's budget (default 1800): the
 #   ResNet-50 sweep gets what the other steps leave, and stops in time for
 #   the summary (rerunning with the same OUT_DIR resumes it); 0 skips it.
+# GC_SKIP_JAX=1 and GC_SKIP_MLP_SWEEP=1 skip the JAX step and the MLP sweep.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-}
@@ -33,7 +34,17 @@ if ! nvidia-smi -L > "$out/gpu.txt" 2>&1; then
   exit 1
 fi
 cat "$out/gpu.txt"
+# The GPU's clocks, power and throttle reasons every 250 ms for the whole run,
+# so that timings can be read against them (clocks.csv; phases.txt says when
+# each phase began).
+nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_throttle_reasons.active \
+  --format=csv -lms 250 > "$out/clocks.csv" 2> /dev/null &
+clocks_pid=$!
+trap 'kill $clocks_pid 2> /dev/null' EXIT
+phase() { echo "$(date -u +%H:%M:%S.%N | cut -c1-12) $1" >> "$out/phases.txt"; }
+phase start
 
+phase correctness
 # 1 + 2: correctness, all at once (the checks share the GPU; nothing is timed).
 models=(mlp gelu embedding transformer_block laplace_pinn resnet18 resnet18-inference resnet34 resnet34-inference
         resnet50 resnet50-inference resnet101 resnet101-inference resnet152 resnet152-inference)
@@ -68,10 +79,13 @@ done
 echo "correctness phase: $(( $(date +%s) - start )) s"
 
 # 3: timing, alone on the GPU.
+phase timing
 timeout 120 "$passlab" run --model resnet50 --device cuda --warmup 5 --repeats 50 --max-rows 25 \
   --trace "$out/resnet50.trace.json" > "$out/time_resnet50.log" 2>&1
 note "passlab resnet50 step (rc=$?)" "$(grep -E 'kernel time/step|wall time/step' "$out/time_resnet50.log" | awk '{print $1, $3, $4}' | tr '\n' ' ')"
-if python3 -c 'import jax' 2> /dev/null; then
+if [[ -n "${GC_SKIP_JAX:-}" ]]; then
+  note "jax resnet50 step" "skipped (GC_SKIP_JAX)"
+elif python3 -c 'import jax' 2> /dev/null; then
   timeout 200 python3 "$here/bench/jax_resnet_step.py" --depth 50 --json "$out/jax_resnet50.json" > "$out/jax_resnet50.log" 2>&1
   note "jax resnet50 step (rc=$?)" "$(grep -E '^(wall_ms_median|kernel_ms_per_step|envelope_ms_per_step)' "$out/jax_resnet50.log" | tr -s ' ' | tr '\n' ' ')"
 else
@@ -79,6 +93,7 @@ else
 fi
 
 # 4: ablation sweeps on the GPU.
+phase sweeps
 if [[ -z "${GC_SKIP_MLP_SWEEP:-}" ]]; then
   timeout 120 "$passlab" ablate --model mlp --batch 64 --device cuda --repeats 3 --warmup 1 --jobs 8 \
     --out "$out/ablate_mlp" > "$out/ablate_mlp.log" 2>&1
@@ -86,12 +101,15 @@ if [[ -z "${GC_SKIP_MLP_SWEEP:-}" ]]; then
 fi
 sweep_s=$(( budget > 0 ? budget - ($(date +%s) - began) - 20 : 0 ))
 if (( sweep_s > 30 )); then
-  # Two large blocks (every worker holds its program on the GPU), all cores
-  # compiling, and the 24 repetitions (12 paired ratios) that Holm's
-  # correction over 78 variants needs. The f32 step misses the evaluator by a
+  phase sweep-resnet50
+  # Three blocks of 26 (every worker holds its program on the GPU; a block
+  # is written when it ends, so one cut short loses at most a third), all
+  # cores compiling (26 + baseline = two rounds of 15 jobs), and the 24
+  # repetitions (12 paired ratios) that Holm's correction over 78 variants
+  # needs. The f32 step misses the evaluator by a
   # few percent (see above); the report judges variants that miss it only as
   # the baseline does by their timing.
-  timeout "$sweep_s" "$passlab" ablate --model resnet50 --device cuda --repeats 24 --warmup 2 --jobs 15 --block 39 \
+  timeout "$sweep_s" "$passlab" ablate --model resnet50 --device cuda --repeats 24 --warmup 2 --jobs 15 --block 26 \
     --out "$out/ablate_resnet50" > "$out/ablate_resnet50.log" 2>&1
   note "ablate resnet50 (rc=$?)" "$(wc -l < "$out/ablate_resnet50/results.jsonl" 2>/dev/null) records (baselines included)"
   if [[ ! -f "$out/ablate_resnet50/report.md" && -f "$out/ablate_resnet50/results.jsonl" ]]; then
@@ -101,6 +119,7 @@ else
   note "ablate resnet50" "skipped: ${sweep_s} s left of the ${budget} s budget"
 fi
 
+phase end
 {
   echo
   echo "== gpu-check summary ($(head -1 "$out/gpu.txt"))"
