@@ -6,7 +6,9 @@
 #   3. the ResNet-50 training step timed with CUPTI, and the same step in JAX
 #      on the same GPU (bench/jax_resnet_step.py), when JAX is installed;
 #   4. a disable-one ablation sweep on the GPU (MLP, then ResNet-50).
-# Logs go to OUT_DIR; a summary table is printed last.
+# Logs go to OUT_DIR; a summary table is printed last, and OUT_DIR/results.tar.gz
+# packs the small files worth keeping (a few MB; the sweeps' evaluator
+# references alone are hundreds of MB).
 #
 # Usage: scripts/gpu-check.sh [BIN_DIR] [OUT_DIR] [SECONDS]
 #   BIN_DIR holds passlab, cuda_runtime_tests and e2e_tests (default: build's
@@ -125,3 +127,14 @@ phase end
   echo "== gpu-check summary ($(head -1 "$out/gpu.txt"))"
   printf '%s\n' "${summary[@]}"
 } | tee "$out/summary.txt"
+
+# What is worth carrying back, small: logs, clock samples, the sweeps'
+# results and reports (not their evaluator references, IR diffs or traces,
+# which run to hundreds of MB).
+(cd "$out" && find . -maxdepth 1 -type f \( -name '*.log' -o -name '*.txt' -o -name '*.csv' -o -name '*.json' \) \
+   -not -name '*.trace.json' -print
+ for d in ablate_*; do
+   [[ -d $d ]] && find "$d" -maxdepth 1 -type f \( -name 'report.*' -o -name '*.jsonl' -o -name 'manifest.json' \
+     -o -name 'plan.json' -o -name 'autotune.json' \) -print
+ done) | tar czf "$out/results.tar.gz" -C "$out" -T - 2> /dev/null
+echo "results: $out/results.tar.gz ($(du -h "$out/results.tar.gz" | cut -f1))"

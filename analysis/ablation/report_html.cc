@@ -16,6 +16,23 @@ namespace {
 using ordered_json = nlohmann::ordered_json;
 using namespace ablation_internal;
 
+// Markdown's `code` spans of an escaped text as <code> (the warnings are
+// written for both renderers).
+std::string CodeSpans(const std::string& escaped) {
+  std::string out;
+  bool open = false;
+  for (char c : escaped) {
+    if (c == '`') {
+      out += open ? "</code>" : "<code>";
+      open = !open;
+    } else {
+      out += c;
+    }
+  }
+  if (open) out += "</code>";
+  return out;
+}
+
 std::string Escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -315,9 +332,13 @@ std::string CheckCell(const ordered_json& v) {
     return "<span class=\"muted\">–</span>";
   }
   if (!check["ok"].get<bool>()) {
-    return check.value("shares_baseline_mismatch", false)
-               ? "<span title=\"misses the evaluator no more than the baseline does\">as baseline</span>"
-               : "<b style=\"color:var(--wrong)\">MISMATCH</b>";
+    if (!check.value("shares_baseline_mismatch", false)) return "<b style=\"color:var(--wrong)\">MISMATCH</b>";
+    const int more = check.value("outputs_beyond_baseline", 0);
+    return more > 0 ? fmt::format("<span title=\"misses the evaluator as the baseline does, and in {} output(s) the "
+                                  "baseline matches, each by no more than the baseline's worst norm-wise "
+                                  "error\">as baseline (+{})</span>",
+                                  more, more)
+                    : std::string("<span title=\"misses the evaluator no more than the baseline does\">as baseline</span>");
   }
   std::string reference = TextField(check, "reference");
   return reference.empty()
@@ -368,9 +389,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
          "<a href=\"#wrong\">Wrong results</a>.</div>\n";
   }
   for (const auto& w : report["warnings"]) {
-    h +=
-        "<div class=\"alarm\">Warning: " + Escape(w.is_string() ? w.get<std::string>() : w.dump()) +
-        "</div>\n";
+    h += "<div class=\"alarm\">Warning: " + CodeSpans(Escape(w.is_string() ? w.get<std::string>() : w.dump())) +
+         "</div>\n";
   }
 
   auto card = [&](const std::string& css, int64_t n, const std::string& label) {

@@ -46,7 +46,9 @@ std::string CheckCell(const ordered_json& v) {
   const ordered_json& check = v["check"];
   if (!check.is_object() || !check.contains("ok") || !check["ok"].is_boolean()) return "–";
   if (!check["ok"].get<bool>()) {
-    return check.value("shares_baseline_mismatch", false) ? "as baseline" : "**MISMATCH**";
+    if (!check.value("shares_baseline_mismatch", false)) return "**MISMATCH**";
+    const int more = check.value("outputs_beyond_baseline", 0);
+    return more > 0 ? "as baseline (+" + std::to_string(more) + ")" : "as baseline";
   }
   std::string reference = TextField(check, "reference");
   return reference.empty() ? "ok" : "ok (vs " + reference + ")";
@@ -256,7 +258,13 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       md += fmt::format(" [IR diff]({})", TextField(v, "ir_diff"));
     md += "\n";
   }
-  if (wrong == 0) md += "None: every variant that ran matched its reference.\n";
+  if (wrong == 0) {
+    const int64_t shared = report["summary"].value("shared_baseline_mismatches", int64_t{0});
+    md += shared > 0 ? fmt::format("None of their own: {} variant(s) miss the evaluator only as the baseline does "
+                                   "(marked *as baseline*).\n",
+                                   shared)
+                     : std::string("None: every variant that ran matched its reference.\n");
+  }
 
   if (!report["pairs"].empty()) {
     md += "\n## Pair interactions\n\n";

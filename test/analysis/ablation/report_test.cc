@@ -185,8 +185,9 @@ TEST(AblationReportTest, WarnsWhenTooFewRepetitionsCanBeSignificant) {
 }
 
 // A baseline that misses the evaluator (deep f32 training steps do, through
-// rounding): variants missing it in the same outputs by no more are judged
-// by their timing; a larger or a new mismatch stays a wrong result.
+// rounding): variants missing it in the same outputs by no more, or in new
+// outputs by no more than its worst, are judged by their timing; a larger
+// mismatch, in its outputs or in a new one, stays a wrong result.
 TEST(AblationReportTest, VariantsSharingTheBaselinesMismatchAreJudgedByTiming) {
   auto failed_check = [](json errors) {
     return json{{"ok", false}, {"message", "output 1: 10 of 64 elements differ"}, {"reference", "evaluator"},
@@ -201,7 +202,9 @@ TEST(AblationReportTest, VariantsSharingTheBaselinesMismatchAreJudgedByTiming) {
   records.push_back(Measured("disable larger", "disable-one", {"larger"}, 1.0));
   records.back()["check"] = failed_check({{"1", 0.2}});
   records.push_back(Measured("disable new output", "disable-one", {"new"}, 1.0));
-  records.back()["check"] = failed_check({{"7", 0.001}});
+  records.back()["check"] = failed_check({{"1", 0.02}, {"7", 0.025}});
+  records.push_back(Measured("disable new large output", "disable-one", {"new-large"}, 1.0));
+  records.back()["check"] = failed_check({{"1", 0.02}, {"7", 0.031}});
   records.push_back(Measured("disable old record", "disable-one", {"old"}, 1.0));
   records.back()["check"] = {{"ok", false}, {"message", "output 1 differs"}, {"reference", "evaluator"}};
   ordered_json report = BuildAblationReport(Manifest(), records);
@@ -209,15 +212,36 @@ TEST(AblationReportTest, VariantsSharingTheBaselinesMismatchAreJudgedByTiming) {
   EXPECT_EQ(Variant(report, "disable same")["check"]["shares_baseline_mismatch"], true);
   EXPECT_EQ(Variant(report, "disable fusion")["outcome"], "slower");  // no check failure of its own
   EXPECT_EQ(Variant(report, "disable larger")["outcome"], "wrong-result");
-  EXPECT_EQ(Variant(report, "disable new output")["outcome"], "wrong-result");
+  EXPECT_EQ(Variant(report, "disable new output")["outcome"], "no-change");
+  EXPECT_EQ(Variant(report, "disable new output")["check"]["outputs_beyond_baseline"], 1);
+  EXPECT_EQ(Variant(report, "disable same")["check"]["outputs_beyond_baseline"], 0);
+  EXPECT_EQ(Variant(report, "disable new large output")["outcome"], "wrong-result");
   EXPECT_EQ(Variant(report, "disable old record")["outcome"], "wrong-result");
   EXPECT_EQ(Variant(report, "disable layout")["outcome"], "wrong-result");  // Records()'s own wrong variant
-  EXPECT_EQ(report["summary"]["shared_baseline_mismatches"], 1);
+  EXPECT_EQ(report["summary"]["shared_baseline_mismatches"], 2);
   std::string warning = WarningWith(report, "the baseline's outputs do not match the evaluator");
   EXPECT_THAT(warning, HasSubstr("2 outputs, norm-wise error up to 3%")) << report["warnings"].dump();
-  EXPECT_THAT(warning, HasSubstr("1 variant(s)"));
-  EXPECT_THAT(RenderAblationMarkdown(report), HasSubstr("as baseline"));
-  EXPECT_THAT(RenderAblationHtml(report), HasSubstr("as baseline"));
+  EXPECT_THAT(warning, HasSubstr("2 variant(s)"));
+  EXPECT_THAT(RenderAblationMarkdown(report), HasSubstr("| as baseline |"));
+  EXPECT_THAT(RenderAblationMarkdown(report), HasSubstr("| as baseline (+1) |"));
+  EXPECT_THAT(RenderAblationHtml(report), HasSubstr(">as baseline</span>"));
+  EXPECT_THAT(RenderAblationHtml(report), HasSubstr(">as baseline (+1)</span>"));
+  EXPECT_THAT(RenderAblationHtml(report), HasSubstr("shown as <code>as baseline</code>"));  // the warning
+
+  // With no mismatch of their own, the Wrong results section says so.
+  records.erase(std::remove_if(records.begin(), records.end(),
+                               [](const json& r) {
+                                 return r.value("variant", "") == "disable larger" ||
+                                        r.value("variant", "") == "disable new large output" ||
+                                        r.value("variant", "") == "disable old record" ||
+                                        r.value("variant", "") == "disable layout";
+                               }),
+                records.end());
+  ordered_json shared_only = BuildAblationReport(Manifest(), records);
+  EXPECT_THAT(RenderAblationMarkdown(shared_only),
+              HasSubstr("None of their own: 2 variant(s) miss the evaluator only as the baseline does"));
+  EXPECT_THAT(RenderAblationHtml(shared_only),
+              HasSubstr("None of their own: 2 variant(s) miss the evaluator only as the baseline does"));
 }
 
 TEST(AblationReportTest, SchemaAndBaseline) {
