@@ -218,6 +218,19 @@ std::map<std::string, double> KernelTimes(const PooledVariant& v) {
   return times;
 }
 
+// The operations a GPU program runs on the host, for want of a device
+// implementation (the CUDA runtime's "host: ..." records), by name.
+std::set<std::string> HostOps(const PooledVariant& v) {
+  std::set<std::string> ops;
+  for (const auto& [name, kernel] : v.kernels) {
+    auto detail = kernel.info.find("detail");
+    if (detail != kernel.info.end() && detail->is_string() && detail->get<std::string>().starts_with("host: ")) {
+      ops.insert(name);
+    }
+  }
+  return ops;
+}
+
 ordered_json KernelList(const PooledVariant& v) {
   std::vector<std::pair<double, std::string>> order;
   for (const std::string& name : v.kernel_order) {
@@ -242,8 +255,8 @@ ordered_json KernelList(const PooledVariant& v) {
 // Kernels matched by name: added, removed, changed (> kernel_change of the
 // baseline's time) or the same; largest |delta| first, top N kept.
 ordered_json KernelDiff(const std::map<std::string, double>& baseline,
-                        const std::map<std::string, double>& variant, const ReportOptions& options,
-                        ordered_json& counts) {
+                        const std::map<std::string, double>& variant, const std::set<std::string>& host_ops,
+                        const ReportOptions& options, ordered_json& counts) {
   struct Row {
     std::string name;
     double baseline_ns, variant_ns;
@@ -286,6 +299,7 @@ ordered_json KernelDiff(const std::map<std::string, double>& baseline,
     d["baseline_ns"] = Number(r.baseline_ns);
     d["variant_ns"] = Number(r.variant_ns);
     d["change"] = r.change;
+    if (host_ops.contains(r.name)) d["host"] = true;  // the variant runs it on the host
     diff.push_back(std::move(d));
   }
   return diff;
@@ -330,6 +344,11 @@ ordered_json Summarize(const ordered_json& report) {
   // Variants whose check failed only as the baseline's did (judged by timing).
   summary["shared_baseline_mismatches"] = std::count_if(variants.begin(), variants.end(), [](const auto& v) {
     return v["check"].is_object() && v["check"].value("shares_baseline_mismatch", false);
+  });
+  // Variants that run operations on the host which the baseline runs on the
+  // device (GPU sweeps).
+  summary["host_op_variants"] = std::count_if(variants.begin(), variants.end(), [](const auto& v) {
+    return v.contains("host_ops") && v["host_ops"].is_array() && !v["host_ops"].empty();
   });
   summary["median_ci_half_width"] = Number(Median(half_widths));
   summary["max_ci_half_width"] = Number(worst < 0 ? kNaN : worst);
@@ -472,6 +491,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   base["bytes"] = Number(MedianNumber(baseline, "bytes"));
   base["peak_rss_bytes"] = Number(MedianNumber(baseline, "peak_rss_bytes"));
   base["kernels"] = KernelList(baseline);
+  base["host_ops"] = HostOps(baseline);
   base["trace"] = Field(baseline.first, "trace");
   base["snapshot"] = Field(baseline.first, "snapshot");
   if (baseline.first == nullptr) {
@@ -492,6 +512,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   }
   report["baseline"] = std::move(base);
   std::map<std::string, double> baseline_kernels = KernelTimes(baseline);
+  const std::set<std::string> baseline_host_ops = HostOps(baseline);
 
   // Statistics per variant; p-values adjusted across all measured ones.
   std::vector<double> block_baseline_storage, paired_variant, paired_baseline;
@@ -578,7 +599,14 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     ordered_json counts;
     out["kernel_diff"] = v.kernels.empty()
                              ? ordered_json::array()
-                             : KernelDiff(baseline_kernels, KernelTimes(v), options, counts);
+                             : KernelDiff(baseline_kernels, KernelTimes(v), HostOps(v), options, counts);
+    // Operations on the host that the baseline runs on the device: their
+    // time counts as kernel time, so the variant pays for them.
+    ordered_json host_ops = ordered_json::array();
+    for (const std::string& op : HostOps(v)) {
+      if (!baseline_host_ops.contains(op)) host_ops.push_back(op);
+    }
+    out["host_ops"] = std::move(host_ops);
     out["kernel_diff_counts"] = v.kernels.empty() ? ordered_json(nullptr) : counts;
     out["ir_diff"] = Field(detail, "ir_diff");
     out["snapshot"] = Field(detail, "snapshot");

@@ -438,6 +438,21 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     }
     effects += ".</li>\n";
   }
+  if (summary.value("host_op_variants", int64_t{0}) > 0) {
+    effects += fmt::format("<li><b>{} variant(s) run operations on the host</b> that the baseline runs on the "
+                           "device (no device implementation for what the variant produces; their host time counts "
+                           "as kernel time): ",
+                           summary["host_op_variants"].get<int64_t>());
+    bool first = true;
+    for (const ordered_json& v : report["variants"]) {
+      if (!v.contains("host_ops") || !v["host_ops"].is_array() || v["host_ops"].empty()) continue;
+      std::string ops;
+      for (const auto& op : v["host_ops"]) ops += (ops.empty() ? "" : ", ") + Escape(op.get<std::string>());
+      effects += fmt::format("{}<b>{}</b> ({})", first ? "" : ", ", Escape(PassesLabel(v)), ops);
+      first = false;
+    }
+    effects += ".</li>\n";
+  }
   if (!effects.empty()) h += "<ul>\n" + effects + "</ul>\n";
 
   if (!measured.empty()) {
@@ -590,9 +605,10 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       double b = NumberField(k, "baseline_ns"), after = NumberField(k, "variant_ns");
       double delta = (std::isnan(after) ? 0 : after) - (std::isnan(b) ? 0 : b);
       h += fmt::format(
-          "<tr><td><code>{}</code></td><td class=\"{}\">{}</td><td class=\"num\">{}</td>"
+          "<tr><td><code>{}</code></td><td class=\"{}\">{}{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}{}</td></tr>\n",
-          Escape(TextField(k, "name")), Escape(change), Escape(change), FormatMs(b),
+          Escape(TextField(k, "name")), Escape(change), Escape(change),
+          k.value("host", false) ? " <b>on the host</b>" : "", FormatMs(b),
           FormatMs(after), delta > 0 ? "+" : "", FormatMs(delta));
     }
     h += "</tbody>\n</table>\n" + Links(*v) + "\n</details>\n";

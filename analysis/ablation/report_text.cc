@@ -174,6 +174,20 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
   } else {
     md += "- No variant computed a wrong result (every checked output matched its reference).\n";
   }
+  if (summary.value("host_op_variants", int64_t{0}) > 0) {
+    md += fmt::format("- **{} variant(s) run operations on the host** that the baseline runs on the device (no device "
+                      "implementation for what the variant produces; their host time counts as kernel time): ",
+                      summary["host_op_variants"].get<int64_t>());
+    bool first = true;
+    for (const ordered_json& v : report["variants"]) {
+      if (!v.contains("host_ops") || !v["host_ops"].is_array() || v["host_ops"].empty()) continue;
+      std::string ops;
+      for (const auto& op : v["host_ops"]) ops += (ops.empty() ? "" : ", ") + op.get<std::string>();
+      md += fmt::format("{}`{}` ({})", first ? "" : ", ", PassesLabel(v), ops);
+      first = false;
+    }
+    md += ".\n";
+  }
   md += fmt::format(
       "- **{} failure{}** ({} crash, {} timeout, {} verifier failure, {} compile "
       "error); **{} required** pass{} (not disabled: the pipeline cannot run "
@@ -302,8 +316,8 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
     int shown = 0;
     for (const ordered_json& k : v["kernel_diff"]) {
       if (k["change"] == "same" || ++shown > 10) continue;
-      md += fmt::format("| {} | {} | {} | {} |\n", MdCell(TextField(k, "name")),
-                        TextField(k, "change"), FormatMs(NumberField(k, "baseline_ns")),
+      md += fmt::format("| {} | {}{} | {} | {} |\n", MdCell(TextField(k, "name")), TextField(k, "change"),
+                        k.value("host", false) ? " (on the host)" : "", FormatMs(NumberField(k, "baseline_ns")),
                         FormatMs(NumberField(k, "variant_ns")));
     }
   }

@@ -31,6 +31,7 @@ enum class EmitterKind {
   kReduction,
   kInputSlices,
   kScatter,
+  kSelectAndScatter,
   kConcatenate,
   kInPlaceDynamicUpdateSlice,
 };
@@ -43,6 +44,7 @@ inline const char* EmitterKindName(EmitterKind kind) {
     case EmitterKind::kReduction: return "reduction";
     case EmitterKind::kInputSlices: return "input_slices";
     case EmitterKind::kScatter: return "scatter";
+    case EmitterKind::kSelectAndScatter: return "select_and_scatter";
     case EmitterKind::kConcatenate: return "concatenate";
     case EmitterKind::kInPlaceDynamicUpdateSlice: return "in_place_dynamic_update_slice";
   }

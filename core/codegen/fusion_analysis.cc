@@ -75,6 +75,8 @@ FusionAnalysis AnalyzeFusion(const HloInstruction& instruction) {
   const HloInstruction* first = a.roots.front();
   if (first->opcode() == HloOpcode::kScatter) {
     a.kind = EmitterKind::kScatter;
+  } else if (first->opcode() == HloOpcode::kSelectAndScatter) {
+    a.kind = EmitterKind::kSelectAndScatter;
   } else if (first->opcode() == HloOpcode::kDynamicUpdateSlice) {
     a.kind = EmitterKind::kInPlaceDynamicUpdateSlice;
   } else if (first->opcode() == HloOpcode::kConcatenate && a.roots.size() == 1) {

@@ -90,10 +90,13 @@ inline absl::Status CheckShapeLeaves(const Shape& shape, const HloInstruction& h
   return CheckArrayShape(shape, h);
 }
 
+// The largest select-and-scatter window the emitter unrolls.
+inline constexpr int64_t kMaxSelectAndScatterWindow = 256;
+
 // Opcodes the elemental emitter handles (inside fusions or alone).
 inline bool EmittableOpcode(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kScatter: case HloOpcode::kBatchNormTraining: case HloOpcode::kBatchNormGrad: case HloOpcode::kGather: case HloOpcode::kBatchNormInference: case HloOpcode::kAnd: case HloOpcode::kAtan2:
+    case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kScatter: case HloOpcode::kSelectAndScatter: case HloOpcode::kBatchNormTraining: case HloOpcode::kBatchNormGrad: case HloOpcode::kGather: case HloOpcode::kBatchNormInference: case HloOpcode::kAnd: case HloOpcode::kAtan2:
     case HloOpcode::kBitcast: case HloOpcode::kBitcastConvert: case HloOpcode::kBroadcast:
     case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClamp: case HloOpcode::kClz:
     case HloOpcode::kCompare: case HloOpcode::kConcatenate: case HloOpcode::kConstant: case HloOpcode::kConvolution:
@@ -129,7 +132,7 @@ inline bool EmittableOpcode(HloOpcode op) {
     case HloOpcode::kPartitionId: case HloOpcode::kRaggedAllToAll: case HloOpcode::kRecv:
     case HloOpcode::kRecvDone: case HloOpcode::kReducePrecision: case HloOpcode::kReduceScatter:
     case HloOpcode::kReplicaId: case HloOpcode::kRng: case HloOpcode::kRngBitGenerator:
-    case HloOpcode::kRngGetAndUpdateState: case HloOpcode::kSelectAndScatter:
+    case HloOpcode::kRngGetAndUpdateState:
     case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize:
     case HloOpcode::kSort: case HloOpcode::kStochasticConvert: case HloOpcode::kTopK:
     case HloOpcode::kTriangularSolve: case HloOpcode::kWhile:
@@ -149,6 +152,28 @@ inline absl::Status CheckOne(const HloInstruction& h) {
   if (h.opcode() == HloOpcode::kScatter &&
       (h.IsFused() || !IsIntegralType(h.operand(h.operand_count() / 2)->shape().element_type()))) {
     return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": scatter is compiled unfused, integer indices"));
+  }
+  if (h.opcode() == HloOpcode::kSelectAndScatter) {
+    // Each source element's window is unrolled (the selection carries its
+    // running choice from position to position).
+    if (h.IsFused()) {
+      return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": select-and-scatter is compiled unfused"));
+    }
+    if (static_cast<int64_t>(h.window().dimensions.size()) != h.operand(0)->shape().rank()) {
+      return absl::InvalidArgumentError(StrCat("codegen: ", h.name(), ": the window's rank is not the operand's"));
+    }
+    int64_t positions = 1;
+    for (const WindowDimension& d : h.window().dimensions) {
+      if (d.window_dilation != 1 || d.base_dilation != 1 || d.window_reversal) {
+        return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": dilated or reversed select-and-scatter window"));
+      }
+      positions *= d.size;
+    }
+    if (positions > kMaxSelectAndScatterWindow) {
+      return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": a select-and-scatter window of ", positions,
+                                             " positions (the emitter unrolls at most ", kMaxSelectAndScatterWindow,
+                                             ")"));
+    }
   }
   if (h.opcode() != HloOpcode::kScatter && batch_norm_kernel &&
       (h.IsFused() || !IsFloatingPointType(h.operand(0)->shape().element_type()))) {
@@ -294,7 +319,11 @@ class KernelEmitter {
     FlattenLeaves(root, leaves_);
     for (const Leaf& l : leaves_) buffer_shapes_.push_back(l.shape);
     tiled_ = AnalyzeFusion(instruction_).kind == EmitterKind::kTranspose;
-    scatter_ = instruction_.opcode() == HloOpcode::kScatter;
+    // Select-and-scatter is a scatter kernel too: its first nest fills the
+    // output with the init value, its second scatters each source element
+    // to the position its window selects.
+    select_and_scatter_ = instruction_.opcode() == HloOpcode::kSelectAndScatter;
+    scatter_ = instruction_.opcode() == HloOpcode::kScatter || select_and_scatter_;
     batch_norm_ = instruction_.opcode() == HloOpcode::kBatchNormTraining ||
                   instruction_.opcode() == HloOpcode::kBatchNormGrad;
     for (const Shape& s : buffer_shapes_) {
@@ -1644,8 +1673,9 @@ class KernelEmitter {
     for (int64_t leaf_id : group) {
       const Leaf& leaf = leaves_[leaf_id];
       if (scatter_) {
-        // The scatter kernel's first nest copies each operand to its output.
-        Value v = LoadBuffer(leaf.tuple_index < 0 ? 0 : leaf.tuple_index, idx);
+        // The scatter kernel's first nest copies each operand to its output;
+        // select-and-scatter's fills it with the init value (operand 2).
+        Value v = select_and_scatter_ ? LoadBuffer(2, Index{}) : LoadBuffer(leaf.tuple_index < 0 ? 0 : leaf.tuple_index, idx);
         mlir::memref::StoreOp::create(b_, loc_, ToStorage(v, leaf.shape.element_type()),
                                       buffers_[num_inputs + leaf_id], mlir::ValueRange{out_offset});
         continue;
@@ -1722,8 +1752,8 @@ class KernelEmitter {
   // atomic scatter does); other scatters keep the row-major loop.
   bool ScatterUpdatesAreAtomicAdds() const {
     const HloInstruction* h = &instruction_;
-    if (h->opcode() != HloOpcode::kScatter || h->operand_count() != 3) return false;
-    const HloComputation* c = h->to_apply();
+    if (!scatter_ || h->operand_count() != 3) return false;
+    const HloComputation* c = select_and_scatter_ ? h->scatter() : h->to_apply();
     const HloInstruction* root = c == nullptr ? nullptr : c->root_instruction();
     if (root == nullptr || root->opcode() != HloOpcode::kAdd || c->num_parameters() != 2) return false;
     if (root->operand(0)->opcode() != HloOpcode::kParameter || root->operand(1)->opcode() != HloOpcode::kParameter ||
@@ -1745,6 +1775,7 @@ class KernelEmitter {
   // the GPU's single thread. Else (ScatterUpdatesAreAtomicAdds) update
   // elements thread, thread + threads, ... each added atomically.
   absl::Status EmitScatterUpdateLoops(Value thread = nullptr, int64_t threads = 0) {
+    if (select_and_scatter_) return EmitSelectAndScatterLoops(thread, threads);
     const HloInstruction* h = &instruction_;
     const ScatterDimensionNumbers& sd = h->attrs().scatter_dnums;
     int64_t n = h->operand_count() / 2;
@@ -1826,6 +1857,96 @@ class KernelEmitter {
     mlir::OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPointToStart(loop.getBody());
     return update(Delinearize(loop.getInductionVar(), us.dimensions(), MinorToMajor(us)), {}).status();
+  }
+
+  // Select-and-scatter's second nest, emitted at the insertion point
+  // (buffers_ set): for each source element, its window in the operand
+  // (stride, low padding; positions in the padding are skipped) is walked in
+  // row-major order, unrolled, keeping the selected position as the
+  // evaluator does: the first valid one, replaced by a later one whenever
+  // select(selected, later) is false. The source element is then combined
+  // into the output there with the scatter computation. With `thread` null
+  // the source is walked in row-major order (a deterministic order for
+  // elements whose windows select the same position); else (atomic adds)
+  // elements thread, thread + threads, ... each added atomically.
+  absl::Status EmitSelectAndScatterLoops(Value thread, int64_t threads) {
+    const HloInstruction* h = &instruction_;
+    const Shape& os = h->operand(0)->shape();
+    const Shape& ss = h->operand(1)->shape();
+    const std::vector<WindowDimension>& window = h->window().dimensions;
+    const int64_t rank = os.rank();
+    const int64_t num_inputs = h->operand_count();
+    // Every window offset, row-major.
+    std::vector<std::vector<int64_t>> offsets(1);
+    for (int64_t d = 0; d < rank; ++d) {
+      std::vector<std::vector<int64_t>> next;
+      for (const std::vector<int64_t>& o : offsets) {
+        for (int64_t k = 0; k < window[d].size; ++k) {
+          next.push_back(o);
+          next.back().push_back(k);
+        }
+      }
+      offsets = std::move(next);
+    }
+    caches_.clear();
+    caches_.emplace_back();
+    auto i1 = [&](bool v) -> Value { return mlir::arith::ConstantIntOp::create(b_, loc_, b_.getI1Type(), v ? 1 : 0); };
+    auto update = [&](const Index& sidx, const std::vector<Value>&) -> absl::StatusOr<std::vector<Value>> {
+      Index start(rank);
+      for (int64_t d = 0; d < rank; ++d) start[d] = Sub(Mul(sidx[d], window[d].stride), C(window[d].padding_low));
+      Value found = i1(false), best;
+      Index best_idx(rank);
+      for (const std::vector<int64_t>& o : offsets) {
+        Value valid = i1(true);
+        Index pos(rank);
+        for (int64_t d = 0; d < rank; ++d) {
+          pos[d] = Add(start[d], C(o[d]));
+          valid = And(valid, Cmp(mlir::arith::CmpIPredicate::sge, pos[d], C(0)));
+          valid = And(valid, Cmp(mlir::arith::CmpIPredicate::slt, pos[d], C(os.dimensions(d))));
+        }
+        // A position in the padding reads element 0 instead (in bounds;
+        // never selected).
+        for (int64_t d = 0; d < rank; ++d) pos[d] = Select(valid, pos[d], C(0));
+        Value candidate = LoadBuffer(0, pos);
+        if (!best) {
+          best = candidate;
+          best_idx = pos;
+          found = valid;
+          continue;
+        }
+        absl::StatusOr<std::vector<Value>> keep = EmitComputation(h->select(), {best, candidate});
+        if (!keep.ok()) return keep.status();
+        Value replace = mlir::arith::XOrIOp::create(b_, loc_, (*keep)[0], i1(true));
+        Value not_found = mlir::arith::XOrIOp::create(b_, loc_, found, i1(true));
+        Value take = And(valid, mlir::arith::OrIOp::create(b_, loc_, not_found, replace));
+        best = Select(take, candidate, best);
+        for (int64_t d = 0; d < rank; ++d) best_idx[d] = Select(take, pos[d], best_idx[d]);
+        found = mlir::arith::OrIOp::create(b_, loc_, found, valid);
+      }
+      auto if_op = mlir::scf::IfOp::create(b_, loc_, mlir::TypeRange{}, found, /*withElseRegion=*/false);
+      mlir::OpBuilder::InsertionGuard inner_guard(b_);
+      b_.setInsertionPoint(if_op.thenBlock()->getTerminator());
+      Value off = Linearize(best_idx, PhysicalStrides(buffer_shapes_[num_inputs]));
+      Value source = LoadBuffer(1, sidx);
+      if (thread != nullptr) {
+        bool is_float = llvm::isa<mlir::FloatType>(source.getType());
+        mlir::memref::AtomicRMWOp::create(b_, loc_,
+                                          is_float ? mlir::arith::AtomicRMWKind::addf : mlir::arith::AtomicRMWKind::addi,
+                                          source, buffers_[num_inputs], mlir::ValueRange{off});
+        return std::vector<Value>{};
+      }
+      Value current = LoadBuffer(num_inputs, best_idx);
+      absl::StatusOr<std::vector<Value>> r = EmitComputation(h->scatter(), {current, source});
+      if (!r.ok()) return r.status();
+      mlir::memref::StoreOp::create(b_, loc_, ToStorage((*r)[0], buffer_shapes_[num_inputs].element_type()),
+                                    buffers_[num_inputs], mlir::ValueRange{off});
+      return std::vector<Value>{};
+    };
+    if (thread == nullptr) return EmitLoopNest(ss.dimensions(), {}, update).status();
+    auto loop = mlir::scf::ForOp::create(b_, loc_, thread, C(ss.element_count()), C(threads));
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    return update(Delinearize(loop.getInductionVar(), ss.dimensions(), MinorToMajor(ss)), {}).status();
   }
 
   absl::Status EmitNests() {
@@ -1938,7 +2059,8 @@ class KernelEmitter {
   std::vector<LoopNest> nests_;
   bool tiled_ = false;  // the transpose emitter's tiled loop nest
   bool batch_norm_ = false;
-  bool scatter_ = false;
+  bool scatter_ = false;             // scatter or select-and-scatter: two nests
+  bool select_and_scatter_ = false;
   bool reassociate_ = false;  // emitting a reduce's reducer
   std::vector<Value> batch_norm_stats_;  // this iteration's statistics
   // Delinearized indices -> (physical strides, the linear offset); only

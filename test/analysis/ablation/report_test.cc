@@ -244,6 +244,43 @@ TEST(AblationReportTest, VariantsSharingTheBaselinesMismatchAreJudgedByTiming) {
               HasSubstr("None of their own: 2 variant(s) miss the evaluator only as the baseline does"));
 }
 
+// A GPU variant that runs an operation on the host (no device algorithm for
+// the layouts it produces): the report names it, in the headline and in the
+// kernel changes, and counts its time as kernel time.
+TEST(AblationReportTest, OperationsMovedToTheHostAreNamed) {
+  std::vector<json> records = Records();
+  json layout = Measured("disable conv-rewriter", "disable-one", {"conv-rewriter"}, 1.7);
+  layout["kernels"] = json::array({Kernel("fusion.1", 5e6), Kernel("fusion.2", 3e6),
+                                   {{"name", "dot.1"}, {"kind", "routine"},
+                                    {"detail", "host: __dnn$convBackwardFilter/auto (no algorithm)"},
+                                    {"calls", 1}, {"ns", 9e6}}});
+  records.push_back(layout);
+  ordered_json report = BuildAblationReport(Manifest(), records);
+  const ordered_json& v = Variant(report, "disable conv-rewriter");
+  EXPECT_EQ(v["host_ops"], ordered_json::array({"dot.1"}));
+  EXPECT_EQ(Variant(report, "disable fusion")["host_ops"], ordered_json::array());
+  EXPECT_EQ(report["summary"]["host_op_variants"], 1);
+  bool marked = false;
+  for (const auto& k : v["kernel_diff"]) marked |= k["name"] == "dot.1" && k.value("host", false);
+  EXPECT_TRUE(marked) << v["kernel_diff"].dump();
+  const std::string md = RenderAblationMarkdown(report);
+  EXPECT_THAT(md, HasSubstr("**1 variant(s) run operations on the host**"));
+  EXPECT_THAT(md, HasSubstr("`conv-rewriter` (dot.1)"));
+  EXPECT_THAT(md, HasSubstr("| dot.1 | changed (on the host) |"));
+  const std::string html = RenderAblationHtml(report);
+  EXPECT_THAT(html, HasSubstr("<b>1 variant(s) run operations on the host</b>"));
+  EXPECT_THAT(html, HasSubstr("changed <b>on the host</b>"));
+
+  // An operation the baseline runs on the host too is not the variant's.
+  for (json& r : records) {
+    if (r["kind"] == "baseline") r["kernels"] = layout["kernels"];
+  }
+  ordered_json both = BuildAblationReport(Manifest(), records);
+  EXPECT_EQ(Variant(both, "disable conv-rewriter")["host_ops"], ordered_json::array());
+  EXPECT_EQ(both["summary"]["host_op_variants"], 0);
+  EXPECT_EQ(both["baseline"]["host_ops"], ordered_json::array({"dot.1"}));
+}
+
 TEST(AblationReportTest, SchemaAndBaseline) {
   ordered_json report = BuildAblationReport(Manifest(), Records());
   std::vector<std::string> keys;

@@ -313,5 +313,87 @@ ENTRY e {
 })", {0, 0, 0});
 }
 
+// The max-pool gradient: each source element goes to the maximum of its
+// window (padded "SAME" windows, stride 2), and overlapping windows add up.
+TEST(SelectAndScatterTest, MaxPoolGradientMatchesTheEvaluator) {
+  EmitterKind kind;
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  x = f32[2,7,7,3] parameter(0)
+  g = f32[2,4,4,3] parameter(1)
+  z = f32[] constant(0)
+  ROOT s = f32[2,7,7,3] select-and-scatter(x, g, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=ge, scatter=add
+})", {1e-6, 1e-6, 4}, {}, &kind);
+  EXPECT_EQ(kind, EmitterKind::kSelectAndScatter);
+}
+
+// Integers, whose ties show the selection's order (a position stays selected
+// while select(selected, next) holds: GE and LE keep the first of equal
+// values, GT and LT take the last), another combiner, non-default layouts, a
+// nonzero init value, and windows wholly in the padding (their source
+// elements go nowhere).
+TEST(SelectAndScatterTest, TiesLayoutsAndWindowsInThePadding) {
+  for (const char* direction : {"LT", "LE", "GT", "GE"}) {
+    SCOPED_TRACE(direction);
+    std::string text = R"(HloModule m
+pick {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=DIR
+}
+max {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] maximum(x, y)
+}
+ENTRY e {
+  x = s32[5,6]{0,1} parameter(0)
+  g = s32[5,4] parameter(1)
+  z = s32[] constant(-7)
+  ROOT s = s32[5,6]{0,1} select-and-scatter(x, g, z), window={size=2x3 stride=2x2 pad=0_5x1_2}, select=pick, scatter=max
+})";
+    text.replace(text.find("DIR"), 3, direction);
+    testing::ExpectMatchesEvaluator(text, {0, 0, 0});
+  }
+}
+
+// Windows beyond the unrolling limit, dilated windows and fused
+// select-and-scatters are not compiled (they run as reference routines).
+TEST(SelectAndScatterTest, WindowsTheEmitterDoesNotTakeAreRefused) {
+  const char* text = R"(HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  x = f32[40,40] parameter(0)
+  g = f32[1,1] parameter(1)
+  z = f32[] constant(0)
+  ROOT s = f32[40,40] select-and-scatter(x, g, z), window={size=20x20}, select=ge, scatter=add
+})";
+  auto m = ParseHloModule(text, "test");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  CpuKernelCompiler compiler;
+  auto kernel = compiler.Compile(*(*m)->entry_computation()->root_instruction());
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_NE(kernel.status().message().find("window of 400 positions"), std::string::npos) << kernel.status().message();
+}
+
 }  // namespace
 }  // namespace passlab

@@ -384,6 +384,42 @@ ENTRY main {
   ExpectPtxasAccepts(m);
 }
 
+// The max-pool gradient's select-and-scatter: one block fills the output
+// with the init value, then its threads share the source elements, each
+// selecting in its window and adding atomically; another combiner keeps one
+// thread walking the source in order.
+TEST(GpuKernelCompilerTest, SelectAndScatterAddsAtomicallyOnEveryThread) {
+  const char* text = R"(HloModule m
+%ge {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %c = pred[] compare(%a, %b), direction=GE
+}
+%s {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %r = f32[] OP(%x, %y)
+}
+ENTRY main {
+  %x = f32[8,32,32,64] parameter(0)
+  %g = f32[8,16,16,64] parameter(1)
+  %z = f32[] constant(0)
+  ROOT %sas = f32[8,32,32,64] select-and-scatter(%x, %g, %z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0},
+      select=%ge, scatter=%s
+})";
+  GpuKernel k = CompileRoot(std::regex_replace(text, std::regex("OP"), "add"));
+  EXPECT_EQ(k.emitter_kind, EmitterKind::kSelectAndScatter);
+  EXPECT_EQ(k.launch.grid_x, 1);
+  EXPECT_EQ(k.launch.block_x, 1024);
+  EXPECT_TRUE(Contains(k.ptx, R"((red|atom)\.global\.add\.f32)")) << k.ptx;
+  EXPECT_TRUE(Contains(k.ptx, R"(bar\.sync)")) << k.ptx;  // the fill finishes before the scatter
+  ExpectPtxasAccepts(k);
+  GpuKernel m = CompileRoot(std::regex_replace(text, std::regex("OP"), "multiply"));
+  EXPECT_EQ(m.launch.block_x, 256);
+  EXPECT_FALSE(Contains(m.ptx, R"(atom\.|red\.)")) << m.ptx;
+  ExpectPtxasAccepts(m);
+}
+
 TEST(GpuKernelCompilerTest, LoopGridCoversEveryElementExactlyOnce) {
   for (int64_t elements : {1, 5, 31, 32, 128, 1000, 4096, 65537, 1 << 20, 3 << 20}) {
     for (int width : {0, 1, 2, 4}) {
