@@ -181,6 +181,7 @@ absl::Status BufferAssignment::Assign(const HloComputation& computation, const B
             CanOverwrite(b, inst, options)) {
           ids.push_back(b);
           aliased = true;
+          overwrites_parameters_ |= buffers_[b].slice.kind == BufferSlice::Kind::kParameter;
           continue;
         }
         BufferSlice s;
@@ -195,6 +196,7 @@ absl::Status BufferAssignment::Assign(const HloComputation& computation, const B
         if (buffers_[b].size == LeafBytes(leaves[0]) && CanOverwrite(b, inst, options)) {
           ids.push_back(b);
           in_place_.push_back(inst);
+          overwrites_parameters_ |= buffers_[b].slice.kind == BufferSlice::Kind::kParameter;
         }
       }
       for (size_t i = ids.size(); i < leaves.size(); ++i) {
@@ -248,6 +250,7 @@ absl::Status BufferAssignment::Assign(const HloComputation& computation, const B
     int64_t size = out.size;
     out.slice = p.slice;
     out.slice.size = size;
+    overwrites_parameters_ |= p.slice.kind == BufferSlice::Kind::kParameter;
   }
   // Arena offsets: first fit in schedule order; space is free after the
   // buffer's last use.
@@ -300,16 +303,19 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> BufferAssignment::Run(const Hl
   return a;
 }
 
-absl::StatusOr<std::unique_ptr<BufferAssignment>> BufferAssignment::ForEntry(const HloModule& module) {
-  if (module.entry_computation() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+BufferAssignmentOptions BufferAssignmentOptions::ForModule(const HloModuleConfig& config) {
   BufferAssignmentOptions options;
-  const HloModuleConfig& config = module.config();
   options.donors = config.buffer_donor;
   options.output_aliases = config.input_output_alias;
   for (const InputOutputAlias& a : config.input_output_alias) {
     options.donors.push_back(BufferDonor{a.parameter_number, a.parameter_index});
   }
-  return Run(*module.entry_computation(), options);
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<BufferAssignment>> BufferAssignment::ForEntry(const HloModule& module) {
+  if (module.entry_computation() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  return Run(*module.entry_computation(), BufferAssignmentOptions::ForModule(module.config()));
 }
 
 const std::vector<BufferSlice>& BufferAssignment::LeafSlices(const HloInstruction* inst) const {

@@ -55,6 +55,10 @@ struct BufferAssignmentOptions {
   std::vector<BufferDonor> donors;
   // Output leaves that should live in a parameter's buffer.
   std::vector<InputOutputAlias> output_aliases;
+
+  // A module's entry options: its buffer_donor parameters, and its
+  // input_output_alias (those parameters are donors too).
+  static BufferAssignmentOptions ForModule(const HloModuleConfig& config);
 };
 
 class BufferAssignment {
@@ -84,6 +88,10 @@ class BufferAssignment {
   const std::vector<Buffer>& buffers() const { return buffers_; }
   // Whether `inst` writes into its operand's buffer (in place).
   bool IsInPlace(const HloInstruction* inst) const;
+  // Whether running the computation may change a parameter's buffer: a
+  // donated parameter written in place, or holding an output leaf. Callers
+  // may reuse arguments from run to run only when it is false.
+  bool OverwritesParameters() const { return overwrites_parameters_; }
 
   int64_t arena_bytes() const { return arena_bytes_; }          // the arena's size
   int64_t peak_live_bytes() const { return peak_live_bytes_; }  // most arena bytes live at one step
@@ -109,6 +117,7 @@ class BufferAssignment {
   std::vector<std::vector<const HloInstruction*>> holders_;  // per buffer, in schedule order
   std::vector<Buffer> buffers_;
   std::vector<const HloInstruction*> in_place_;
+  bool overwrites_parameters_ = false;
   int64_t arena_bytes_ = 0, peak_live_bytes_ = 0, total_bytes_ = 0, parameter_bytes_ = 0, constant_bytes_ = 0;
 };
 

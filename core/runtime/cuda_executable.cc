@@ -972,14 +972,8 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Create(const Hlo
   absl::StatusOr<std::unique_ptr<CudaLibraries>> libraries = CudaLibraries::Create(*impl.device);
   if (!libraries.ok()) return libraries.status();
   impl.libraries = std::move(*libraries);
-  BufferAssignmentOptions ba;
-  const HloModuleConfig& config = module.config();
-  ba.donors = config.buffer_donor;
-  ba.output_aliases = config.input_output_alias;
-  for (const InputOutputAlias& a : config.input_output_alias) {
-    ba.donors.push_back(BufferDonor{a.parameter_number, a.parameter_index});
-  }
-  absl::StatusOr<std::unique_ptr<DeviceProgram>> program = DeviceProgram::Build(*module.entry_computation(), ba, impl);
+  absl::StatusOr<std::unique_ptr<DeviceProgram>> program =
+      DeviceProgram::Build(*module.entry_computation(), BufferAssignmentOptions::ForModule(module.config()), impl);
   if (!program.ok()) return program.status();
   impl.program = std::move(*program);
   return e;
@@ -1077,9 +1071,9 @@ absl::StatusOr<const DeviceFrame*> CudaExecutable::Impl::ExecuteToFrame(absl::Sp
     if (absl::Status s = device->Check(api.cuEventRecord(origin, compute), "cuEventRecord"); !s.ok()) return s;
   }
   // Arguments: one device buffer per parameter leaf, kept between runs;
-  // with keep_arguments, their values too while the same literals come.
-  const HloModuleConfig& config = module->config();
-  const bool may_overwrite = !config.buffer_donor.empty() || !config.input_output_alias.empty();
+  // with keep_arguments, their values too while the same literals come and
+  // the program writes no parameter buffer.
+  const bool may_overwrite = program->assignment().OverwritesParameters();
   bool kept = options.keep_arguments && !may_overwrite && uploaded.size() == args.size() &&
               parameters.size() == args.size();
   for (size_t i = 0; kept && i < args.size(); ++i) kept = uploaded[i] == &args[i];

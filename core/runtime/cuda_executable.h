@@ -58,8 +58,9 @@ struct CudaExecutableOptions {
   // Upload the arguments once and keep them on the device while later runs
   // get the same literals (the same objects, unchanged: the caller's
   // promise), as a training loop keeps its state on the device. Ignored
-  // when the module may overwrite a parameter (buffer donors,
-  // input_output_alias). Without it every run uploads every argument.
+  // when the program overwrites a parameter's buffer (a donated parameter
+  // updated in place or holding an output: BufferAssignment::
+  // OverwritesParameters). Without it every run uploads every argument.
   bool keep_arguments = false;
 };
 

@@ -61,14 +61,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(const HloModule& 
   if (module.entry_computation() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
   std::unique_ptr<Executable> e(new Executable());
   e->module_ = &module;
-  BufferAssignmentOptions options;
-  const HloModuleConfig& config = module.config();
-  options.donors = config.buffer_donor;
-  options.output_aliases = config.input_output_alias;
-  for (const InputOutputAlias& a : config.input_output_alias) {
-    options.donors.push_back(BufferDonor{a.parameter_number, a.parameter_index});
-  }
-  absl::StatusOr<std::unique_ptr<Program>> p = Program::Build(*module.entry_computation(), options, kernels);
+  absl::StatusOr<std::unique_ptr<Program>> p =
+      Program::Build(*module.entry_computation(), BufferAssignmentOptions::ForModule(module.config()), kernels);
   if (!p.ok()) return p.status();
   e->program_ = std::move(*p);
   return e;

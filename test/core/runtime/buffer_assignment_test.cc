@@ -135,6 +135,7 @@ ENTRY e {
   EXPECT_TRUE(a.assignment->IsInPlace(a.Get("d")));
   EXPECT_EQ(a.Slice("d").kind, BufferSlice::Kind::kParameter);
   EXPECT_EQ(a.assignment->arena_bytes(), 0);
+  EXPECT_TRUE(a.assignment->OverwritesParameters());  // arguments cannot be reused between runs
 }
 
 TEST(BufferAssignmentTest, OutputAliasPlacesResultInDeadParameter) {
@@ -151,6 +152,7 @@ ENTRY e {
   EXPECT_EQ(b.kind, BufferSlice::Kind::kParameter);
   EXPECT_EQ(b.parameter, 1);
   EXPECT_EQ(a.assignment->arena_bytes(), 128);  // only a
+  EXPECT_TRUE(a.assignment->OverwritesParameters());
   // Not when the parameter is still read when the output is computed.
   Assigned c = Assign(R"(HloModule m, input_output_alias={ {}: (0, {}, may-alias) }
 ENTRY e {
@@ -160,6 +162,23 @@ ENTRY e {
 })");
   ASSERT_NE(c.assignment, nullptr);
   EXPECT_EQ(c.Slice("b").kind, BufferSlice::Kind::kArena);
+  // A donor the program does not use leaves its parameters as they were.
+  EXPECT_FALSE(c.assignment->OverwritesParameters());
+}
+
+// Without donors, an in-place op on a parameter copies it: the parameters
+// stay as the caller passed them.
+TEST(BufferAssignmentTest, ParametersAreNotOverwrittenWithoutDonors) {
+  Assigned a = Assign(R"(HloModule m
+ENTRY e {
+  p = f32[16] parameter(0)
+  u = f32[4] parameter(1)
+  i = s32[] parameter(2)
+  ROOT d = f32[16] dynamic-update-slice(p, u, i)
+})");
+  ASSERT_NE(a.assignment, nullptr);
+  EXPECT_FALSE(a.assignment->IsInPlace(a.Get("d")));
+  EXPECT_FALSE(a.assignment->OverwritesParameters());
 }
 
 TEST(BufferAssignmentTest, GetTupleElementOfAnotherElementIsNotAUse) {

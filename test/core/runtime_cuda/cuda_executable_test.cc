@@ -356,7 +356,7 @@ std::vector<TinyModel> TinyModels() {
 }
 
 // keep_arguments: the same literals are uploaded once; other literals, or a
-// module that may overwrite its parameters, are uploaded every run.
+// program that overwrites a parameter's buffer, are uploaded every run.
 TEST(CudaExecutableTest, KeptArgumentsAreUploadedOnce) {
   REQUIRE_CUDA_DEVICE();
   auto run_twice = [](const std::string& text, std::vector<int64_t>& uploaded_bytes) {
@@ -385,16 +385,33 @@ TEST(CudaExecutableTest, KeptArgumentsAreUploadedOnce) {
   std::vector<int64_t> bytes;
   run_twice(kGemmBiasRelu, bytes);
   EXPECT_EQ(bytes, (std::vector<int64_t>{(64 * 48 + 48 * 32 + 32) * 4, 0, (64 * 48 + 48 * 32 + 32) * 4}));
-  // A donated parameter may be overwritten: uploaded every run.
+  // A donated parameter that the program updates in place (the buffer
+  // assignment says so): uploaded every run.
   bytes.clear();
-  run_twice(R"(HloModule m, input_output_alias={ {}: (0, {}, must-alias) }
+  run_twice(R"(HloModule m, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY e {
+  p = f32[16] parameter(0)
+  u = f32[4] parameter(1)
+  i = s32[] parameter(2)
+  ROOT d = f32[16] dynamic-update-slice(p, u, i)
+}
+)",
+            bytes);
+  ASSERT_EQ(bytes.size(), 3u);
+  EXPECT_GE(bytes[0], 64 + 16);
+  EXPECT_EQ(bytes[1], bytes[0]);
+  EXPECT_EQ(bytes[2], bytes[0]);
+  // A donor the program leaves alone (p is read by the op that would write
+  // the output, so the output gets its own buffer): uploaded once.
+  bytes.clear();
+  run_twice(R"(HloModule m, input_output_alias={ {}: (0, {}, may-alias) }
 ENTRY e {
   p = f32[16] parameter(0)
   ROOT n = f32[16] negate(p)
 }
 )",
             bytes);
-  EXPECT_EQ(bytes, (std::vector<int64_t>{64, 64, 64}));
+  EXPECT_EQ(bytes, (std::vector<int64_t>{64, 0, 64}));
 }
 
 // Without a device too: every gemm and convolution the full pipeline leaves
