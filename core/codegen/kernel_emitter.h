@@ -1745,6 +1745,19 @@ class KernelEmitter {
     return absl::OkStatus();
   }
 
+  // Calls `body` on every index of `s`: in row-major loops with `thread`
+  // null, else on the elements thread, thread + threads, ... (linear in the
+  // physical order).
+  absl::Status ForEachElement(
+      const Shape& s, Value thread, int64_t threads,
+      const std::function<absl::StatusOr<std::vector<Value>>(const Index&, const std::vector<Value>&)>& body) {
+    if (thread == nullptr) return EmitLoopNest(s.dimensions(), {}, body).status();
+    auto loop = mlir::scf::ForOp::create(b_, loc_, thread, C(s.element_count()), C(threads));
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    return body(Delinearize(loop.getInductionVar(), s.dimensions(), MinorToMajor(s)), {}).status();
+  }
+
   // Whether the scatter's updates may be applied by many threads at once with
   // one atomic read-modify-write each: one output whose combiner is an
   // add of its two parameters, in a type the atomic add takes as stored.
@@ -1802,61 +1815,57 @@ class KernelEmitter {
     caches_.clear();
     caches_.emplace_back();
     auto update = [&](const Index& uidx, const std::vector<Value>&) -> absl::StatusOr<std::vector<Value>> {
-          Index sidx(is.rank());
-          for (size_t j = 0; j < index_dims.size(); ++j) sidx[index_dims[j]] = uidx[update_scatter_dims[j]];
-          Index start(os.rank());
-          for (int64_t d = 0; d < os.rank(); ++d) start[d] = C(0);
-          for (size_t k = 0; k < sd.scatter_dims_to_operand_dims.size(); ++k) {
-            Index at = sidx;
-            if (sd.index_vector_dim < is.rank()) at[sd.index_vector_dim] = C(static_cast<int64_t>(k));
-            Value v = LoadBuffer(n, at);
-            start[sd.scatter_dims_to_operand_dims[k]] =
-                IsSignedIntegralType(is.element_type())
-                    ? Value(mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), v))
-                    : Value(mlir::arith::IndexCastUIOp::create(b_, loc_, b_.getIndexType(), v));
-          }
-          for (size_t k = 0; k < sd.input_batching_dims.size(); ++k) {
-            start[sd.input_batching_dims[k]] = sidx[sd.scatter_indices_batching_dims[k]];
-          }
-          Value fits = mlir::arith::ConstantIntOp::create(b_, loc_, b_.getI1Type(), 1);
-          for (int64_t d = 0; d < os.rank(); ++d) {
-            fits = And(fits, Cmp(mlir::arith::CmpIPredicate::sge, start[d], C(0)));
-            fits = And(fits, Cmp(mlir::arith::CmpIPredicate::sle, start[d], C(os.dimensions(d) - window_size[d])));
-          }
-          auto if_op = mlir::scf::IfOp::create(b_, loc_, mlir::TypeRange{}, fits, /*withElseRegion=*/false);
-          mlir::OpBuilder::InsertionGuard inner_guard(b_);
-          b_.setInsertionPoint(if_op.thenBlock()->getTerminator());
-          Index dst = start;
-          for (size_t k = 0; k < window_operand_dims.size(); ++k) {
-            dst[window_operand_dims[k]] = Add(dst[window_operand_dims[k]], uidx[sd.update_window_dims[k]]);
-          }
-          int64_t num_inputs = h->operand_count();
-          if (thread != nullptr) {
-            Value off = Linearize(dst, PhysicalStrides(buffer_shapes_[num_inputs]));
-            Value u = LoadBuffer(n + 1, uidx);
-            bool is_float = llvm::isa<mlir::FloatType>(u.getType());
-            mlir::memref::AtomicRMWOp::create(b_, loc_,
-                                              is_float ? mlir::arith::AtomicRMWKind::addf : mlir::arith::AtomicRMWKind::addi,
-                                              u, buffers_[num_inputs], mlir::ValueRange{off});
-            return std::vector<Value>{};
-          }
-          llvm::SmallVector<Value> reducer_args;
-          for (int64_t k = 0; k < n; ++k) reducer_args.push_back(LoadBuffer(num_inputs + k, dst));
-          for (int64_t k = 0; k < n; ++k) reducer_args.push_back(LoadBuffer(n + 1 + k, uidx));
-          absl::StatusOr<std::vector<Value>> r = EmitComputation(h->to_apply(), reducer_args);
-          if (!r.ok()) return r.status();
-          Value off = Linearize(dst, PhysicalStrides(buffer_shapes_[num_inputs]));
-          for (int64_t k = 0; k < n; ++k) {
-            mlir::memref::StoreOp::create(b_, loc_, ToStorage((*r)[k], buffer_shapes_[num_inputs + k].element_type()),
-                                          buffers_[num_inputs + k], mlir::ValueRange{off});
-          }
-          return std::vector<Value>{};
-        };
-    if (thread == nullptr) return EmitLoopNest(us.dimensions(), {}, update).status();
-    auto loop = mlir::scf::ForOp::create(b_, loc_, thread, C(us.element_count()), C(threads));
-    mlir::OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPointToStart(loop.getBody());
-    return update(Delinearize(loop.getInductionVar(), us.dimensions(), MinorToMajor(us)), {}).status();
+      Index sidx(is.rank());
+      for (size_t j = 0; j < index_dims.size(); ++j) sidx[index_dims[j]] = uidx[update_scatter_dims[j]];
+      Index start(os.rank());
+      for (int64_t d = 0; d < os.rank(); ++d) start[d] = C(0);
+      for (size_t k = 0; k < sd.scatter_dims_to_operand_dims.size(); ++k) {
+        Index at = sidx;
+        if (sd.index_vector_dim < is.rank()) at[sd.index_vector_dim] = C(static_cast<int64_t>(k));
+        Value v = LoadBuffer(n, at);
+        start[sd.scatter_dims_to_operand_dims[k]] =
+            IsSignedIntegralType(is.element_type())
+                ? Value(mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), v))
+                : Value(mlir::arith::IndexCastUIOp::create(b_, loc_, b_.getIndexType(), v));
+      }
+      for (size_t k = 0; k < sd.input_batching_dims.size(); ++k) {
+        start[sd.input_batching_dims[k]] = sidx[sd.scatter_indices_batching_dims[k]];
+      }
+      Value fits = mlir::arith::ConstantIntOp::create(b_, loc_, b_.getI1Type(), 1);
+      for (int64_t d = 0; d < os.rank(); ++d) {
+        fits = And(fits, Cmp(mlir::arith::CmpIPredicate::sge, start[d], C(0)));
+        fits = And(fits, Cmp(mlir::arith::CmpIPredicate::sle, start[d], C(os.dimensions(d) - window_size[d])));
+      }
+      auto if_op = mlir::scf::IfOp::create(b_, loc_, mlir::TypeRange{}, fits, /*withElseRegion=*/false);
+      mlir::OpBuilder::InsertionGuard inner_guard(b_);
+      b_.setInsertionPoint(if_op.thenBlock()->getTerminator());
+      Index dst = start;
+      for (size_t k = 0; k < window_operand_dims.size(); ++k) {
+        dst[window_operand_dims[k]] = Add(dst[window_operand_dims[k]], uidx[sd.update_window_dims[k]]);
+      }
+      int64_t num_inputs = h->operand_count();
+      if (thread != nullptr) {
+        Value off = Linearize(dst, PhysicalStrides(buffer_shapes_[num_inputs]));
+        Value u = LoadBuffer(n + 1, uidx);
+        bool is_float = llvm::isa<mlir::FloatType>(u.getType());
+        mlir::memref::AtomicRMWOp::create(b_, loc_,
+                                          is_float ? mlir::arith::AtomicRMWKind::addf : mlir::arith::AtomicRMWKind::addi,
+                                          u, buffers_[num_inputs], mlir::ValueRange{off});
+        return std::vector<Value>{};
+      }
+      llvm::SmallVector<Value> reducer_args;
+      for (int64_t k = 0; k < n; ++k) reducer_args.push_back(LoadBuffer(num_inputs + k, dst));
+      for (int64_t k = 0; k < n; ++k) reducer_args.push_back(LoadBuffer(n + 1 + k, uidx));
+      absl::StatusOr<std::vector<Value>> r = EmitComputation(h->to_apply(), reducer_args);
+      if (!r.ok()) return r.status();
+      Value off = Linearize(dst, PhysicalStrides(buffer_shapes_[num_inputs]));
+      for (int64_t k = 0; k < n; ++k) {
+        mlir::memref::StoreOp::create(b_, loc_, ToStorage((*r)[k], buffer_shapes_[num_inputs + k].element_type()),
+                                      buffers_[num_inputs + k], mlir::ValueRange{off});
+      }
+      return std::vector<Value>{};
+    };
+    return ForEachElement(us, thread, threads, update);
   }
 
   // Select-and-scatter's second nest, emitted at the insertion point
@@ -1942,11 +1951,7 @@ class KernelEmitter {
                                     buffers_[num_inputs], mlir::ValueRange{off});
       return std::vector<Value>{};
     };
-    if (thread == nullptr) return EmitLoopNest(ss.dimensions(), {}, update).status();
-    auto loop = mlir::scf::ForOp::create(b_, loc_, thread, C(ss.element_count()), C(threads));
-    mlir::OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPointToStart(loop.getBody());
-    return update(Delinearize(loop.getInductionVar(), ss.dimensions(), MinorToMajor(ss)), {}).status();
+    return ForEachElement(ss, thread, threads, update);
   }
 
   absl::Status EmitNests() {
