@@ -1,6 +1,7 @@
 // The CPU code generator: a fused elementwise kernel over 64 MiB against a
 // plain memcpy of 64 MiB in the same run (the kernel should reach at least
-// half the copy's bandwidth), and compile time per kernel. Inputs are built
+// half the copy's bandwidth), a max-pool gradient's select-and-scatter, and
+// compile time per kernel. Inputs are built
 // outside the timed regions; compile and run are timed separately.
 #include <benchmark/benchmark.h>
 
@@ -130,6 +131,51 @@ void BM_FusedGelu64MiB(benchmark::State& state) { RunKernel(state, kGelu, kBytes
 void BM_Transpose64MiB(benchmark::State& state) { RunKernel(state, kTranspose, kBytes, true); }
 void BM_RowReduce64MiB(benchmark::State& state) { RunKernel(state, kRowReduce, kRows * 4, true); }
 
+// The max-pool gradient of a ResNet stem (3x3 windows, stride 2): the
+// native select-and-scatter kernel, which walks the source elements in order
+// on one thread (overlapping windows may select the same position).
+const char* kMaxPoolGradient = R"(HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  x = f32[8,32,32,64] parameter(0)
+  g = f32[8,16,16,64] parameter(1)
+  z = f32[] parameter(2)
+  ROOT s = f32[8,32,32,64] select-and-scatter(x, g, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, select=ge, scatter=add
+})";
+
+void BM_SelectAndScatterMaxPoolGradient(benchmark::State& state) {
+  auto module = ParseHloModule(kMaxPoolGradient, "bench");
+  if (!module.ok()) {
+    state.SkipWithError(std::string(module.status().message()).c_str());
+    return;
+  }
+  auto kernel = CpuKernelCompiler().Compile(*(*module)->entry_computation()->root_instruction());
+  if (!kernel.ok()) {
+    state.SkipWithError(std::string(kernel.status().message()).c_str());
+    return;
+  }
+  constexpr int64_t kOperand = 8 * 32 * 32 * 64, kSource = 8 * 16 * 16 * 64;
+  std::vector<float> x(kOperand), g(kSource, 1.f), out(kOperand);
+  for (int64_t i = 0; i < kOperand; ++i) x[i] = static_cast<float>((i * 7919) % 1021);
+  float zero = 0;
+  std::vector<void*> buffers = {x.data(), g.data(), &zero, out.data()};
+  for (auto _ : state) {
+    (*kernel)->Run(buffers);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * (2 * kOperand + kSource) * 4);
+}
+
 void Compile(benchmark::State& state, const char* text) {
   auto module = ParseHloModule(text, "bench");
   if (!module.ok()) {
@@ -153,6 +199,7 @@ BENCHMARK(BM_FusedScaleBiasRelu64MiBOneThread)->Unit(benchmark::kMillisecond)->U
 BENCHMARK(BM_FusedGelu64MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Transpose64MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RowReduce64MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SelectAndScatterMaxPoolGradient)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CompileGeluFusion)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompileRowReduceFusion)->Unit(benchmark::kMillisecond);
 
