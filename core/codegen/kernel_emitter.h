@@ -1722,6 +1722,7 @@ class KernelEmitter {
   // The scatter kernel's second nest: one thread walks the updates in
   // row-major order (so duplicate indices combine deterministically, as the
   // evaluator does); a window that does not fit entirely is skipped.
+  // Select-and-scatter's walks the source, one row per disjoint slice.
   absl::Status EmitScatterUpdates() {
     llvm::SmallVector<mlir::Type> args(buffer_types_.begin(), buffer_types_.end());
     args.push_back(b_.getIndexType());
@@ -1733,12 +1734,29 @@ class KernelEmitter {
     nest.rows = 1;
     nest.inner = 1;
     nest.elements = 1;
+    // Select-and-scatter: one row per slice of the source along the
+    // dimensions whose windows never overlap, so the rows may run in
+    // parallel and each output position still gets its contributions in
+    // row-major order.
+    std::vector<int64_t> split;
+    if (select_and_scatter_) {
+      split = DisjointWindowDims();
+      const Shape& ss = instruction_.operand(1)->shape();
+      int64_t positions = 1;
+      for (const WindowDimension& d : instruction_.window().dimensions) positions *= d.size;
+      nest.rows = 1;
+      for (int64_t d : split) nest.rows *= ss.dimensions(d);
+      nest.inner = nest.rows == 0 ? 0 : ss.element_count() / nest.rows;
+      nest.elements = ss.element_count() * positions;
+    }
     auto func = mlir::func::FuncOp::create(b_, loc_, nest.function, b_.getFunctionType(args, {}));
     mlir::Block* entry = func.addEntryBlock();
     b_.setInsertionPointToStart(entry);
     buffers_.assign(entry->args_begin(), entry->args_begin() + buffer_types_.size());
-    OpenLoop(entry->getArgument(buffer_types_.size()), entry->getArgument(buffer_types_.size() + 1));
-    if (absl::Status s = EmitScatterUpdateLoops(); !s.ok()) return s;
+    Value row = OpenLoop(entry->getArgument(buffer_types_.size()), entry->getArgument(buffer_types_.size() + 1));
+    absl::Status status = select_and_scatter_ ? EmitSelectAndScatterLoops(nullptr, 0, row, split)
+                                              : EmitScatterUpdateLoops();
+    if (!status.ok()) return status;
     b_.setInsertionPointToEnd(entry);
     mlir::func::ReturnOp::create(b_, loc_);
     nests_.push_back(nest);
@@ -1788,7 +1806,7 @@ class KernelEmitter {
   // the GPU's single thread. Else (ScatterUpdatesAreAtomicAdds) update
   // elements thread, thread + threads, ... each added atomically.
   absl::Status EmitScatterUpdateLoops(Value thread = nullptr, int64_t threads = 0) {
-    if (select_and_scatter_) return EmitSelectAndScatterLoops(thread, threads);
+    if (select_and_scatter_) return EmitSelectAndScatterLoops(thread, threads, nullptr, {});
     const HloInstruction* h = &instruction_;
     const ScatterDimensionNumbers& sd = h->attrs().scatter_dnums;
     int64_t n = h->operand_count() / 2;
@@ -1878,7 +1896,21 @@ class KernelEmitter {
   // the source is walked in row-major order (a deterministic order for
   // elements whose windows select the same position); else (atomic adds)
   // elements thread, thread + threads, ... each added atomically.
-  absl::Status EmitSelectAndScatterLoops(Value thread, int64_t threads) {
+  // The source dimensions whose windows never overlap (size <= stride):
+  // source elements that differ in one of them select different positions.
+  std::vector<int64_t> DisjointWindowDims() const {
+    std::vector<int64_t> dims;
+    const std::vector<WindowDimension>& window = instruction_.window().dimensions;
+    for (size_t d = 0; d < window.size(); ++d) {
+      if (window[d].size <= window[d].stride) dims.push_back(static_cast<int64_t>(d));
+    }
+    return dims;
+  }
+
+  // With `row` (the CPU's nest; `thread` null), only the source elements of
+  // slice `row` along the `split` dimensions (row-major over them), the
+  // other dimensions in row-major order.
+  absl::Status EmitSelectAndScatterLoops(Value thread, int64_t threads, Value row, const std::vector<int64_t>& split) {
     const HloInstruction* h = &instruction_;
     const Shape& os = h->operand(0)->shape();
     const Shape& ss = h->operand(1)->shape();
@@ -1951,7 +1983,27 @@ class KernelEmitter {
                                     buffers_[num_inputs], mlir::ValueRange{off});
       return std::vector<Value>{};
     };
-    return ForEachElement(ss, thread, threads, update);
+    if (row == nullptr || split.empty()) return ForEachElement(ss, thread, threads, update);
+    Index fixed(rank);
+    Value rest = row;
+    for (size_t i = split.size(); i-- > 0;) {
+      const int64_t size = ss.dimensions(split[i]);
+      fixed[split[i]] = i == 0 ? rest : Rem(rest, size);
+      if (i > 0) rest = Div(rest, size);
+    }
+    std::vector<int64_t> free_dims, bounds;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (std::find(split.begin(), split.end(), d) == split.end()) {
+        free_dims.push_back(d);
+        bounds.push_back(ss.dimensions(d));
+      }
+    }
+    return EmitLoopNest(bounds, {}, [&](const Index& ivs, const std::vector<Value>& carried) {
+             Index sidx = fixed;
+             for (size_t i = 0; i < free_dims.size(); ++i) sidx[free_dims[i]] = ivs[i];
+             return update(sidx, carried);
+           })
+        .status();
   }
 
   absl::Status EmitNests() {

@@ -337,6 +337,32 @@ ENTRY e {
   EXPECT_EQ(kind, EmitterKind::kSelectAndScatter);
 }
 
+// Source slices whose windows cannot overlap (batch and channels here, and
+// rows with a window no taller than its stride) run as parallel rows of the
+// CPU nest; the result is the evaluator's, bit for bit in integers.
+TEST(SelectAndScatterTest, DisjointSlicesRunInParallel) {
+  CpuCompileOptions parallel;
+  parallel.parallel_threshold_elements = 1;
+  parallel.num_threads = 2;
+  testing::ExpectMatchesEvaluator(R"(HloModule m
+ge {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] add(x, y)
+}
+ENTRY e {
+  x = s32[4,9,9,5] parameter(0)
+  g = s32[4,5,4,5] parameter(1)
+  z = s32[] constant(3)
+  ROOT s = s32[4,9,9,5] select-and-scatter(x, g, z), window={size=1x2x3x1 stride=1x2x2x1 pad=0_0x0_1x0_0x0_0}, select=ge, scatter=add
+})", {0, 0, 0}, parallel);
+}
+
 // Integers, whose ties show the selection's order (a position stays selected
 // while select(selected, next) holds: GE and LE keep the first of equal
 // values, GT and LT take the last), another combiner, non-default layouts, a
