@@ -227,6 +227,17 @@ std::vector<const nlohmann::ordered_json*> StrongestEffects(const nlohmann::orde
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> HostOpVariants(const nlohmann::ordered_json& report) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& v : report["variants"]) {
+    if (!v.contains("host_ops") || !v["host_ops"].is_array() || v["host_ops"].empty()) continue;
+    std::string ops;
+    for (const auto& op : v["host_ops"]) ops += (ops.empty() ? "" : ", ") + op.get<std::string>();
+    out.emplace_back(PassesLabel(v), ops);
+  }
+  return out;
+}
+
 std::vector<std::vector<std::string>> SlurmTaskRows(const nlohmann::ordered_json& report) {
   std::vector<std::vector<std::string>> rows;
   const nlohmann::ordered_json& m = report["manifest"];

@@ -444,11 +444,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
                            "as kernel time): ",
                            summary["host_op_variants"].get<int64_t>());
     bool first = true;
-    for (const ordered_json& v : report["variants"]) {
-      if (!v.contains("host_ops") || !v["host_ops"].is_array() || v["host_ops"].empty()) continue;
-      std::string ops;
-      for (const auto& op : v["host_ops"]) ops += (ops.empty() ? "" : ", ") + Escape(op.get<std::string>());
-      effects += fmt::format("{}<b>{}</b> ({})", first ? "" : ", ", Escape(PassesLabel(v)), ops);
+    for (const auto& [label, ops] : HostOpVariants(report)) {
+      effects += fmt::format("{}<b>{}</b> ({})", first ? "" : ", ", Escape(label), Escape(ops));
       first = false;
     }
     effects += ".</li>\n";

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,9 @@ std::string SweepSubject(const nlohmann::ordered_json& report);
 // ("slower" or "faster"), largest effect first, at most `max`.
 std::vector<const nlohmann::ordered_json*> StrongestEffects(const nlohmann::ordered_json& report,
                                                             std::string_view outcome, size_t max);
+// The variants that run operations on the host which the baseline runs on
+// the device: {PassesLabel, "op1, op2"} each, in the report's order.
+std::vector<std::pair<std::string, std::string>> HostOpVariants(const nlohmann::ordered_json& report);
 // Where each Slurm array task ran (the manifest's "tasks"; none for a local
 // sweep): one row per task, cells task, state, variants ("8/8"), node,
 // machine ("AMD EPYC, 64 cores; GPU none, driver none").

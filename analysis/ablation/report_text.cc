@@ -179,11 +179,8 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
                       "implementation for what the variant produces; their host time counts as kernel time): ",
                       summary["host_op_variants"].get<int64_t>());
     bool first = true;
-    for (const ordered_json& v : report["variants"]) {
-      if (!v.contains("host_ops") || !v["host_ops"].is_array() || v["host_ops"].empty()) continue;
-      std::string ops;
-      for (const auto& op : v["host_ops"]) ops += (ops.empty() ? "" : ", ") + op.get<std::string>();
-      md += fmt::format("{}`{}` ({})", first ? "" : ", ", PassesLabel(v), ops);
+    for (const auto& [label, ops] : HostOpVariants(report)) {
+      md += fmt::format("{}`{}` ({})", first ? "" : ", ", label, ops);
       first = false;
     }
     md += ".\n";
