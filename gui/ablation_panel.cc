@@ -238,6 +238,11 @@ void DrawVariantDetails(AppState& state, const AblationReport& r) {
       const ImVec4 c = k.change == "added" ? colors::kWarn : k.change == "removed" ? colors::kGood
                        : k.change == "changed" ? colors::kAccent : colors::kDim;
       ImGui::TextColored(c, "%s", k.change.c_str());
+      if (k.host) {
+        ImGui::SameLine();
+        ImGui::TextColored(colors::kBad, "host");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("the variant runs this on the host; the baseline on the device");
+      }
     }
     ImGui::EndTable();
   }

@@ -89,7 +89,8 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
       a.ir_diff_path = Field(v, "ir_diff", std::string());
       for (const nlohmann::json& k : Field(v, "kernel_diff", nlohmann::json::array())) {
         a.kernel_diff.push_back({k.at("name").get<std::string>(), Field(k, "baseline_ns", 0.0),
-                                 Field(k, "variant_ns", 0.0), Field(k, "change", std::string())});
+                                 Field(k, "variant_ns", 0.0), Field(k, "change", std::string()),
+                                 Field(k, "host", false)});
       }
       r.variants.push_back(std::move(a));
     }

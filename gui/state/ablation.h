@@ -27,6 +27,7 @@ struct AblationKernelDiff {
   double baseline_ns = 0;
   double variant_ns = 0;
   std::string change;  // added | removed | changed | same
+  bool host = false;   // the variant runs it on the host (the baseline on the device)
 };
 
 struct AblationVariant {

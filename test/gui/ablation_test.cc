@@ -70,14 +70,17 @@ TEST(AblationReportTest, NullFieldsReadAsAbsent) {
     "baseline":{"name":"baseline","median_ns":100.0,"snapshot":null,"kernels":[{"name":"k","ns":100.0,"calls":1}]},
     "variants":[{"name":"disable x","kind":"disable-one","disabled":["x"],"outcome":"crash","median_ns":null,
                  "ratio":null,"error":null,"failed_pass":null,"ir_diff":null,
-                 "kernel_diff":[{"name":"k2","baseline_ns":null,"variant_ns":5.0,"change":"added"}]}]})";
+                 "kernel_diff":[{"name":"k2","baseline_ns":null,"variant_ns":5.0,"change":"added"},
+                                {"name":"k3","baseline_ns":1.0,"variant_ns":9.0,"change":"changed","host":true}]}]})";
   absl::StatusOr<AblationReport> r = LoadAblationReport(dir.string());
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->variants.size(), 1u);
   EXPECT_EQ(r->variants[0].error, "");
   EXPECT_DOUBLE_EQ(r->variants[0].ratio, 1.0);
-  ASSERT_EQ(r->variants[0].kernel_diff.size(), 1u);
+  ASSERT_EQ(r->variants[0].kernel_diff.size(), 2u);
   EXPECT_DOUBLE_EQ(r->variants[0].kernel_diff[0].baseline_ns, 0.0);
+  EXPECT_FALSE(r->variants[0].kernel_diff[0].host);  // absent: on the device
+  EXPECT_TRUE(r->variants[0].kernel_diff[1].host);
   std::filesystem::remove_all(dir);
 }
 
