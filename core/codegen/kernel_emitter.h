@@ -165,7 +165,8 @@ inline absl::Status CheckOne(const HloInstruction& h) {
     int64_t positions = 1;
     for (const WindowDimension& d : h.window().dimensions) {
       if (d.window_dilation != 1 || d.base_dilation != 1 || d.window_reversal) {
-        return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": dilated or reversed select-and-scatter window"));
+        return absl::UnimplementedError(
+            StrCat("codegen: ", h.name(), ": dilated or reversed select-and-scatter window"));
       }
       positions *= d.size;
     }
@@ -1675,7 +1676,8 @@ class KernelEmitter {
       if (scatter_) {
         // The scatter kernel's first nest copies each operand to its output;
         // select-and-scatter's fills it with the init value (operand 2).
-        Value v = select_and_scatter_ ? LoadBuffer(2, Index{}) : LoadBuffer(leaf.tuple_index < 0 ? 0 : leaf.tuple_index, idx);
+        Value v = select_and_scatter_ ? LoadBuffer(2, Index{})
+                                      : LoadBuffer(leaf.tuple_index < 0 ? 0 : leaf.tuple_index, idx);
         mlir::memref::StoreOp::create(b_, loc_, ToStorage(v, leaf.shape.element_type()),
                                       buffers_[num_inputs + leaf_id], mlir::ValueRange{out_offset});
         continue;
@@ -1761,6 +1763,15 @@ class KernelEmitter {
     mlir::func::ReturnOp::create(b_, loc_);
     nests_.push_back(nest);
     return absl::OkStatus();
+  }
+
+  // buffers_[buffer][offset] += value, atomically (the GPU's parallel
+  // scatter-adds).
+  void AtomicAdd(Value value, int64_t buffer, Value offset) {
+    const bool is_float = llvm::isa<mlir::FloatType>(value.getType());
+    mlir::memref::AtomicRMWOp::create(b_, loc_,
+                                      is_float ? mlir::arith::AtomicRMWKind::addf : mlir::arith::AtomicRMWKind::addi,
+                                      value, buffers_[buffer], mlir::ValueRange{offset});
   }
 
   // Calls `body` on every index of `s`: in row-major loops with `thread`
@@ -1863,12 +1874,7 @@ class KernelEmitter {
       }
       int64_t num_inputs = h->operand_count();
       if (thread != nullptr) {
-        Value off = Linearize(dst, PhysicalStrides(buffer_shapes_[num_inputs]));
-        Value u = LoadBuffer(n + 1, uidx);
-        bool is_float = llvm::isa<mlir::FloatType>(u.getType());
-        mlir::memref::AtomicRMWOp::create(b_, loc_,
-                                          is_float ? mlir::arith::AtomicRMWKind::addf : mlir::arith::AtomicRMWKind::addi,
-                                          u, buffers_[num_inputs], mlir::ValueRange{off});
+        AtomicAdd(LoadBuffer(n + 1, uidx), num_inputs, Linearize(dst, PhysicalStrides(buffer_shapes_[num_inputs])));
         return std::vector<Value>{};
       }
       llvm::SmallVector<Value> reducer_args;
@@ -1970,10 +1976,7 @@ class KernelEmitter {
       Value off = Linearize(best_idx, PhysicalStrides(buffer_shapes_[num_inputs]));
       Value source = LoadBuffer(1, sidx);
       if (thread != nullptr) {
-        bool is_float = llvm::isa<mlir::FloatType>(source.getType());
-        mlir::memref::AtomicRMWOp::create(b_, loc_,
-                                          is_float ? mlir::arith::AtomicRMWKind::addf : mlir::arith::AtomicRMWKind::addi,
-                                          source, buffers_[num_inputs], mlir::ValueRange{off});
+        AtomicAdd(source, num_inputs, off);
         return std::vector<Value>{};
       }
       Value current = LoadBuffer(num_inputs, best_idx);
