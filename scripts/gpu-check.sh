@@ -66,6 +66,10 @@ for m in "${f64_models[@]}"; do
   timeout 150 "$passlab" run --model "$m" --dtype f64 --device cuda --check --warmup 1 --repeats 3 --max-rows 8 \
     > "$out/check_$m-f64.log" 2>&1 & pids+=("$!:check $m-f64")
 done
+# The max-pool gradient as the native select-and-scatter kernel (the
+# expander off), and its time against the expanded one's in the logs.
+timeout 150 "$passlab" run --model resnet18 --device cuda --check --warmup 1 --repeats 3 --max-rows 40 \
+  --disable select_and_scatter_expander > "$out/check_resnet18-native-sas.log" 2>&1 & pids+=("$!:check resnet18-native-sas")
 for p in "${pids[@]}"; do
   pid=${p%%:*}; what=${p#*:}
   wait "$pid"; rc=$?

@@ -418,6 +418,27 @@ ENTRY main {
   EXPECT_EQ(m.launch.block_x, 256);
   EXPECT_FALSE(Contains(m.ptx, R"(atom\.|red\.)")) << m.ptx;
   ExpectPtxasAccepts(m);
+  // Integers in a column-major layout, with padding on both sides.
+  GpuKernel i = CompileRoot(R"(HloModule m
+%lt {
+  %a = s32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %c = pred[] compare(%a, %b), direction=LT
+}
+%max {
+  %x = s32[] parameter(0)
+  %y = s32[] parameter(1)
+  ROOT %r = s32[] maximum(%x, %y)
+}
+ENTRY main {
+  %x = s32[7,6]{0,1} parameter(0)
+  %g = s32[4,3] parameter(1)
+  %z = s32[] constant(-5)
+  ROOT %sas = s32[7,6]{0,1} select-and-scatter(%x, %g, %z), window={size=2x3 stride=2x2 pad=0_1x1_1}, select=%lt,
+      scatter=%max
+})");
+  EXPECT_EQ(i.launch.block_x, 256);
+  ExpectPtxasAccepts(i);
 }
 
 TEST(GpuKernelCompilerTest, LoopGridCoversEveryElementExactlyOnce) {

@@ -111,6 +111,41 @@ ENTRY e {
     ROOT lt = pred[] compare(x, y), direction=LT }
 }
 )";
+// A max-pool gradient (atomic adds on every thread) and an integer
+// select-and-scatter with another combiner (one thread, in order).
+constexpr char kSelectAndScatter[] = R"(HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+lt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+max {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] maximum(x, y)
+}
+ENTRY e {
+  x = f32[2,9,9,8] parameter(0)
+  g = f32[2,5,5,8] parameter(1)
+  z = f32[] constant(0)
+  f = f32[2,9,9,8] select-and-scatter(x, g, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=ge, scatter=add
+  xi = s32[7,6]{0,1} parameter(2)
+  gi = s32[4,3] parameter(3)
+  zi = s32[] constant(-5)
+  i = s32[7,6]{0,1} select-and-scatter(xi, gi, zi), window={size=2x3 stride=2x2 pad=0_1x1_1}, select=lt, scatter=max
+  ROOT t = (f32[2,9,9,8], s32[7,6]{0,1}) tuple(f, i)
+}
+)";
 constexpr char kWhileLoop[] = R"(HloModule m
 cond {
   s = (s32[], f32[16]) parameter(0)
@@ -211,6 +246,16 @@ TEST(CudaExecutableTest, UnplannableCallsAndRoutinesRunOnTheHost) {
   strict.host_fallback = false;
   o = RunText("HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n", 0, nullptr, strict);
   EXPECT_NE(o.error.find("n: no GPU implementation"), std::string::npos) << o.error;
+}
+
+TEST(CudaExecutableTest, SelectAndScatterRunsOnTheDevice) {
+  REQUIRE_CUDA_DEVICE();
+  Outcome o = RunText(kSelectAndScatter, 1e-5);
+  EXPECT_EQ(o.error, "");
+  int kernels = 0;
+  for (const KernelRecord& r : o.records) kernels += r.kind == KernelKind::kEmitted && r.detail == "select_and_scatter";
+  EXPECT_EQ(kernels, 2) << o.program;
+  EXPECT_FALSE(HasRecord(o.records, KernelKind::kRuntimeRoutine, "host: ")) << o.program;
 }
 
 TEST(CudaExecutableTest, ControlFlowReadsPredicatesBack) {
@@ -322,8 +367,9 @@ TEST(CudaExecutableTest, BadPtxIsReportedWithTheKernelName) {
 // Runs without a device: every module above parses and evaluates, so the
 // device tests exercise what they claim when a GPU session runs them.
 TEST(CudaExecutableTest, DeviceTestModulesParseAndEvaluate) {
-  std::vector<std::string> modules = {kGemmBiasRelu, kBatchedColumnMajorGemm, kFusedConv, kHostFallback,
-                                      kWhileLoop,    kAsyncOps,               kZeroBroadcast, kNegateModule};
+  std::vector<std::string> modules = {kGemmBiasRelu, kBatchedColumnMajorGemm, kFusedConv,    kHostFallback,
+                                      kWhileLoop,    kAsyncOps,               kZeroBroadcast, kNegateModule,
+                                      kSelectAndScatter};
   for (const auto& k : kConvKinds) modules.push_back(ConvModule(k));
   for (const std::string& text : modules) {
     absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
