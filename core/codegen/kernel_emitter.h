@@ -138,6 +138,7 @@ inline bool EmittableOpcode(HloOpcode op) {
     case HloOpcode::kTriangularSolve: case HloOpcode::kWhile:
       return false;
   }
+  return false;  // not an opcode
 }
 
 inline absl::Status CheckComputation(const HloComputation& c);
@@ -799,6 +800,7 @@ class KernelEmitter {
         return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on ",
                                                PrimitiveTypeName(t)));
     }
+    return absl::InternalError("codegen: binary opcode out of range");
   }
 
   absl::StatusOr<Value> Unary(HloOpcode op, Value x, PrimitiveType t, const HloInstruction* h) {
@@ -937,6 +939,7 @@ class KernelEmitter {
         return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on ",
                                                PrimitiveTypeName(t)));
     }
+    return absl::InternalError("codegen: unary opcode out of range");
   }
 
   // Emits `then_fn` when `cond` holds and `else_fn` otherwise, both yielding
@@ -1638,6 +1641,7 @@ class KernelEmitter {
         return absl::UnimplementedError(
             StrCat("codegen: ", h->name(), ": no emitter for '", HloOpcodeString(op), "'"));
     }
+    return absl::InternalError(StrCat("codegen: ", h->name(), ": opcode out of range"));
   }
 
   // --- functions -------------------------------------------------------------

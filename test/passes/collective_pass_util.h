@@ -65,7 +65,9 @@ inline CollectivePassResult RunCollectivePass(std::unique_ptr<HloPassInterface> 
   // Text round trip of what the pass built.
   absl::StatusOr<std::unique_ptr<HloModule>> reparsed = ParseHloModule(PrintModule(*r.module), "roundtrip.hlo");
   EXPECT_TRUE(reparsed.ok()) << reparsed.status().message() << "\n" << r.text;
-  if (reparsed.ok()) EXPECT_EQ(PrintModule(**reparsed), PrintModule(*r.module));
+  if (reparsed.ok()) {
+    EXPECT_EQ(PrintModule(**reparsed), PrintModule(*r.module));
+  }
   if (before.ok()) {
     absl::StatusOr<std::vector<Literal>> after = EvaluateParticipants(*r.module, args);
     EXPECT_TRUE(after.ok()) << "the module no longer evaluates: " << after.status().message();

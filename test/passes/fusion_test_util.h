@@ -87,7 +87,9 @@ inline CorpusRunStats RunOnCorpus(const std::function<std::unique_ptr<HloPassInt
     std::string printed = PrintModule(module);
     absl::StatusOr<std::unique_ptr<HloModule>> reparsed = ParseHloModule(printed, "printed.hlo", parse_options);
     EXPECT_TRUE(reparsed.ok()) << reparsed.status().message() << "\n" << printed;
-    if (reparsed.ok()) EXPECT_EQ(PrintModule(**reparsed), printed);
+    if (reparsed.ok()) {
+      EXPECT_EQ(PrintModule(**reparsed), printed);
+    }
     if (stats.evaluated >= max_evaluations || LargestArray(module) > 4096) continue;
     std::vector<Literal> args = MakeRandomArguments(*original->entry_computation(), 7);
     absl::StatusOr<Literal> before = HloEvaluator().Evaluate(*original, args);

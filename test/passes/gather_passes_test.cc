@@ -35,7 +35,9 @@ TEST(GatherSimplifierTest, CanonicalizesRowGather) {
                                "ROOT %reshape"}))
       << r.text;
   for (HloInstruction* inst : r.module->entry_computation()->instructions()) {
-    if (inst->opcode() == HloOpcode::kGather) EXPECT_TRUE(GatherSimplifier::IsSimplifiedGather(*inst));
+    if (inst->opcode() == HloOpcode::kGather) {
+      EXPECT_TRUE(GatherSimplifier::IsSimplifiedGather(*inst));
+    }
   }
 }
 

@@ -44,7 +44,9 @@ TEST(LibcallPipelineTest, GpuPipelineRunsThemInXlaOrder) {
   EXPECT_LT(first("cublas-gemm-rewriter"), first("gpu-conv-algorithm-picker"));
   EXPECT_LT(first("gpu-conv-algorithm-picker"), first("gemm-algorithm-picker"));
   for (const PassOccurrence& o : occ) {
-    if (o.pass_name == "conv-rewriter") EXPECT_EQ(o.pipeline_path, "gpu/conv-canonicalization");
+    if (o.pass_name == "conv-rewriter") {
+      EXPECT_EQ(o.pipeline_path, "gpu/conv-canonicalization");
+    }
   }
 }
 

@@ -37,7 +37,9 @@ Expanded Expand(const std::string& hlo) {
   e.text = PrintModule(*e.module, options);
   auto reparsed = ParseHloModule(e.text, "roundtrip.hlo");
   EXPECT_TRUE(reparsed.ok()) << reparsed.status().message();
-  if (reparsed.ok()) EXPECT_EQ(PrintModule(**reparsed, options), e.text);
+  if (reparsed.ok()) {
+    EXPECT_EQ(PrintModule(**reparsed, options), e.text);
+  }
   return e;
 }
 

@@ -22,7 +22,9 @@ ENTRY e {
                                "index_vector_dim=1"}))
       << r.text;
   for (HloInstruction* inst : r.module->entry_computation()->instructions()) {
-    if (inst->opcode() == HloOpcode::kScatter) EXPECT_TRUE(ScatterSimplifier::IsSimplifiedScatter(*inst));
+    if (inst->opcode() == HloOpcode::kScatter) {
+      EXPECT_TRUE(ScatterSimplifier::IsSimplifiedScatter(*inst));
+    }
   }
 }
 

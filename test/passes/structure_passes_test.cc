@@ -185,7 +185,9 @@ TEST(WhileLoopSimplifierTest, LongerLoopsStay) {
   auto m = ParseHloModule(Loop(0, 3));
   ASSERT_TRUE(m.ok());
   for (HloInstruction* i : (*m)->entry_computation()->instructions()) {
-    if (i->opcode() == HloOpcode::kWhile) EXPECT_EQ(ComputeWhileTripCount(*i), 3);
+    if (i->opcode() == HloOpcode::kWhile) {
+      EXPECT_EQ(ComputeWhileTripCount(*i), 3);
+    }
   }
 }
 

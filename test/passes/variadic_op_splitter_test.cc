@@ -22,7 +22,9 @@ TEST(VariadicOpSplitterTest, SplitsConcatenatesWithTooManyOperands) {
   // 300 = 128 + 128 + 44: three pieces and the concatenate of them.
   EXPECT_EQ(CountOpcode(*r.module->entry_computation(), HloOpcode::kConcatenate), 4) << r.text;
   for (const HloInstruction* i : r.module->entry_computation()->instructions()) {
-    if (i->opcode() == HloOpcode::kConcatenate) EXPECT_LE(i->operand_count(), 128) << i->name();
+    if (i->opcode() == HloOpcode::kConcatenate) {
+      EXPECT_LE(i->operand_count(), 128) << i->name();
+    }
   }
   EXPECT_TRUE(Matches(r.text, {"f32[256]{0} concatenate(", "f32[256]{0} concatenate(", "f32[88]{0} concatenate(",
                                "ROOT", "f32[600]{0} concatenate("}))

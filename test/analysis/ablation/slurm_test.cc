@@ -194,8 +194,12 @@ TEST_F(SlurmSweepTest, MergeLinksIrDiffsWrittenAfterTheTaskFinished) {
   absl::StatusOr<SlurmSweepState> state = ReadSlurmSweep(dir_.string());
   ASSERT_TRUE(state.ok()) << state.status().message();
   for (const Json& r : state->records) {
-    if (r["variant"] == "c") EXPECT_EQ(r["ir_diff"], "diffs/c.diff");
-    if (r["variant"] == "d" || r["variant"] == "baseline") EXPECT_FALSE(r.contains("ir_diff")) << r.dump();
+    if (r["variant"] == "c") {
+      EXPECT_EQ(r["ir_diff"], "diffs/c.diff");
+    }
+    if (r["variant"] == "d" || r["variant"] == "baseline") {
+      EXPECT_FALSE(r.contains("ir_diff")) << r.dump();
+    }
   }
 }
 
