@@ -11,6 +11,7 @@
 #include <set>
 
 #include "analysis/ablation/report_internal.h"
+#include "core/runtime/kernel_record.h"
 #include "analysis/ablation/stats.h"
 #include "core/ir/str_util.h"
 
@@ -224,7 +225,8 @@ std::set<std::string> HostOps(const PooledVariant& v) {
   std::set<std::string> ops;
   for (const auto& [name, kernel] : v.kernels) {
     auto detail = kernel.info.find("detail");
-    if (detail != kernel.info.end() && detail->is_string() && detail->get<std::string>().starts_with("host: ")) {
+    if (detail != kernel.info.end() && detail->is_string() &&
+        detail->get<std::string>().starts_with(kHostFallbackPrefix)) {
       ops.insert(name);
     }
   }
@@ -597,13 +599,14 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     out["timeout_s"] = Field(detail, "timeout_s");
     out["required_reason"] = Field(detail, "required_reason");
     ordered_json counts;
+    const std::set<std::string> variant_host_ops = HostOps(v);
     out["kernel_diff"] = v.kernels.empty()
                              ? ordered_json::array()
-                             : KernelDiff(baseline_kernels, KernelTimes(v), HostOps(v), options, counts);
+                             : KernelDiff(baseline_kernels, KernelTimes(v), variant_host_ops, options, counts);
     // Operations on the host that the baseline runs on the device: their
     // time counts as kernel time, so the variant pays for them.
     ordered_json host_ops = ordered_json::array();
-    for (const std::string& op : HostOps(v)) {
+    for (const std::string& op : variant_host_ops) {
       if (!baseline_host_ops.contains(op)) host_ops.push_back(op);
     }
     out["host_ops"] = std::move(host_ops);
@@ -677,8 +680,8 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
                      " outputs, norm-wise error up to ", FormatPercent(MaxNumber(*baseline_errors)), "); ",
                      shared_mismatches, " variant(s) that miss it no more than the baseline does are judged by "
                      "their timing and shown as `as baseline` (in the baseline's outputs: at most twice its norm-wise "
-                     "error, or 1 point more; `as baseline (+N)`: N more outputs, each within its worst error); rerun with `--reference baseline` to judge each variant against the baseline "
-                     "program instead")
+                     "error, or 1 point more; `as baseline (+N)`: N more outputs, each within its worst error); "
+                     "rerun with `--reference baseline` to judge each variant against the baseline program instead")
             : "the baseline's outputs do not match the evaluator, so variants that only share its mismatch are "
               "reported as wrong results too; rerun with `--reference baseline` to judge each variant against the "
               "baseline program instead");

@@ -384,7 +384,7 @@ class HostThunk : public GpuThunk {
     for (const Shape& s : shapes_) host_.emplace_back(s.IsArray() ? BufferBytes(s) / 8 + 1 : 1, 0);
   }
   KernelKind kind() const override { return KernelKind::kRuntimeRoutine; }
-  std::string detail() const override { return StrCat("host: ", what_); }
+  std::string detail() const override { return StrCat(kHostFallbackPrefix, what_); }
   absl::Status Run(const DeviceProgram& p, DeviceFrame& f, GpuRunContext& ctx) override {
     std::vector<CUdeviceptr> buffers = Buffers(p, f);
     std::vector<void*> host;
@@ -1244,8 +1244,8 @@ int64_t CudaExecutable::device_arena_bytes() const { return impl_->program->assi
 std::vector<std::string> CudaExecutable::HostFallbacks() const {
   std::vector<std::string> out;
   for (const auto& [id, op] : impl_->operations) {
-    if (op.kind == KernelKind::kRuntimeRoutine && op.detail.starts_with("host: ")) {
-      out.push_back(StrCat(op.hlo_instruction, ": ", op.detail.substr(6)));
+    if (op.kind == KernelKind::kRuntimeRoutine && op.detail.starts_with(kHostFallbackPrefix)) {
+      out.push_back(StrCat(op.hlo_instruction, ": ", op.detail.substr(kHostFallbackPrefix.size())));
     }
   }
   return out;

@@ -7,11 +7,16 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace passlab {
 
 enum class KernelKind { kEmitted, kLibraryCall, kCopy, kMemset, kControlFlow, kRuntimeRoutine };
 const char* KernelKindName(KernelKind kind);  // "kernel", "library", "copy", ...
+
+// The detail of a routine the CUDA runtime runs on the host for want of a
+// device implementation starts with this ("host: sort", "host: __dnn$...").
+inline constexpr std::string_view kHostFallbackPrefix = "host: ";
 
 struct LaunchDims {
   int64_t grid_x = 1, grid_y = 1, grid_z = 1;

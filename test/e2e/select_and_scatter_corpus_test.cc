@@ -35,7 +35,9 @@ TEST(SelectAndScatterCorpusTest, EveryOneCompilesAndMatchesTheEvaluator) {
         if (i->opcode() != HloOpcode::kSelectAndScatter) continue;
         absl::StatusOr<std::unique_ptr<CompiledKernel>> k = compiler.Compile(*i);
         EXPECT_TRUE(k.ok()) << k.status().message() << "\n" << text;
-        if (k.ok()) EXPECT_EQ((*k)->emitter_kind(), EmitterKind::kSelectAndScatter);
+        if (k.ok()) {
+          EXPECT_EQ((*k)->emitter_kind(), EmitterKind::kSelectAndScatter);
+        }
         ++compiled;
       }
     }
