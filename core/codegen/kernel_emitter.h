@@ -93,6 +93,13 @@ inline absl::Status CheckShapeLeaves(const Shape& shape, const HloInstruction& h
 // The largest select-and-scatter window the emitter unrolls.
 inline constexpr int64_t kMaxSelectAndScatterWindow = 256;
 
+// The number of positions in a window (the product of its sizes).
+inline int64_t WindowPositions(const Window& window) {
+  int64_t positions = 1;
+  for (const WindowDimension& d : window.dimensions) positions *= d.size;
+  return positions;
+}
+
 // Opcodes the elemental emitter handles (inside fusions or alone).
 inline bool EmittableOpcode(HloOpcode op) {
   switch (op) {
@@ -163,15 +170,13 @@ inline absl::Status CheckOne(const HloInstruction& h) {
     if (static_cast<int64_t>(h.window().dimensions.size()) != h.operand(0)->shape().rank()) {
       return absl::InvalidArgumentError(StrCat("codegen: ", h.name(), ": the window's rank is not the operand's"));
     }
-    int64_t positions = 1;
     for (const WindowDimension& d : h.window().dimensions) {
       if (d.window_dilation != 1 || d.base_dilation != 1 || d.window_reversal) {
         return absl::UnimplementedError(
             StrCat("codegen: ", h.name(), ": dilated or reversed select-and-scatter window"));
       }
-      positions *= d.size;
     }
-    if (positions > kMaxSelectAndScatterWindow) {
+    if (const int64_t positions = WindowPositions(h.window()); positions > kMaxSelectAndScatterWindow) {
       return absl::UnimplementedError(StrCat("codegen: ", h.name(), ": a select-and-scatter window of ", positions,
                                              " positions (the emitter unrolls at most ", kMaxSelectAndScatterWindow,
                                              ")"));
@@ -1748,12 +1753,10 @@ class KernelEmitter {
     if (select_and_scatter_) {
       split = DisjointWindowDims();
       const Shape& ss = instruction_.operand(1)->shape();
-      int64_t positions = 1;
-      for (const WindowDimension& d : instruction_.window().dimensions) positions *= d.size;
       nest.rows = 1;
       for (int64_t d : split) nest.rows *= ss.dimensions(d);
       nest.inner = nest.rows == 0 ? 0 : ss.element_count() / nest.rows;
-      nest.elements = ss.element_count() * positions;
+      nest.elements = ss.element_count() * WindowPositions(instruction_.window());
     }
     auto func = mlir::func::FuncOp::create(b_, loc_, nest.function, b_.getFunctionType(args, {}));
     mlir::Block* entry = func.addEntryBlock();
