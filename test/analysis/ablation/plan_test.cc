@@ -72,8 +72,11 @@ TEST(AblationPlanTest, VariantJsonRoundTrips) {
 
 class VariantFileTest : public ::testing::Test {
  protected:
+  // Each test writes its own file: ctest runs the tests of this fixture as
+  // separate processes, side by side.
   std::string Write(const std::string& text) {
-    std::string path = ::testing::TempDir() + "/variants.txt";
+    std::string path = ::testing::TempDir() + "/" +
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_variants.txt";
     std::ofstream(path) << text;
     return path;
   }
