@@ -1,5 +1,6 @@
 // Profile a module on the CUDA runtime (core/runtime/cuda_executable.h):
-// compile, warm up, and time `repeats` steps through CUPTI — the GPU
+// compile, warm up, and time `repeats` steps through CUPTI
+// (each paired with an untraced step for the wall time) — the GPU
 // counterpart of CompileAndProfile (profile_run.h), shared by `passlab run
 // --device cuda` and the GUI's Kernels panel. The GPU code generator comes
 // in as a provider (GpuCodegenKernels; null: ops that need an emitted kernel
@@ -30,12 +31,17 @@ struct CudaProfileOptions {
   bool cupti = true;  // false: CUDA events around each thunk
 };
 
-// What a CPU profile holds (wall_ms: host clock, transfers included;
-// kernel_ms: the sum of device kernel durations; memory.arena_bytes: the
-// device arena), plus:
+// What a CPU profile holds (kernel_ms: the sum of device kernel durations;
+// memory.arena_bytes: the device arena), plus what tracing costs. CUPTI's
+// tracing is host work per operation (an external correlation id pushed
+// and popped around each, its buffers flushed and converted after the
+// step), so a traced step's wall time is not the program's. Each traced
+// step is therefore paired with an untraced one: wall_ms (host clock,
+// transfers included) times the untraced steps, traced_wall_ms the traced.
 struct CudaProfile : ProfileResult {
-  std::string device;              // "cuda:0 (NVIDIA H100 ...)"
-  std::vector<double> envelope_ms;  // per step: first kernel start to last kernel end
+  std::string device;                  // "cuda:0 (NVIDIA H100 ...)"
+  std::vector<double> envelope_ms;     // per traced step: first kernel start to last kernel end
+  std::vector<double> traced_wall_ms;  // per traced step: host clock, CUPTI's work included
   std::vector<std::string> host_fallbacks;  // CudaExecutable::HostFallbacks
 };
 

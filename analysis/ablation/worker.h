@@ -16,6 +16,9 @@
 //   "kernels"  -> {"kernels":[{"name","kind","detail","calls","ns"}...]}   per-step medians of the timed runs
 //   "trace P"  -> {"ok":true}   the last timed run as Chrome trace JSON in file P
 //   "quit"     -> {"peak_rss_bytes":N}, then exit 0
+// wall_ns is a step's host time. On CUDA it comes from an untraced run
+// before each traced one (CUPTI's per-operation work would otherwise be in
+// it); kernel_ns and the records come from the traced run.
 // Progress lines ("passlab-worker: pass algsimp (@8)") go to stderr, which the
 // runner keeps as the variant's log and reads to name the pass a crash hit.
 #ifndef PASSLAB_ANALYSIS_ABLATION_WORKER_H_

@@ -20,6 +20,13 @@ HLO
 grep -q "check              ok" "$tmp/out" || fail "no check line: $(cat "$tmp/out")"
 grep -q "kernel time/step" "$tmp/out" || fail "no totals"
 grep -q '"traceEvents"' "$tmp/trace.json" || fail "no Chrome trace"
+# Outputs as .npy files, as `passlab eval` writes them.
+"$passlab" run "$tmp/m.hlo" --repeats 1 --output-dir "$tmp/out_npy" > /dev/null || fail "run --output-dir"
+python3 -c "import sys
+for i, shape in ((0, '(17,5)'), (1, '(17,)')):
+    head = open(f'{sys.argv[1]}/output_{i}.npy', 'rb').read(128)
+    assert head.startswith(b'\\x93NUMPY') and shape.encode() in head.replace(b' ', b''), head" "$tmp/out_npy" \
+  || fail "npy outputs: $(ls "$tmp/out_npy")"
 # A model, with a pass disabled, as JSON.
 "$passlab" run --model mlp --disable algsimp --check --repeats 1 --format json > "$tmp/j" || fail "mlp: $(cat "$tmp/j")"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['check']['ok'] and j['kernels'], j" "$tmp/j" \
@@ -43,6 +50,18 @@ grep -q "no-such-pass" "$tmp/e1" || fail "unknown pass message: $(cat "$tmp/e1")
 if "$passlab" run "$tmp/m.hlo" --device cuda --check > "$tmp/o2" 2> "$tmp/e2"; then
   grep -q "^device *cuda:0" "$tmp/o2" || fail "cuda run output: $(cat "$tmp/o2")"
   grep -q "^check *ok" "$tmp/o2" || fail "cuda check: $(cat "$tmp/o2")"
+  grep -q "^wall time/step .*untraced" "$tmp/o2" || fail "cuda wall time: $(cat "$tmp/o2")"
+  grep -q "^traced step" "$tmp/o2" || fail "cuda traced step: $(cat "$tmp/o2")"
+  # The CPU's other options work on the GPU too: JSON, outputs, emitter dumps.
+  "$passlab" run "$tmp/m.hlo" --device cuda --check --repeats 3 --format json --output-dir "$tmp/gout" \
+    --emitter-dump "$tmp/gmlir" > "$tmp/gj" || fail "cuda json: $(cat "$tmp/gj")"
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1]))
+assert j['device'] == 'cuda' and j['device_description'].startswith('cuda:0'), j
+assert j['check']['ok'] and j['kernels'], j
+assert len(j['wall_ms']) == len(j['traced_wall_ms']) == len(j['kernel_ms']) == 3, j" "$tmp/gj" \
+    || fail "cuda json: $(cat "$tmp/gj")"
+  [ -s "$tmp/gout/output_0.npy" ] && [ -s "$tmp/gout/output_1.npy" ] || fail "cuda outputs: $(ls "$tmp/gout")"
+  ls "$tmp"/gmlir/*/00.input.mlir > /dev/null 2>&1 || fail "no GPU emitter dump: $(ls -R "$tmp/gmlir")"
 else
   grep -Eq "no CUDA driver|no CUDA device|cuda backend was not built" "$tmp/e2" || fail "cuda message: $(cat "$tmp/e2")"
 fi
@@ -55,4 +74,6 @@ grep -q "module has 4 partitions; the CPU backend runs one device" "$tmp/e4" || 
 sed 's/^HloModule m$/HloModule m, replica_count=2/' "$tmp/m.hlo" > "$tmp/r.hlo"
 if "$passlab" run "$tmp/r.hlo" 2> "$tmp/e5"; then fail "replicated module accepted"; fi
 grep -q "module has 2 replicas; the CPU backend runs one device" "$tmp/e5" || fail "replicas message: $(cat "$tmp/e5")"
+if "$passlab" run "$tmp/r.hlo" --device cuda 2> "$tmp/e6"; then fail "replicated module accepted on cuda"; fi
+grep -q "module has 2 replicas; the CUDA backend runs one device" "$tmp/e6" || fail "cuda replicas message: $(cat "$tmp/e6")"
 echo "cli_run: ok"

@@ -11,7 +11,17 @@ namespace passlab {
 void EmitterDump::Attach(CpuCompileOptions& options) {
   options.observer_wants_text = true;
   options.use_cache = false;
-  options.observer = [this](const EmitterPassSnapshot& snap) {
+  options.observer = Observer();
+}
+
+void EmitterDump::Attach(GpuCompileOptions& options) {
+  options.observer_wants_text = true;
+  options.use_cache = false;
+  options.observer = Observer();
+}
+
+std::function<void(const EmitterPassSnapshot&)> EmitterDump::Observer() {
+  return [this](const EmitterPassSnapshot& snap) {
     const std::string kernel = SanitizeFileName(snap.kernel_name);
     std::filesystem::path dir = std::filesystem::path(dir_) / kernel;
     std::error_code ec;

@@ -1,6 +1,7 @@
 // --emitter-dump DIR, shared by `passlab run` and `passlab opt`: for every
-// kernel the CPU backend compiles, DIR/<kernel>/00.input.mlir (the emitted
-// MLIR), then NN.<pass>.mlir after every emitter pass and NN.<pass>.diff
+// kernel the backend compiles (the CPU's, or with `run --device cuda` the
+// GPU code generator's), DIR/<kernel>/00.input.mlir (the emitted MLIR),
+// then NN.<pass>.mlir after every emitter pass and NN.<pass>.diff
 // (unified) for each pass that changed the kernel's MLIR, like the HLO
 // pass dumps; DIR/index.txt lists the kernels with the passes that changed
 // each.
@@ -13,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "core/codegen/cpu_kernel_compiler.h"
+#include "core/codegen/gpu_kernel_compiler.h"
 
 namespace passlab {
 
@@ -23,11 +25,14 @@ class EmitterDump {
   // every kernel's pipeline runs and is dumped). `this` must outlive the
   // compiles.
   void Attach(CpuCompileOptions& options);
+  void Attach(GpuCompileOptions& options);  // the same for the GPU code generator
   // The first write error, if any; then writes index.txt.
   absl::Status Finish();
   size_t kernels() const { return passes_.size(); }
 
  private:
+  std::function<void(const EmitterPassSnapshot&)> Observer();
+
   std::string dir_;
   std::map<std::string, int> passes_;                        // kernel -> passes seen
   std::map<std::string, std::vector<std::string>> changed_;  // kernel -> passes that changed it

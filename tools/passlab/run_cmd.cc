@@ -1,9 +1,12 @@
 // passlab run: optimize a module with a pipeline (any pass filters), compile
 // it for the CPU (emitted kernels through MLIR/LLVM, library calls on
-// OpenBLAS/oneDNN, runtime routines), run it, and report every kernel:
-// a per-kernel table (calls, total, median, share), kernel time and wall
-// time per step, peak memory and compile time. --check compares the outputs
-// with the reference evaluator on the unoptimized module.
+// OpenBLAS/oneDNN, runtime routines) or with --device cuda for the GPU
+// (PTX kernels, cuBLASLt/cuDNN calls, timed through CUPTI), run it, and
+// report every kernel: a per-kernel table (calls, total, median, share),
+// kernel time and wall time per step, memory and compile time. --check
+// compares the outputs with the reference evaluator on the unoptimized
+// module. Every option but the CPU's kernel cache counters applies to both
+// devices.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -65,126 +68,19 @@ absl::Status Optimize(HloModule& module, const RunOptions& o) {
   return pipeline->pipeline->Run(module).status();
 }
 
-// --device cuda: the CUDA runtime, timed through CUPTI. `kernels` is the GPU
-// code generator (null: ops that need an emitted kernel run on the host,
-// shown as "host: ..." routines in the table).
-int RunOnCuda(const RunOptions& o, const GpuKernelProvider& kernels) {
-  auto module = LoadModule(o.file, *o.source);
-  if (!module.ok()) return ReportError(module.status());
-  std::vector<Literal> args = MakeRandomArguments(*(*module)->entry_computation(), o.seed);
-  absl::StatusOr<Literal> expected = absl::UnknownError("not evaluated");
-  if (o.check) expected = HloEvaluator().Evaluate(**module, args);
-  if (o.check && !expected.ok()) {
-    return ReportError(absl::Status(expected.status().code(),
-                                    StrCat("--check: the evaluator cannot run the input: ", expected.status().message())));
-  }
-  // The algorithm pickers time cuBLASLt/cuDNN algorithms on the device.
-  if (absl::Status s = UseCudaAutotuning(); !s.ok()) {
-    return ReportError(absl::Status(s.code(), StrCat("--device cuda: compile: ", s.message())));
-  }
-  if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
-  CudaProfileOptions popts;
-  popts.warmup = o.warmup;
-  popts.repeats = o.repeats;
-  popts.want_result = o.check;
-  absl::StatusOr<CudaProfile> profile = ProfileOnCuda(**module, args, kernels, popts);
-  if (!profile.ok()) return ReportError(absl::Status(profile.status().code(), StrCat("--device cuda: ", profile.status().message())));
-  std::string check_message;
-  bool check_ok = true;
-  if (o.check) {
-    std::vector<const Literal*> leaves, expected_leaves;
-    FlattenLeaves(profile->result, leaves);
-    FlattenLeaves(*expected, expected_leaves);
-    OutputCheck same = CheckOutputs(expected_leaves, leaves, OutputCheckOptions{.tolerance = o.tolerance});
-    check_ok = same.ok;
-    check_message = same.message;
-  }
-  if (!o.trace.empty()) {
-    std::ofstream out(o.trace);
-    out << ChromeTraceJson(profile->last_step);
-    if (!out) return ReportError(absl::InternalError(StrCat("cannot write trace '", o.trace, "'")));
-  }
-  const KernelSummary& summary = profile->summary;
-  fmt::print("device             {}\n", profile->device);
-  fmt::print("{}", FormatKernelTable(summary, o.max_rows));
-  fmt::print("\nsteps              {} (after {} warm-up)\n", o.repeats, o.warmup);
-  fmt::print("kernel time/step   {:.3f} ms (median sum of device kernels, CUPTI)\n", Median(profile->kernel_ms));
-  fmt::print("kernel envelope    {:.3f} ms (median first start to last end)\n", Median(profile->envelope_ms));
-  fmt::print("wall time/step     {:.3f} ms (median)\n", Median(profile->wall_ms));
-  fmt::print("compile time       {:.1f} ms\n", profile->compile_ms);
-  if (!profile->host_fallbacks.empty()) {
-    // Ops without a GPU implementation run on the host between copies: their
-    // copies are timed, their host work is not kernel time.
-    const std::vector<std::string>& h = profile->host_fallbacks;
-    fmt::print("host fallbacks     {} op{} run on the host: {}{}\n", h.size(), h.size() == 1 ? "" : "s",
-               Join(std::vector<std::string>(h.begin(), h.begin() + std::min<size_t>(h.size(), 3)), "; "),
-               h.size() > 3 ? StrCat("; ... ", h.size() - 3, " more") : "");
-  }
-  if (o.check) fmt::print("check              {}\n", check_ok ? StrCat("ok: ", check_message) : std::string("FAILED"));
-  if (!check_ok) {
-    fmt::print(stderr, "passlab: error: --check: outputs differ from the evaluator: {}\n", check_message);
-    return 1;
-  }
-  return 0;
-}
+// What a run produced on either backend, for one output routine.
+struct RunReport {
+  const ProfileResult* profile = nullptr;
+  const CudaProfile* cuda = nullptr;  // --device cuda
+  double optimize_ms = 0;
+};
 
-int RunRun(const RunOptions& o) {
-  if (o.device == "cuda") {
-    // The GPU code generator (core/codegen's NVPTX target, sm_90 by default)
-    // provides the kernels; an op it cannot compile runs on the host, shown
-    // as a "host: ..." routine.
-    GpuKernelCompiler compiler(GpuCompileOptionsForDevice());
-    return RunOnCuda(o, GpuCodegenKernels(compiler));
-  }
-  auto module = LoadModule(o.file, *o.source);
-  if (!module.ok()) return ReportError(module.status());
-  // The CPU backend runs one device: a replicated or partitioned program
-  // would run as one participant and compute something else.
-  const HloModuleConfig& config = (*module)->config();
-  if (config.replica_count * config.num_partitions > 1) {
-    std::string devices = config.replica_count > 1 ? StrCat(config.replica_count, " replicas") : "";
-    if (config.num_partitions > 1) {
-      devices += StrCat(devices.empty() ? "" : " x ", config.num_partitions, " partitions");
-    }
-    return ReportError(absl::UnimplementedError(
-        StrCat("passlab run: module has ", devices, "; the CPU backend runs one device")));
-  }
-  std::vector<Literal> args = MakeRandomArguments(*(*module)->entry_computation(), o.seed);
-  // The oracle runs on the module as given, before any pass touched it.
-  absl::StatusOr<Literal> expected = absl::UnknownError("not evaluated");
-  if (o.check) expected = HloEvaluator().Evaluate(**module, args);
-  if (o.check && !expected.ok()) {
-    return ReportError(absl::Status(expected.status().code(),
-                                    StrCat("--check: the evaluator cannot run the input: ", expected.status().message())));
-  }
-
-  // Library calls obey --threads from the start (the algorithm pickers time them).
-  SetLibraryCallThreads(o.threads);
-  auto t0 = std::chrono::steady_clock::now();
-  if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
-  auto t1 = std::chrono::steady_clock::now();
-  CpuCompileOptions copts;
-  copts.num_threads = o.threads;
-  for (std::string_view name : SplitAny(o.emitter_disable, ",")) {
-    if (!name.empty()) copts.disabled_passes.emplace_back(name);
-  }
-  // --emitter-dump DIR: every kernel's MLIR after every emitter pass.
-  EmitterDump emitter_dump(o.emitter_dump);
-  if (!o.emitter_dump.empty()) emitter_dump.Attach(copts);
-  ProfileOptions popts;
-  popts.warmup = o.warmup;
-  popts.repeats = o.repeats;
-  popts.want_result = o.check || !o.output_dir.empty();  // one more, untimed run
-  popts.compile = std::move(copts);
-  absl::StatusOr<ProfileResult> profile = CompileAndProfile(**module, args, popts);
-  if (!profile.ok()) return ReportError(profile.status());
-  if (absl::Status s = emitter_dump.Finish(); !s.ok()) return ReportError(s);
-  const std::vector<double>& wall_ms = profile->wall_ms;
-  const std::vector<double>& kernel_ms = profile->kernel_ms;
-  Literal& result = profile->result;
-
+// Writes --output-dir and --trace, checks, and prints the table and the
+// per-step figures (text or JSON). The exit code: 1 when --check fails.
+int Report(const RunOptions& o, const RunReport& run, const Literal* expected, const EmitterDump& emitter_dump) {
+  const ProfileResult& profile = *run.profile;
   std::vector<const Literal*> leaves;
-  FlattenLeaves(result, leaves);
+  FlattenLeaves(profile.result, leaves);
   if (!o.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.output_dir, ec);
@@ -196,7 +92,7 @@ int RunRun(const RunOptions& o) {
   }
   std::string check_message;
   bool check_ok = true;
-  if (o.check) {
+  if (expected != nullptr) {
     std::vector<const Literal*> expected_leaves;
     FlattenLeaves(*expected, expected_leaves);
     OutputCheck same = CheckOutputs(expected_leaves, leaves, OutputCheckOptions{.tolerance = o.tolerance});
@@ -205,29 +101,34 @@ int RunRun(const RunOptions& o) {
   }
   if (!o.trace.empty()) {
     std::ofstream out(o.trace);
-    out << ChromeTraceJson(profile->last_step);
+    out << ChromeTraceJson(profile.last_step);
     if (!out) return ReportError(absl::InternalError(StrCat("cannot write trace '", o.trace, "'")));
   }
-
-  const double optimize_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  const double compile_ms = profile->compile_ms;
-  const ExecutableMemory& mem = profile->memory;
-  const KernelSummary& summary = profile->summary;
+  const ExecutableMemory& mem = profile.memory;
+  const KernelSummary& summary = profile.summary;
+  const CudaProfile* cuda = run.cuda;
   if (o.format == "json") {
     nlohmann::json j;
     j["device"] = o.device;
+    if (cuda != nullptr) j["device_description"] = cuda->device;
     j["pipeline"] = o.pipeline;
     j["repeats"] = o.repeats;
-    j["optimize_ms"] = optimize_ms;
-    j["compile_ms"] = compile_ms;
-    j["kernel_ms_median"] = Median(kernel_ms);
-    j["wall_ms_median"] = Median(wall_ms);
-    j["kernel_ms"] = kernel_ms;
-    j["wall_ms"] = wall_ms;
-    j["peak_bytes"] = mem.peak_bytes();
+    j["optimize_ms"] = run.optimize_ms;
+    j["compile_ms"] = profile.compile_ms;
+    j["kernel_ms_median"] = Median(profile.kernel_ms);
+    j["wall_ms_median"] = Median(profile.wall_ms);
+    j["kernel_ms"] = profile.kernel_ms;
+    j["wall_ms"] = profile.wall_ms;
+    if (cuda != nullptr) {
+      j["kernel_envelope_ms"] = cuda->envelope_ms;
+      j["traced_wall_ms"] = cuda->traced_wall_ms;
+      j["host_fallbacks"] = cuda->host_fallbacks;
+    } else {
+      j["peak_bytes"] = mem.peak_bytes();
+      j["kernel_cache_hits"] = CpuKernelCompiler::CacheHits();
+      j["kernel_cache_misses"] = CpuKernelCompiler::CacheMisses();
+    }
     j["arena_bytes"] = mem.arena_bytes;
-    j["kernel_cache_hits"] = CpuKernelCompiler::CacheHits();
-    j["kernel_cache_misses"] = CpuKernelCompiler::CacheMisses();
     nlohmann::json rows = nlohmann::json::array();
     for (const KernelSummaryRow& r : summary.rows) {
       rows.push_back({{"name", r.name}, {"computation", r.computation}, {"kind", KernelKindName(r.kind)},
@@ -235,21 +136,44 @@ int RunRun(const RunOptions& o) {
                       {"median_ns", r.median_ns}, {"share", r.share}, {"bytes", r.bytes}, {"flops", r.flops}});
     }
     j["kernels"] = rows;
-    if (o.check) {
+    if (expected != nullptr) {
       j["check"] = {{"ok", check_ok}, {"message", check_message}};
     }
     fmt::print("{}\n", j.dump(2));
   } else {
+    if (cuda != nullptr) fmt::print("device             {}\n", cuda->device);
     fmt::print("{}", FormatKernelTable(summary, o.max_rows));
     fmt::print("\nsteps              {} (after {} warm-up)\n", o.repeats, o.warmup);
-    fmt::print("kernel time/step   {:.3f} ms (median)\n", Median(kernel_ms));
-    fmt::print("wall time/step     {:.3f} ms (median)\n", Median(wall_ms));
-    fmt::print("peak memory        {:.1f} MiB (arena {:.1f} MiB)\n", mem.peak_bytes() / 1048576.0,
-               mem.arena_bytes / 1048576.0);
-    fmt::print("optimize time      {:.1f} ms (pipeline '{}')\n", optimize_ms, o.pipeline);
-    fmt::print("compile time       {:.1f} ms ({} kernels compiled, {} cache hits)\n", compile_ms,
-               CpuKernelCompiler::CacheMisses(), CpuKernelCompiler::CacheHits());
-    if (o.check) fmt::print("check              {}\n", check_ok ? StrCat("ok: ", check_message) : std::string("FAILED"));
+    if (cuda != nullptr) {
+      fmt::print("kernel time/step   {:.3f} ms (median sum of device kernels, CUPTI)\n", Median(profile.kernel_ms));
+      fmt::print("kernel envelope    {:.3f} ms (median first start to last end)\n", Median(cuda->envelope_ms));
+      fmt::print("wall time/step     {:.3f} ms (median of untraced steps)\n", Median(profile.wall_ms));
+      fmt::print("traced step        {:.3f} ms (median wall time with CUPTI tracing)\n", Median(cuda->traced_wall_ms));
+      fmt::print("device arena       {:.1f} MiB\n", mem.arena_bytes / 1048576.0);
+    } else {
+      fmt::print("kernel time/step   {:.3f} ms (median)\n", Median(profile.kernel_ms));
+      fmt::print("wall time/step     {:.3f} ms (median)\n", Median(profile.wall_ms));
+      fmt::print("peak memory        {:.1f} MiB (arena {:.1f} MiB)\n", mem.peak_bytes() / 1048576.0,
+                 mem.arena_bytes / 1048576.0);
+    }
+    fmt::print("optimize time      {:.1f} ms (pipeline '{}')\n", run.optimize_ms, o.pipeline);
+    if (cuda != nullptr) {
+      fmt::print("compile time       {:.1f} ms\n", profile.compile_ms);
+    } else {
+      fmt::print("compile time       {:.1f} ms ({} kernels compiled, {} cache hits)\n", profile.compile_ms,
+                 CpuKernelCompiler::CacheMisses(), CpuKernelCompiler::CacheHits());
+    }
+    if (cuda != nullptr && !cuda->host_fallbacks.empty()) {
+      // Ops without a GPU implementation run on the host between copies:
+      // their copies are timed, their host work is not kernel time.
+      const std::vector<std::string>& h = cuda->host_fallbacks;
+      fmt::print("host fallbacks     {} op{} run on the host: {}{}\n", h.size(), h.size() == 1 ? "" : "s",
+                 Join(std::vector<std::string>(h.begin(), h.begin() + std::min<size_t>(h.size(), 3)), "; "),
+                 h.size() > 3 ? StrCat("; ... ", h.size() - 3, " more") : "");
+    }
+    if (expected != nullptr) {
+      fmt::print("check              {}\n", check_ok ? StrCat("ok: ", check_message) : std::string("FAILED"));
+    }
     if (!o.trace.empty()) fmt::print("trace              {} (Chrome trace JSON; open in Perfetto)\n", o.trace);
     if (!o.emitter_dump.empty()) {
       fmt::print("emitter dumps      {} kernels in {}/\n", emitter_dump.kernels(), o.emitter_dump);
@@ -260,6 +184,89 @@ int RunRun(const RunOptions& o) {
     return 1;
   }
   return 0;
+}
+
+int RunRun(const RunOptions& o) {
+  auto module = LoadModule(o.file, *o.source);
+  if (!module.ok()) return ReportError(module.status());
+  // Both backends run one device: a replicated or partitioned program
+  // would run as one participant and compute something else.
+  const HloModuleConfig& config = (*module)->config();
+  if (config.replica_count * config.num_partitions > 1) {
+    std::string devices = config.replica_count > 1 ? StrCat(config.replica_count, " replicas") : "";
+    if (config.num_partitions > 1) {
+      devices += StrCat(devices.empty() ? "" : " x ", config.num_partitions, " partitions");
+    }
+    return ReportError(absl::UnimplementedError(
+        StrCat("passlab run: module has ", devices, "; the ", o.device == "cuda" ? "CUDA" : "CPU",
+               " backend runs one device")));
+  }
+  std::vector<Literal> args = MakeRandomArguments(*(*module)->entry_computation(), o.seed);
+  // The oracle runs on the module as given, before any pass touched it.
+  absl::StatusOr<Literal> expected = absl::UnknownError("not evaluated");
+  if (o.check) expected = HloEvaluator().Evaluate(**module, args);
+  if (o.check && !expected.ok()) {
+    return ReportError(absl::Status(expected.status().code(),
+                                    StrCat("--check: the evaluator cannot run the input: ", expected.status().message())));
+  }
+  std::vector<std::string> emitter_disabled;
+  for (std::string_view name : SplitAny(o.emitter_disable, ",")) {
+    if (!name.empty()) emitter_disabled.emplace_back(name);
+  }
+  // --emitter-dump DIR: every kernel's MLIR after every emitter pass.
+  EmitterDump emitter_dump(o.emitter_dump);
+  // Library calls obey --threads from the start (the algorithm pickers time
+  // them on the CPU; on CUDA, the host fallbacks' calls).
+  SetLibraryCallThreads(o.threads);
+
+  if (o.device == "cuda") {
+    // The algorithm pickers time cuBLASLt/cuDNN algorithms on the device.
+    if (absl::Status s = UseCudaAutotuning(); !s.ok()) {
+      return ReportError(absl::Status(s.code(), StrCat("--device cuda: compile: ", s.message())));
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
+    RunReport run;
+    run.optimize_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    // The GPU code generator (core/codegen's NVPTX target, the device's
+    // sm_XX) provides the kernels; an op it cannot compile runs on the
+    // host, shown as a "host: ..." routine.
+    GpuCompileOptions gopts = GpuCompileOptionsForDevice();
+    gopts.disabled_passes = emitter_disabled;
+    if (!o.emitter_dump.empty()) emitter_dump.Attach(gopts);
+    GpuKernelCompiler compiler(gopts);
+    CudaProfileOptions popts;
+    popts.warmup = o.warmup;
+    popts.repeats = o.repeats;
+    popts.want_result = o.check || !o.output_dir.empty();  // one more, untimed run
+    absl::StatusOr<CudaProfile> profile = ProfileOnCuda(**module, args, GpuCodegenKernels(compiler), popts);
+    if (!profile.ok()) {
+      return ReportError(absl::Status(profile.status().code(), StrCat("--device cuda: ", profile.status().message())));
+    }
+    if (absl::Status s = emitter_dump.Finish(); !s.ok()) return ReportError(s);
+    run.profile = &*profile;
+    run.cuda = &*profile;
+    return Report(o, run, o.check ? &*expected : nullptr, emitter_dump);
+  }
+
+  auto t0 = std::chrono::steady_clock::now();
+  if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
+  RunReport run;
+  run.optimize_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CpuCompileOptions copts;
+  copts.num_threads = o.threads;
+  copts.disabled_passes = emitter_disabled;
+  if (!o.emitter_dump.empty()) emitter_dump.Attach(copts);
+  ProfileOptions popts;
+  popts.warmup = o.warmup;
+  popts.repeats = o.repeats;
+  popts.want_result = o.check || !o.output_dir.empty();  // one more, untimed run
+  popts.compile = std::move(copts);
+  absl::StatusOr<ProfileResult> profile = CompileAndProfile(**module, args, popts);
+  if (!profile.ok()) return ReportError(profile.status());
+  if (absl::Status s = emitter_dump.Finish(); !s.ok()) return ReportError(s);
+  run.profile = &*profile;
+  return Report(o, run, o.check ? &*expected : nullptr, emitter_dump);
 }
 
 }  // namespace
