@@ -194,8 +194,8 @@ void DrawKernelsPanel(AppState& state, UiState& ui) {
   ImGui::TextColored(colors::kAccent, "ran on %s", run->device_description.c_str());
   ImGui::SameLine();
   if (run->device == "cuda") {
-    ImGui::Text("kernel %.3f ms/step (CUPTI)   wall %.3f ms/step   compile %.0f ms   device arena %.1f MiB",
-                run->kernel_ms_median, run->wall_ms_median, run->profile.compile_ms,
+    ImGui::Text("kernel %.3f ms/step (CUPTI)   wall %.3f ms/step (traced %.3f)   compile %.0f ms   device arena %.1f MiB",
+                run->kernel_ms_median, run->wall_ms_median, run->traced_wall_ms_median, run->profile.compile_ms,
                 run->profile.memory.arena_bytes / 1048576.0);
   } else {
     ImGui::Text("kernel %.3f ms/step   wall %.3f ms/step   compile %.0f ms   peak %.1f MiB", run->kernel_ms_median,

@@ -457,6 +457,7 @@ void StartRun(AppState& state) {
           absl::StatusOr<CudaProfile> cuda = RunOnCuda(*module, args, settings);
           if (!cuda.ok()) return cuda.status();
           r->device_description = cuda->device;
+          r->traced_wall_ms_median = Median(cuda->traced_wall_ms);
           profile = static_cast<ProfileResult&&>(std::move(*cuda));  // what the panel shows
         } else {
           p.SetStage("compiling kernels and running");

@@ -150,7 +150,8 @@ struct RunResult {
   // step, memory.arena_bytes the device arena (the rest of memory is 0).
   ProfileResult profile;
   double kernel_ms_median = 0;
-  double wall_ms_median = 0;
+  double wall_ms_median = 0;         // on cuda: of untraced steps
+  double traced_wall_ms_median = 0;  // cuda: of the CUPTI-traced steps
 };
 
 // ---- emitter panel ----------------------------------------------------------
