@@ -3,8 +3,16 @@
 #include <cblas.h>
 #include <dlfcn.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -38,6 +46,43 @@ TEST(LibraryThreadsTest, ZeroMeansEveryCore) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   EXPECT_EQ(LibraryCallThreads(), cores);
   EXPECT_EQ(openblas_get_num_threads(), cores);
+}
+
+// Threads of this process other than the caller that are running or
+// runnable ("R" in /proc/self/task/<tid>/stat).
+int OtherRunningThreads() {
+  int running = 0;
+  const std::string self = std::to_string(::gettid());
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (task.path().filename() == self) continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // "tid (name) S ...": the state follows the last ')'.
+    size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'R') ++running;
+  }
+  return running;
+}
+
+// OpenBLAS's idle threads would spin for about 0.1 s after each call,
+// taking the cores the next convolution's OpenMP threads need. Before main,
+// library_threads.cc has them sleep as soon as they are idle.
+TEST(LibraryThreadsTest, OpenBlasThreadsSleepWhenIdle) {
+  const char* timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+  ASSERT_NE(timeout, nullptr) << "library_threads.cc did not set OPENBLAS_THREAD_TIMEOUT";
+  if (std::string(timeout) != "4") GTEST_SKIP() << "OPENBLAS_THREAD_TIMEOUT=" << timeout << " was set outside";
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one core: OpenBLAS runs no threads of its own";
+  SetLibraryCallThreads(0);
+  const int n = 512;
+  std::vector<float> a(n * n, 1.0f), b(n * n, 2.0f), c(n * n, 0.0f);
+  // The thread server was restarted before main: it still computes, on
+  // its threads.
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+  EXPECT_EQ(c[0], 2.0f * n);
+  EXPECT_EQ(c[n * n - 1], 2.0f * n);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(OtherRunningThreads(), 0) << "a thread still spins 20 ms after the gemm";
 }
 
 }  // namespace
