@@ -3,6 +3,8 @@
 // calls, OpenMP). By default both take every core, which is wrong for a
 // measurement that asked for one thread: the extra threads spin-wait for a
 // core another process holds, and a step's time then wanders by 2-3x.
+// OpenBLAS's idle threads are also made to sleep at once instead of
+// spinning for 0.1 s after each call (library_threads.cc, before main).
 #ifndef PASSLAB_CORE_RUNTIME_LIBRARY_THREADS_H_
 #define PASSLAB_CORE_RUNTIME_LIBRARY_THREADS_H_
 
