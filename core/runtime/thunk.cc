@@ -79,6 +79,15 @@ void CopyLeaves(const std::vector<Shape>& from_shapes, const std::vector<void*>&
   }
 }
 
+// Whether `copy` moves one plain (untiled) array into another layout.
+bool IsLayoutChangingPlainCopy(const HloInstruction& copy) {
+  const Shape& from = copy.operand(0)->shape();
+  const Shape& to = copy.shape();
+  if (!from.IsArray() || !to.IsArray() || to.element_count() == 0) return false;
+  if (!CheckPlainLayout(from).ok() || !CheckPlainLayout(to).ok()) return false;
+  return PhysicalStrides(from) != PhysicalStrides(to);
+}
+
 // ---------------------------------------------------------------- thunks
 
 class KernelThunk : public Thunk {
@@ -347,6 +356,19 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
     return absl::OkStatus();
   }
   if (op == HloOpcode::kCopy) {
+    // A copy that changes a plain array's layout is a transpose: it is
+    // compiled like any other kernel (the transpose or loop emitter, on
+    // every core), as XLA does and as the CUDA runtime here does. The rest
+    // (the same layout: a memcpy; tiled or tuple buffers) move through
+    // CopyThunk, as does a copy the code generator turns down.
+    if (kernels && IsLayoutChangingPlainCopy(inst)) {
+      absl::StatusOr<std::unique_ptr<CompiledKernel>> k = kernels(inst);
+      if (k.ok()) {
+        thunks_.push_back(std::make_unique<KernelThunk>(inst, std::move(*k)));
+        return absl::OkStatus();
+      }
+      if (!absl::IsUnimplemented(k.status())) return k.status();
+    }
     thunks_.push_back(std::make_unique<CopyThunk>(inst));
     return absl::OkStatus();
   }

@@ -25,6 +25,19 @@ ENTRY e {
 })", {0, 0, 0});
 }
 
+// An unfused copy into another layout is compiled as a kernel (the runtime
+// hands it to the compiler; thunk.cc): a convolution weight's NHWC-to-
+// HWNC-like reordering, a matrix transpose, an integer and a half copy.
+TEST(DataMovementTest, LayoutChangingCopies) {
+  for (const char* copy : {"f32[3,3,24,40]{3,1,0,2} copy(f32[3,3,24,40]{3,2,1,0} parameter(0))",
+                           "f32[33,65]{0,1} copy(f32[33,65]{1,0} parameter(0))",
+                           "s32[5,7,9]{0,2,1} copy(s32[5,7,9]{2,1,0} parameter(0))",
+                           "bf16[2,64,48]{1,2,0} copy(bf16[2,64,48]{2,1,0} parameter(0))"}) {
+    SCOPED_TRACE(copy);
+    ExpectMatchesEvaluator(std::string("HloModule m\nENTRY e {\n  ROOT c = ") + copy + "\n}\n", {0, 0, 0});
+  }
+}
+
 TEST(DataMovementTest, SliceReversePadConcatenateIota) {
   ExpectFusedMatchesEvaluator(R"(HloModule m
 ENTRY e {

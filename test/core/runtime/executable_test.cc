@@ -463,13 +463,17 @@ ENTRY e {
   u = f32[2,5] parameter(1)
   sorted = f32[6,5] sort(x), dimensions={0}, to_apply=cmp
   t = f32[6,5]{0,1} copy(sorted)
+  same = f32[6,5] copy(sorted)
   n = f32[6,5] negate(x)
   d = f32[6,5] dynamic-update-slice(n, u, s32[] constant(3), s32[] constant(0))
-  ROOT out = (f32[6,5]{0,1}, f32[6,5]) tuple(t, d)
+  ROOT out = (f32[6,5]{0,1}, f32[6,5], f32[6,5]) tuple(t, same, d)
 })");
   ASSERT_NE(r.executable, nullptr);
   EXPECT_EQ(Find(r.records, "sorted")->kind, KernelKind::kRuntimeRoutine);
-  EXPECT_EQ(Find(r.records, "t")->kind, KernelKind::kCopy);
+  // A copy into another layout is a transpose: a compiled kernel. One into
+  // the same layout is a memcpy.
+  EXPECT_EQ(Find(r.records, "t")->kind, KernelKind::kEmitted);
+  EXPECT_EQ(Find(r.records, "same")->kind, KernelKind::kCopy);
   const HloInstruction* d = r.module->entry_computation()->GetInstructionWithName("d");
   EXPECT_TRUE(r.executable->buffer_assignment().IsInPlace(d));
 }
