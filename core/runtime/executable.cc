@@ -75,8 +75,12 @@ absl::StatusOr<const Frame*> Executable::ExecuteToFrame(absl::Span<const Literal
     return absl::InvalidArgumentError(
         StrCat(entry.name(), " takes ", entry.num_parameters(), " arguments, got ", args.size()));
   }
-  // Parameter buffers (owned by the executable; donated ones may be
-  // overwritten by a run, so every run copies the arguments in again).
+  // Parameter buffers. A program that writes none of its parameters reads
+  // each argument in place when the literal's bytes already have the
+  // parameter's layout (no copy per step: a ResNet-50 step's 100 MB of
+  // weights and state); otherwise the argument is copied into a buffer
+  // owned by the executable, every run (a donated one may be overwritten).
+  const bool read_in_place = !program_->assignment().OverwritesParameters();
   parameter_storage_.resize(args.size());
   std::vector<std::vector<void*>> params(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
@@ -90,6 +94,11 @@ absl::StatusOr<const Frame*> Executable::ExecuteToFrame(absl::Span<const Literal
     }
     parameter_storage_[i].resize(leaves.size());
     for (size_t k = 0; k < leaves.size(); ++k) {
+      if (read_in_place && leaves[k].element_count() > 0 && LiteralIsBuffer(*values[k], leaves[k])) {
+        // The program only reads it: the const is kept in fact.
+        params[i].push_back(const_cast<uint8_t*>(values[k]->untyped_data()));
+        continue;
+      }
       int64_t bytes = BufferBytes(leaves[k]);
       std::vector<uint64_t>& storage =
           shared_memory_ != nullptr ? shared_memory_->Parameter(i, k) : parameter_storage_[i][k];

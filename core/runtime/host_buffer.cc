@@ -141,6 +141,13 @@ bool IsDefaultOrder(const Shape& shape) {
 
 }  // namespace
 
+bool LiteralIsBuffer(const Literal& literal, const Shape& buffer_shape) {
+  return buffer_shape.IsArray() && literal.shape().IsArray() &&
+         literal.shape().element_type() == buffer_shape.element_type() &&
+         literal.shape().SameDimensions(buffer_shape) && CheckPlainLayout(buffer_shape).ok() &&
+         IsDefaultOrder(buffer_shape) && literal.size_bytes() == BufferBytes(buffer_shape);
+}
+
 absl::Status CopyLiteralToBuffer(const Literal& literal, const Shape& buffer_shape, void* buffer) {
   if (absl::Status s = CheckHostLayout(buffer_shape); !s.ok()) return s;
   if (!literal.shape().IsArray() || literal.shape().element_type() != buffer_shape.element_type() ||

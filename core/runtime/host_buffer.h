@@ -47,6 +47,11 @@ std::vector<Shape> LeafShapes(const Shape& shape);
 std::vector<int64_t> GroupOffsets(const Shape& shape, const std::vector<int64_t>& strides,
                                   absl::Span<const int64_t> dims);
 
+// Whether an array literal's own bytes already are a buffer of
+// `buffer_shape` (the same element type and dimensions, a plain row-major
+// layout), so that a run can read the literal in place.
+bool LiteralIsBuffer(const Literal& literal, const Shape& buffer_shape);
+
 // Copies an array literal's values into a buffer laid out as `buffer_shape`
 // (same dimensions and element type as the literal).
 absl::Status CopyLiteralToBuffer(const Literal& literal, const Shape& buffer_shape, void* buffer);

@@ -104,7 +104,8 @@ for l in open('$tmp/out/results.jsonl'):
 
 # --target-ci: repetitions beyond --repeats while the ratio's CI is wider than asked.
 # No step pair times alike to 0.0001%, so every variant runs to --max-repeats; at
-# ±49% none needs more.
+# ±49% it stops well before --max-repeats. (Not "never": with 3 samples, one step
+# preempted by a parallel test can widen the microsecond-step CI past 49%.)
 echo "tight: dce" > "$tmp/v3.txt"
 "$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v3.txt" --repeats 3 --warmup 0 --target-ci 0.0001 \
   --max-repeats 5 --out "$tmp/adaptive" > "$tmp/log" 2>&1 || fail "target-ci sweep: $(cat "$tmp/log")"
@@ -117,11 +118,12 @@ assert len(b['samples']['kernel_ns'])==3 and 'extra_repeats' not in b, b
 m=json.load(open('$tmp/adaptive/manifest.json')); assert m['target_ci']==1e-6 and m['max_repeats']==5, m" \
   || fail "target-ci repetitions"
 "$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v3.txt" --repeats 3 --warmup 0 --target-ci 49 \
-  --out "$tmp/loose" > "$tmp/log" 2>&1 || fail "loose target-ci sweep: $(cat "$tmp/log")"
+  --max-repeats 20 --out "$tmp/loose" > "$tmp/log" 2>&1 || fail "loose target-ci sweep: $(cat "$tmp/log")"
 python3 -c "import json
 v=[json.loads(l) for l in open('$tmp/loose/results.jsonl')][-1]
-assert v['variant']=='tight' and 'extra_repeats' not in v and len(v['samples']['kernel_ns'])==3, v" \
-  || fail "loose target-ci repeated"
+extra=v.get('extra_repeats', 0)
+assert v['variant']=='tight' and extra < 10 and len(v['samples']['kernel_ns'])==3+extra, v" \
+  || fail "loose target-ci repeated to the limit"
 ! "$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v3.txt" --repeats 3 --target-ci 2 --no-control \
   --out "$tmp/nc" 2> "$tmp/err" || fail "target-ci without control accepted"
 grep -q "needs the in-process control" "$tmp/err" || fail "target-ci error: $(cat "$tmp/err")"
