@@ -109,6 +109,78 @@ ENTRY e {
   EXPECT_EQ(kind, EmitterKind::kReduction);
 }
 
+// Column reductions (the input's minor dimension kept, as in batch-norm
+// statistics over N, H, W of NHWC) walk the input rows with the output
+// columns innermost, accumulating in the output buffers: a multi-output
+// fusion over two inputs (200 columns: three blocks of 64 and one of 8), an
+// integer reduction with a kept major dimension, and an f64 maximum.
+TEST(ReductionTest, ColumnReductionsWalkRowsWithColumnsInnermost) {
+  const char* batch_norm_statistics = R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+fused {
+  a = f32[8,4,4,200] parameter(0)
+  b = f32[8,4,4,200] parameter(1)
+  z = f32[] constant(0)
+  aa = f32[8,4,4,200] multiply(a, a)
+  ra = f32[200] reduce(a, z), dimensions={0,1,2}, to_apply=add
+  raa = f32[200] reduce(aa, z), dimensions={0,1,2}, to_apply=add
+  rb = f32[200] reduce(b, z), dimensions={0,1,2}, to_apply=add
+  ROOT t = (f32[200], f32[200], f32[200]) tuple(ra, raa, rb)
+}
+ENTRY e {
+  p0 = f32[8,4,4,200] parameter(0)
+  p1 = f32[8,4,4,200] parameter(1)
+  ROOT f = (f32[200], f32[200], f32[200]) fusion(p0, p1), kind=kInput, calls=fused
+})";
+  ExpectMatchesEvaluator(batch_norm_statistics, {1e-5, 1e-5, 8});
+  // The partial results live in stack buffers of the nest's function: the
+  // interchanged walk, not one strided loop per output.
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(batch_norm_statistics, "test");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  absl::StatusOr<std::string> mlir = CpuKernelCompiler().EmitMlir(*(*m)->entry_computation()->root_instruction());
+  ASSERT_TRUE(mlir.ok()) << mlir.status().message();
+  EXPECT_NE(mlir->find("memref.alloca"), std::string::npos) << *mlir;
+
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+add {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] add(x, y)
+}
+ENTRY e {
+  a = s32[3,50,70] parameter(0)
+  z = s32[] constant(7)
+  ROOT r = s32[3,70] reduce(a, z), dimensions={1}, to_apply=add
+})", {0, 0, 0});
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+max {
+  x = f64[] parameter(0)
+  y = f64[] parameter(1)
+  ROOT s = f64[] maximum(x, y)
+}
+ENTRY e {
+  a = f64[6,9,130] parameter(0)
+  z = f64[] constant(-inf)
+  ROOT r = f64[130] reduce(a, z), dimensions={0,1}, to_apply=max
+})", {0, 0, 0});
+  // Fewer rows than partials: one partial, the rows in sequence.
+  ExpectFusedMatchesEvaluator(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[5,3,40] parameter(0)
+  z = f32[] constant(0.5)
+  ROOT r = f32[40] reduce(a, z), dimensions={0,1}, to_apply=add
+})", {1e-6, 1e-6, 0});
+}
+
 TEST(ReductionTest, VariadicArgmaxReduce) {
   ExpectMatchesEvaluator(R"(HloModule m
 argmax {
