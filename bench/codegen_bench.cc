@@ -123,6 +123,24 @@ void RunKernel(benchmark::State& state, const char* text, int64_t out_bytes, boo
   state.SetBytesProcessed(state.iterations() * (kBytes + out_bytes));
 }
 
+// A column reduction (the batch-norm statistics' shape: the minor
+// dimension kept): 64 MiB of f32[65536,256] summed over the rows.
+const char* kColumnReduce = R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+fused {
+  a = f32[65536,256] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[256] reduce(a, z), dimensions={0}, to_apply=add
+}
+ENTRY e {
+  p = f32[65536,256] parameter(0)
+  ROOT f = f32[256] fusion(p), kind=kInput, calls=fused
+})";
+
 void BM_FusedScaleBiasRelu64MiB(benchmark::State& state) { RunKernel(state, kScaleBiasRelu, kBytes, true); }
 void BM_FusedScaleBiasRelu64MiBOneThread(benchmark::State& state) {
   RunKernel(state, kScaleBiasRelu, kBytes, false);
@@ -130,6 +148,7 @@ void BM_FusedScaleBiasRelu64MiBOneThread(benchmark::State& state) {
 void BM_FusedGelu64MiB(benchmark::State& state) { RunKernel(state, kGelu, kBytes, true); }
 void BM_Transpose64MiB(benchmark::State& state) { RunKernel(state, kTranspose, kBytes, true); }
 void BM_RowReduce64MiB(benchmark::State& state) { RunKernel(state, kRowReduce, kRows * 4, true); }
+void BM_ColumnReduce64MiB(benchmark::State& state) { RunKernel(state, kColumnReduce, 256 * 4, true); }
 
 // The max-pool gradient of a ResNet stem (3x3 windows, stride 2): the
 // native select-and-scatter kernel, which walks the source elements in order
@@ -199,6 +218,7 @@ BENCHMARK(BM_FusedScaleBiasRelu64MiBOneThread)->Unit(benchmark::kMillisecond)->U
 BENCHMARK(BM_FusedGelu64MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Transpose64MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RowReduce64MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ColumnReduce64MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SelectAndScatterMaxPoolGradient)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CompileGeluFusion)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompileRowReduceFusion)->Unit(benchmark::kMillisecond);
