@@ -70,6 +70,9 @@ done
 # expander off), and its time against the expanded one's in the logs.
 timeout 150 "$passlab" run --model resnet18 --device cuda --check --warmup 1 --repeats 3 --max-rows 40 \
   --disable select_and_scatter_expander > "$out/check_resnet18-native-sas.log" 2>&1 & pids+=("$!:check resnet18-native-sas")
+# passlab run's CLI test takes its GPU branch here: JSON, untraced and traced
+# wall times, --output-dir and --emitter-dump on the device.
+timeout 150 bash "$here/test/cli/cli_run.sh" "$passlab" "$here" > "$out/cli_run.log" 2>&1 & pids+=("$!:cli_run")
 for p in "${pids[@]}"; do
   pid=${p%%:*}; what=${p#*:}
   wait "$pid"; rc=$?
@@ -78,6 +81,7 @@ for p in "${pids[@]}"; do
             if [[ $rc == 0 ]]; then note "$what" "ok ($(grep -m1 'kernel time/step' "$log" | awk '{print $3, $4}') kernel/step)"
             else note "$what" "FAILED rc=$rc: $(grep -m1 -E 'error|FAIL' "$log" | cut -c1-150)"; fi
             grep -m1 '^host fallbacks' "$log" | cut -c1-200 ;;
+    cli_run) note "$what" "rc=$rc $(tail -n 1 "$out/cli_run.log" | cut -c1-150)" ;;
     *) log="$out/cuda_runtime_tests.log"; [[ $what == e2e* ]] && log="$out/e2e_gpu_kernels.log"
        note "$what" "rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log" | tr '\n' ' ' | cut -c1-120)" ;;
   esac
