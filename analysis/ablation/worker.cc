@@ -464,12 +464,12 @@ class Worker {
     };
     int64_t wall = 0, traced_wall = 0;
     if (out == nullptr) return run(nullptr, &wall);
-    if (program.TracingTakesHostTime()) {
+    const bool untraced_wall = program.TracingTakesHostTime();
+    if (untraced_wall) {
       if (absl::Status s = run(nullptr, &wall); !s.ok()) return s;
     }
     std::vector<KernelRecord> records;
-    if (absl::Status s = run(&records, &traced_wall); !s.ok()) return s;
-    if (!program.TracingTakesHostTime()) wall = traced_wall;
+    if (absl::Status s = run(&records, untraced_wall ? &traced_wall : &wall); !s.ok()) return s;
     int64_t k = 0, kc = 0;
     for (const KernelRecord& r : records) {
       if (r.kind == KernelKind::kControlFlow) continue;

@@ -30,11 +30,11 @@ void SetOpenMpThreads(int threads) {
 // last gemm each took 32 ms instead of 1-3 ms, in about half the steps.
 // OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles) makes them sleep at once; a
 // gemm then wakes them, which costs tens of microseconds (a 256^3 sgemm:
-// 0.24 ms instead of 0.18) and saved 4-10% of the ResNet-50 step. OpenBLAS reads the variable when it
-// loads, before this runs, so it is set here, read again, and the thread
-// server is shut down: the next gemm starts it with the new timeout. A
-// value the user set is left alone; so is a BLAS without these entry
-// points.
+// 0.24 ms instead of 0.18) and saved 4-10% of the ResNet-50 step.
+// OpenBLAS reads the variable when it loads, before this runs, so it is set
+// here, read again, and the thread server is shut down: the next gemm
+// starts it with the new timeout. A value the user set is left alone; so is
+// a BLAS without these entry points.
 void QuietOpenBlasThreads() {
   if (const char* set = std::getenv("OPENBLAS_THREAD_TIMEOUT"); set != nullptr && *set != '\0') return;
   using ReadEnv = void (*)();

@@ -68,17 +68,12 @@ absl::Status Optimize(HloModule& module, const RunOptions& o) {
   return pipeline->pipeline->Run(module).status();
 }
 
-// What a run produced on either backend, for one output routine.
-struct RunReport {
-  const ProfileResult* profile = nullptr;
-  const CudaProfile* cuda = nullptr;  // --device cuda
-  double optimize_ms = 0;
-};
-
-// Writes --output-dir and --trace, checks, and prints the table and the
-// per-step figures (text or JSON). The exit code: 1 when --check fails.
-int Report(const RunOptions& o, const RunReport& run, const Literal* expected, const EmitterDump& emitter_dump) {
-  const ProfileResult& profile = *run.profile;
+// What a run produced on either backend (`cuda`: the same profile as a
+// CudaProfile, with --device cuda): writes --output-dir and --trace,
+// checks, and prints the table and the per-step figures (text or JSON).
+// The exit code: 1 when --check fails.
+int Report(const RunOptions& o, const ProfileResult& profile, const CudaProfile* cuda, double optimize_ms,
+           const Literal* expected, const EmitterDump& emitter_dump) {
   std::vector<const Literal*> leaves;
   FlattenLeaves(profile.result, leaves);
   if (!o.output_dir.empty()) {
@@ -106,14 +101,13 @@ int Report(const RunOptions& o, const RunReport& run, const Literal* expected, c
   }
   const ExecutableMemory& mem = profile.memory;
   const KernelSummary& summary = profile.summary;
-  const CudaProfile* cuda = run.cuda;
   if (o.format == "json") {
     nlohmann::json j;
     j["device"] = o.device;
     if (cuda != nullptr) j["device_description"] = cuda->device;
     j["pipeline"] = o.pipeline;
     j["repeats"] = o.repeats;
-    j["optimize_ms"] = run.optimize_ms;
+    j["optimize_ms"] = optimize_ms;
     j["compile_ms"] = profile.compile_ms;
     j["kernel_ms_median"] = Median(profile.kernel_ms);
     j["wall_ms_median"] = Median(profile.wall_ms);
@@ -156,7 +150,7 @@ int Report(const RunOptions& o, const RunReport& run, const Literal* expected, c
       fmt::print("peak memory        {:.1f} MiB (arena {:.1f} MiB)\n", mem.peak_bytes() / 1048576.0,
                  mem.arena_bytes / 1048576.0);
     }
-    fmt::print("optimize time      {:.1f} ms (pipeline '{}')\n", run.optimize_ms, o.pipeline);
+    fmt::print("optimize time      {:.1f} ms (pipeline '{}')\n", optimize_ms, o.pipeline);
     if (cuda != nullptr) {
       fmt::print("compile time       {:.1f} ms\n", profile.compile_ms);
     } else {
@@ -219,15 +213,18 @@ int RunRun(const RunOptions& o) {
   // them on the CPU; on CUDA, the host fallbacks' calls).
   SetLibraryCallThreads(o.threads);
 
+  // On CUDA the algorithm pickers time cuBLASLt/cuDNN algorithms on the
+  // device.
   if (o.device == "cuda") {
-    // The algorithm pickers time cuBLASLt/cuDNN algorithms on the device.
     if (absl::Status s = UseCudaAutotuning(); !s.ok()) {
       return ReportError(absl::Status(s.code(), StrCat("--device cuda: compile: ", s.message())));
     }
-    auto t0 = std::chrono::steady_clock::now();
-    if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
-    RunReport run;
-    run.optimize_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
+  const double optimize_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  if (o.device == "cuda") {
     // The GPU code generator (core/codegen's NVPTX target, the device's
     // sm_XX) provides the kernels; an op it cannot compile runs on the
     // host, shown as a "host: ..." routine.
@@ -244,15 +241,9 @@ int RunRun(const RunOptions& o) {
       return ReportError(absl::Status(profile.status().code(), StrCat("--device cuda: ", profile.status().message())));
     }
     if (absl::Status s = emitter_dump.Finish(); !s.ok()) return ReportError(s);
-    run.profile = &*profile;
-    run.cuda = &*profile;
-    return Report(o, run, o.check ? &*expected : nullptr, emitter_dump);
+    return Report(o, *profile, &*profile, optimize_ms, o.check ? &*expected : nullptr, emitter_dump);
   }
 
-  auto t0 = std::chrono::steady_clock::now();
-  if (absl::Status s = Optimize(**module, o); !s.ok()) return ReportError(s);
-  RunReport run;
-  run.optimize_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   CpuCompileOptions copts;
   copts.num_threads = o.threads;
   copts.disabled_passes = emitter_disabled;
@@ -265,8 +256,7 @@ int RunRun(const RunOptions& o) {
   absl::StatusOr<ProfileResult> profile = CompileAndProfile(**module, args, popts);
   if (!profile.ok()) return ReportError(profile.status());
   if (absl::Status s = emitter_dump.Finish(); !s.ok()) return ReportError(s);
-  run.profile = &*profile;
-  return Report(o, run, o.check ? &*expected : nullptr, emitter_dump);
+  return Report(o, *profile, nullptr, optimize_ms, o.check ? &*expected : nullptr, emitter_dump);
 }
 
 }  // namespace
