@@ -991,6 +991,32 @@ class KernelEmitter {
     return nest(0, std::move(init));
   }
 
+  // A reduce's reduced dims, major to minor in its input's layout: the
+  // order its loop nest walks them (the innermost loop walks the most minor
+  // reduced dimension).
+  static std::vector<int64_t> ReducedDims(const HloInstruction* reduce) {
+    const std::vector<int64_t>& dims = reduce->dimensions();
+    std::vector<int64_t> reduced;
+    std::vector<int64_t> mtm = MinorToMajor(reduce->operand(0)->shape());
+    for (auto it = mtm.rbegin(); it != mtm.rend(); ++it) {
+      if (std::find(dims.begin(), dims.end(), *it) != dims.end()) reduced.push_back(*it);
+    }
+    return reduced;
+  }
+
+  // The index into a reduce's input of output element `out` at the reduced
+  // dims' induction variables `ivs` (in ReducedDims order).
+  static Index ReduceInputIndex(int64_t rank, const std::vector<int64_t>& reduced, const Index& ivs,
+                                const Index& out) {
+    Index in(rank);
+    size_t out_pos = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      auto r = std::find(reduced.begin(), reduced.end(), d);
+      in[d] = r != reduced.end() ? ivs[r - reduced.begin()] : out[out_pos++];
+    }
+    return in;
+  }
+
   absl::StatusOr<std::vector<Value>> EmitReduce(const HloInstruction* h, const Index& idx) {
     int64_t n = h->operand_count() / 2;
     const Shape& in_shape = h->operand(0)->shape();
@@ -1000,23 +1026,12 @@ class KernelEmitter {
       if (!v.ok()) return v.status();
       init.push_back(*v);
     }
-    // Reduced dims, major to minor in the input's layout (the innermost loop
-    // walks the most minor reduced dimension).
-    std::vector<int64_t> reduced;
-    std::vector<int64_t> mtm = MinorToMajor(in_shape);
-    for (auto it = mtm.rbegin(); it != mtm.rend(); ++it) {
-      if (std::find(h->dimensions().begin(), h->dimensions().end(), *it) != h->dimensions().end()) reduced.push_back(*it);
-    }
+    const std::vector<int64_t> reduced = ReducedDims(h);
     std::vector<int64_t> bounds;
     for (int64_t d : reduced) bounds.push_back(in_shape.dimensions(d));
     return EmitLoopNest(bounds, init, [&](const Index& ivs, const std::vector<Value>& acc)
                                           -> absl::StatusOr<std::vector<Value>> {
-      Index in(in_shape.rank());
-      size_t out_pos = 0;
-      for (int64_t d = 0; d < in_shape.rank(); ++d) {
-        auto r = std::find(reduced.begin(), reduced.end(), d);
-        in[d] = r != reduced.end() ? ivs[r - reduced.begin()] : idx[out_pos++];
-      }
+      const Index in = ReduceInputIndex(in_shape.rank(), reduced, ivs, idx);
       llvm::SmallVector<Value> args(acc.begin(), acc.end());
       for (int64_t i = 0; i < n; ++i) {
         absl::StatusOr<Value> v = EmitScalar(h->operand(i), in);
@@ -1805,12 +1820,8 @@ class KernelEmitter {
     for (const std::vector<int64_t>& walk : walks) {
       const HloInstruction* first = leaves_[walk[0]].instruction;
       const Shape& in_shape = first->operand(0)->shape();
-      const std::vector<int64_t>& dims = first->dimensions();
-      std::vector<int64_t> reduced, bounds;
-      std::vector<int64_t> mtm = MinorToMajor(in_shape);
-      for (auto it = mtm.rbegin(); it != mtm.rend(); ++it) {
-        if (std::find(dims.begin(), dims.end(), *it) != dims.end()) reduced.push_back(*it);
-      }
+      const std::vector<int64_t> reduced = ReducedDims(first);
+      std::vector<int64_t> bounds;
       int64_t rows = 1;
       for (int64_t d : reduced) {
         bounds.push_back(in_shape.dimensions(d));
@@ -1835,12 +1846,7 @@ class KernelEmitter {
               b_.setInsertionPointToStart(combine == 0 ? branch.thenBlock() : branch.elseBlock());
               caches_.emplace_back();
               absl::Status st = columns([&](Value jj, Value, const Index& idx) -> absl::Status {
-                Index in(in_shape.rank());
-                size_t out_pos = 0;
-                for (int64_t d = 0; d < in_shape.rank(); ++d) {
-                  auto r = std::find(reduced.begin(), reduced.end(), d);
-                  in[d] = r != reduced.end() ? ivs[r - reduced.begin()] : idx[out_pos++];
-                }
+                const Index in = ReduceInputIndex(in_shape.rank(), reduced, ivs, idx);
                 Value at = slot(partial, jj);
                 for (int64_t id : walk) {
                   const HloInstruction* r = leaves_[id].instruction;
