@@ -139,8 +139,8 @@ void BM_Evaluate(benchmark::State& state, std::string name, bool expanded) {
 
 void Register() {
   for (std::string name : {"scatter_expander", "gather_expander", "rng-bit-generator-expander",
-                           "tree_reduction_rewriter", "dot-merger"}) {
-    std::vector<int64_t> sizes = name == "tree_reduction_rewriter" ? std::vector<int64_t>{20000, 1 << 20}
+                           "tree-reduction-rewriter", "dot-merger"}) {
+    std::vector<int64_t> sizes = name == "tree-reduction-rewriter" ? std::vector<int64_t>{20000, 1 << 20}
                                  : name == "dot-merger"           ? std::vector<int64_t>{2, 8, 32}
                                                                   : std::vector<int64_t>{16, 256, 4096};
     auto* p = benchmark::RegisterBenchmark(StrCat("BM_PassTime/", name).c_str(), BM_PassTime, name);

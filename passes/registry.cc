@@ -93,13 +93,25 @@ std::function<std::unique_ptr<HloPassInterface>()> Factory() {
 void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"dot-merger", "DotMerger", "simplifiers",
                "Merges dots sharing an operand into one dot over concatenated operands, then slices.", false, "",
-               Factory<DotMerger>()});
+               Factory<DotMerger>(),
+               {{"max_size_to_merge", PassOptionType::kInt, "16777216",
+                 "a group grows only while its concatenated operand plus result stay within this many bytes"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<DotMerger>(DotMergerOptions{.max_size_to_merge = v.GetInt("max_size_to_merge")});
+               }});
   r.push_back({"float-normalization-bf16", "FloatNormalization", "simplifiers",
                "Inserts f32 converts around ops the (GPU-like) float support table cannot run in bf16.", false, "",
                Factory<FloatNormalization>()});
   r.push_back({"gather_expander", "GatherExpander", "expanders",
-               "Rewrites gather into a while loop of dynamic-slices (one dynamic-slice for one index).", false,
-               "", Factory<GatherExpander>()});
+               "Rewrites gather into a while loop of dynamic-slices (a broadcast when it reads the whole operand).",
+               false, "", Factory<GatherExpander>(),
+               {{"mode", PassOptionType::kString, "kEliminateAllGathers",
+                 "kEliminateAllGathers, or kEliminateSimpleGathers (one index vector or the whole operand)"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<GatherExpander>(v.GetString("mode") == "kEliminateSimpleGathers"
+                                                             ? GatherExpander::Mode::kEliminateSimpleGathers
+                                                             : GatherExpander::Mode::kEliminateAllGathers);
+               }});
   r.push_back({"gather_simplifier", "GatherSimplifier", "simplifiers",
                "Puts every gather in the canonical [N,K]-indices form the GPU gather emitter accepts.", false, "",
                Factory<GatherSimplifier>()});
@@ -120,8 +132,14 @@ void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
                Factory<ReductionLayoutNormalizer>()});
   r.push_back({"reduction-splitter", "ReductionSplitter", "gpu",
                "Splits a reduce over non-contiguous dimensions into two, largest dimension first.", false, "",
-               Factory<ReductionSplitter>()});
-  r.push_back({"tree_reduction_rewriter", "TreeReductionRewriter", "gpu",
+               Factory<ReductionSplitter>(),
+               {{"ignore_small_dims", PassOptionType::kBool, "true",
+                 "leave reduces whose largest reduced dimension has at most 8 elements"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<ReductionSplitter>(
+                     ReductionSplitterOptions{.ignore_small_dims = v.GetBool("ignore_small_dims")});
+               }});
+  r.push_back({"tree-reduction-rewriter", "TreeReductionRewriter", "gpu",
                "Rewrites reductions too large for one race-free kernel into a two-level tree (sqrt(n) split).",
                false, "", Factory<TreeReductionRewriter>()});
   r.push_back({"scatter_expander", "ScatterExpander", "expanders",
@@ -176,11 +194,31 @@ void AddCollectivePasses(std::vector<PassRegistryEntry>& r) {
                "broadcast(all-gather(x)).",
                false, "", Factory<AllGatherBroadcastReorder>()});
   r.push_back({"all-gather-combiner", "AllGatherCombiner", "collectives",
-               "Combines independent all-gathers (same dimension and groups) into one tuple all-gather.", false,
-               "", Factory<AllGatherCombiner>()});
+               "Combines independent all-gathers (same groups and domain) into one tuple all-gather.", false,
+               "", Factory<AllGatherCombiner>(),
+               {{"combine_threshold_in_bytes", PassOptionType::kInt, "30M", "combined result bytes at most"},
+                {"combine_threshold_count", PassOptionType::kInt, "256", "all-gathers per combined op at most"},
+                {"combine_by_dim", PassOptionType::kBool, "false", "combine only along the same dimension"},
+                {"combine_different_dtypes", PassOptionType::kBool, "true", "combine different element types"},
+                {"combine_while_loops", PassOptionType::kBool, "true", "combine inside while bodies/conditions"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<AllGatherCombiner>(
+                     AllGatherCombinerOptions{.combine_threshold_in_bytes = v.GetInt("combine_threshold_in_bytes"),
+                                              .combine_threshold_count = v.GetInt("combine_threshold_count"),
+                                              .combine_by_dim = v.GetBool("combine_by_dim"),
+                                              .combine_different_dtypes = v.GetBool("combine_different_dtypes"),
+                                              .combine_while_loops = v.GetBool("combine_while_loops")});
+               }});
   r.push_back({"all-reduce-combiner", "AllReduceCombiner", "collectives",
-               "Combines independent all-reduces (same reduction and groups) into one tuple all-reduce.", false,
-               "", Factory<AllReduceCombiner>()});
+               "Combines independent all-reduces (same reduction, groups and domain) into one tuple all-reduce.",
+               false, "", Factory<AllReduceCombiner>(),
+               {{"combine_threshold_in_bytes", PassOptionType::kInt, "30M", "combined result bytes at most"},
+                {"combine_threshold_count", PassOptionType::kInt, "256", "all-reduces per combined op at most"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<AllReduceCombiner>(
+                     AllReduceCombinerOptions{.combine_threshold_in_bytes = v.GetInt("combine_threshold_in_bytes"),
+                                              .combine_threshold_count = v.GetInt("combine_threshold_count")});
+               }});
   r.push_back({"all-reduce-folder", "AllReduceFolder", "collectives",
                "Folds all-reduce(all-reduce(x)) into one all-reduce over the combined replica groups.", false, "",
                Factory<AllReduceFolder>()});
@@ -189,7 +227,35 @@ void AddCollectivePasses(std::vector<PassRegistryEntry>& r) {
                false, "", Factory<AllReduceSimplifier>()});
   r.push_back({"async-collective-creator", "AsyncCollectiveCreator", "collectives",
                "Turns collectives into start/done pairs (own -start/-done opcodes or async-start wrappers).",
-               false, "", Factory<AsyncCollectiveCreator>()});
+               false, "", Factory<AsyncCollectiveCreator>(),
+               {{"convert_all_reduce", PassOptionType::kBool, "true", "make all-reduces async"},
+                {"convert_all_gather", PassOptionType::kBool, "true", "make all-gathers async"},
+                {"convert_collective_permute", PassOptionType::kBool, "true", "make collective-permutes async"},
+                {"convert_reduce_scatter", PassOptionType::kBool, "true", "make reduce-scatters async"},
+                {"convert_all_to_all", PassOptionType::kBool, "true", "make all-to-alls async"},
+                {"convert_collective_broadcast", PassOptionType::kBool, "true", "make collective-broadcasts async"},
+                {"all_reduce_min_threshold_in_bytes", PassOptionType::kInt, "0", "smaller all-reduces stay sync"},
+                {"all_gather_min_threshold_in_bytes", PassOptionType::kInt, "0", "smaller all-gathers stay sync"},
+                {"reduce_scatter_min_threshold_in_bytes", PassOptionType::kInt, "0",
+                 "smaller reduce-scatters stay sync"},
+                {"should_ignore_size_check", PassOptionType::kBool, "false", "ignore the byte thresholds"},
+                {"use_generic_async_start_done", PassOptionType::kBool, "false",
+                 "async-start/done for every kind, not the own -start/-done opcodes"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 AsyncCollectiveCreatorOptions o;
+                 o.convert_all_reduce = v.GetBool("convert_all_reduce");
+                 o.convert_all_gather = v.GetBool("convert_all_gather");
+                 o.convert_collective_permute = v.GetBool("convert_collective_permute");
+                 o.convert_reduce_scatter = v.GetBool("convert_reduce_scatter");
+                 o.convert_all_to_all = v.GetBool("convert_all_to_all");
+                 o.convert_collective_broadcast = v.GetBool("convert_collective_broadcast");
+                 o.all_reduce_min_threshold_in_bytes = v.GetInt("all_reduce_min_threshold_in_bytes");
+                 o.all_gather_min_threshold_in_bytes = v.GetInt("all_gather_min_threshold_in_bytes");
+                 o.reduce_scatter_min_threshold_in_bytes = v.GetInt("reduce_scatter_min_threshold_in_bytes");
+                 o.should_ignore_size_check = v.GetBool("should_ignore_size_check");
+                 o.use_generic_async_start_done = v.GetBool("use_generic_async_start_done");
+                 return std::make_unique<AsyncCollectiveCreator>(o);
+               }});
   r.push_back({"reduce-scatter-creator", "ReduceScatterCreator", "collectives",
                "Rewrites dynamic-slice(all-reduce(x)) at each participant's own offset into reduce-scatter(x).",
                false, "", Factory<ReduceScatterCreator>()});
@@ -242,7 +308,7 @@ void AddExpanderPasses(std::vector<PassRegistryEntry>& r) {
                "Gives every conditional a tuple result (branch roots tupled, get-tuple-element after).", false, "",
                Factory<ConditionalCanonicalizer>()});
   r.push_back({"convert-mover", "ConvertMover", "simplifiers",
-               "Moves widening converts below and narrowing converts above reshape/transpose/slice/reverse/concat.",
+               "Moves widening converts below and narrowing converts above concatenate/pad/reshape/slice/transpose.",
                false, "", Factory<ConvertMover>()});
   r.push_back({"convolution_4d_expander", "Convolution4DExpander", "expanders",
                "Drops trivial spatial dimensions of 4-spatial-dimension convolutions (reshape in, reshape out).",
@@ -320,7 +386,16 @@ std::vector<PassRegistryEntry> MakeRegistry() {
   std::vector<PassRegistryEntry> r = {
       {"batchnorm_expander", "BatchNormExpander", "expanders",
        "Expands batch-norm-training/inference/grad into reductions and elementwise math.", false, "",
-       Factory<BatchNormExpander>()},
+       Factory<BatchNormExpander>(),
+       {{"rewrite_training_op", PassOptionType::kBool, "true", "expand batch-norm-training"},
+        {"rewrite_inference_op", PassOptionType::kBool, "true", "expand batch-norm-inference"},
+        {"rewrite_grad_op", PassOptionType::kBool, "true", "expand batch-norm-grad"}},
+       [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+         return std::make_unique<BatchNormExpander>(
+             BatchNormExpanderOptions{.rewrite_training_op = v.GetBool("rewrite_training_op"),
+                                      .rewrite_inference_op = v.GetBool("rewrite_inference_op"),
+                                      .rewrite_grad_op = v.GetBool("rewrite_grad_op")});
+       }},
       {"comparison-expander", "ComparisonExpander", "expanders",
        "Rewrites TOTALORDER float comparisons as integer comparisons of the bits.", false, "",
        Factory<ComparisonExpander>()},
@@ -335,20 +410,44 @@ std::vector<PassRegistryEntry> MakeRegistry() {
        "Computes narrower-result dots/convolutions in the operand type and converts the result.", false, "",
        Factory<ResultCaster>()},
       {"algsimp", "AlgebraicSimplifier", "simplifiers",
-       "Named algebraic rewrites (A+0, constants right, reshape/transpose/slice/broadcast folding, ...).",
-       false, "", Factory<AlgebraicSimplifier>()},
+       "XLA's algebraic rewrites, each named (A+0, x*1, min/max, reduce/reduce-window, slices, pads, dots, ...).",
+       false, "", Factory<AlgebraicSimplifier>(), AlgebraicSimplifier::OptionSpecs(),
+       [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+         return std::make_unique<AlgebraicSimplifier>(AlgebraicSimplifier::OptionsFrom(v));
+       }},
       {"call-inliner", "CallInliner", "simplifiers",
        "Inlines every kCall into its caller and drops computations left uncalled.", false, "",
-       Factory<CallInliner>()},
+       Factory<CallInliner>(),
+       {{"single_call_site", PassOptionType::kBool, "false", "only inline computations called once"},
+        {"use_shardy_partitioner", PassOptionType::kBool, "false",
+         "XLA's module option: keep calls of shmap_body / xla.sdy.manual_computation_body computations"}},
+       [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+         return std::make_unique<CallInliner>(
+             CallInlinerOptions{.single_call_site = v.GetBool("single_call_site"),
+                                .use_shardy_partitioner = v.GetBool("use_shardy_partitioner")});
+       }},
       {"flatten-call-graph", "FlattenCallGraph", "simplifiers",
        "Clones computations so each call/while/conditional body has a single call site.", false, "",
-       Factory<FlattenCallGraph>()},
+       Factory<FlattenCallGraph>(),
+       {{"skip_cloning_for_calls", PassOptionType::kBool, "false",
+         "leave computations that only kCall instructions call shared (XLA's SkipCloningForCalls)"}},
+       [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+         return std::make_unique<FlattenCallGraph>(
+             FlattenCallGraphOptions{.skip_cloning_for_calls = v.GetBool("skip_cloning_for_calls")});
+       }},
       {"simplify-conditional", "ConditionalSimplifier", "simplifiers",
        "Inlines the branch a conditional always takes (constant index or one branch).", false, "",
        Factory<ConditionalSimplifier>()},
       {"while-loop-constant-sinking", "WhileLoopConstantSinking", "simplifiers",
        "Turns reads of loop-carried constants inside loop bodies and conditions into constants.", false, "",
-       Factory<WhileLoopConstantSinking>()},
+       Factory<WhileLoopConstantSinking>(),
+       {{"sink_broadcast_of_constants", PassOptionType::kBool, "false", "also sink broadcasts of constants"},
+        {"sink_only_scalar_constants", PassOptionType::kBool, "false", "sink only scalar constants"}},
+       [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+         return std::make_unique<WhileLoopConstantSinking>(WhileLoopConstantSinkingOptions{
+             .sink_broadcast_of_constants = v.GetBool("sink_broadcast_of_constants"),
+             .sink_only_scalar_constants = v.GetBool("sink_only_scalar_constants")});
+       }},
       {"while-loop-invariant-code-motion", "WhileLoopInvariantCodeMotion", "simplifiers",
        "Hoists loop-invariant computation out of while bodies (new loop state carries it in).", false, "",
        Factory<WhileLoopInvariantCodeMotion>()},
@@ -362,7 +461,21 @@ std::vector<PassRegistryEntry> MakeRegistry() {
        "Drops sort operands whose outputs are unused and that the comparator ignores.", false, "",
        Factory<SortSimplifier>()},
       {"transpose-folding", "TransposeFolding", "simplifiers",
-       "Folds transposes into dot and convolution dimension numbers.", false, "", Factory<TransposeFolding>()},
+       "Folds transposes into dot and convolution dimension numbers.", false, "", Factory<TransposeFolding>(),
+       {{"dot_can_fold_transpose_operand", PassOptionType::kString, "row_column",
+         "which dot operands fold: row_column (XLA's IsRowColumnTransposeDotOperand) or always"},
+        {"transposable_conv_operands", PassOptionType::kString, "always",
+         "which convolution operands fold: always (AlwaysFoldTranspose) or never (NeverFoldTranspose)"}},
+       [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+         TransposeFoldingOptions o;
+         if (v.GetString("dot_can_fold_transpose_operand") == "always") {
+           o.dot_rule = TransposeFoldingOptions::DotRule::kAlways;
+         }
+         if (v.GetString("transposable_conv_operands") == "never") {
+           o.conv_rule = TransposeFoldingOptions::ConvRule::kNever;
+         }
+         return std::make_unique<TransposeFolding>(o);
+       }},
       {"tuple-simplifier", "TupleSimplifier", "simplifiers",
        "Folds get-tuple-element(tuple(...)) and tuple(gte(t,0..n)) round trips.", false, "",
        Factory<TupleSimplifier>()},
@@ -374,7 +487,15 @@ std::vector<PassRegistryEntry> MakeRegistry() {
        Factory<HloConstantFolding>()},
       {"cse", "HloCSE", "simplifiers",
        "Common-subexpression elimination: merges identical instructions and equal constants.", false,
-       "", Factory<HloCSE>()},
+       "", Factory<HloCSE>(),
+       {{"is_layout_sensitive", PassOptionType::kBool, "true", "shapes must agree in layout too"},
+        {"ignore_control_dependencies", PassOptionType::kBool, "false",
+         "also merge instructions with control edges"}},
+       [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+         return std::make_unique<HloCSE>(
+             HloCseOptions{.is_layout_sensitive = v.GetBool("is_layout_sensitive"),
+                           .ignore_control_dependencies = v.GetBool("ignore_control_dependencies")});
+       }},
       {"dce", "HloDCE", "simplifiers",
        "Dead-code elimination: removes unused side-effect-free instructions and computations.",
        false, "", Factory<HloDCE>()},
@@ -401,6 +522,80 @@ const PassRegistryEntry* FindRegisteredPass(std::string_view name) {
     if (e.name == name) return &e;
   }
   return nullptr;
+}
+
+std::unique_ptr<HloPassInterface> PassRegistryEntry::Create(const PassOptionValues& values) const {
+  if (values.empty() || configured_factory == nullptr) return factory();
+  return configured_factory(values);
+}
+
+absl::StatusOr<std::unique_ptr<HloPassInterface>> CreateRegisteredPass(std::string_view name,
+                                                                       const PassOptionValues& values) {
+  const PassRegistryEntry* entry = FindRegisteredPass(name);
+  if (entry == nullptr) {
+    std::string hint;
+    for (const PassRegistryEntry& e : PassRegistry()) {
+      if (e.name.find(name) != std::string_view::npos || name.find(e.name) != std::string_view::npos) {
+        hint += hint.empty() ? "" : ", ";
+        hint += std::string(e.name);
+      }
+    }
+    return absl::NotFoundError("no pass named '" + std::string(name) + "' in the registry" +
+                               (hint.empty() ? " (see opt --list-passes)" : "; did you mean: " + hint + "?"));
+  }
+  return entry->Create(values);
+}
+
+absl::StatusOr<PassOptionOverrides> ParsePassOptionOverrides(const std::vector<std::string>& settings) {
+  PassOptionOverrides out;
+  for (const std::string& text : settings) {
+    absl::StatusOr<PassOptionSetting> s = ParsePassOptionSetting(text);
+    if (!s.ok()) return s.status();
+    const PassRegistryEntry* entry = FindRegisteredPass(s->pass);
+    if (entry == nullptr) {
+      absl::StatusOr<std::unique_ptr<HloPassInterface>> probe = CreateRegisteredPass(s->pass, {});
+      return absl::InvalidArgumentError("--pass-option " + text + ": " + std::string(probe.status().message()));
+    }
+    auto it = out.try_emplace(s->pass, entry->NewOptions()).first;
+    if (absl::Status st = it->second.Set(s->pass, s->option, s->value); !st.ok()) {
+      return absl::InvalidArgumentError("--pass-option " + text + ": " + std::string(st.message()));
+    }
+  }
+  return out;
+}
+
+std::string FormatPassOptionOverrides(const PassOptionOverrides& overrides) {
+  std::string out;
+  for (const auto& [pass, values] : overrides) {
+    for (const auto& [name, value] : values.values()) {
+      if (!out.empty()) out += ",";
+      out += pass + "." + name + "=" + value;
+    }
+  }
+  return out;
+}
+
+absl::Status ApplyPassOptions(HloPassPipeline& pipeline, const PassOptionOverrides& overrides) {
+  for (const auto& [pass, values] : overrides) {
+    const PassRegistryEntry* entry = FindRegisteredPass(pass);
+    if (entry == nullptr) return absl::NotFoundError("no pass named '" + pass + "' in the registry");
+    int64_t n = pipeline.ReplaceLeaves([&](const HloPassInterface& leaf) -> std::unique_ptr<HloPassInterface> {
+      if (leaf.name() != pass) return nullptr;
+      return entry->Create(values);
+    });
+    if (n == 0) {
+      return absl::InvalidArgumentError("--pass-option: pipeline '" + std::string(pipeline.name()) +
+                                        "' does not run pass '" + pass + "'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+int64_t RemovePassesByName(HloPassPipeline& pipeline, const std::vector<std::string>& names) {
+  if (names.empty()) return 0;
+  return pipeline.RemovePasses([&](const HloPassInterface& pass) {
+    return std::find(names.begin(), names.end(), pass.name()) != names.end();
+  });
 }
 
 }  // namespace passlab

@@ -13,7 +13,7 @@ $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends 
   build-essential g++ cmake ninja-build ccache pkg-config git python3 \
   libabsl-dev libfmt-dev libcli11-dev nlohmann-json3-dev libdtl-dev libre2-dev libxxhash-dev \
   zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  llvm-22-dev libmlir-22-dev mlir-22-tools \
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
   libdnnl-dev libopenblas-dev \
   libimgui-dev libglfw3-dev libstb-dev \
   xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl-mesa0 fonts-dejavu-core \

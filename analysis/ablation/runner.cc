@@ -357,6 +357,8 @@ class Sweep {
                                      "--seed", StrCat(o_.seed), "--tolerance", StrCat(o_.tolerance),
                                      "--fd-in", "3", "--fd-out", "4",
                                      "--autotune-cache", (out_ / kAutotuneCacheFile).string()};
+    for (const std::string& opt : o_.pass_options) args.insert(args.end(), {"--pass-option", opt});
+    for (const std::string& pass : o_.removed_passes) args.insert(args.end(), {"--remove-pass", pass});
     if (v != nullptr) {
       if (!v->disable.empty()) args.insert(args.end(), {"--disable", v->disable});
       if (!v->enable_only.empty()) args.insert(args.end(), {"--enable-only", v->enable_only});
@@ -385,6 +387,8 @@ class Sweep {
                                      "--seed", StrCat(o_.seed), "--fd-in", "3", "--fd-out", "4",
                                      "--reference-dir", mine.string(), "--write-reference",
                                      o_.reference == "baseline" ? "compiled" : "evaluator"};
+    for (const std::string& opt : o_.pass_options) args.insert(args.end(), {"--pass-option", opt});
+    for (const std::string& pass : o_.removed_passes) args.insert(args.end(), {"--remove-pass", pass});
     if (absl::Status s = p.Spawn(o_.worker_exe, args); !s.ok()) return s;
     absl::StatusOr<Json> reply = p.Receive(o_.timeout_s);
     p.Reap();
@@ -728,6 +732,13 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
       return absl::FailedPreconditionError(StrCat("'", o.out_dir, "' holds a sweep of pipeline '",
                                                   old.value("pipeline", ""), "', not '", o.pipeline, "'"));
     }
+    if (!old.is_discarded() &&
+        (old.value("pass_options", std::vector<std::string>{}) != o.pass_options ||
+         old.value("xla_disabled_passes", std::vector<std::string>{}) != o.removed_passes)) {
+      return absl::FailedPreconditionError(StrCat("'", o.out_dir, "' holds a sweep with other --pass-option or --xla_disable_hlo_passes settings (",
+                                                  Join(old.value("pass_options", std::vector<std::string>{}), " "),
+                                                  "); choose another --out"));
+    }
   } else if (absl::Status s = WriteFileAtomically(input.string(), o.input_text); !s.ok()) {
     return s;
   }
@@ -741,6 +752,8 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
     manifest["resumed_by"] = resumes;
   }
   manifest["pipeline"] = o.pipeline;
+  manifest["pass_options"] = o.pass_options;
+  manifest["xla_disabled_passes"] = o.removed_passes;
   manifest["input"] = "input.hlo";
   manifest["input_xxh64"] = HexId(XXH64(o.input_text.data(), o.input_text.size(), 0));
   manifest["machine"] = DescribeMachine();

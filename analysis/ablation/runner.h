@@ -36,6 +36,12 @@ struct AblationOptions {
   std::string out_dir;
   std::string input_text;  // the module to sweep, as HLO text
   std::string pipeline = "gpu";
+  // --pass-option settings (PASS.OPTION=VALUE) every variant and the
+  // baseline run with; recorded in the manifest.
+  std::vector<std::string> pass_options;
+  // Passes and sub-pipelines taken out of the pipeline (XLA's
+  // --xla_disable_hlo_passes): no variant runs them; in the manifest.
+  std::vector<std::string> removed_passes;
   std::vector<AblationVariant> plan;
   // After the plan: every pair among the `pairs_top_k` passes whose
   // disable-one variants slowed down most (interactions).

@@ -147,6 +147,8 @@ Json RunSettings(const AblationOptions& o) {
   // Only when not the default, so that CPU plans keep their ids.
   if (o.device != "cpu") run["device"] = o.device;
   if (!o.control) run["control"] = false;
+  if (!o.pass_options.empty()) run["pass_options"] = o.pass_options;
+  if (!o.removed_passes.empty()) run["xla_disabled_passes"] = o.removed_passes;
   if (o.target_ci > 0) {
     run["target_ci"] = o.target_ci;
     run["max_repeats"] = o.max_repeats;
@@ -375,6 +377,8 @@ absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::strin
     o.plan.push_back(it->second);
   }
   o.pipeline = run.value("pipeline", "gpu");
+  o.pass_options = run.value("pass_options", std::vector<std::string>{});
+  o.removed_passes = run.value("xla_disabled_passes", std::vector<std::string>{});
   o.repeats = run.value("repeats", 10);
   o.warmup = run.value("warmup", 2);
   o.timeout_s = run.value("timeout_s", 600.0);

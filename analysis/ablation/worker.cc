@@ -299,7 +299,10 @@ class Worker {
       if (absl::Status s = autotune.Load(o_.autotune_cache); !s.ok()) return s;
     }
     Clock::time_point t0 = Clock::now();
-    absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(o_.pipeline, o_.disable, o_.enable_only);
+    absl::StatusOr<PassOptionOverrides> options = ParsePassOptionOverrides(o_.pass_options);
+    if (!options.ok()) return options.status();
+    absl::StatusOr<FilteredPipeline> pipeline =
+        BuildFilteredPipeline(o_.pipeline, o_.disable, o_.enable_only, false, *options, o_.removed_passes);
     if (!pipeline.ok()) return pipeline.status();
     VerifyEachObserver verify;
     ProgressObserver progress(o_.variant);
@@ -424,7 +427,10 @@ class Worker {
     Clock::time_point t = Clock::now();
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(input_text_, o_.input);
     if (!module.ok()) return module.status();
-    absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(o_.pipeline, "", "");
+    absl::StatusOr<PassOptionOverrides> options = ParsePassOptionOverrides(o_.pass_options);
+    if (!options.ok()) return options.status();
+    absl::StatusOr<FilteredPipeline> pipeline =
+        BuildFilteredPipeline(o_.pipeline, "", "", false, *options, o_.removed_passes);
     if (!pipeline.ok()) return pipeline.status();
     if (absl::Status s = pipeline->pipeline->Run(**module).status(); !s.ok()) {
       return absl::Status(s.code(), StrCat("control (the unfiltered pipeline): ", s.message()));

@@ -37,6 +37,8 @@ namespace passlab {
 struct AblationWorkerOptions {
   std::string input;  // HLO text file
   std::string pipeline = "gpu";
+  std::vector<std::string> pass_options;  // PASS.OPTION=VALUE, for the variant and the control
+  std::vector<std::string> removed_passes;  // out of the pipeline (--xla_disable_hlo_passes)
   std::string disable;
   std::string enable_only;
   std::string device = "cpu";  // or "cuda"

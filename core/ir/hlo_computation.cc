@@ -242,10 +242,8 @@ std::vector<HloInstruction*> HloComputation::ComputeInstructionPostOrder() const
     if (k < inst->control_predecessors().size()) return inst->control_predecessors()[k];
     return nullptr;
   };
-  for (const auto& start : instructions_) {
-    const uint64_t mark = start->visit_mark();
-    if (mark == on_stack || mark == done) continue;
-    stack.push_back({start.get(), 0});
+  auto walk = [&](HloInstruction* start) {
+    stack.push_back({start, 0});
     start->set_visit_mark(on_stack);
     while (!stack.empty()) {
       auto& [inst, k] = stack.back();
@@ -266,6 +264,27 @@ std::vector<HloInstruction*> HloComputation::ComputeInstructionPostOrder() const
         stack.push_back({dep, 0});
       }
     }
+  };
+  auto unvisited = [&](const HloInstruction* inst) {
+    const uint64_t mark = inst->visit_mark();
+    return mark != on_stack && mark != done;
+  };
+  // As XLA's MakeInstructionPostOrder: the walks start at the instructions
+  // that no instruction of this computation uses, in insertion order, so
+  // that operands come in the order their users reach them (XLA's printed
+  // order). Then anything a malformed (cyclic) graph left unreached. In a
+  // scheduled module the insertion order is the schedule (as XLA prints a
+  // scheduled module in its sequence): every instruction starts a walk.
+  const bool scheduled = parent_ != nullptr && parent_->is_scheduled();
+  auto used_here = [this](const HloInstruction* inst) {
+    return std::any_of(inst->users().begin(), inst->users().end(),
+                       [this](const HloInstruction* user) { return user->parent() == this; });
+  };
+  for (const auto& inst : instructions_) {
+    if (unvisited(inst.get()) && (scheduled || !used_here(inst.get()))) walk(inst.get());
+  }
+  for (const auto& inst : instructions_) {
+    if (unvisited(inst.get())) walk(inst.get());
   }
   return order;
 }

@@ -87,6 +87,45 @@ void HloPassPipeline::EnumerateOccurrences(const std::string& path, bool in_fixe
   }
 }
 
+namespace {
+
+// Replaces `slot` (a leaf) or the leaves below it (a pipeline or fixed point).
+int64_t ReplaceIn(std::unique_ptr<HloPassInterface>& slot, const HloPassPipeline::LeafFactory& make) {
+  if (auto* pipeline = dynamic_cast<HloPassPipeline*>(slot.get())) return pipeline->ReplaceLeaves(make);
+  if (auto* fix = dynamic_cast<HloPassFixBase*>(slot.get())) return ReplaceIn(fix->mutable_inner(), make);
+  std::unique_ptr<HloPassInterface> replacement = make(*slot);
+  if (replacement == nullptr) return 0;
+  slot = std::move(replacement);
+  return 1;
+}
+
+}  // namespace
+
+int64_t HloPassPipeline::RemovePasses(const std::function<bool(const HloPassInterface&)>& remove) {
+  CheckNotFrozen();
+  int64_t n = 0;
+  std::vector<std::unique_ptr<HloPassInterface>> kept;
+  for (auto& pass : passes_) {
+    HloPassInterface* inner = pass.get();
+    if (auto* fix = dynamic_cast<HloPassFixBase*>(inner)) inner = &fix->inner();
+    if (remove(*pass) || remove(*inner)) {
+      ++n;
+      continue;
+    }
+    if (auto* pipeline = dynamic_cast<HloPassPipeline*>(inner)) n += pipeline->RemovePasses(remove);
+    kept.push_back(std::move(pass));
+  }
+  passes_ = std::move(kept);
+  return n;
+}
+
+int64_t HloPassPipeline::ReplaceLeaves(const LeafFactory& make) {
+  CheckNotFrozen();
+  int64_t n = 0;
+  for (auto& pass : passes_) n += ReplaceIn(pass, make);
+  return n;
+}
+
 void HloPassPipeline::Freeze() {
   if (frozen_) return;
   frozen_ = true;

@@ -5,6 +5,7 @@
 #ifndef PASSLAB_CORE_PASS_HLO_PASS_PIPELINE_H_
 #define PASSLAB_CORE_PASS_HLO_PASS_PIPELINE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -97,6 +98,16 @@ class HloPassPipeline : public HloPassInterface {
   // Observers of the outermost pipeline see every leaf run, nested included.
   void AddObserver(PassObserver* observer) { observers_.push_back(observer); }
 
+  // Replaces every leaf pass (nested pipelines and fixed points included)
+  // for which `make` returns a pass; returns how many were replaced. Only
+  // before the pipeline is frozen (--pass-option rebuilds passes this way).
+  using LeafFactory = std::function<std::unique_ptr<HloPassInterface>(const HloPassInterface& leaf)>;
+  int64_t ReplaceLeaves(const LeafFactory& make);
+  // Removes every pass or nested pipeline for which `remove` is true
+  // (recursively; a fixed point whose inner pass is removed goes with it);
+  // returns how many were removed. Only before the pipeline is frozen.
+  int64_t RemovePasses(const std::function<bool(const HloPassInterface&)>& remove);
+
   // Every leaf occurrence with its id; freezes the pipeline.
   const std::vector<PassOccurrence>& Occurrences();
   const std::vector<std::unique_ptr<HloPassInterface>>& passes() const { return passes_; }
@@ -139,6 +150,7 @@ class HloPassFixBase : public HloPassInterface {
   std::string_view name() const override { return inner_->name(); }
   bool IsPipeline() const override { return true; }
   HloPassInterface& inner() { return *inner_; }
+  std::unique_ptr<HloPassInterface>& mutable_inner() { return inner_; }
   void EnumerateOccurrences(const std::string& path, bool in_fixed_point,
                             std::vector<PassOccurrence>& out) override;
 

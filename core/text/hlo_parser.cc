@@ -2257,6 +2257,10 @@ absl::Status Parser::Finish() {
     }
   }
   module_->set_is_scheduled(is_scheduled_);
+  // A scheduled module's post order is its text order (HloComputation).
+  if (is_scheduled_) {
+    for (HloComputation* c : module_->computations()) c->InvalidatePostOrder();
+  }
   return InferMissingShapes();
 }
 

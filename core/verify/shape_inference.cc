@@ -167,23 +167,45 @@ absl::Status CheckWindow(const Window& window, int64_t rank, std::string_view op
   return absl::OkStatus();
 }
 
-// The computation `c` takes `params` and returns `result`.
+// Compatible, where two floating-point types of different precision also
+// count as the same (XLA's ShapeUtil::CompatibleIgnoringFpPrecision).
+bool CompatibleIgnoringFpPrecision(const Shape& a, const Shape& b) {
+  if (a.IsTuple() && b.IsTuple()) {
+    if (a.tuple_shapes().size() != b.tuple_shapes().size()) return false;
+    for (size_t i = 0; i < a.tuple_shapes().size(); ++i) {
+      if (!CompatibleIgnoringFpPrecision(a.tuple_shapes()[i], b.tuple_shapes()[i])) return false;
+    }
+    return true;
+  }
+  if (a.IsArray() && b.IsArray() && IsFloatingPointType(a.element_type()) && IsFloatingPointType(b.element_type())) {
+    Shape c = a;
+    c.set_element_type(b.element_type());
+    return c.Compatible(b);
+  }
+  return a.Compatible(b);
+}
+
+// The computation `c` takes `params` and returns `result` (reducers: with
+// floating-point precision ignored, as XLA's VerifyReducerShape does).
 absl::Status CheckSignature(const HloInstruction& inst, const HloComputation* c,
                             const std::vector<Shape>& params, const Shape& result,
-                            std::string_view role) {
+                            std::string_view role, bool ignore_fp_precision = false) {
+  auto compatible = [&](const Shape& a, const Shape& b) {
+    return ignore_fp_precision ? CompatibleIgnoringFpPrecision(a, b) : a.Compatible(b);
+  };
   if (c == nullptr) return Err(inst, StrCat("missing ", role, " computation"));
   if (c->num_parameters() != static_cast<int64_t>(params.size())) {
     return Err(inst, StrCat(role, " computation '", c->name(), "' takes ", c->num_parameters(),
                             " parameters but needs ", params.size()));
   }
   for (size_t i = 0; i < params.size(); ++i) {
-    if (!c->parameter_instruction(i)->shape().Compatible(params[i])) {
+    if (!compatible(c->parameter_instruction(i)->shape(), params[i])) {
       return Err(inst, StrCat(role, " computation '", c->name(), "' parameter ", i, " is ",
                               c->parameter_instruction(i)->shape().ToString(false), " but should be ",
                               params[i].ToString(false)));
     }
   }
-  if (c->root_instruction() == nullptr || !c->root_instruction()->shape().Compatible(result)) {
+  if (c->root_instruction() == nullptr || !compatible(c->root_instruction()->shape(), result)) {
     return Err(inst, StrCat(role, " computation '", c->name(), "' returns ",
                             c->root_instruction() ? c->root_instruction()->shape().ToString(false) : "nothing",
                             " but should return ", result.ToString(false)));
@@ -202,7 +224,7 @@ absl::Status CheckReducer(const HloInstruction& inst, const HloComputation* c,
   if (types.size() > 1) {
     for (PrimitiveType t : types) result.mutable_tuple_shapes().push_back(Shape::Scalar(t));
   }
-  return CheckSignature(inst, c, params, result, "reducer");
+  return CheckSignature(inst, c, params, result, "reducer", /*ignore_fp_precision=*/true);
 }
 
 absl::StatusOr<Shape> InferReduce(const HloInstruction& inst) {

@@ -1,10 +1,13 @@
-// AllReduceFolder ("all-reduce-folder"): all-reduce(all-reduce(x)) with the
-// same reduction becomes one all-reduce over the combined groups, when each
-// participant's combined group counts every contribution exactly once (e.g.
-// groups {{0,1},{2,3}} then {{0,2},{1,3}} fold to {{0,1,2,3}}). Both must
-// name their participants the same way (no channel ids, or both with global
-// device ids), and the inner all-reduce must have no other user. Needs the
-// module's replica_count and num_partitions for empty (all) groups.
+// AllReduceFolder ("all-reduce-folder", as XLA's
+// xla/hlo/transforms/simplifiers/all_reduce_folder.cc):
+// all-reduce(all-reduce(x)) with the same reduction (op and type), channel
+// kind and explicit groups on both becomes one all-reduce over the combined
+// groups, when each participant's combined group counts every contribution
+// exactly once (e.g. groups {{0,1},{2,3}} then {{0,2},{1,3}} fold to
+// {{0,1,2,3}}), and the inner all-reduce has no other user. The folded op
+// gets a fresh channel id when the inner one had one, the merged frontend
+// attributes, and a collective_group_key only when it is unambiguous. A
+// module with a layout-constrained all-reduce is left alone.
 #ifndef PASSLAB_PASSES_COLLECTIVES_ALL_REDUCE_FOLDER_H_
 #define PASSLAB_PASSES_COLLECTIVES_ALL_REDUCE_FOLDER_H_
 

@@ -8,7 +8,39 @@ namespace {
 
 enum class AsyncForm { kNone, kOwnOpcodes, kGenericAsync };
 
+// Bytes of an array's elements, summed over a tuple (XLA's GetShapeSize).
+int64_t ResultBytes(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.IsArray() ? shape.element_count() * PrimitiveByteWidth(shape.element_type()) : 0;
+  int64_t bytes = 0;
+  for (const Shape& s : shape.tuple_shapes()) bytes += ResultBytes(s);
+  return bytes;
+}
+
+// Whether the options convert this collective (XLA's MatchCollectives).
+bool Converts(const HloInstruction& inst, const AsyncCollectiveCreatorOptions& o) {
+  auto large_enough = [&](int64_t threshold) {
+    return o.should_ignore_size_check || ResultBytes(inst.shape()) >= threshold;
+  };
+  switch (inst.opcode()) {
+    case HloOpcode::kAllReduce:
+      return o.convert_all_reduce && large_enough(o.all_reduce_min_threshold_in_bytes);
+    case HloOpcode::kAllGather:
+      return o.convert_all_gather && large_enough(o.all_gather_min_threshold_in_bytes);
+    case HloOpcode::kReduceScatter:
+      return o.convert_reduce_scatter && large_enough(o.reduce_scatter_min_threshold_in_bytes);
+    case HloOpcode::kCollectivePermute:
+      return o.convert_collective_permute;
+    case HloOpcode::kAllToAll:
+      return o.convert_all_to_all;
+    case HloOpcode::kCollectiveBroadcast:
+      return o.convert_collective_broadcast;
+    default:
+      return false;
+  }
+}
+
 AsyncForm FormOf(const HloInstruction& inst, const AsyncCollectiveCreatorOptions& o) {
+  if (!Converts(inst, o)) return AsyncForm::kNone;
   switch (inst.opcode()) {
     case HloOpcode::kAllReduce:
       // all-reduce-start's shape is inferred from its reduction: an
@@ -20,18 +52,17 @@ AsyncForm FormOf(const HloInstruction& inst, const AsyncCollectiveCreatorOptions
           return AsyncForm::kNone;
         }
       }
-      return o.all_reduce ? AsyncForm::kOwnOpcodes : AsyncForm::kNone;
+      return o.use_generic_async_start_done ? AsyncForm::kGenericAsync : AsyncForm::kOwnOpcodes;
     case HloOpcode::kAllGather:
-      return o.all_gather ? AsyncForm::kOwnOpcodes : AsyncForm::kNone;
+      return o.use_generic_async_start_done ? AsyncForm::kGenericAsync : AsyncForm::kOwnOpcodes;
     case HloOpcode::kCollectivePermute:
       // The in-place form (with offsets) keeps its synchronous spelling.
-      return o.collective_permute && inst.operand_count() == 1 ? AsyncForm::kOwnOpcodes : AsyncForm::kNone;
+      if (inst.operand_count() != 1) return AsyncForm::kNone;
+      return o.use_generic_async_start_done ? AsyncForm::kGenericAsync : AsyncForm::kOwnOpcodes;
     case HloOpcode::kReduceScatter:
-      return o.reduce_scatter ? AsyncForm::kGenericAsync : AsyncForm::kNone;
     case HloOpcode::kAllToAll:
-      return o.all_to_all ? AsyncForm::kGenericAsync : AsyncForm::kNone;
     case HloOpcode::kCollectiveBroadcast:
-      return o.collective_broadcast ? AsyncForm::kGenericAsync : AsyncForm::kNone;
+      return AsyncForm::kGenericAsync;
     default:
       return AsyncForm::kNone;
   }

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string_view>
 
 #include "absl/container/flat_hash_set.h"
+#include "core/ir/hlo_sharding_util.h"
+#include "core/ir/str_util.h"
 
 namespace passlab {
 
@@ -84,93 +88,216 @@ int64_t ShapeBytes(const Shape& shape) {
   return shape.element_count() * PrimitiveByteWidth(shape.element_type());
 }
 
-bool DependsOn(const HloInstruction* user, const HloInstruction* producer) {
+namespace {
+
+// The instructions `user` reads directly or transitively, control
+// predecessors included.
+absl::flat_hash_set<const HloInstruction*> AncestorsOf(const HloInstruction* user) {
   std::vector<const HloInstruction*> stack(user->operands().begin(), user->operands().end());
-  for (const HloInstruction* p : user->control_predecessors()) stack.push_back(p);
+  stack.insert(stack.end(), user->control_predecessors().begin(), user->control_predecessors().end());
   absl::flat_hash_set<const HloInstruction*> seen;
   while (!stack.empty()) {
     const HloInstruction* i = stack.back();
     stack.pop_back();
-    if (i == producer) return true;
     if (!seen.insert(i).second) continue;
-    for (const HloInstruction* o : i->operands()) stack.push_back(o);
-    for (const HloInstruction* p : i->control_predecessors()) stack.push_back(p);
+    stack.insert(stack.end(), i->operands().begin(), i->operands().end());
+    stack.insert(stack.end(), i->control_predecessors().begin(), i->control_predecessors().end());
   }
-  return false;
+  return seen;
 }
 
-namespace {
-
-// Groups of combinable collectives in post order (see CombineCollectives).
-std::vector<std::vector<HloInstruction*>> FormCombineGroups(
-    HloComputation& computation, HloOpcode opcode, const std::function<std::string(const HloInstruction&)>& key,
-    const CombineLimits& limits) {
-  std::vector<std::vector<HloInstruction*>> groups;
-  std::vector<int64_t> bytes;
-  // Open group (index into `groups`) per key; std::map for a deterministic
-  // order.
-  std::map<std::string, size_t> open;
-  for (HloInstruction* inst : computation.MakeInstructionPostOrder()) {
-    if (inst->opcode() != opcode || inst->operand_count() != 1 || !inst->shape().IsArray() ||
-        inst->attrs().constrain_layout || !inst->control_predecessors().empty() ||
-        !inst->control_successors().empty()) {
-      continue;
-    }
-    std::string k = key(*inst);
-    if (k.empty()) continue;
-    int64_t b = ShapeBytes(inst->shape());
-    auto it = open.find(k);
-    bool fits = it != open.end() && bytes[it->second] + b <= limits.max_bytes &&
-                static_cast<int64_t>(groups[it->second].size()) < limits.max_count;
-    for (size_t m = 0; fits && m < groups[it->second].size(); ++m) {
-      if (DependsOn(inst, groups[it->second][m])) fits = false;
-    }
-    if (!fits) {
-      open[k] = groups.size();
-      groups.push_back({});
-      bytes.push_back(0);
-      it = open.find(k);
-    }
-    groups[it->second].push_back(inst);
-    bytes[it->second] += b;
+// Domain metadata as text without blanks, so that line breaks in the
+// source do not tell equal shardings apart.
+std::string CompactMetadata(std::string_view text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch != ' ' && ch != '\n' && ch != '\t' && ch != '\r') out.push_back(ch);
   }
-  return groups;
+  return out;
 }
 
 }  // namespace
 
-absl::StatusOr<int64_t> CombineCollectives(HloComputation& computation, HloOpcode opcode,
-                                           const std::function<std::string(const HloInstruction&)>& key,
-                                           const CombineLimits& limits) {
-  int64_t removed = 0;
-  // One group at a time: the members of a group are independent of each
-  // other, but two groups formed together can depend on each other
-  // crosswise (a1 -> b2 and b1 -> a2), and combining both would make a
-  // cycle. After each combination the groups are formed afresh.
-  while (true) {
-    std::vector<std::vector<HloInstruction*>> groups = FormCombineGroups(computation, opcode, key, limits);
-    auto group = std::find_if(groups.begin(), groups.end(), [](const auto& g) { return g.size() >= 2; });
-    if (group == groups.end()) return removed;
-    std::vector<HloInstruction*> operands;
-    std::vector<Shape> shapes;
-    for (HloInstruction* member : *group) {
-      operands.push_back(member->mutable_operand(0));
-      shapes.push_back(member->shape());
+absl::flat_hash_map<const HloInstruction*, int64_t> DomainMetadataIds(const HloComputation& computation) {
+  absl::flat_hash_map<const HloInstruction*, int64_t> ids;
+  // Metadata text -> id, numbered from 1 in the order domains are found.
+  std::map<std::string, int64_t> metadata_ids;
+  for (const HloInstruction* start : computation.instructions()) {
+    if (start->opcode() == HloOpcode::kDomain || ids.contains(start)) continue;
+    // Flood the domain: across operands and users, stopping at kDomain
+    // instructions, which the data enters (an operand) or leaves (a user)
+    // the domain through.
+    std::vector<const HloInstruction*> members;
+    const HloInstruction* enter = nullptr;
+    const HloInstruction* exit = nullptr;
+    absl::flat_hash_set<const HloInstruction*> seen = {start};
+    std::vector<const HloInstruction*> queue = {start};
+    while (!queue.empty()) {
+      const HloInstruction* current = queue.back();
+      queue.pop_back();
+      members.push_back(current);
+      for (const HloInstruction* operand : current->operands()) {
+        if (operand->opcode() == HloOpcode::kDomain) {
+          if (enter == nullptr) enter = operand;
+        } else if (seen.insert(operand).second) {
+          queue.push_back(operand);
+        }
+      }
+      for (const HloInstruction* user : current->users()) {
+        if (user->opcode() == HloOpcode::kDomain) {
+          if (exit == nullptr) exit = user;
+        } else if (seen.insert(user).second) {
+          queue.push_back(user);
+        }
+      }
     }
-    const HloInstruction* first = (*group)[0];
-    auto combined = HloInstruction::Create(opcode, Shape::Tuple(shapes), operands);
-    combined->mutable_attrs() = first->attrs();
-    for (HloComputation* called : first->called_computations()) combined->AppendCalledComputation(called);
-    combined->set_dimensions(first->dimensions());
-    combined->set_metadata(first->metadata());
-    HloInstruction* added = computation.AddInstruction(std::move(combined));
-    for (size_t i = 0; i < group->size(); ++i) {
-      HloInstruction* element =
-          computation.AddInstruction(HloInstruction::CreateGetTupleElement(added, static_cast<int64_t>(i)));
-      if (absl::Status s = computation.ReplaceInstruction((*group)[i], element); !s.ok()) return s;
+    int64_t id = 0;
+    if (enter != nullptr || exit != nullptr) {
+      const DomainMetadata& d = (enter != nullptr ? enter : exit)->attrs().domain;
+      std::string key = StrCat(d.kind, ":", CompactMetadata(enter != nullptr ? d.entry : d.exit));
+      id = metadata_ids.emplace(key, static_cast<int64_t>(metadata_ids.size()) + 1).first->second;
     }
-    removed += static_cast<int64_t>(group->size()) - 1;
+    for (const HloInstruction* member : members) ids[member] = id;
   }
+  return ids;
+}
+
+absl::StatusOr<bool> CombineInstructionsByKey(
+    HloComputation& computation, const std::function<std::optional<std::string>(const HloInstruction*)>& key_fn,
+    const std::function<absl::Status(absl::Span<HloInstruction* const>)>& combine_fn, int64_t threshold_bytes,
+    int64_t threshold_count) {
+  // Instructions still to place, with their keys.
+  absl::flat_hash_map<const HloInstruction*, std::string> keys;
+  for (const HloInstruction* inst : computation.instructions()) {
+    std::optional<std::string> key = key_fn(inst);
+    if (key.has_value()) keys.emplace(inst, *std::move(key));
+  }
+  bool changed = false;
+  while (!keys.empty()) {
+    std::vector<HloInstruction*> to_combine;
+    int64_t to_combine_bytes = 0;
+    std::string group_key;
+    for (HloInstruction* inst : computation.MakeInstructionPostOrder()) {
+      auto it = keys.find(inst);
+      if (it == keys.end()) continue;
+      if (to_combine.empty()) group_key = it->second;
+      if (it->second != group_key) continue;
+      // Only single-operand collectives: a tuple-shaped one is what this
+      // combining makes.
+      if (inst->operand_count() != 1 || !inst->shape().IsArray()) {
+        keys.erase(it);
+        continue;
+      }
+      int64_t bytes = ShapeBytes(inst->shape());
+      if (bytes > threshold_bytes) {
+        keys.erase(it);
+        continue;
+      }
+      if (to_combine_bytes + bytes > threshold_bytes) break;
+      // Post order puts a member's readers after it; one that reads a
+      // member ends the set.
+      absl::flat_hash_set<const HloInstruction*> ancestors = AncestorsOf(inst);
+      if (std::any_of(to_combine.begin(), to_combine.end(),
+                      [&](const HloInstruction* member) { return ancestors.contains(member); })) {
+        break;
+      }
+      to_combine.push_back(inst);
+      to_combine_bytes += bytes;
+      keys.erase(it);
+      if (static_cast<int64_t>(to_combine.size()) >= threshold_count) break;
+    }
+    if (to_combine.size() > 1) {
+      if (absl::Status s = combine_fn(to_combine); !s.ok()) return s;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+namespace {
+
+// "a/b/(c:d)" for names "a/b/c" and "a/b/d"; a lone or repeated name as is.
+std::string MergeOpNames(const std::vector<std::string>& names) {
+  if (names.size() == 1) return names.front();
+  std::string_view prefix = names.front();
+  for (const std::string& name : names) {
+    size_t n = 0;
+    while (n < prefix.size() && n < name.size() && prefix[n] == name[n]) ++n;
+    prefix = prefix.substr(0, n);
+  }
+  // Never split a path component.
+  size_t slash = prefix.rfind('/');
+  prefix = slash == std::string_view::npos ? std::string_view() : prefix.substr(0, slash + 1);
+  bool all_same = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == names.front(); });
+  if (all_same) return names.front();
+  std::vector<std::string> suffixes;
+  for (const std::string& name : names) suffixes.push_back(name.substr(prefix.size()));
+  return StrCat(prefix, "(", Join(suffixes, ":"), ")");
+}
+
+}  // namespace
+
+OpMetadata MergeCombinedMetadata(absl::Span<HloInstruction* const> members) {
+  if (members.empty()) return OpMetadata();
+  OpMetadata merged = members.front()->metadata();
+  if (members.size() == 1) return merged;
+  std::vector<std::string> locations;
+  std::vector<std::string> op_names;
+  for (const HloInstruction* member : members) {
+    const OpMetadata& m = member->metadata();
+    if (!m.source_file.empty()) locations.push_back(StrCat(m.source_file, ":", m.source_line));
+    if (!m.op_name.empty()) op_names.push_back(m.op_name);
+  }
+  if (!locations.empty()) {
+    merged.source_file = Join(locations, ",");
+    merged.source_line = 0;
+    merged.source_end_line = 0;
+  }
+  if (!op_names.empty()) merged.op_name = MergeOpNames(op_names);
+  return merged;
+}
+
+FrontendAttributes MergeCombinedFrontendAttributes(absl::Span<HloInstruction* const> members) {
+  std::map<std::string, std::set<std::string>> values;
+  for (const HloInstruction* member : members) {
+    for (const auto& [key, value] : member->frontend_attributes().map) values[key].insert(value);
+  }
+  FrontendAttributes merged;
+  for (const auto& [key, set] : values) merged.map[key] = Join(set, ",");
+  return merged;
+}
+
+std::optional<HloSharding> CombinedTupleSharding(absl::Span<HloInstruction* const> members) {
+  bool any = std::any_of(members.begin(), members.end(), [](const HloInstruction* m) { return m->has_sharding(); });
+  if (!any) return std::nullopt;
+  HloSharding tuple;
+  tuple.kind = HloSharding::Kind::kTuple;
+  for (const HloInstruction* member : members) {
+    tuple.tuple_elements.push_back(member->has_sharding() ? member->sharding() : ReplicatedSharding());
+  }
+  return tuple;
+}
+
+bool ContainsLayoutConstrainedCollective(const HloModule& module, HloOpcode opcode) {
+  for (const HloComputation* c : module.computations()) {
+    if (c->IsFusionComputation()) continue;
+    for (const HloInstruction* inst : c->instructions()) {
+      if (inst->opcode() == opcode && inst->attrs().constrain_layout) return true;
+    }
+  }
+  return false;
+}
+
+bool HasUniqueWhileCaller(const HloModule& module, const HloComputation& computation) {
+  int64_t callers = 0;
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* inst : c->instructions()) {
+      if (inst->opcode() != HloOpcode::kWhile) continue;
+      const auto& called = inst->called_computations();
+      if (std::find(called.begin(), called.end(), &computation) != called.end()) ++callers;
+    }
+  }
+  return callers == 1;
 }
 
 }  // namespace passlab

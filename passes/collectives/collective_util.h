@@ -1,6 +1,7 @@
 // Helpers the collective passes share: which reduction an all-reduce's
 // computation performs, how a collective's participants are grouped (XLA's
-// CollectiveOpGroupMode), byte sizes, and dependence between instructions.
+// CollectiveOpGroupMode), byte sizes, and combining independent collectives
+// into one (domains, sets by key, merged metadata).
 #ifndef PASSLAB_PASSES_COLLECTIVES_COLLECTIVE_UTIL_H_
 #define PASSLAB_PASSES_COLLECTIVES_COLLECTIVE_UTIL_H_
 
@@ -10,7 +11,10 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "core/ir/hlo_module.h"
 
 namespace passlab {
@@ -45,24 +49,50 @@ int64_t ParticipantsPerGroup(const HloInstruction& collective, int64_t group_siz
 // Bytes of an array or of every array in a tuple.
 int64_t ShapeBytes(const Shape& shape);
 
-// True when `user` reads `producer` directly or transitively (in one
-// computation).
-bool DependsOn(const HloInstruction* user, const HloInstruction* producer);
+// Combining independent collectives (XLA's collective_combiner_utils, used
+// by AllReduceCombiner and AllGatherCombiner).
 
-// Combining independent collectives (AllReduceCombiner,
-// AllGatherCombiner): in post order, collectives of `opcode` with one array
-// operand and the same non-empty key(inst) gather into groups of at most
-// `max_count` members and `max_bytes` result bytes, none depending on
-// another; each group of two or more becomes one tuple-shaped collective
-// (the first member's attributes) whose elements replace the members.
-// Returns how many collectives were removed.
-struct CombineLimits {
-  int64_t max_bytes = 30 * 1024 * 1024;
-  int64_t max_count = 256;
-};
-absl::StatusOr<int64_t> CombineCollectives(HloComputation& computation, HloOpcode opcode,
-                                           const std::function<std::string(const HloInstruction&)>& key,
-                                           const CombineLimits& limits);
+// The domain each instruction of `computation` lies in, named by the
+// metadata of the kDomain instructions around it (XLA's HloDomainMap over
+// every domain kind): instructions reachable from each other without
+// crossing a kDomain share a domain; two domains with equal metadata (the
+// entry side of a domain the data enters through, else the exit side of one
+// it leaves through) share an id; a computation without kDomain
+// instructions is one domain, id 0. kDomain instructions themselves get no
+// id.
+absl::flat_hash_map<const HloInstruction*, int64_t> DomainMetadataIds(const HloComputation& computation);
+
+// Combines instructions with equal keys (key_fn: nullopt = never combined),
+// as XLA's CombineInstructionsByKey: repeatedly, the first keyed instruction
+// in post order opens a set, and the later ones of its key join it in post
+// order until the set's result bytes would pass `threshold_bytes` or one
+// reads a member (that ends the set), or the set reaches
+// `threshold_count` members. An instruction over the byte threshold alone,
+// or without exactly one operand, is never combined. Each set of two or
+// more goes to combine_fn. Returns whether any set was combined.
+absl::StatusOr<bool> CombineInstructionsByKey(
+    HloComputation& computation, const std::function<std::optional<std::string>(const HloInstruction*)>& key_fn,
+    const std::function<absl::Status(absl::Span<HloInstruction* const>)>& combine_fn, int64_t threshold_bytes,
+    int64_t threshold_count);
+
+// The metadata of a combined collective (XLA's MergeMetadata): the first
+// member's, with the members' source locations joined ("file:line,...") and
+// their op names merged as "common/prefix/(a:b)".
+OpMetadata MergeCombinedMetadata(absl::Span<HloInstruction* const> members);
+// Every member's frontend attributes; a key with different values gets them
+// sorted and joined with commas.
+FrontendAttributes MergeCombinedFrontendAttributes(absl::Span<HloInstruction* const> members);
+// A tuple sharding of the members' shardings (replicated where a member has
+// none), or nullopt when none has one.
+std::optional<HloSharding> CombinedTupleSharding(absl::Span<HloInstruction* const> members);
+
+// True when some instruction of `opcode` in a non-fusion computation has
+// constrain_layout=true.
+bool ContainsLayoutConstrainedCollective(const HloModule& module, HloOpcode opcode);
+
+// True when exactly one while instruction of the module calls `computation`
+// (as its body or condition).
+bool HasUniqueWhileCaller(const HloModule& module, const HloComputation& computation);
 
 }  // namespace passlab
 

@@ -1,6 +1,10 @@
 #include "passes/expanders/batchnorm_expander.h"
 
+#include <optional>
+#include <vector>
+
 #include "core/ir/hlo_module.h"
+#include "core/ir/hlo_sharding_util.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -65,7 +69,55 @@ bool BatchNormExpander::InstructionMatchesPattern(HloInstruction* inst) {
   }
 }
 
+namespace {
+
+// The one device every part of `sharding` names, if any (XLA's
+// sharding_unique_device).
+std::optional<int64_t> UniqueDevice(const HloSharding& sharding) {
+  if (sharding.kind == HloSharding::Kind::kMaximal) return sharding.device;
+  if (sharding.kind != HloSharding::Kind::kTuple || sharding.tuple_elements.empty()) return std::nullopt;
+  std::optional<int64_t> device = UniqueDevice(sharding.tuple_elements[0]);
+  for (const HloSharding& element : sharding.tuple_elements) {
+    if (UniqueDevice(element) != device) return std::nullopt;
+  }
+  return device;
+}
+
+// As XLA's BatchNormExpander: the expansion's instructions shaped like the
+// activation get its sharding (a tuple op's first element's), the others
+// the op's unique device or replication; the result gets the op's.
+void ShardExpansion(const HloInstruction& batch_norm, absl::Span<HloInstruction* const> added,
+                    HloInstruction* result) {
+  if (!batch_norm.has_sharding()) return;
+  const HloSharding& sharding = batch_norm.sharding();
+  HloSharding operand_sharding = sharding;
+  if (sharding.kind == HloSharding::Kind::kTuple && !sharding.tuple_elements.empty()) {
+    operand_sharding = sharding.tuple_elements[0];
+  }
+  std::optional<int64_t> device = UniqueDevice(sharding);
+  HloSharding fallback = ReplicatedSharding();
+  if (device.has_value()) {
+    fallback = HloSharding();
+    fallback.kind = HloSharding::Kind::kMaximal;
+    fallback.device = *device;
+  }
+  const Shape& operand_shape = batch_norm.operand(0)->shape();
+  for (HloInstruction* inst : added) inst->set_sharding(inst->shape() == operand_shape ? operand_sharding : fallback);
+  result->set_sharding(sharding);
+}
+
+}  // namespace
+
 absl::StatusOr<HloInstruction*> BatchNormExpander::ExpandInstruction(HloInstruction* inst) {
+  const int64_t before = inst->parent()->instruction_count();
+  absl::StatusOr<HloInstruction*> result = Expand(inst);
+  if (!result.ok() || !inst->has_sharding()) return result;
+  std::vector<HloInstruction*> all = inst->parent()->instructions();
+  ShardExpansion(*inst, absl::MakeSpan(all).subspan(before), *result);
+  return result;
+}
+
+absl::StatusOr<HloInstruction*> BatchNormExpander::Expand(HloInstruction* inst) {
   Builder b(inst);
   HloInstruction* x = inst->mutable_operand(0);
   const Shape& s = x->shape();

@@ -1,6 +1,7 @@
-// Convolution4DExpander ("convolution_4d_expander"): a convolution with four
-// spatial dimensions, some of them trivial (input and window of size 1, no
-// padding, stride or dilation), becomes a convolution over the others:
+// Convolution4DExpander ("convolution_4d_expander", as XLA's
+// xla/hlo/transforms/expanders/convolution_4d_expander.cc): a convolution
+// with four spatial dimensions, some of them trivial (input size 1 and no
+// padding: one output element), becomes a convolution over the others:
 // input and kernel are reshaped without the trivial dimensions, and the
 // result is reshaped back. Libraries (cuDNN; oneDNN here) take at most three
 // spatial dimensions, so this lets such convolutions become library calls.

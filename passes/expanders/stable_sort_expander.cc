@@ -1,5 +1,9 @@
 #include "passes/expanders/stable_sort_expander.h"
 
+#include <limits>
+#include <memory>
+#include <vector>
+
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
@@ -7,100 +11,115 @@
 namespace passlab {
 namespace {
 
-// The operand that is an integer iota along the sort dimension (its original
-// position is its tie-break key), or -1.
-int64_t FindIotaOperand(const HloInstruction& sort) {
-  int64_t dim = sort.dimensions(0);
+// The operand that is an s32 iota along the sort dimension, or -1.
+int64_t IotaOperandIndex(const HloInstruction& sort) {
   for (int64_t k = 0; k < sort.operand_count(); ++k) {
     const HloInstruction* op = sort.operand(k);
-    if (op->opcode() != HloOpcode::kIota || op->iota_dimension() != dim) continue;
-    PrimitiveType t = op->shape().element_type();
-    if (t != PrimitiveType::kS32 && t != PrimitiveType::kS64) continue;
-    return k;
+    if (op->opcode() == HloOpcode::kIota && op->iota_dimension() == sort.dimensions(0) &&
+        op->shape().element_type() == PrimitiveType::kS32) {
+      return k;
+    }
   }
   return -1;
 }
 
-// Clones the body of `cmp` into `into`, reading operand k's (lhs, rhs)
-// scalars from params[2k + swap], params[2k + 1 - swap].
-HloInstruction* CloneComparatorBody(const HloComputation& cmp, HloComputation* into,
-                                    const std::vector<HloInstruction*>& params, bool swap) {
-  absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
-  for (int64_t i = 0; i < cmp.num_parameters(); ++i) {
-    int64_t from = swap ? (i ^ 1) : i;
-    map[cmp.parameter_instruction(i)] = params[from];
-  }
-  for (HloInstruction* inst : cmp.MakeInstructionPostOrder()) {
-    if (inst->opcode() == HloOpcode::kParameter) continue;
-    std::vector<HloInstruction*> ops;
-    for (HloInstruction* op : inst->operands()) ops.push_back(map.at(op));
-    map[inst] = into->AddInstruction(inst->CloneWithNewOperands(inst->shape(), ops));
-  }
-  return map.at(cmp.root_instruction());
-}
-
-// less(a, b) || (!less(b, a) && iota_a < iota_b), over `shapes` (one scalar
-// shape per sort operand, the iota's included at `iota`).
-HloComputation* StableComparator(HloModule& module, const HloComputation& cmp, const std::vector<Shape>& shapes,
-                                 int64_t iota) {
-  auto c = std::make_unique<HloComputation>(cmp.name() + ".stable");
-  std::vector<HloInstruction*> params;
-  for (size_t k = 0; k < shapes.size(); ++k) {
-    for (int side = 0; side < 2; ++side) {
-      params.push_back(c->AddParameter(HloInstruction::CreateParameter(
-          static_cast<int64_t>(params.size()), shapes[k], StrCat("p.", k, side == 0 ? ".lhs" : ".rhs"))));
+int64_t CallerCount(const HloModule& module, const HloComputation* computation) {
+  int64_t callers = 0;
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* inst : c->instructions()) {
+      for (const HloComputation* called : inst->called_computations()) {
+        if (called == computation) ++callers;
+      }
     }
   }
-  // The original comparator reads the first cmp.num_parameters() params: the
-  // iota operand, when added, comes last.
-  std::vector<HloInstruction*> original(params.begin(), params.begin() + cmp.num_parameters());
-  HloInstruction* a_less = CloneComparatorBody(cmp, c.get(), original, /*swap=*/false);
-  HloInstruction* b_less = CloneComparatorBody(cmp, c.get(), original, /*swap=*/true);
-  Shape pred = Shape::Scalar(PrimitiveType::kPred);
-  HloInstruction* not_b_less = c->AddInstruction(HloInstruction::CreateUnary(pred, HloOpcode::kNot, b_less));
-  HloInstruction* iota_less = c->AddInstruction(
-      HloInstruction::CreateCompare(pred, params[2 * iota], params[2 * iota + 1], ComparisonDirection::kLt));
-  HloInstruction* tie = c->AddInstruction(HloInstruction::CreateBinary(pred, HloOpcode::kAnd, not_b_less, iota_less));
-  c->set_root_instruction(c->AddInstruction(HloInstruction::CreateBinary(pred, HloOpcode::kOr, a_less, tie)));
-  return module.AddEmbeddedComputation(std::move(c));
+  return callers;
 }
 
-absl::Status ExpandStableSort(HloModule& module, HloComputation* c, HloInstruction* sort) {
+// A copy of `computation` in the module, with `extra` scalar parameters
+// (name, shape) appended.
+HloComputation* CloneComputation(HloModule& module, const HloComputation& computation,
+                                 const std::vector<std::pair<std::string, Shape>>& extra) {
+  auto clone = std::make_unique<HloComputation>(computation.name() + ".clone");
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+  for (HloInstruction* p : computation.parameter_instructions()) {
+    map[p] = clone->AddParameter(p->CloneWithNewOperands(p->shape(), {}));
+  }
+  for (const auto& [name, shape] : extra) {
+    clone->AddParameter(HloInstruction::CreateParameter(clone->num_parameters(), shape, name));
+  }
+  for (HloInstruction* inst : computation.MakeInstructionPostOrder()) {
+    if (inst->opcode() == HloOpcode::kParameter) continue;
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* op : inst->operands()) operands.push_back(map.at(op));
+    map[inst] = clone->AddInstruction(inst->CloneWithNewOperands(inst->shape(), operands));
+  }
+  clone->set_root_instruction(map.at(computation.root_instruction()));
+  return module.AddEmbeddedComputation(std::move(clone));
+}
+
+// Rebuilds `sort` with an s32 iota as a new last operand and a comparator
+// taking its two parameters (XLA's AddIotaAndExpand). Returns the new
+// comparator; `sort` is replaced by its results without the iota's.
+absl::StatusOr<HloComputation*> AddIotaOperand(HloModule& module, HloInstruction* sort) {
+  HloComputation* c = sort->parent();
+  const int64_t dim = sort->dimensions(0);
+  Shape iota_shape = sort->operand(0)->shape();
+  if (iota_shape.dimensions(dim) > std::numeric_limits<int32_t>::max()) {
+    return absl::UnimplementedError("Stable sorting of more than 2^31-1 elements is not implemented");
+  }
+  iota_shape.set_element_type(PrimitiveType::kS32);
+  HloInstruction* iota = c->AddInstruction(HloInstruction::CreateIota(iota_shape, dim));
+  const int64_t n = sort->operand_count();
+  Shape scalar = Shape::Scalar(PrimitiveType::kS32);
+  HloComputation* comparator = CloneComputation(module, *sort->to_apply(),
+                                                {{StrCat("p.", n, ".lhs"), scalar}, {StrCat("p.", n, ".rhs"), scalar}});
   std::vector<HloInstruction*> operands = sort->operands();
-  int64_t iota = FindIotaOperand(*sort);
-  bool added_iota = iota < 0;
-  if (added_iota) {
-    const Shape& keys = sort->operand(0)->shape();
-    int64_t n = keys.dimensions(sort->dimensions(0));
-    PrimitiveType type = n >= (int64_t{1} << 31) ? PrimitiveType::kS64 : PrimitiveType::kS32;
-    // The keys' shape (dynamic dimensions and layout included), as integers.
-    Shape iota_shape = keys;
-    iota_shape.set_element_type(type);
-    auto iota_inst = HloInstruction::CreateIota(iota_shape, sort->dimensions(0));
-    iota_inst->set_metadata(sort->metadata());
-    operands.push_back(c->AddInstruction(std::move(iota_inst)));
-    iota = static_cast<int64_t>(operands.size()) - 1;
-  }
-  std::vector<Shape> element_shapes, result_shapes;
-  for (HloInstruction* op : operands) {
-    element_shapes.push_back(Shape::Scalar(op->shape().element_type()));
-    result_shapes.push_back(op->shape());
-  }
-  Shape shape = operands.size() == 1 ? result_shapes[0] : Shape::Tuple(result_shapes);
-  auto unstable = HloInstruction::Create(HloOpcode::kSort, shape, operands);
-  unstable->set_dimensions(sort->dimensions());
-  unstable->AppendCalledComputation(StableComparator(module, *sort->to_apply(), element_shapes, iota));
-  unstable->set_metadata(sort->metadata());
-  HloInstruction* added = c->AddInstruction(std::move(unstable));
-  if (!added_iota) return c->ReplaceInstruction(sort, added);
-  // The iota's sorted positions are no result of the original sort.
-  int64_t n = sort->operand_count();
-  if (!sort->shape().IsTuple()) {
-    return c->ReplaceInstruction(sort, c->AddInstruction(HloInstruction::CreateGetTupleElement(added, 0)));
-  }
+  operands.push_back(iota);
+  std::vector<Shape> shapes = n == 1 ? std::vector<Shape>{sort->shape()} : sort->shape().tuple_shapes();
+  shapes.push_back(iota_shape);
+  auto unstable = sort->CloneWithNewOperands(Shape::Tuple(shapes), operands);
+  unstable->mutable_attrs().is_stable = false;
+  unstable->set_to_apply(comparator);
+  HloInstruction* new_sort = c->AddInstruction(std::move(unstable));
   std::vector<HloInstruction*> elements;
-  for (int64_t k = 0; k < n; ++k) elements.push_back(c->AddInstruction(HloInstruction::CreateGetTupleElement(added, k)));
-  return c->ReplaceInstruction(sort, c->AddInstruction(HloInstruction::CreateTuple(elements)));
+  for (int64_t k = 0; k < n; ++k) {
+    elements.push_back(
+        c->AddInstruction(HloInstruction::CreateGetTupleElement(sort->operand(k)->shape(), new_sort, k)));
+  }
+  HloInstruction* root = n == 1 ? elements[0] : c->AddInstruction(HloInstruction::CreateTuple(elements));
+  if (absl::Status s = c->ReplaceInstruction(sort, root); !s.ok()) return s;
+  return comparator;
+}
+
+// comparator := select(c(a, b) == c(b, a), iota_a < iota_b, c(a, b)), with
+// c(b, a) the body cloned over swapped parameter pairs.
+void AddTieBreaker(HloComputation* comparator, int64_t iota_index) {
+  std::vector<HloInstruction*> post_order = comparator->MakeInstructionPostOrder();
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> swapped;
+  for (int64_t i = 0; i < comparator->num_parameters(); ++i) {
+    swapped[comparator->parameter_instruction(i)] = comparator->parameter_instruction(i ^ 1);
+  }
+  HloInstruction* old_root = comparator->root_instruction();
+  HloInstruction* cloned_root = nullptr;
+  for (HloInstruction* inst : post_order) {
+    if (inst->operand_count() == 0) continue;
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* op : inst->operands()) {
+      auto it = swapped.find(op);
+      operands.push_back(it == swapped.end() ? op : it->second);
+    }
+    HloInstruction* clone = comparator->AddInstruction(inst->CloneWithNewOperands(inst->shape(), operands));
+    swapped[inst] = clone;
+    if (inst == old_root) cloned_root = clone;
+  }
+  Shape pred = Shape::Scalar(PrimitiveType::kPred);
+  HloInstruction* same =
+      comparator->AddInstruction(HloInstruction::CreateCompare(pred, old_root, cloned_root, ComparisonDirection::kEq));
+  HloInstruction* tie_breaker = comparator->AddInstruction(
+      HloInstruction::CreateCompare(pred, comparator->parameter_instruction(2 * iota_index),
+                                    comparator->parameter_instruction(2 * iota_index + 1), ComparisonDirection::kLt));
+  comparator->set_root_instruction(
+      comparator->AddInstruction(HloInstruction::CreateTernary(pred, HloOpcode::kSelect, same, tie_breaker, old_root)));
 }
 
 }  // namespace
@@ -111,9 +130,26 @@ absl::StatusOr<bool> StableSortExpander::RunImpl(HloModule& module, PassRunConte
     if (c->IsFusionComputation()) continue;
     for (HloInstruction* sort : c->MakeInstructionPostOrder()) {
       if (sort->opcode() != HloOpcode::kSort || !sort->attrs().is_stable) continue;
-      if (absl::Status s = ExpandStableSort(module, c, sort); !s.ok()) {
-        return absl::Status(s.code(), StrCat("stable-sort-expander: ", sort->name(), ": ", s.message()));
+      int64_t iota_index = IotaOperandIndex(*sort);
+      HloComputation* comparator = nullptr;
+      if (iota_index < 0) {
+        iota_index = sort->operand_count();
+        absl::StatusOr<HloComputation*> added = AddIotaOperand(module, sort);
+        if (!added.ok()) {
+          return absl::Status(added.status().code(),
+                              StrCat("stable-sort-expander: ", sort->name(), ": ", added.status().message()));
+        }
+        comparator = *added;
+      } else {
+        // The comparator is edited in place: other callers get the original.
+        comparator = sort->to_apply();
+        if (CallerCount(module, comparator) > 1) {
+          comparator = CloneComputation(module, *comparator, {});
+          sort->set_to_apply(comparator);
+        }
+        sort->mutable_attrs().is_stable = false;
       }
+      AddTieBreaker(comparator, iota_index);
       BumpCounter("expanded stable sorts");
       changed = true;
     }

@@ -1,20 +1,29 @@
-// GpuMultiOutputFusion ("multi_output_fusion", XLA:GPU's 2021 pass; seed
-// 003 section 2.5 and its diagrams): fuses kernels that would read the same
-// data into one kernel with several outputs.
-//  1) Sibling fusion: users of one value (reductions, loop fusions,
-//     elementwise ops) that iterate over the same shape — reductions with
-//     the same input shape and reduced dimensions, loop kernels with the same
-//     output shape — and do not depend on each other become one
-//     multi-output fusion: the shared input is read once, in one loop.
-//  2) Producer-consumer fusion: a loop-fusible producer whose value is also
-//     used elsewhere is fused into a consumer that iterates over the
-//     producer's shape (a reduction of it, or a loop kernel of its shape);
-//     the producer's value becomes an extra output that its other users
-//     read, instead of a separate kernel writing it. Not when another user
-//     depends on the consumer (a cycle), and an expensive producer only
-//     into loop consumers (a reduction kernel computes its outputs in
-//     separate loops, so the producer would be computed twice).
-// Every fusion stays within the operand/output and size limits.
+// GpuMultiOutputFusion ("multi_output_fusion"): XLA:GPU's multi-output
+// fusion (xla/backends/gpu/transforms/multi_output_fusion.cc), which fuses
+// kernels that read the same data into one kernel with several outputs.
+//
+// Each computation that may hold fusions (not fused, reducer or called
+// computations; while and conditional bodies are) is walked from its root
+// up (uses before defs). At each instruction, the producer:
+//  1) Sibling fusion: its users that can be a multi-output root (a loop
+//     fusion, an elementwise op, a reduction or transpose the GPU emitters
+//     tile) are sorted multi-output fusions first, then fusions, then ops;
+//     each fusion absorbs the later siblings it is compatible with: not
+//     connected to it, the same loop shape (reductions and tiled transposes
+//     by their input shape; shapes that are a reshape or transpose bitcast
+//     of each other count), compatible heroes (no nested transpose with a
+//     tiled hero, no tiled transpose with a tiled reduction), slices of a
+//     large shared operand that overlap, no dynamic-update-slice root, and
+//     within the shared-memory, unnested-reduction and operand budgets. The
+//     producer must not be an effective scalar.
+//  2) Producer-consumer fusion: a loop-fusible producer (not multi-output,
+//     not in-place, not physically transposing) with several users is
+//     fused, as an extra output, into the user of highest priority that is
+//     a multi-output root candidate with compatible shapes, whose other
+//     operands it does not reach, and that fits the budget.
+// Constants and custom fusions are never fused here. Where XLA consults its
+// GPU cost model (IR size, estimated run times) passlab assumes the fusion
+// pays off.
 //
 // Runs after GpuInstructionFusion and FusionMerger, on the fusions they
 // left.

@@ -1,9 +1,12 @@
-// ReductionDegenerateDimRemover ("reduction-degenerate-dim-remover", after
-// XLA:GPU's pass of that name): enforces that reduce inputs have no size-1
-// dimensions. The inputs are reshaped without them, the reduce runs over
-// the remaining reduced dimensions (possibly none: then it only applies the
-// init value), and the result is reshaped back to the original shape.
-// Runs before ReductionDimensionGrouper, which then sees only real dims.
+// ReductionDegenerateDimRemover ("reduction-degenerate-dim-remover", as
+// XLA:GPU's xla/backends/gpu/transforms/reduction_degenerate_dim_remover.cc):
+// enforces that reduce inputs have no size-1 dimensions. The inputs are
+// bitcast without them, the reduce runs over the remaining reduced
+// dimensions, and the result is bitcast back to the original shape (per
+// element of a variadic reduce). When no real dimension is reduced, the
+// reduce becomes a bitcast of its input (as in XLA, the init value is not
+// applied). Runs before ReductionDimensionGrouper, which then sees only
+// real dims.
 #ifndef PASSLAB_PASSES_GPU_REDUCTION_DEGENERATE_DIM_REMOVER_H_
 #define PASSLAB_PASSES_GPU_REDUCTION_DEGENERATE_DIM_REMOVER_H_
 

@@ -1,6 +1,7 @@
-// ReductionDimensionGrouper ("reduction-dimension-grouper", after XLA:GPU's
-// pass): merges runs of adjacent reduced dimensions into one dimension by
-// reshaping the input, so that reduce(f32[10,20,30], dims={1,2}) becomes
+// ReductionDimensionGrouper ("reduction-dimension-grouper", as XLA:GPU's
+// xla/backends/gpu/transforms/reduction_dimension_grouper.cc): merges runs
+// of adjacent reduced dimensions into one dimension by bitcasting the
+// inputs, so that reduce(f32[10,20,30], dims={1,2}) becomes
 // reduce(f32[10,600], dims={1}). The reduction emitter and
 // TreeReductionRewriter then see one reduced dimension per block. Expects
 // default (normalized) layouts: run ReductionLayoutNormalizer first.

@@ -92,15 +92,104 @@ std::optional<ReductionDimensions> GetReductionKind(const HloInstruction& reduce
   return r;
 }
 
+namespace {
+
+// The layout's order (minor to major) of `shape`; the default without one.
+std::vector<int64_t> MinorToMajor(const Shape& shape) {
+  std::vector<int64_t> order = MajorToMinor(shape);
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
+// Whether `dims` sit next to each other in the layout (XLA's
+// LayoutUtil::AreDimensionsConsecutive).
+bool AreDimensionsConsecutive(const Shape& shape, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> order = MinorToMajor(shape);
+  std::vector<int64_t> positions;
+  for (int64_t d : dims) positions.push_back(std::find(order.begin(), order.end(), d) - order.begin());
+  std::sort(positions.begin(), positions.end());
+  for (size_t i = 1; i < positions.size(); ++i) {
+    if (positions[i] - positions[i - 1] != 1) return false;
+  }
+  return true;
+}
+
+// {major, middle, minor}: the products of the dimensions more major than
+// `middle` (consecutive in the layout), of `middle`, and more minor.
+std::array<int64_t, 3> PartitionShapeByMiddleDimensions(const Shape& shape, const std::vector<int64_t>& middle) {
+  std::array<int64_t, 3> values = {1, 1, 1};
+  int segment = 2;  // minor, then middle (1), then major (0)
+  for (int64_t d : MinorToMajor(shape)) {
+    bool in_middle = std::find(middle.begin(), middle.end(), d) != middle.end();
+    if (segment == 2 && in_middle) segment = 1;
+    if (segment == 1 && !in_middle) segment = 0;
+    values[segment] *= shape.dimensions(d);
+  }
+  return values;
+}
+
+std::vector<int64_t> KeptDimensions(const HloInstruction& reduce) {
+  std::vector<int64_t> kept;
+  const std::vector<int64_t>& reduced = reduce.dimensions();
+  for (int64_t d = 0; d < reduce.operand(0)->shape().rank(); ++d) {
+    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(d);
+  }
+  return kept;
+}
+
+// Whether the reduction emitter beats the elemental one (XLA's
+// IsUnnestedReductionFasterThanElemental, warp size 32).
+bool IsUnnestedReductionFasterThanElemental(const ReductionDimensions& r) {
+  constexpr int64_t kWarpSize = 32;
+  if (r.is_row_reduction) return r.dims[2] >= kWarpSize || kWarpSize % r.dims[2] == 0;
+  int64_t major = r.dims[1];
+  int64_t minor = r.dims[2];
+  bool prefer_elemental = major < kWarpSize || (major < 2 * kWarpSize && minor < kWarpSize) ||
+                          (major < 4 * kWarpSize && minor < 8) || (major < 8 * kWarpSize && minor < 3);
+  return !prefer_elemental;
+}
+
+}  // namespace
+
+ReductionDimensions GetReductionKindAndContiguousComponents(const HloInstruction& reduce) {
+  const Shape& in = reduce.operand(0)->shape();
+  std::vector<int64_t> kept = KeptDimensions(reduce);
+  if (kept.empty()) return {true, {1, 1, in.element_count()}};
+  if (AreDimensionsConsecutive(in, kept)) {
+    std::array<int64_t, 3> p = PartitionShapeByMiddleDimensions(in, kept);
+    if (p[1] == 1) return {true, {1, 1, p[0] * p[2]}};
+    if (p[2] == 1) return {false, {1, p[0], p[1]}};
+    return {true, p};
+  }
+  std::array<int64_t, 3> p = PartitionShapeByMiddleDimensions(in, reduce.dimensions());
+  if (p[2] == 1) return {true, {1, p[0], p[1]}};
+  return {false, p};
+}
+
+bool IsReductionFromOrToContiguousDimensions(const HloInstruction& reduce) {
+  if (reduce.opcode() != HloOpcode::kReduce || !IsRewritableReduce(reduce)) return false;
+  const Shape& in = reduce.operand(0)->shape();
+  if (!AreDimensionsConsecutive(in, KeptDimensions(reduce)) && !AreDimensionsConsecutive(in, reduce.dimensions())) {
+    return false;
+  }
+  return IsUnnestedReductionFasterThanElemental(GetReductionKindAndContiguousComponents(reduce));
+}
+
+int64_t ReductionDimensionRaceFreeBound(const ReductionDimensions& r) {
+  std::array<int64_t, 3> tile = GetReductionTiling(r);
+  return r.is_row_reduction ? 1024 * tile[2] : 32 * tile[1];
+}
+
 std::array<int64_t, 3> GetReductionTiling(const ReductionDimensions& r) {
   if (r.is_row_reduction) return {std::min<int64_t>(r.dims[0], 8), 1, 16};
   return {1, 128, 1};
 }
 
 bool IsReductionRaceFree(const ReductionDimensions& r) {
-  std::array<int64_t, 3> tile = GetReductionTiling(r);
-  if (r.is_row_reduction) return r.dims[2] <= 1024 * tile[2] && r.dims[0] <= 8;
-  return r.dims[1] <= 32 * tile[1];
+  if (r.is_row_reduction) {
+    return r.dims[2] <= ReductionDimensionRaceFreeBound(r) && r.dims[0] <= kBatchedReductionRaceFreeBound;
+  }
+  return r.dims[1] <= ReductionDimensionRaceFreeBound(r);
 }
 
 }  // namespace passlab

@@ -47,6 +47,24 @@ struct ReductionDimensions {
 };
 std::optional<ReductionDimensions> GetReductionKind(const HloInstruction& reduce);
 
+// XLA:GPU's classification (xla/service/gpu/reduction_utils.cc), which
+// the reduction passes XLA specifies by it use: with the kept or the
+// reduced dimensions consecutive in the layout (size-1 dimensions count),
+// the reduction is [reduced, kept, reduced] (row) or [kept, reduced, kept]
+// (column) in memory order, with no kept dimension a row reduction of all
+// elements. For other reductions the components are meaningless.
+ReductionDimensions GetReductionKindAndContiguousComponents(const HloInstruction& reduce);
+// A reduce whose kept or reduced dimensions are consecutive in the layout
+// and that the reduction emitter does faster than the elemental one: a row
+// reduction of at least a warp's width (32) or of a width dividing it, or
+// a column reduction not in the small ranges XLA measured as slower.
+bool IsReductionFromOrToContiguousDimensions(const HloInstruction& reduce);
+// The largest reduced block one kernel reduces without atomics: row
+// 1024 threads x 16, column warp 32 x 128.
+int64_t ReductionDimensionRaceFreeBound(const ReductionDimensions& r);
+// How big the batch (major reduced) block of a row reduction may be.
+inline constexpr int64_t kBatchedReductionRaceFreeBound = 8;
+
 // XLA:GPU's reduction tiling: row {min(d0, 8), 1, 16}, column {1, 128, 1}.
 std::array<int64_t, 3> GetReductionTiling(const ReductionDimensions& r);
 // Whether one kernel can reduce it without atomics: row d2 <= 1024 * 16 and

@@ -419,8 +419,12 @@ std::unique_ptr<HloPassPipeline> BuildPostFusionOptimizationPipeline() {
   // After the combiners, which match the synchronous forms (XLA converts
   // collectives to start/done pairs here too).
   pipeline->AddPass<AsyncCollectiveCreator>();
-  // Another occurrence, as in XLA: cleans up the combiners' tuples.
-  pipeline->AddPass<AlgebraicSimplifier>();
+  // Another occurrence, as in XLA: cleans up the combiners' tuples. After
+  // layout assignment, so layout-sensitive (XLA's post-layout algsimp
+  // options): a copy that changes the layout is not a no-op.
+  AlgebraicSimplifierOptions layout_sensitive;
+  layout_sensitive.is_layout_sensitive = true;
+  pipeline->AddPass<AlgebraicSimplifier>(layout_sensitive);
   return pipeline;
 }
 
@@ -466,10 +470,14 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_
 }
 
 absl::StatusOr<FilteredPipeline> BuildFilteredPipeline(std::string_view name, std::string_view disable,
-                                                      std::string_view enable_only, bool disable_all) {
+                                                      std::string_view enable_only, bool disable_all,
+                                                      const PassOptionOverrides& options,
+                                                      const std::vector<std::string>& removed) {
   FilteredPipeline out;
   absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(name);
   if (!pipeline.ok()) return pipeline.status();
+  RemovePassesByName(**pipeline, removed);
+  if (absl::Status s = ApplyPassOptions(**pipeline, options); !s.ok()) return s;
   out.pipeline = std::move(*pipeline);
   if (!disable.empty() || !enable_only.empty() || disable_all) {
     absl::StatusOr<std::unique_ptr<PassFilterObserver>> filter =

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/pass/hlo_pass_pipeline.h"
+#include "passes/registry.h"
 #include "core/pass/pass_filter.h"
 
 namespace passlab {
@@ -57,9 +58,14 @@ struct FilteredPipeline {
   std::unique_ptr<HloPassPipeline> pipeline;
   std::unique_ptr<PassFilterObserver> filter;
 };
+// `options` (--pass-option) rebuilds the passes it names with those
+// options; `removed` (an ablation's --xla_disable_hlo_passes) takes passes
+// and sub-pipelines of those names out of the pipeline first.
 absl::StatusOr<FilteredPipeline> BuildFilteredPipeline(std::string_view name, std::string_view disable,
                                                       std::string_view enable_only = "",
-                                                      bool disable_all = false);
+                                                      bool disable_all = false,
+                                                      const PassOptionOverrides& options = {},
+                                                      const std::vector<std::string>& removed = {});
 
 }  // namespace passlab
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
@@ -192,9 +193,40 @@ void AddUnique(std::vector<int>& v, int x) {
   if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
 
+// The instructions, operands and control predecessors first, in the order
+// of a walk from each instruction in insertion order: the order the list
+// scheduler breaks ties by (the incoming sequence where it already is one).
+std::vector<HloInstruction*> InsertionPostOrder(const HloComputation& computation) {
+  std::vector<HloInstruction*> order;
+  absl::flat_hash_set<const HloInstruction*> seen;
+  std::vector<std::pair<HloInstruction*, size_t>> stack;
+  for (HloInstruction* start : computation.instructions()) {
+    if (!seen.insert(start).second) continue;
+    stack.push_back({start, 0});
+    while (!stack.empty()) {
+      auto& [inst, k] = stack.back();
+      const size_t operands = inst->operands().size();
+      HloInstruction* dep = nullptr;
+      if (k < operands) {
+        dep = inst->operands()[k];
+      } else if (k - operands < inst->control_predecessors().size()) {
+        dep = inst->control_predecessors()[k - operands];
+      }
+      if (dep == nullptr) {
+        order.push_back(inst);
+        stack.pop_back();
+        continue;
+      }
+      ++k;
+      if (dep->parent() == &computation && seen.insert(dep).second) stack.push_back({dep, 0});
+    }
+  }
+  return order;
+}
+
 Graph BuildGraph(const HloComputation& computation, CostModel& costs) {
   Graph g;
-  std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
+  std::vector<HloInstruction*> order = InsertionPostOrder(computation);
   g.nodes.resize(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     g.nodes[i].inst = order[i];
@@ -428,7 +460,7 @@ std::vector<HloInstruction*> ScheduleComputation(const HloComputation& computati
                                                  const LatencyHidingSchedulerOptions& options) {
   CostModel costs(options);
   Graph g = BuildGraph(computation, costs);
-  std::vector<HloInstruction*> incoming = computation.MakeInstructionPostOrder();
+  std::vector<HloInstruction*> incoming = InsertionPostOrder(computation);
   ScheduleEstimate before = Estimate(g, incoming);
   int64_t limit = MemoryLimit(before, options);
   std::vector<HloInstruction*> scheduled = ListSchedule(g, options, limit);
@@ -459,6 +491,8 @@ absl::StatusOr<bool> LatencyHidingScheduler::RunImpl(HloModule& module, PassRunC
   }
   if (!module.is_scheduled()) {
     module.set_is_scheduled(true);
+    // A scheduled module's post order is its sequence (HloComputation).
+    for (HloComputation* c : module.computations()) c->InvalidatePostOrder();
     changed = true;
   }
   return changed;

@@ -1,11 +1,15 @@
-// SanitizeConstantNames ("sanitize-constant-names"): renames every constant
-// whose name is not a legal LLVM/PTX symbol ([A-Za-z_][A-Za-z0-9_]*), as
-// XLA:GPU does before emitting constants as globals: '.', '-' and any other
-// character become '_', a leading digit gets a '_' prefix, and a name taken
-// by another instruction gets a "_N" suffix. Constant names end up unique
-// across the whole module (XLA text scopes names per computation; symbols
-// are module-wide), so a legal name a constant of another computation
-// already has is suffixed too.
+// SanitizeConstantNames ("sanitize-constant-names", as XLA:GPU's
+// xla/backends/gpu/transforms/sanitize_constant_names.cc): renames the
+// constants so that their names are legal LLVM/PTX symbols, unique in the
+// module, before they are emitted as globals: '.', '-' and ';' become '_',
+// then XLA's NameUniquer sanitizing applies (a first character that is not
+// a letter or '_' becomes '_', other characters outside [A-Za-z0-9_.-]
+// become '_', a primitive type name gets a '_' appended, a leading "__"
+// other than "__xla_" becomes "a_"), and the name is uniquified with "_N"
+// suffixes against every non-constant name and the constants renamed
+// before it (XLA's NameUniquer with separator "_": "x_3" counts as x's
+// suffix 3). Unlike XLA, which reports a change whenever the module has a
+// constant, `changed` is true only when a name changed.
 //
 // Runs last-but-one in ir-emit-prepare (nothing renames or adds constants
 // after it). Optional: the CPU backend keeps constants in host buffers, not
@@ -28,9 +32,8 @@ class SanitizeConstantNames : public HloModulePass {
   absl::StatusOr<bool> RunImpl(HloModule& module, PassRunContext* context) override;
 };
 
-// `name` with every character outside [A-Za-z0-9_] replaced by '_' and a '_'
-// prefix when it would start with a digit (or be empty).
-std::string SanitizeSymbolName(std::string_view name);
+// `name` as XLA's NameUniquer::GetSanitizedName makes it a legal HLO name.
+std::string SanitizeHloName(std::string_view name);
 
 }  // namespace passlab
 

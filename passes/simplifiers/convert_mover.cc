@@ -1,28 +1,31 @@
 #include "passes/simplifiers/convert_mover.h"
 
-#include "core/pass/hlo_rewrite_visitor.h"
+#include <deque>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_module.h"
 
 namespace passlab {
 namespace {
 
-// Every value of `from` is exactly representable in `to`, and `to` takes
-// more bytes: converting from -> to widens.
-bool IsExactWidening(PrimitiveType from, PrimitiveType to) {
-  if (PrimitiveBitWidth(to) <= PrimitiveBitWidth(from)) return false;
-  if (IsFloatingPointType(from) && IsFloatingPointType(to)) {
-    return ExponentBits(to) >= ExponentBits(from) && MantissaBits(to) >= MantissaBits(from);
-  }
-  if (IsSignedIntegralType(from)) return IsSignedIntegralType(to);
-  if (IsUnsignedIntegralType(from)) return IsIntegralType(to);
-  return false;
+// convert(op(x)) == op(convert(x)): the op only moves elements around.
+// (Bitcast also would, but this pass runs before layouts are meaningful.)
+bool CommutesWithConvert(HloOpcode opcode) {
+  return opcode == HloOpcode::kConcatenate || opcode == HloOpcode::kPad || opcode == HloOpcode::kReshape ||
+         opcode == HloOpcode::kSlice || opcode == HloOpcode::kTranspose;
 }
 
-// A convert to fewer bytes of the same kind of number (float to float,
-// integer to integer): the inverse direction of an exact widening.
-bool IsNarrowing(const HloInstruction& convert) {
-  PrimitiveType from = convert.operand(0)->shape().element_type(), to = convert.shape().element_type();
-  if (PrimitiveBitWidth(to) >= PrimitiveBitWidth(from)) return false;
-  return (IsFloatingPointType(from) && IsFloatingPointType(to)) || (IsIntegralType(from) && IsIntegralType(to));
+// Packed types (s4, u2, ...) are not supported by most ops.
+bool IsSubByteNonPred(PrimitiveType type) { return PrimitiveBitWidth(type) < 8 && !IsPredType(type); }
+
+// The constant converts to `type` and back without changing any element.
+bool IsLosslesslyConvertibleTo(const Literal& literal, PrimitiveType type) {
+  absl::StatusOr<Literal> there = literal.Convert(type);
+  if (!there.ok()) return false;
+  absl::StatusOr<Literal> back = there->Convert(literal.shape().element_type());
+  return back.ok() && *back == literal;
 }
 
 Shape WithElementType(const Shape& shape, PrimitiveType type) {
@@ -31,63 +34,119 @@ Shape WithElementType(const Shape& shape, PrimitiveType type) {
   return s;
 }
 
-class Visitor : public HloRewriteVisitor {
+// `operand` as `type`: itself when it already is, else a new convert.
+HloInstruction* ConvertTo(HloComputation& computation, HloInstruction* operand, PrimitiveType type) {
+  if (operand->shape().element_type() == type) return operand;
+  return computation.AddInstruction(HloInstruction::CreateConvert(WithElementType(operand->shape(), type), operand));
+}
+
+class ConvertMoves {
  public:
-  explicit Visitor(HloPassInterface& pass) : pass_(pass) {}
+  ConvertMoves(HloComputation& computation, HloPassInterface& pass) : computation_(computation), pass_(pass) {}
 
-  absl::Status HandleReshape(HloInstruction* inst) override { return SinkWideningConverts(inst); }
-  absl::Status HandleTranspose(HloInstruction* inst) override { return SinkWideningConverts(inst); }
-  absl::Status HandleSlice(HloInstruction* inst) override { return SinkWideningConverts(inst); }
-  absl::Status HandleReverse(HloInstruction* inst) override { return SinkWideningConverts(inst); }
-  absl::Status HandleConcatenate(HloInstruction* inst) override { return SinkWideningConverts(inst); }
-
-  // convert_narrow(op(a, ...)) => op(convert_narrow(a), ...)
-  absl::Status HandleConvert(HloInstruction* convert) override {
-    HloInstruction* op = convert->mutable_operand(0);
-    if (!IsNarrowing(*convert) || !IsDataMovement(op->opcode()) || op->user_count() != 1) return absl::OkStatus();
-    PrimitiveType narrow = convert->shape().element_type();
-    std::vector<HloInstruction*> operands;
-    for (HloInstruction* a : op->operands()) {
-      operands.push_back(AddInstruction(
-          convert, HloInstruction::CreateConvert(WithElementType(a->shape(), narrow), a)));
+  absl::StatusOr<bool> Run() {
+    bool changed = false;
+    for (HloInstruction* inst : computation_.MakeInstructionPostOrder()) {
+      absl::StatusOr<bool> moved = SinkWideningConverts(inst);
+      if (!moved.ok()) return moved.status();
+      changed |= *moved;
     }
-    pass_.BumpCounter("convert_narrow(op(A)) => op(convert_narrow(A))");
-    return ReplaceWithNewInstruction(convert, op->CloneWithNewOperands(convert->shape(), operands));
+    // Upward moves walk from the root, so a convert keeps climbing through
+    // a chain of ops; removed instructions are remembered and skipped.
+    computation_.set_removal_listener([this](const HloInstruction* inst) { removed_.insert(inst); });
+    std::vector<HloInstruction*> order = computation_.MakeInstructionPostOrder();
+    std::deque<HloInstruction*> work(order.rbegin(), order.rend());
+    absl::Status status = absl::OkStatus();
+    while (!work.empty() && status.ok()) {
+      HloInstruction* inst = work.front();
+      work.pop_front();
+      if (removed_.contains(inst)) continue;
+      absl::StatusOr<bool> moved = HoistNarrowingConvert(inst, work);
+      if (!moved.ok()) status = moved.status();
+      changed |= moved.ok() && *moved;
+    }
+    computation_.set_removal_listener(nullptr);
+    if (!status.ok()) return status;
+    return changed;
   }
 
  private:
-  static bool IsDataMovement(HloOpcode op) {
-    return op == HloOpcode::kReshape || op == HloOpcode::kTranspose || op == HloOpcode::kSlice ||
-           op == HloOpcode::kReverse || op == HloOpcode::kConcatenate;
-  }
-
-  // op(convert_wide(a), ...) => convert_wide(op(a, ...))
-  absl::Status SinkWideningConverts(HloInstruction* inst) {
-    if (!inst->shape().IsArray()) return absl::OkStatus();
-    std::vector<HloInstruction*> narrow_operands;
-    PrimitiveType narrow = PrimitiveType::kInvalid;
-    for (HloInstruction* op : inst->operands()) {
-      if (op->opcode() != HloOpcode::kConvert) return absl::OkStatus();
-      PrimitiveType from = op->operand(0)->shape().element_type();
-      if (narrow != PrimitiveType::kInvalid && from != narrow) return absl::OkStatus();
-      if (!IsExactWidening(from, op->shape().element_type())) return absl::OkStatus();
-      narrow = from;
-      narrow_operands.push_back(op->mutable_operand(0));
+  // op(convert_wide(a), ..., c) => convert_wide(op(a, ..., convert_narrow(c)))
+  absl::StatusOr<bool> SinkWideningConverts(HloInstruction* inst) {
+    if (!CommutesWithConvert(inst->opcode()) || inst->operand_count() == 0) return false;
+    const HloInstruction* convert = nullptr;
+    for (const HloInstruction* operand : inst->operands()) {
+      bool sole_convert = operand->opcode() == HloOpcode::kConvert && operand->user_count() == 1;
+      if (!sole_convert && operand->opcode() != HloOpcode::kConstant) return false;
+      if (sole_convert && convert == nullptr) convert = operand;
     }
-    HloInstruction* moved = AddInstruction(
-        inst, inst->CloneWithNewOperands(WithElementType(inst->shape(), narrow), narrow_operands));
+    if (convert == nullptr) return false;
+    PrimitiveType narrow = convert->operand(0)->shape().element_type();
+    PrimitiveType wide = convert->shape().element_type();
+    for (const HloInstruction* operand : inst->operands()) {
+      if (operand->opcode() == HloOpcode::kConvert && operand->operand(0)->shape().element_type() != narrow) {
+        return false;
+      }
+    }
+    if (PrimitiveBitWidth(narrow) >= PrimitiveBitWidth(wide)) return false;
+    for (const HloInstruction* operand : inst->operands()) {
+      if (operand->opcode() == HloOpcode::kConstant && !IsLosslesslyConvertibleTo(operand->literal(), narrow)) {
+        return false;
+      }
+    }
+    if (IsSubByteNonPred(narrow)) return false;
+    std::vector<HloInstruction*> narrow_operands;
+    for (HloInstruction* operand : inst->operands()) {
+      narrow_operands.push_back(operand->opcode() == HloOpcode::kConvert ? operand->mutable_operand(0)
+                                                                         : ConvertTo(computation_, operand, narrow));
+    }
+    HloInstruction* moved = computation_.AddInstruction(
+        inst->CloneWithNewOperands(WithElementType(inst->shape(), narrow), narrow_operands));
     pass_.BumpCounter("op(convert_wide(A)) => convert_wide(op(A))");
-    return ReplaceWithNewInstruction(inst, HloInstruction::CreateConvert(inst->shape(), moved));
+    absl::Status s = computation_.ReplaceWithNewInstruction(inst, HloInstruction::CreateConvert(inst->shape(), moved));
+    if (!s.ok()) return s;
+    return true;
   }
 
+  // convert_narrow(op(a, ...)) => op(convert_narrow(a), ...); the new
+  // converts go to the front of `work` to climb further.
+  absl::StatusOr<bool> HoistNarrowingConvert(HloInstruction* convert, std::deque<HloInstruction*>& work) {
+    if (convert->opcode() != HloOpcode::kConvert) return false;
+    HloInstruction* op = convert->mutable_operand(0);
+    if (op->user_count() != 1 || !CommutesWithConvert(op->opcode())) return false;
+    PrimitiveType wide = op->shape().element_type();
+    PrimitiveType narrow = convert->shape().element_type();
+    if (PrimitiveBitWidth(wide) <= PrimitiveBitWidth(narrow) || IsSubByteNonPred(narrow)) return false;
+    std::vector<HloInstruction*> narrow_operands;
+    for (HloInstruction* operand : op->operands()) {
+      HloInstruction* narrowed = ConvertTo(computation_, operand, narrow);
+      removed_.erase(narrowed);  // a new instruction may reuse a removed one's address
+      work.push_front(narrowed);
+      narrow_operands.push_back(narrowed);
+    }
+    pass_.BumpCounter("convert_narrow(op(A)) => op(convert_narrow(A))");
+    absl::Status s = computation_.ReplaceWithNewInstruction(
+        convert, op->CloneWithNewOperands(WithElementType(op->shape(), narrow), narrow_operands));
+    if (!s.ok()) return s;
+    return true;
+  }
+
+  HloComputation& computation_;
   HloPassInterface& pass_;
+  absl::flat_hash_set<const HloInstruction*> removed_;
 };
 
 }  // namespace
 
 absl::StatusOr<bool> ConvertMover::RunImpl(HloModule& module, PassRunContext*) {
-  Visitor visitor(*this);
-  return visitor.RunOnModule(module);
+  bool changed = false;
+  for (HloComputation* computation : module.MakeComputationPostOrder()) {
+    if (computation->IsFusionComputation()) continue;
+    absl::StatusOr<bool> c = ConvertMoves(*computation, *this).Run();
+    if (!c.ok()) return c.status();
+    changed |= *c;
+  }
+  return changed;
 }
 
 }  // namespace passlab

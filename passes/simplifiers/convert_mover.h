@@ -1,13 +1,16 @@
-// ConvertMover ("convert-mover"): moves converts across ops that only move
-// data (reshape, transpose, slice, reverse, concatenate), so that the data
-// movement happens in the narrower type:
-//   op(convert_wide(a), ...)  => convert_wide(op(a, ...))   (widening down)
-//   convert_narrow(op(a, ...)) => op(convert_narrow(a), ...) (narrowing up)
-// Both commute exactly (a data-movement op never looks at values). A
-// widening convert moves down only when every operand is one from the same
-// type; a narrowing convert moves up only when it is the op's only user, so
-// the op is never duplicated. Runs in simplification-2 with algsimp, whose
-// convert(convert(A)) rule then removes round trips the moves expose.
+// ConvertMover ("convert-mover"): moves converts across ops that commute
+// with them (concatenate, pad, reshape, slice, transpose: they only move
+// elements), so that the data movement happens in the narrower type, as
+// XLA's ConvertMover (xla/hlo/transforms/simplifiers/convert_mover.cc):
+//   op(convert_wide(a), ..., constant) => convert_wide(op(a, ..., convert_narrow(constant)))
+//   convert_narrow(op(a, ...))         => op(convert_narrow(a), ...)
+// "Wide"/"narrow" compare bit widths only. A widening convert moves down
+// when every operand is either a convert from the same source type with no
+// other user, or a constant that survives the round trip through the
+// narrow type; a narrowing convert moves up when it is the op's only user.
+// Sub-byte integer types are never the narrow side. Fusion computations are
+// left alone. Runs before layout assignment (it ignores layouts); algsimp's
+// convert(convert(A)) rule and constant folding tidy what the moves expose.
 #ifndef PASSLAB_PASSES_SIMPLIFIERS_CONVERT_MOVER_H_
 #define PASSLAB_PASSES_SIMPLIFIERS_CONVERT_MOVER_H_
 

@@ -1,19 +1,27 @@
-// DotMerger ("dot-merger"): merges two dots that share an operand into one
-// bigger dot over the concatenation of their other operands, and slices the
-// two results back out (after XLA's DotMerger):
+// DotMerger ("dot-merger"): merges dots that share an operand into one bigger
+// dot over the concatenation of their other operands, and slices the results
+// back out (XLA's xla/hlo/transforms/simplifiers/dot_merger.cc):
 //
 //   d0 = dot(x, w0)  [m, n0]          w = concatenate(w0, w1)  [k, n0+n1]
 //   d1 = dot(x, w1)  [m, n1]    =>    d = dot(x, w)            [m, n0+n1]
 //                                     d0 = slice(d), d1 = slice(d)
 //
-// One launch of a bigger gemm is cheaper than two small ones. XLA's rules:
-// same dimension numbers, element types, precision config and layouts; the
-// differing operands have exactly one non-contracting dimension (the one
-// concatenated); neither dot depends on the other; no control edges; and at
-// least one of the two is small (its operands plus result at most
-// max_size_to_merge bytes). Also XLA's newer variant for canonical rank-2
-// dots whose shared operand is the lhs of one and, transposed, the rhs of
-// the other. Sparse dots are left alone.
+// "Shared" is seen through transposes and reshapes: two dots whose operands
+// are transposed or reshaped views of one instruction (the source) share it
+// when their batch, contracting and non-contracting dimensions fall on the
+// same dimensions of the source (size-1 dimensions aside). The merged dot
+// reads the source directly (reshaped to drop size-1 dimensions and to
+// collapse adjacent contracting dimensions); each other operand is brought
+// to [batch, n, contracting] (or [batch, contracting, n] when its last
+// dimension is a free one) with its free dimensions flattened into n, and
+// each result is sliced out and reshaped/transposed back. A group of dots
+// merges at once (concatenated by decreasing power of two dividing n, then
+// decreasing n), under XLA's rules: equal element types, precision config
+// and queue id; no control edges; no sub-byte upcast feeding an operand;
+// members independent of each other; n within a factor of 20 of the
+// smallest; and the merged concatenated operand plus result at most
+// max_size_to_merge bytes. Layouts are ignored (run before layout
+// assignment).
 #ifndef PASSLAB_PASSES_SIMPLIFIERS_DOT_MERGER_H_
 #define PASSLAB_PASSES_SIMPLIFIERS_DOT_MERGER_H_
 
@@ -24,8 +32,9 @@
 namespace passlab {
 
 struct DotMergerOptions {
-  // A pair is merged only if one of the dots has operands + result of at
-  // most this many bytes (XLA:GPU passes 16 MiB).
+  // XLA's max_size_to_merge: a group grows only while its concatenated
+  // operand plus merged result stay within this many bytes (XLA:GPU passes
+  // 16 MiB).
   int64_t max_size_to_merge = int64_t{16} << 20;
 };
 

@@ -1,16 +1,11 @@
 #include "passes/simplifiers/flatten_call_graph.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/hlo_module.h"
 
 namespace passlab {
-namespace {
-
-bool IsSequentialCall(HloOpcode op) {
-  return op == HloOpcode::kCall || op == HloOpcode::kWhile || op == HloOpcode::kConditional;
-}
-
-}  // namespace
 
 HloComputation* CloneComputation(const HloComputation& computation) {
   auto clone = std::make_unique<HloComputation>(computation.name() + ".clone");
@@ -33,26 +28,60 @@ HloComputation* CloneComputation(const HloComputation& computation) {
 }
 
 absl::StatusOr<bool> FlattenCallGraph::RunImpl(HloModule& module, PassRunContext*) {
+  auto callers_of = [&](const HloComputation* callee) {
+    std::vector<HloInstruction*> callers;
+    for (HloComputation* c : module.computations()) {
+      for (HloInstruction* inst : c->instructions()) {
+        const std::vector<HloComputation*>& called = inst->called_computations();
+        if (std::find(called.begin(), called.end(), callee) != called.end()) callers.push_back(inst);
+      }
+    }
+    std::sort(callers.begin(), callers.end(),
+              [](const HloInstruction* a, const HloInstruction* b) { return a->unique_id() < b->unique_id(); });
+    return callers;
+  };
+  auto skip = [&](const HloComputation* c) {
+    if (!options_.skip_cloning_for_calls) return false;
+    for (const HloInstruction* caller : callers_of(c)) {
+      if (caller->opcode() != HloOpcode::kCall) return false;
+    }
+    return true;
+  };
   bool changed = false;
-  // Repeat until every sequentially called computation has one call site
-  // (cloning a computation gives its own callees a second caller).
-  for (int round = 0; round < 64; ++round) {
-    absl::flat_hash_map<const HloComputation*, int64_t> sites;
-    bool cloned = false;
-    for (HloComputation* c : module.MakeComputationPostOrder()) {
-      for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
-        if (!IsSequentialCall(inst->opcode())) continue;
-        for (int64_t k = 0; k < static_cast<int64_t>(inst->called_computations().size()); ++k) {
-          HloComputation* callee = inst->called_computations()[k];
-          if (sites[callee]++ == 0) continue;
-          inst->set_called_computation(k, CloneComputation(*callee));
-          BumpCounter("cloned computation");
-          cloned = true;
+  for (HloComputation* computation : module.MakeComputationPostOrder()) {
+    if (skip(computation)) continue;
+    std::vector<HloInstruction*> callers = callers_of(computation);
+    for (size_t i = 0; i < callers.size(); ++i) {
+      HloInstruction* caller = callers[i];
+      const std::vector<HloComputation*>& called = caller->called_computations();
+      // The first caller keeps the original, unless it calls it twice.
+      if (i == 0 && std::count(called.begin(), called.end(), computation) <= 1) continue;
+      changed = true;
+      std::vector<HloComputation*> worklist;
+      for (int64_t k = 0; k < static_cast<int64_t>(caller->called_computations().size()); ++k) {
+        HloComputation* callee = caller->called_computations()[k];
+        if (callee != computation || skip(callee)) continue;
+        HloComputation* clone = CloneComputation(*callee);
+        BumpCounter("cloned computation");
+        caller->set_called_computation(k, clone);
+        worklist.push_back(clone);
+      }
+      // The copies call copies of everything below them.
+      while (!worklist.empty()) {
+        HloComputation* current = worklist.back();
+        worklist.pop_back();
+        for (HloInstruction* inst : current->instructions()) {
+          for (int64_t k = 0; k < static_cast<int64_t>(inst->called_computations().size()); ++k) {
+            HloComputation* callee = inst->called_computations()[k];
+            if (skip(callee)) continue;
+            HloComputation* clone = CloneComputation(*callee);
+            BumpCounter("cloned computation");
+            inst->set_called_computation(k, clone);
+            worklist.push_back(clone);
+          }
         }
       }
     }
-    if (!cloned) break;
-    changed = true;
   }
   return changed;
 }

@@ -2,30 +2,80 @@
 
 #include <algorithm>
 #include <numeric>
+#include <vector>
 
 #include "core/ir/str_util.h"
 #include "core/verify/shape_inference.h"
-#include "passes/expanders/expansion_builder.h"
 
 namespace passlab {
 namespace {
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-bool IsIota(const std::vector<int64_t>& v, int64_t first) {
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] != first + static_cast<int64_t>(i)) return false;
+bool IsIdentity(const std::vector<int64_t>& permutation) {
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    if (permutation[i] != static_cast<int64_t>(i)) return false;
   }
   return true;
+}
+
+HloInstruction* AddReshape(HloInstruction* x, std::vector<int64_t> dims) {
+  return x->parent()->AddInstruction(
+      HloInstruction::CreateReshape(Shape(x->shape().element_type(), std::move(dims)), x));
+}
+
+HloInstruction* AddTranspose(HloInstruction* x, const std::vector<int64_t>& permutation) {
+  std::vector<int64_t> dims;
+  for (int64_t p : permutation) dims.push_back(x->shape().dimensions(p));
+  return x->parent()->AddInstruction(
+      HloInstruction::CreateTranspose(Shape(x->shape().element_type(), std::move(dims)), x, permutation));
+}
+
+// x without the size-1 dimensions in `elided`.
+HloInstruction* ElideDegenerateDims(HloInstruction* x, const std::vector<int64_t>& elided) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < x->shape().rank(); ++d) {
+    if (!Contains(elided, d)) dims.push_back(x->shape().dimensions(d));
+  }
+  return AddReshape(x, std::move(dims));
+}
+
+// The indices as [N, K] (XLA's TransformStartIndices): a trailing size-1
+// index vector dimension added when it is implicit, else the index vector
+// dimension moved last; then the others collapsed into one (or a leading 1
+// added to a single index vector).
+HloInstruction* TransformStartIndices(HloInstruction* indices, int64_t index_vector_dim) {
+  int64_t rank = indices->shape().rank();
+  if (index_vector_dim == rank) {
+    std::vector<int64_t> dims = indices->shape().dimensions();
+    dims.push_back(1);
+    indices = AddReshape(indices, dims);
+    ++rank;
+  } else if (index_vector_dim < rank - 1) {
+    std::vector<int64_t> permutation;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != index_vector_dim) permutation.push_back(d);
+    }
+    permutation.push_back(index_vector_dim);
+    indices = AddTranspose(indices, permutation);
+  }
+  if (rank > 2) {
+    int64_t n = 1;
+    for (int64_t d = 0; d < rank - 1; ++d) n *= indices->shape().dimensions(d);
+    return AddReshape(indices, {n, indices->shape().dimensions(rank - 1)});
+  }
+  if (rank == 1) return AddReshape(indices, {1, indices->shape().dimensions(0)});
+  return indices;
 }
 
 }  // namespace
 
 bool GatherSimplifier::IsSimplifiedGather(const HloInstruction& gather) {
   const GatherDimensionNumbers& g = gather.attrs().gather_dnums;
-  return gather.operand(1)->shape().rank() == 2 && g.index_vector_dim == 1 && IsIota(g.start_index_map, 0) &&
-         g.collapsed_slice_dims.empty() && g.operand_batching_dims.empty() && !g.offset_dims.empty() &&
-         IsIota(g.offset_dims, 1);
+  // A gather from a scalar is never simplified: it becomes a broadcast.
+  if (g.collapsed_slice_dims.size() + g.offset_dims.size() == 0) return false;
+  return gather.operand(1)->shape().rank() == 2 && g.index_vector_dim == 1 && g.collapsed_slice_dims.empty() &&
+         g.offset_dims.front() == 1 && g.offset_dims.back() == static_cast<int64_t>(g.offset_dims.size());
 }
 
 bool GatherSimplifier::InstructionMatchesPattern(HloInstruction* inst) {
@@ -37,56 +87,66 @@ absl::StatusOr<HloInstruction*> GatherSimplifier::ExpandInstruction(HloInstructi
   const GatherDimensionNumbers& g = gather->attrs().gather_dnums;
   const std::vector<int64_t>& slice_sizes = gather->attrs().slice_sizes;
   HloInstruction* operand = gather->mutable_operand(0);
-  const Shape& operand_shape = operand->shape();
-  absl::StatusOr<Shape> inferred = InferGatherShape(operand_shape, gather->operand(1)->shape(), g, slice_sizes);
+  absl::StatusOr<Shape> inferred = InferGatherShape(operand->shape(), gather->operand(1)->shape(), g, slice_sizes);
   if (!inferred.ok()) return inferred.status();
   if (!inferred->SameDimensions(gather->shape())) {
     return absl::InvalidArgumentError(StrCat("gather '", gather->name(), "' has shape ", gather->shape().ToString(),
                                              " but its operands give ", inferred->ToString()));
   }
-  ExpansionBuilder b(gather->parent(), gather->metadata());
+  HloComputation* c = gather->parent();
   const PrimitiveType type = gather->shape().element_type();
 
   // gather(slice size 0) => broadcast(0): there is nothing to read.
-  if (std::find(slice_sizes.begin(), slice_sizes.end(), 0) != slice_sizes.end()) {
-    return b.Broadcast(b.Zero(type), gather->shape().dimensions());
+  if (Contains(slice_sizes, 0)) {
+    HloInstruction* zero = c->AddInstruction(HloInstruction::CreateConstant(Literal(Shape::Scalar(type))));
+    return c->AddInstruction(HloInstruction::CreateBroadcast(gather->shape(), zero, {}));
   }
+  // gather(scalar) => broadcast(scalar): every index reads the same value.
+  const int64_t operand_rank = static_cast<int64_t>(g.collapsed_slice_dims.size() + g.offset_dims.size());
+  if (operand_rank == 0) return c->AddInstruction(HloInstruction::CreateBroadcast(gather->shape(), operand, {}));
 
-  // Indexed operand dimensions first, in start_index_map order.
-  std::vector<int64_t> perm = g.start_index_map;
-  for (int64_t d = 0; d < operand_shape.rank(); ++d) {
-    if (!Contains(g.start_index_map, d)) perm.push_back(d);
-  }
-  std::vector<int64_t> inverse(perm.size());
-  for (size_t j = 0; j < perm.size(); ++j) inverse[perm[j]] = static_cast<int64_t>(j);
-  HloInstruction* permuted = b.Transpose(operand, perm);
-  HloInstruction* indices = CanonicalizeGatherScatterIndices(b, gather->mutable_operand(1), g.index_vector_dim);
-
-  const int64_t rank = operand_shape.rank();
-  std::vector<int64_t> new_sizes, out_dims = {indices->shape().dimensions(0)};
-  for (int64_t d : perm) new_sizes.push_back(slice_sizes[d]);
-  out_dims.insert(out_dims.end(), new_sizes.begin(), new_sizes.end());
-  auto canonical = HloInstruction::Create(HloOpcode::kGather, Shape(type, out_dims), {permuted, indices});
+  // The canonical gather: [N, slice sizes...] over [N, K] indices.
+  HloInstruction* indices = TransformStartIndices(gather->mutable_operand(1), g.index_vector_dim);
+  std::vector<int64_t> out_dims = {indices->shape().dimensions(0)};
+  out_dims.insert(out_dims.end(), slice_sizes.begin(), slice_sizes.end());
+  auto canonical = HloInstruction::Create(HloOpcode::kGather, Shape(type, out_dims), {operand, indices});
   HloAttributes& attrs = canonical->mutable_attrs();
-  attrs.gather_dnums.offset_dims.resize(rank);
+  attrs.gather_dnums.offset_dims.resize(operand_rank);
   std::iota(attrs.gather_dnums.offset_dims.begin(), attrs.gather_dnums.offset_dims.end(), 1);
-  attrs.gather_dnums.start_index_map.resize(g.start_index_map.size());
-  std::iota(attrs.gather_dnums.start_index_map.begin(), attrs.gather_dnums.start_index_map.end(), 0);
+  attrs.gather_dnums.start_index_map = g.start_index_map;
   attrs.gather_dnums.index_vector_dim = 1;
-  attrs.slice_sizes = new_sizes;
+  attrs.slice_sizes = slice_sizes;
   attrs.indices_are_sorted = gather->attrs().indices_are_sorted;
-  HloInstruction* result = b.Add(std::move(canonical));
+  HloInstruction* result = c->AddInstruction(std::move(canonical));
 
-  // Undo the operand transpose, then drop the collapsed (size-1) dimensions.
-  std::vector<int64_t> back = {0};
-  for (int64_t d = 0; d < rank; ++d) back.push_back(1 + inverse[d]);
-  result = b.Transpose(result, back);
-  std::vector<int64_t> kept = {result->shape().dimensions(0)};
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(g.collapsed_slice_dims, d)) kept.push_back(slice_sizes[d]);
+  // Drop the collapsed (size-1) slice dimensions.
+  if (!g.collapsed_slice_dims.empty()) {
+    std::vector<int64_t> collapsed;
+    for (int64_t d : g.collapsed_slice_dims) collapsed.push_back(d + 1);
+    result = ElideDegenerateDims(result, collapsed);
   }
-  result = b.Reshape(result, kept);
-  return GatherOutputFromCanonical(b, result, *gather);
+  // Split N into the indices' batch dimensions (or drop it).
+  const Shape& original_indices = gather->operand(1)->shape();
+  std::vector<int64_t> batch_dims;
+  for (int64_t d = 0; d < original_indices.rank(); ++d) {
+    if (d != g.index_vector_dim) batch_dims.push_back(original_indices.dimensions(d));
+  }
+  if (batch_dims.size() > 1) {
+    std::vector<int64_t> dims = batch_dims;
+    dims.insert(dims.end(), result->shape().dimensions().begin() + 1, result->shape().dimensions().end());
+    result = AddReshape(result, dims);
+  } else if (batch_dims.empty()) {
+    result = ElideDegenerateDims(result, {0});
+  }
+  // Move the offset dimensions to their places in the output.
+  const int64_t output_rank = static_cast<int64_t>(batch_dims.size() + g.offset_dims.size());
+  std::vector<int64_t> permutation;
+  int64_t next_offset = static_cast<int64_t>(batch_dims.size());
+  int64_t next_batch = 0;
+  for (int64_t i = 0; i < output_rank; ++i) {
+    permutation.push_back(Contains(g.offset_dims, i) ? next_offset++ : next_batch++);
+  }
+  return IsIdentity(permutation) ? result : AddTranspose(result, permutation);
 }
 
 }  // namespace passlab

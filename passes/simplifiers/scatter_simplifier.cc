@@ -2,54 +2,124 @@
 
 #include <algorithm>
 #include <numeric>
+#include <vector>
 
-#include "core/ir/str_util.h"
-#include "passes/expanders/expansion_builder.h"
+#include "absl/container/flat_hash_map.h"
 
 namespace passlab {
 namespace {
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-bool IsIota(const std::vector<int64_t>& v, int64_t first) {
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] != first + static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
-
 int64_t ScatterOperandCount(const HloInstruction& scatter) { return (scatter.operand_count() - 1) / 2; }
 
-// Updates [scatter dims..., window dims...] as [N, window] in the permuted
-// operand's dimension order (`perm`), with size 1 for inserted dimensions.
-HloInstruction* CanonicalUpdates(ExpansionBuilder& b, HloInstruction* updates, const ScatterDimensionNumbers& sd,
-                                 int64_t n, int64_t rank, const std::vector<int64_t>& perm) {
-  std::vector<int64_t> order;
-  for (int64_t d = 0; d < updates->shape().rank(); ++d) {
-    if (!Contains(sd.update_window_dims, d)) order.push_back(d);
+HloInstruction* AddReshape(HloInstruction* x, std::vector<int64_t> dims) {
+  return x->parent()->AddInstruction(
+      HloInstruction::CreateReshape(Shape(x->shape().element_type(), std::move(dims)), x));
+}
+
+// x transposed by `permutation`, or x itself for the identity.
+HloInstruction* MaybeTranspose(HloInstruction* x, const std::vector<int64_t>& permutation) {
+  bool identity = true;
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    identity = identity && permutation[i] == static_cast<int64_t>(i);
+    dims.push_back(x->shape().dimensions(permutation[i]));
   }
-  order.insert(order.end(), sd.update_window_dims.begin(), sd.update_window_dims.end());
-  HloInstruction* t = b.Transpose(updates, order);
-  std::vector<int64_t> window = {n};
-  size_t next = 0;
+  if (identity) return x;
+  return x->parent()->AddInstruction(
+      HloInstruction::CreateTranspose(Shape(x->shape().element_type(), std::move(dims)), x, permutation));
+}
+
+// x with size-1 dimensions at the (sorted) positions `inserted` of the result.
+HloInstruction* InsertDegenerateDims(HloInstruction* x, const std::vector<int64_t>& inserted) {
+  std::vector<int64_t> dims;
+  const int64_t rank = x->shape().rank() + static_cast<int64_t>(inserted.size());
+  int64_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) dims.push_back(Contains(inserted, d) ? 1 : x->shape().dimensions(next++));
+  return AddReshape(x, std::move(dims));
+}
+
+// The indices as [N, K] (XLA's TransformStartIndices): a trailing size-1
+// index vector dimension added when it is implicit, else the index vector
+// dimension moved last; then the others collapsed into one (or a leading 1
+// added to a single index vector).
+HloInstruction* TransformStartIndices(HloInstruction* indices, int64_t index_vector_dim) {
+  int64_t rank = indices->shape().rank();
+  if (index_vector_dim == rank) {
+    indices = InsertDegenerateDims(indices, {index_vector_dim});
+    ++rank;
+  } else if (index_vector_dim < rank - 1) {
+    std::vector<int64_t> permutation;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != index_vector_dim) permutation.push_back(d);
+    }
+    permutation.push_back(index_vector_dim);
+    indices = MaybeTranspose(indices, permutation);
+  }
+  if (rank > 2) {
+    int64_t n = 1;
+    for (int64_t d = 0; d < rank - 1; ++d) n *= indices->shape().dimensions(d);
+    return AddReshape(indices, {n, indices->shape().dimensions(rank - 1)});
+  }
+  if (rank == 1) return InsertDegenerateDims(indices, {0});
+  return indices;
+}
+
+// Updates as [N, window...] with a size-1 window dimension for every
+// inserted one (XLA's FlattenAndTransposeUpdates): scatter dimensions moved
+// first and collapsed into one (or a leading 1 added when there is none).
+HloInstruction* FlattenAndTransposeUpdates(HloInstruction* updates, const ScatterDimensionNumbers& sd) {
+  const int64_t rank = updates->shape().rank();
+  std::vector<int64_t> permutation;
   for (int64_t d = 0; d < rank; ++d) {
-    window.push_back(Contains(sd.inserted_window_dims, d) ? 1 : updates->shape().dimensions(sd.update_window_dims[next++]));
+    if (!Contains(sd.update_window_dims, d)) permutation.push_back(d);
   }
-  HloInstruction* r = b.Reshape(t, window);
-  std::vector<int64_t> to_perm = {0};
-  for (int64_t d : perm) to_perm.push_back(1 + d);
-  return b.Transpose(r, to_perm);
+  const int64_t scatter_dims = static_cast<int64_t>(permutation.size());
+  permutation.insert(permutation.end(), sd.update_window_dims.begin(), sd.update_window_dims.end());
+  updates = MaybeTranspose(updates, permutation);
+  if (scatter_dims > 1) {
+    std::vector<int64_t> dims = {1};
+    for (int64_t d = 0; d < scatter_dims; ++d) dims[0] *= updates->shape().dimensions(d);
+    dims.insert(dims.end(), updates->shape().dimensions().begin() + scatter_dims, updates->shape().dimensions().end());
+    updates = AddReshape(updates, std::move(dims));
+  } else if (scatter_dims == 0) {
+    updates = InsertDegenerateDims(updates, {0});
+  }
+  if (!sd.inserted_window_dims.empty()) {
+    std::vector<int64_t> inserted;
+    for (int64_t d : sd.inserted_window_dims) inserted.push_back(d + 1);
+    updates = InsertDegenerateDims(updates, inserted);
+  }
+  return updates;
+}
+
+// The scatter computation applied to `arguments` in the scatter's
+// computation (a call inlined): a scatter into a scalar is one update.
+HloInstruction* InlineComputation(HloComputation* into, const HloComputation& callee,
+                                  const std::vector<HloInstruction*>& arguments) {
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+  for (int64_t i = 0; i < callee.num_parameters(); ++i) map[callee.parameter_instruction(i)] = arguments[i];
+  for (HloInstruction* inst : callee.MakeInstructionPostOrder()) {
+    if (inst->opcode() == HloOpcode::kParameter) continue;
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* op : inst->operands()) operands.push_back(map.at(op));
+    map[inst] = into->AddInstruction(inst->CloneWithNewOperands(inst->shape(), operands));
+  }
+  return map.at(callee.root_instruction());
 }
 
 }  // namespace
 
 bool ScatterSimplifier::IsSimplifiedScatter(const HloInstruction& scatter) {
   const ScatterDimensionNumbers& sd = scatter.attrs().scatter_dnums;
-  int64_t rank = scatter.operand(0)->shape().rank();
-  return scatter.operand(ScatterOperandCount(scatter))->shape().rank() == 2 && sd.index_vector_dim == 1 &&
-         IsIota(sd.scatter_dims_to_operand_dims, 0) && sd.inserted_window_dims.empty() &&
-         sd.input_batching_dims.empty() && static_cast<int64_t>(sd.update_window_dims.size()) == rank &&
-         IsIota(sd.update_window_dims, 1);
+  const int64_t count = ScatterOperandCount(scatter);
+  if (scatter.operand(0)->shape().rank() == 0) return false;
+  const bool standard_index_vector_dim = sd.index_vector_dim + 1 == scatter.operand(count)->shape().rank();
+  const int64_t scatter_dims =
+      scatter.operand(count + 1)->shape().rank() - static_cast<int64_t>(sd.update_window_dims.size());
+  return standard_index_vector_dim && scatter_dims <= 1 && !Contains(sd.update_window_dims, 0) &&
+         std::is_sorted(sd.update_window_dims.begin(), sd.update_window_dims.end()) && sd.inserted_window_dims.empty();
 }
 
 bool ScatterSimplifier::InstructionMatchesPattern(HloInstruction* inst) {
@@ -68,48 +138,39 @@ bool ScatterSimplifier::InstructionMatchesPattern(HloInstruction* inst) {
 absl::StatusOr<HloInstruction*> ScatterSimplifier::ExpandInstruction(HloInstruction* scatter) {
   const ScatterDimensionNumbers& sd = scatter->attrs().scatter_dnums;
   const int64_t count = ScatterOperandCount(*scatter);
-  const int64_t rank = scatter->operand(0)->shape().rank();
-  ExpansionBuilder b(scatter->parent(), scatter->metadata());
+  HloComputation* c = scatter->parent();
+  if (scatter->to_apply() == nullptr) return absl::InvalidArgumentError("scatter without a computation");
+  const int64_t operand_rank = static_cast<int64_t>(sd.update_window_dims.size() + sd.inserted_window_dims.size());
 
-  // Scattered operand dimensions first, in scatter_dims_to_operand_dims order.
-  std::vector<int64_t> perm = sd.scatter_dims_to_operand_dims;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(sd.scatter_dims_to_operand_dims, d)) perm.push_back(d);
+  // A scatter into a scalar: the computation applied to operands and updates.
+  if (operand_rank == 0) {
+    std::vector<HloInstruction*> arguments;
+    for (int64_t i = 0; i < count; ++i) arguments.push_back(scatter->mutable_operand(i));
+    for (int64_t i = 0; i < count; ++i) arguments.push_back(scatter->mutable_operand(count + 1 + i));
+    return InlineComputation(c, *scatter->to_apply(), arguments);
   }
-  std::vector<int64_t> inverse(perm.size());
-  for (size_t j = 0; j < perm.size(); ++j) inverse[perm[j]] = static_cast<int64_t>(j);
 
-  HloInstruction* indices =
-      CanonicalizeGatherScatterIndices(b, scatter->mutable_operand(count), sd.index_vector_dim);
-  const int64_t n = indices->shape().dimensions(0);
+  HloInstruction* indices = TransformStartIndices(scatter->mutable_operand(count), sd.index_vector_dim);
   std::vector<HloInstruction*> operands;
   std::vector<Shape> shapes;
   for (int64_t i = 0; i < count; ++i) {
-    operands.push_back(b.Transpose(scatter->mutable_operand(i), perm));
+    operands.push_back(scatter->mutable_operand(i));
     shapes.push_back(operands.back()->shape());
   }
   operands.push_back(indices);
   for (int64_t i = 0; i < count; ++i) {
-    operands.push_back(CanonicalUpdates(b, scatter->mutable_operand(count + 1 + i), sd, n, rank, perm));
+    operands.push_back(FlattenAndTransposeUpdates(scatter->mutable_operand(count + 1 + i), sd));
   }
   auto canonical = HloInstruction::Create(HloOpcode::kScatter, count == 1 ? shapes[0] : Shape::Tuple(shapes), operands);
   HloAttributes& attrs = canonical->mutable_attrs();
-  attrs.scatter_dnums.update_window_dims.resize(rank);
+  attrs.scatter_dnums.update_window_dims.resize(operand_rank);
   std::iota(attrs.scatter_dnums.update_window_dims.begin(), attrs.scatter_dnums.update_window_dims.end(), 1);
-  attrs.scatter_dnums.scatter_dims_to_operand_dims.resize(sd.scatter_dims_to_operand_dims.size());
-  std::iota(attrs.scatter_dnums.scatter_dims_to_operand_dims.begin(),
-            attrs.scatter_dnums.scatter_dims_to_operand_dims.end(), 0);
+  attrs.scatter_dnums.scatter_dims_to_operand_dims = sd.scatter_dims_to_operand_dims;
   attrs.scatter_dnums.index_vector_dim = 1;
   attrs.indices_are_sorted = scatter->attrs().indices_are_sorted;
   attrs.unique_indices = scatter->attrs().unique_indices;
   canonical->set_to_apply(scatter->to_apply());
-  HloInstruction* result = b.Add(std::move(canonical));
-
-  // Undo the operand transpose.
-  if (count == 1) return b.Transpose(result, inverse);
-  std::vector<HloInstruction*> elements;
-  for (int64_t i = 0; i < count; ++i) elements.push_back(b.Transpose(b.GetTupleElement(result, i), inverse));
-  return b.Tuple(elements);
+  return c->AddInstruction(std::move(canonical));
 }
 
 }  // namespace passlab

@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_module.h"
+#include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/while_loop_util.h"
 
 namespace passlab {
@@ -135,6 +136,9 @@ class LoopHoister {
     for (HloInstruction* b : boundary) shapes.push_back(b->shape());
     const Shape new_shape = Shape::Tuple(shapes);
     HloComputation* cond = w_->while_condition();
+    // A condition other loops share gets its own copy (XLA builds the new
+    // loop on copies of body and condition).
+    if (CountCallers(*w_->GetModule(), cond) > 1) cond = CloneComputation(*cond);
     HloInstruction* body_param = body_->parameter_instruction(0);
     *body_param->mutable_shape() = new_shape;
     *cond->parameter_instruction(0)->mutable_shape() = new_shape;
@@ -180,6 +184,24 @@ class LoopHoister {
   absl::flat_hash_map<const HloInstruction*, bool> constant_only_;
 };
 
+// IsRewritableWhile, but the condition may be shared with other loops (it
+// is copied before it changes).
+bool IsHoistableWhile(const HloInstruction* w) {
+  if (w->opcode() != HloOpcode::kWhile || !w->shape().IsTuple()) return false;
+  if (!w->control_predecessors().empty() || !w->control_successors().empty()) return false;
+  const HloComputation* body = w->while_body();
+  const HloComputation* cond = w->while_condition();
+  if (body == cond || w->GetModule() == nullptr || CountCallers(*w->GetModule(), body) != 1) return false;
+  if (body->root_instruction()->opcode() != HloOpcode::kTuple) return false;
+  for (const HloComputation* c : {body, cond}) {
+    if (c->num_parameters() != 1) return false;
+    for (const HloInstruction* user : c->parameter_instruction(0)->users()) {
+      if (user->opcode() != HloOpcode::kGetTupleElement) return false;
+    }
+  }
+  return !ComputationHasSideEffects(body) && !ComputationHasSideEffects(cond);
+}
+
 }  // namespace
 
 absl::StatusOr<bool> WhileLoopInvariantCodeMotion::RunImpl(HloModule& module, PassRunContext*) {
@@ -187,7 +209,7 @@ absl::StatusOr<bool> WhileLoopInvariantCodeMotion::RunImpl(HloModule& module, Pa
   for (HloComputation* c : module.MakeComputationPostOrder()) {
     if (c->IsFusionComputation()) continue;
     for (HloInstruction* w : c->MakeInstructionPostOrder()) {
-      if (!IsRewritableWhile(w)) continue;
+      if (!IsHoistableWhile(w)) continue;
       absl::StatusOr<int64_t> hoisted = LoopHoister(w, options_).Run();
       if (!hoisted.ok()) return hoisted.status();
       if (*hoisted > 0) {

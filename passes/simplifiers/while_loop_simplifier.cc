@@ -1,9 +1,14 @@
 #include "passes/simplifiers/while_loop_simplifier.h"
 
+#include <functional>
+#include <map>
+#include <set>
+
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
 #include "passes/simplifiers/call_inliner.h"
+#include "passes/simplifiers/hlo_dce.h"
 #include "passes/simplifiers/while_loop_util.h"
 
 namespace passlab {
@@ -78,7 +83,8 @@ namespace {
 // (ascending). The caller guarantees that dropped elements are used nowhere:
 // not by w's users, not by the condition, and in the body only by the root
 // tuple at their own position. Returns the new loop.
-absl::StatusOr<HloInstruction*> ShrinkLoopState(HloInstruction* w, const std::vector<int64_t>& keep) {
+absl::StatusOr<HloInstruction*> ShrinkLoopState(HloInstruction* w, const std::vector<int64_t>& keep,
+                                                const std::map<int64_t, int64_t>* dead_to_surviving = nullptr) {
   HloComputation* c = w->parent();
   HloComputation* body = w->while_body();
   HloComputation* cond = w->while_condition();
@@ -99,6 +105,16 @@ absl::StatusOr<HloInstruction*> ShrinkLoopState(HloInstruction* w, const std::ve
   body->set_root_instruction(new_root);
   if (absl::Status s = body->RemoveInstructionAndUnusedOperands(old_root); !s.ok()) return s;
   for (HloComputation* comp : {body, cond}) {
+    // Instructions that only fed dropped elements are dead now.
+    std::vector<HloInstruction*> order = comp->MakeInstructionPostOrder();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      HloInstruction* inst = *it;
+      if (inst->user_count() != 0 || inst->IsRoot() || inst->opcode() == HloOpcode::kParameter ||
+          inst->HasSideEffect() || !inst->control_successors().empty()) {
+        continue;
+      }
+      if (absl::Status s = comp->RemoveInstruction(inst); !s.ok()) return s;
+    }
     HloInstruction* param = comp->parameter_instruction(0);
     *param->mutable_shape() = new_shape;
     for (HloInstruction* gte : std::vector<HloInstruction*>(param->users())) {
@@ -113,140 +129,324 @@ absl::StatusOr<HloInstruction*> ShrinkLoopState(HloInstruction* w, const std::ve
       gte->set_index(new_index[gte->tuple_index()]);
     }
   }
-  // Outside: a smaller initial tuple, a new loop, and renumbered reads.
+  // Outside: a smaller initial tuple and a new loop; the old loop's value
+  // is rebuilt from the new loop's elements and, for the dropped ones (which
+  // the loop only passed on), the initial value:
+  //   tuple(gte(new_while, 0), gte(init, 1), ...)
+  // (XLA's RemoveDeadTupleIndices; TupleSimplifier cleans it up later).
+  HloInstruction* old_init = w->mutable_operand(0);
   std::vector<HloInstruction*> init;
-  for (int64_t k : keep) init.push_back(TupleElement(c, w->mutable_operand(0), k));
+  for (int64_t k : keep) init.push_back(TupleElement(c, old_init, k));
   HloInstruction* new_init = c->AddInstruction(HloInstruction::CreateTuple(init));
   auto loop = HloInstruction::CreateWhile(new_shape, cond, body, new_init);
   loop->set_metadata(w->metadata());
+  *loop->mutable_frontend_attributes() = w->frontend_attributes();
+  loop->set_raw_backend_config(w->raw_backend_config());
   HloInstruction* new_w = c->AddInstruction(std::move(loop), w->name());
-  for (HloInstruction* gte : std::vector<HloInstruction*>(w->users())) {
-    gte->ReplaceOperandWith(0, new_w);
-    gte->set_index(new_index[gte->tuple_index()]);
+  std::vector<HloInstruction*> elements;
+  for (int64_t k = 0; k < n; ++k) {
+    // A dropped element reads its surviving twin when it has one, else its
+    // initial value.
+    int64_t source = k;
+    if (new_index[k] < 0 && dead_to_surviving != nullptr && dead_to_surviving->contains(k)) {
+      source = dead_to_surviving->at(k);
+    }
+    HloInstruction* from = new_index[source] >= 0 ? new_w : old_init;
+    elements.push_back(c->AddInstruction(
+        HloInstruction::CreateGetTupleElement(from, new_index[source] >= 0 ? new_index[source] : k)));
   }
-  if (absl::Status s = c->RemoveInstructionAndUnusedOperands(w); !s.ok()) return s;
+  HloInstruction* rebuilt = c->AddInstruction(HloInstruction::CreateTuple(elements));
+  rebuilt->set_metadata(w->metadata());
+  if (absl::Status s = c->ReplaceInstruction(w, rebuilt); !s.ok()) return s;
+  // XLA builds the loop on clones of the body and condition.
+  body->SetName(StrCat(body->name(), ".clone"));
+  cond->SetName(StrCat(cond->name(), ".clone"));
   return new_w;
 }
 
-// Elements of loop `w` that nothing needs: unread after the loop, unread by
-// the condition, and read in the body only by computations whose values flow
-// back into that same element. Returns the loop after dropping them (or w
-// itself).
-absl::StatusOr<HloInstruction*> RemoveUnusedElements(HloInstruction* w, int64_t* removed) {
-  const int64_t n = w->shape().tuple_shapes().size();
-  if (w->IsRoot()) return w;
-  std::vector<bool> used(n, false);
-  for (const HloInstruction* user : w->users()) {
-    if (user->opcode() != HloOpcode::kGetTupleElement) return w;
-    used[user->tuple_index()] = true;
+bool DisablesWhileLoopDce(const HloInstruction* w) {
+  for (const char* key : {"xla_disable_while_loop_dce", "xla.disable_while_loop_dce", "xla_preserve_tuple_indices",
+                          "xla.preserve_tuple_indices"}) {
+    auto it = w->frontend_attributes().map.find(key);
+    if (it == w->frontend_attributes().map.end()) continue;
+    std::string v = it->second;
+    for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (v == "true" || v == "1" || v == "yes") return true;
   }
-  for (const HloInstruction* gte : w->while_condition()->parameter_instruction(0)->users()) {
-    used[gte->tuple_index()] = true;
-  }
-  // For every body value, the loop elements its value flows into.
-  const HloComputation* body = w->while_body();
-  const HloInstruction* root = body->root_instruction();
-  absl::flat_hash_map<const HloInstruction*, std::vector<bool>> flows;
-  std::vector<HloInstruction*> order = body->MakeInstructionPostOrder();
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const HloInstruction* inst = *it;
-    if (inst == root) continue;
-    std::vector<bool>& into = flows[inst];
-    into.assign(n, false);
-    for (const HloInstruction* user : inst->users()) {
-      if (user == root) {
-        for (int64_t j = 0; j < n; ++j) into[j] = into[j] || root->operand(j) == inst;
-        continue;
-      }
-      const std::vector<bool>& u = flows[user];
-      for (int64_t j = 0; j < n; ++j) into[j] = into[j] || u[j];
-    }
-  }
-  for (const HloInstruction* gte : body->parameter_instruction(0)->users()) {
-    const int64_t k = gte->tuple_index();
-    const std::vector<bool>& into = flows[gte];
-    for (int64_t j = 0; j < n; ++j) {
-      if (into[j] && j != k) used[k] = true;
-    }
-  }
-  // A kept element computed from a dropped one keeps it: repeat until stable.
-  bool grew = true;
-  while (grew) {
-    grew = false;
-    for (const HloInstruction* gte : body->parameter_instruction(0)->users()) {
-      const int64_t k = gte->tuple_index();
-      if (used[k]) continue;
-      const std::vector<bool>& into = flows[gte];
-      for (int64_t j = 0; j < n; ++j) {
-        if (into[j] && used[j] && j != k) used[k] = grew = true;
-      }
-    }
-  }
-  std::vector<int64_t> keep;
-  for (int64_t i = 0; i < n; ++i) {
-    if (used[i]) keep.push_back(i);
-  }
-  if (static_cast<int64_t>(keep.size()) == n) return w;
-  *removed = n - static_cast<int64_t>(keep.size());
-  return ShrinkLoopState(w, keep);
+  return false;
 }
 
-// a and b compute the same value once state elements i and j are equal.
-bool EquivalentUnderSwap(const HloInstruction* a, const HloInstruction* b, const HloComputation* body,
-                         int64_t i, int64_t j, int depth) {
-  if (a == b) return true;
-  int64_t ka = LoopStateIndex(a, body), kb = LoopStateIndex(b, body);
-  if (ka >= 0 && kb >= 0) {
-    auto canon = [&](int64_t k) { return k == j ? i : k; };
-    return canon(ka) == canon(kb);
-  }
-  if (depth == 0 || a->opcode() != b->opcode() || a->operand_count() != b->operand_count() ||
-      a->opcode() == HloOpcode::kParameter || a->HasSideEffect() || !(a->shape() == b->shape()) ||
-      !a->IdenticalSlowPath(*b)) {
-    return false;
-  }
-  for (int64_t k = 0; k < a->operand_count(); ++k) {
-    if (!EquivalentUnderSwap(a->operand(k), b->operand(k), body, i, j, depth - 1)) return false;
+bool ParamUsersAreGtes(const HloComputation* c) {
+  for (const HloInstruction* user : c->parameter_instruction(0)->users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
   }
   return true;
 }
 
-// Elements i < j that start equal and are updated alike stay equal: every
-// read of j becomes a read of i (j is then unused and dropped).
-absl::StatusOr<bool> MergeDuplicateElements(HloInstruction* w) {
-  HloInstruction* init = w->mutable_operand(0);
-  if (init->opcode() != HloOpcode::kTuple) return false;
+// XLA's TryRemoveDeadWhileParams: an element can go when it affects no
+// other element, nothing reads it after the loop and nothing side-effecting
+// (nor the condition) depends on it; and a group of elements that only
+// affect each other can go together when none of them is read after the
+// loop unless the loop passes it through unchanged. Returns the loop after
+// dropping them (or w itself).
+absl::StatusOr<HloInstruction*> RemoveDeadParams(HloInstruction* w, int64_t* removed) {
   HloComputation* body = w->while_body();
   HloComputation* cond = w->while_condition();
-  const HloInstruction* root = body->root_instruction();
-  const int64_t n = init->operand_count();
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = i + 1; j < n; ++j) {
-      if (init->operand(i) != init->operand(j)) continue;
-      if (!EquivalentUnderSwap(root->operand(i), root->operand(j), body, i, j, 8)) continue;
-      // Reads of j (body, condition, after the loop) read i instead.
-      bool any = false;
-      auto redirect = [&](HloComputation* comp, HloInstruction* tuple) -> absl::Status {
-        HloInstruction* read_i = nullptr;
-        for (HloInstruction* gte : std::vector<HloInstruction*>(tuple->users())) {
-          if (gte->opcode() != HloOpcode::kGetTupleElement || gte->tuple_index() != j) continue;
-          if (read_i == nullptr) {
-            read_i = comp->AddInstruction(HloInstruction::CreateGetTupleElement(tuple, i));
-          }
-          if (absl::Status s = comp->ReplaceInstruction(gte, read_i); !s.ok()) return s;
-          any = true;
+  HloInstruction* root = body->root_instruction();
+  if (DisablesWhileLoopDce(w) || !w->control_predecessors().empty() || !w->control_successors().empty() ||
+      !w->operand(0)->shape().IsTuple() || root->opcode() != HloOpcode::kTuple || !ParamUsersAreGtes(body) ||
+      !ParamUsersAreGtes(cond)) {
+    return w;
+  }
+  const int64_t n = w->operand(0)->shape().tuple_shapes_size();
+  if (n == 0) return w;
+  std::vector<bool> used_after(n, w->IsRoot());
+  for (const HloInstruction* user : w->users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) {
+      used_after.assign(n, true);
+      break;
+    }
+    used_after[user->tuple_index()] = true;
+  }
+  // Union-find over the instructions of body and condition.
+  absl::flat_hash_map<const HloInstruction*, const HloInstruction*> parent;
+  std::function<const HloInstruction*(const HloInstruction*)> find = [&](const HloInstruction* x) {
+    auto it = parent.find(x);
+    if (it == parent.end() || it->second == x) return x;
+    const HloInstruction* r = find(it->second);
+    parent[x] = r;
+    return r;
+  };
+  auto merge = [&](const HloInstruction* a, const HloInstruction* b) {
+    const HloInstruction* ra = find(a);
+    const HloInstruction* rb = find(b);
+    if (ra != rb) parent[ra] = rb;
+  };
+  // The loop elements each value depends on within one iteration.
+  absl::flat_hash_map<const HloInstruction*, std::set<int64_t>> deps;
+  std::set<int64_t> side_effecting;
+  for (HloComputation* comp : {body, cond}) {
+    const HloInstruction* input = comp->parameter_instruction(0);
+    for (const HloInstruction* inst : comp->MakeInstructionPostOrder()) {
+      if (inst == input || inst == root) continue;
+      std::set<int64_t>& d = deps[inst];
+      if (inst->opcode() == HloOpcode::kGetTupleElement && inst->operand(0) == input) {
+        d.insert(inst->tuple_index());
+        const HloInstruction* output = root->operand(inst->tuple_index());
+        if (output != inst) merge(inst, output);
+      } else {
+        for (const HloInstruction* op : inst->operands()) {
+          merge(inst, op);
+          const std::set<int64_t>& od = deps[op];
+          d.insert(od.begin(), od.end());
         }
-        return absl::OkStatus();
-      };
-      if (absl::Status s = redirect(body, body->parameter_instruction(0)); !s.ok()) return s;
-      if (absl::Status s = redirect(cond, cond->parameter_instruction(0)); !s.ok()) return s;
-      if (!w->IsRoot()) {
-        if (absl::Status s = redirect(w->parent(), w); !s.ok()) return s;
       }
-      if (any) return true;
+      if (inst->HasSideEffect() || inst == cond->root_instruction()) side_effecting.insert(d.begin(), d.end());
     }
   }
-  return false;
+  std::set<int64_t> affecting_others;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t d : deps[root->operand(i)]) {
+      if (d != i) affecting_others.insert(d);
+    }
+  }
+  std::vector<bool> keep(n, true);
+  for (int64_t i = 0; i < n; ++i) {
+    if (!affecting_others.contains(i) && !used_after[i] && !side_effecting.contains(i)) keep[i] = false;
+  }
+  std::map<const HloInstruction*, std::set<int64_t>> groups;
+  std::vector<const HloInstruction*> group_order;
+  auto add_to_group = [&](const HloInstruction* inst, int64_t index) {
+    const HloInstruction* g = find(inst);
+    if (!groups.contains(g)) group_order.push_back(g);
+    groups[g].insert(index);
+  };
+  for (int64_t i = 0; i < n; ++i) add_to_group(root->operand(i), i);
+  for (HloComputation* comp : {body, cond}) {
+    for (const HloInstruction* gte : comp->parameter_instruction(0)->users()) add_to_group(gte, gte->tuple_index());
+  }
+  const HloInstruction* body_param = body->parameter_instruction(0);
+  for (const HloInstruction* g : group_order) {
+    bool removable = true;
+    for (int64_t index : groups[g]) {
+      const HloInstruction* output = root->operand(index);
+      const bool passthrough = output->opcode() == HloOpcode::kGetTupleElement && output->operand(0) == body_param &&
+                               output->tuple_index() == index;
+      if (side_effecting.contains(index) || (used_after[index] && !passthrough)) removable = false;
+    }
+    if (!removable) continue;
+    for (int64_t index : groups[g]) keep[index] = false;
+  }
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < n; ++i) {
+    if (keep[i]) kept.push_back(i);
+  }
+  if (static_cast<int64_t>(kept.size()) == n) return w;
+  *removed = n - static_cast<int64_t>(kept.size());
+  return ShrinkLoopState(w, kept);
+}
+
+// XLA's TryRemoveConstantParams: an element whose initial value and body
+// result are equal constants is that constant throughout; it leaves the
+// loop state and is read as the constant.
+absl::StatusOr<bool> RemoveConstantParams(HloInstruction* w) {
+  HloInstruction* init = w->mutable_operand(0);
+  HloComputation* body = w->while_body();
+  HloComputation* cond = w->while_condition();
+  HloComputation* c = w->parent();
+  HloInstruction* root = body->root_instruction();
+  if (DisablesWhileLoopDce(w) || init->opcode() != HloOpcode::kTuple || root->opcode() != HloOpcode::kTuple ||
+      !ParamUsersAreGtes(body) || !ParamUsersAreGtes(cond)) {
+    return false;
+  }
+  const int64_t n = init->operand_count();
+  std::vector<bool> constant(n, false);
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < n; ++i) {
+    const HloInstruction* a = init->operand(i);
+    const HloInstruction* b = root->operand(i);
+    constant[i] = a->opcode() == HloOpcode::kConstant && b->opcode() == HloOpcode::kConstant &&
+                  a->literal() == b->literal();
+    if (!constant[i]) kept.push_back(i);
+  }
+  if (static_cast<int64_t>(kept.size()) == n) return false;
+  if (kept.empty()) {
+    // Every element is constant: the loop's value is its initial value.
+    if (absl::Status s = c->ReplaceInstruction(w, init); !s.ok()) return s;
+    return true;
+  }
+  std::vector<int64_t> new_index(n, -1);
+  std::vector<Shape> shapes;
+  for (int64_t i : kept) {
+    new_index[i] = static_cast<int64_t>(shapes.size());
+    shapes.push_back(init->operand(i)->shape());
+  }
+  const Shape new_shape = Shape::Tuple(shapes);
+  for (HloComputation* comp : {body, cond}) {
+    HloInstruction* param = comp->parameter_instruction(0);
+    for (HloInstruction* gte : std::vector<HloInstruction*>(param->users())) {
+      const int64_t k = gte->tuple_index();
+      if (!constant[k]) {
+        gte->set_index(new_index[k]);
+        continue;
+      }
+      HloInstruction* value = comp->AddInstruction(HloInstruction::CreateConstant(Literal(init->operand(k)->literal())));
+      if (absl::Status s = gte->ReplaceAllUsesWith(value); !s.ok()) return s;
+      if (gte->user_count() == 0 && !gte->IsRoot()) {
+        if (absl::Status s = comp->RemoveInstruction(gte); !s.ok()) return s;
+      }
+    }
+    *param->mutable_shape() = new_shape;
+  }
+  std::vector<HloInstruction*> results;
+  for (int64_t i : kept) results.push_back(root->mutable_operand(i));
+  HloInstruction* new_root = body->AddInstruction(HloInstruction::CreateTuple(results));
+  new_root->set_metadata(root->metadata());
+  body->set_root_instruction(new_root);
+  if (absl::Status s = body->RemoveInstructionAndUnusedOperands(root); !s.ok()) return s;
+  std::vector<HloInstruction*> new_init_elements;
+  for (int64_t i : kept) new_init_elements.push_back(init->mutable_operand(i));
+  HloInstruction* new_init = c->AddInstruction(HloInstruction::CreateTuple(new_init_elements));
+  auto loop = HloInstruction::CreateWhile(new_shape, cond, body, new_init);
+  loop->set_metadata(w->metadata());
+  *loop->mutable_frontend_attributes() = w->frontend_attributes();
+  loop->set_raw_backend_config(w->raw_backend_config());
+  HloInstruction* new_w = c->AddInstruction(std::move(loop), w->name());
+  std::vector<HloInstruction*> elements;
+  for (int64_t i = 0; i < n; ++i) {
+    elements.push_back(constant[i] ? init->mutable_operand(i)
+                                   : c->AddInstruction(HloInstruction::CreateGetTupleElement(new_w, new_index[i])));
+  }
+  HloInstruction* rebuilt = c->AddInstruction(HloInstruction::CreateTuple(elements));
+  rebuilt->set_metadata(w->metadata());
+  if (absl::Status s = c->ReplaceInstruction(w, rebuilt); !s.ok()) return s;
+  body->SetName(StrCat(body->name(), ".clone"));
+  cond->SetName(StrCat(cond->name(), ".clone"));
+  return true;
+}
+
+// Elements of one group (two or more) become the first of them: reads of
+// the others read it, and the others leave the state (XLA's
+// RemoveRepeatedWhileTupleIndices). After the loop a dropped element is its
+// initial value (replace_with_init) or its twin's value.
+absl::StatusOr<HloInstruction*> MergeRepeatedIndices(HloInstruction* w,
+                                                     const std::vector<std::vector<int64_t>>& groups,
+                                                     bool replace_with_init) {
+  std::map<int64_t, int64_t> dead_to_surviving;
+  for (const std::vector<int64_t>& group : groups) {
+    for (size_t i = 1; i < group.size(); ++i) dead_to_surviving[group[i]] = group[0];
+  }
+  if (dead_to_surviving.empty()) return w;
+  for (HloComputation* comp : {w->while_body(), w->while_condition()}) {
+    HloInstruction* param = comp->parameter_instruction(0);
+    std::map<int64_t, HloInstruction*> surviving_reads;
+    for (HloInstruction* gte : std::vector<HloInstruction*>(param->users())) {
+      auto it = dead_to_surviving.find(gte->tuple_index());
+      if (it == dead_to_surviving.end()) continue;
+      HloInstruction*& read = surviving_reads[it->second];
+      if (read == nullptr) read = comp->AddInstruction(HloInstruction::CreateGetTupleElement(param, it->second));
+      if (absl::Status s = comp->ReplaceInstruction(gte, read); !s.ok()) return s;
+    }
+  }
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < w->shape().tuple_shapes_size(); ++i) {
+    if (!dead_to_surviving.contains(i)) keep.push_back(i);
+  }
+  return ShrinkLoopState(w, keep, replace_with_init ? nullptr : &dead_to_surviving);
+}
+
+// XLA's TryRemoveRepeatedWhileTupleIndices: elements the body passes
+// through unchanged and that start from the same value are one element;
+// so are elements the body updates by the same dynamic-update-slice
+// (same start, update and indices).
+absl::StatusOr<bool> RemoveRepeatedIndices(HloInstruction* w) {
+  if (DisablesWhileLoopDce(w) || !w->control_predecessors().empty() || !w->control_successors().empty() ||
+      w->operand(0)->opcode() != HloOpcode::kTuple || w->while_body()->root_instruction()->opcode() != HloOpcode::kTuple ||
+      !ParamUsersAreGtes(w->while_body()) || !ParamUsersAreGtes(w->while_condition())) {
+    return false;
+  }
+  auto read_of_own_index = [](const HloInstruction* x, int64_t index) {
+    return x->opcode() == HloOpcode::kGetTupleElement && x->operand(0) == x->parent()->parameter_instruction(0) &&
+           x->tuple_index() == index;
+  };
+  auto group_by = [](std::vector<std::pair<std::vector<const HloInstruction*>, int64_t>> keyed) {
+    std::vector<std::vector<int64_t>> groups;
+    std::map<std::vector<const HloInstruction*>, size_t> where;
+    for (auto& [key, index] : keyed) {
+      auto [it, inserted] = where.emplace(key, groups.size());
+      if (inserted) groups.push_back({});
+      groups[it->second].push_back(index);
+    }
+    return groups;
+  };
+  HloInstruction* original = w;
+  {
+    const HloInstruction* init = w->operand(0);
+    const HloInstruction* root = w->while_body()->root_instruction();
+    std::vector<std::pair<std::vector<const HloInstruction*>, int64_t>> keyed;
+    for (int64_t i = 0; i < init->operand_count(); ++i) {
+      if (read_of_own_index(root->operand(i), i)) keyed.push_back({{init->operand(i)}, i});
+    }
+    absl::StatusOr<HloInstruction*> merged = MergeRepeatedIndices(w, group_by(keyed), /*replace_with_init=*/true);
+    if (!merged.ok()) return merged.status();
+    w = *merged;
+  }
+  {
+    const HloInstruction* init = w->operand(0);
+    const HloInstruction* root = w->while_body()->root_instruction();
+    std::vector<std::pair<std::vector<const HloInstruction*>, int64_t>> keyed;
+    for (int64_t i = 0; i < init->operand_count(); ++i) {
+      const HloInstruction* out = root->operand(i);
+      if (out->opcode() != HloOpcode::kDynamicUpdateSlice || !read_of_own_index(out->operand(0), i)) continue;
+      std::vector<const HloInstruction*> key = {init->operand(i), out->operand(1)};
+      for (int64_t k = 2; k < out->operand_count(); ++k) key.push_back(out->operand(k));
+      keyed.push_back({key, i});
+    }
+    absl::StatusOr<HloInstruction*> merged = MergeRepeatedIndices(w, group_by(keyed), /*replace_with_init=*/false);
+    if (!merged.ok()) return merged.status();
+    w = *merged;
+  }
+  return w != original;
 }
 
 void FlattenLeaves(HloComputation* c, HloInstruction* value, std::vector<HloInstruction*>& out) {
@@ -335,63 +535,86 @@ absl::StatusOr<bool> FlattenNestedState(HloInstruction* w) {
 }  // namespace
 
 absl::StatusOr<bool> WhileLoopSimplifier::RunImpl(HloModule& module, PassRunContext*) {
+  // Like XLA: the loops are collected first, and each gets at most one of
+  // the rewrites below per run (in this order); the pipeline's fixed point
+  // applies the rest.
+  std::vector<HloInstruction*> whiles;
+  for (HloComputation* c : module.computations()) {
+    for (HloInstruction* inst : c->instructions()) {
+      if (inst->opcode() == HloOpcode::kWhile) whiles.push_back(inst);
+    }
+  }
   bool changed = false;
-  for (HloComputation* c : module.MakeComputationPostOrder()) {
-    if (c->IsFusionComputation()) continue;
-    for (HloInstruction* w : c->MakeInstructionPostOrder()) {
-      if (w->opcode() != HloOpcode::kWhile || !w->control_predecessors().empty() ||
-          !w->control_successors().empty()) {
-        continue;
-      }
-      if (ComputationHasSideEffects(w->while_condition()) || ComputationHasSideEffects(w->while_body())) continue;
-      std::optional<int64_t> trips = ComputeWhileTripCount(*w);
-      if (trips && *trips == 0) {
-        // while(init) that never runs => init
-        if (absl::Status s = c->ReplaceInstruction(w, w->mutable_operand(0)); !s.ok()) return s;
-        BumpCounter("zero-trip loop removed");
-        changed = true;
-        continue;
-      }
-      if (trips && *trips == 1) {
-        // while(init) that runs once => body(init), inlined
-        auto call = HloInstruction::CreateCall(w->shape(), {w->mutable_operand(0)}, w->while_body());
-        call->set_metadata(w->metadata());
-        HloInstruction* added = c->AddInstruction(std::move(call));
-        if (absl::Status s = c->ReplaceInstruction(w, added); !s.ok()) return s;
-        absl::StatusOr<HloInstruction*> inlined = InlineCall(added);
-        if (!inlined.ok()) return inlined.status();
-        BumpCounter("one-trip loop inlined");
-        changed = true;
-        continue;
-      }
-      if (!IsRewritableWhile(w)) continue;
+  for (HloInstruction* w : whiles) {
+    if (CountCallers(module, w->while_body()) > 1 || CountCallers(module, w->while_condition()) > 1 ||
+        DisablesWhileLoopDce(w)) {
+      continue;
+    }
+    HloComputation* c = w->parent();
+    // Elements that are provably the same => one element.
+    absl::StatusOr<bool> merged = RemoveRepeatedIndices(w);
+    if (!merged.ok()) return merged.status();
+    if (*merged) {
+      BumpCounter("repeated loop element merged");
+      changed = true;
+      continue;
+    }
+    if (IsRewritableWhile(w)) {
       // while((..., (a, b), ...)) => while((..., a, b, ...)): flat state.
       absl::StatusOr<bool> flattened = FlattenNestedState(w);
       if (!flattened.ok()) return flattened.status();
       if (*flattened) {
         BumpCounter("nested state flattened");
         changed = true;
-        continue;  // the new loop is handled in the next fixed-point round
-      }
-      // Elements i, j with equal start and equal updates => one element.
-      for (;;) {
-        absl::StatusOr<bool> merged = MergeDuplicateElements(w);
-        if (!merged.ok()) return merged.status();
-        if (!*merged) break;
-        BumpCounter("duplicate loop element merged");
-        changed = true;
-      }
-      // Elements nothing reads => dropped from the state.
-      int64_t removed = 0;
-      absl::StatusOr<HloInstruction*> shrunk = RemoveUnusedElements(w, &removed);
-      if (!shrunk.ok()) return shrunk.status();
-      if (removed > 0) {
-        BumpCounter("unused loop element removed", removed);
-        changed = true;
+        continue;
       }
     }
+    // Elements nothing needs => dropped from the state.
+    int64_t removed = 0;
+    absl::StatusOr<HloInstruction*> shrunk = RemoveDeadParams(w, &removed);
+    if (!shrunk.ok()) return shrunk.status();
+    if (removed > 0) {
+      BumpCounter("unused loop element removed", removed);
+      changed = true;
+      continue;
+    }
+    // Elements that stay one constant => read as that constant.
+    absl::StatusOr<bool> constants = RemoveConstantParams(w);
+    if (!constants.ok()) return constants.status();
+    if (*constants) {
+      BumpCounter("constant loop element removed");
+      changed = true;
+      continue;
+    }
+    if (!w->control_predecessors().empty() || !w->control_successors().empty() ||
+        ComputationHasSideEffects(w->while_condition()) || ComputationHasSideEffects(w->while_body())) {
+      continue;
+    }
+    std::optional<int64_t> trips = ComputeWhileTripCount(*w);
+    if (trips && *trips == 0) {
+      // while(init) that never runs => init
+      if (absl::Status s = c->ReplaceInstruction(w, w->mutable_operand(0)); !s.ok()) return s;
+      BumpCounter("zero-trip loop removed");
+      changed = true;
+      continue;
+    }
+    if (trips && *trips == 1 && CallInlineAllowed(w)) {
+      // while(init) that runs once => body(init), inlined
+      auto call = HloInstruction::CreateCall(w->shape(), {w->mutable_operand(0)}, w->while_body());
+      call->set_metadata(w->metadata());
+      HloInstruction* added = c->AddInstruction(std::move(call));
+      if (absl::Status s = c->ReplaceInstruction(w, added); !s.ok()) return s;
+      absl::StatusOr<HloInstruction*> inlined = InlineCall(added);
+      if (!inlined.ok()) return inlined.status();
+      BumpCounter("one-trip loop inlined");
+      changed = true;
+    }
   }
-  if (changed) module.RemoveUnusedComputations();
+  if (changed) {
+    // XLA runs HloDCE after a change.
+    absl::StatusOr<bool> dce = HloDCE().Run(module);
+    if (!dce.ok()) return dce.status();
+  }
   return changed;
 }
 

@@ -11,7 +11,7 @@ ENTRY e {
   t = f32[64,256] tanh(a)
   z = f32[] constant(0)
   s = f32[64] reduce(t, z), dimensions={1}, to_apply={ x = f32[] parameter(0) y = f32[] parameter(1) ROOT r = f32[] add(x, y) }
-  tr = f32[256,64] transpose(t), dimensions={1,0}
+  tr = f32[256,64] transpose(a), dimensions={1,0}
   ROOT o = (f32[64], f32[256,64]) tuple(s, tr)
 }
 HLO

@@ -79,7 +79,8 @@ ENTRY e {
   ROOT t = (f32[5,6], f32[5,3]) tuple(ag, n)
 })");
   EXPECT_TRUE(r.changed);
-  EXPECT_TRUE(Matches(r.text, {"b = f32[5,3]{1,0} broadcast(p)", "negate(b)", "f32[6]{0} all-gather(p)"}));
+  // (Printed in XLA's post order: the root tuple's operands in turn.)
+  EXPECT_TRUE(Matches(r.text, {"f32[6]{0} all-gather(p)", "b = f32[5,3]{1,0} broadcast(p)", "negate(b)"}));
 }
 
 TEST(AllGatherBroadcastReorderTest, KeepsBroadcastAddingNoDimension) {

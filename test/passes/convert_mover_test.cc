@@ -64,6 +64,70 @@ ENTRY e {
 })").changed);
 }
 
+// XLA convert_mover_test.cc MoveDownPad: a constant operand that survives
+// the round trip through the narrow type is converted down with the rest.
+TEST(ConvertMoverTest, SinksWideningConvertBelowPadWithLosslessConstant) {
+  PassResult r = RunPass(std::make_unique<ConvertMover>(), R"(
+ENTRY e {
+  p = f16[8] parameter(0)
+  c = f32[8] convert(p)
+  z = f32[] constant(0)
+  ROOT pad = f32[10] pad(c, z), padding=1_1
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"f16[] convert(%z)", "f16[10]{0} pad(%p, ", "ROOT", "f32[10]{0} convert("})) << r.text;
+}
+
+// XLA convert_mover_test.cc NoMoveDownPadBecauseConstantIsOutOfRange and
+// MoveDownC64Constant: a constant that does not survive the round trip
+// (1e9 in f16, a complex value with an imaginary part in f32) blocks it.
+TEST(ConvertMoverTest, KeepsWideningConvertWhenConstantIsLossy) {
+  EXPECT_FALSE(RunPass(std::make_unique<ConvertMover>(), R"(
+ENTRY e {
+  p = f16[8] parameter(0)
+  c = f32[8] convert(p)
+  z = f32[] constant(1e9)
+  ROOT pad = f32[10] pad(c, z), padding=1_1
+})").changed);
+  EXPECT_FALSE(RunPass(std::make_unique<ConvertMover>(), R"(
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  ca = c64[2] convert(a)
+  cb = c64[2] convert(b)
+  k = c64[2] constant({(1,1), (-1,-1)})
+  ROOT c = c64[6] concatenate(ca, cb, k), dimensions={0}
+})").changed);
+}
+
+// XLA convert_mover_test.cc MoveUpTwoTransposes and
+// MoveUpPadWithOutOfRangeConstant: a narrowing convert climbs a chain of
+// single-user ops; a pad's value is converted too (narrowing is exact
+// whatever the value: the op only moves elements).
+TEST(ConvertMoverTest, HoistsNarrowingConvertThroughChainAndPad) {
+  PassResult r = RunPass(std::make_unique<ConvertMover>(), R"(
+ENTRY e {
+  p = f32[3,4] parameter(0)
+  t1 = f32[4,3] transpose(p), dimensions={1,0}
+  t2 = f32[3,4] transpose(t1), dimensions={1,0}
+  ROOT c = f16[3,4] convert(t2)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f16[3,4]{1,0} convert(%p)", "f16[4,3]{1,0} transpose(", "ROOT",
+                               "f16[3,4]{1,0} transpose("}))
+      << r.text;
+  PassResult pad = RunPass(std::make_unique<ConvertMover>(), R"(
+ENTRY e {
+  p = s32[8] parameter(0)
+  k = s32[] constant(1000)
+  pad = s32[10] pad(p, k), padding=1_1
+  ROOT c = s8[10] convert(pad)
+})");
+  EXPECT_TRUE(pad.changed);
+  EXPECT_TRUE(Matches(pad.text, {"s8[8]{0} convert(%p)", "s8[] convert(%k)", "ROOT", "s8[10]{0} pad("})) << pad.text;
+}
+
 TEST(ConvertMoverTest, CorpusConvertsComputeTheSame) {
   CorpusPassStats stats = CheckPassOnCorpus(" convert(", [] { return std::make_unique<ConvertMover>(); });
   if (stats.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();

@@ -56,6 +56,24 @@ ENTRY e {
 })").changed);
 }
 
+// XLA's convolution_4d_expander.cc takes a spatial dimension as trivial when
+// the input has one element there and no padding: a stride there changes
+// nothing (one output element either way).
+TEST(Convolution4DExpanderTest, StridedSizeOneDimsAreTrivial) {
+  PassResult r = RunPass(std::make_unique<Convolution4DExpander>(), R"(
+ENTRY e {
+  in = f32[1,1,5,1,3,2] parameter(0)
+  k = f32[1,2,1,2,2,4] parameter(1)
+  ROOT c = f32[1,1,4,1,2,4] convolution(in, k), window={size=1x2x1x2 stride=3x1x2x1},
+      dim_labels=b0123f_0123io->b0123f
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"f32[1,5,3,2]{3,2,1,0} reshape(%in)", "convolution(", "window={size=2x2}", "ROOT",
+                               "reshape("}))
+      << r.text;
+}
+
 TEST(Convolution4DExpanderTest, LeavesTwoDimensionalConvolutions) {
   EXPECT_FALSE(RunPass(std::make_unique<Convolution4DExpander>(), R"(
 ENTRY e {

@@ -122,6 +122,47 @@ ENTRY e {
   EXPECT_FALSE(r.changed);
 }
 
+// XLA's batchnorm_expander_test.cc, BatchNormGradSharding and
+// BatchNormInferenceSharding: with a sharding on the op, every instruction
+// of the expansion gets one (activation-shaped: the activation's; others:
+// the op's one device), so all but the parameters name device 1.
+TEST(BatchNormExpanderTest, ShardsTheExpansion) {
+  for (const char* hlo : {R"(
+ENTRY entry {
+  p0 = f32[8,4] parameter(0)
+  p1 = f32[4] parameter(1)
+  p2 = f32[4] parameter(2)
+  p3 = f32[4] parameter(3)
+  p4 = f32[8,4] parameter(4)
+  ROOT g = (f32[8,4], f32[4], f32[4]) batch-norm-grad(p0, p1, p2, p3, p4), epsilon=0.001, feature_index=1,
+      sharding={{maximal device=1},{maximal device=1},{maximal device=1}}
+})",
+                          R"(
+ENTRY entry {
+  p0 = f32[8,4] parameter(0)
+  p1 = f32[4] parameter(1)
+  p2 = f32[4] parameter(2)
+  p3 = f32[4] parameter(3)
+  p4 = f32[4] parameter(4)
+  ROOT i = f32[8,4] batch-norm-inference(p0, p1, p2, p3, p4), epsilon=0.001, feature_index=1,
+      sharding={maximal device=1}
+})"}) {
+    PassResult r = RunPass(std::make_unique<BatchNormExpander>(), hlo);
+    ASSERT_TRUE(r.changed);
+    for (const HloInstruction* inst : r.module->entry_computation()->instructions()) {
+      if (inst->opcode() == HloOpcode::kParameter) continue;
+      ASSERT_TRUE(inst->has_sharding()) << inst->name() << "\n" << r.text;
+      const HloSharding& sharding = inst->sharding();
+      if (sharding.kind == HloSharding::Kind::kTuple) {
+        for (const HloSharding& element : sharding.tuple_elements) EXPECT_EQ(element.device, 1) << inst->name();
+      } else {
+        EXPECT_EQ(sharding.kind, HloSharding::Kind::kMaximal) << inst->name();
+        EXPECT_EQ(sharding.device, 1) << inst->name();
+      }
+    }
+  }
+}
+
 TEST(BatchNormExpanderTest, EdgeCaseFeatureIndexZeroAndSingleElement) {
   PassResult r = RunPass(std::make_unique<BatchNormExpander>(), R"(
 ENTRY e {

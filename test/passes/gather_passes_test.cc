@@ -25,14 +25,18 @@ ENTRY e {
       start_index_map={1,0}, index_vector_dim=1, slice_sizes={2,1,2}
 })";
 
+// As XLA's gather_simplifier.cc: the implicit index vector dimension gets a
+// trailing 1 ([2,3] -> [2,3,1]), the batch dimensions collapse ([6,1]); the
+// canonical gather keeps start_index_map; the collapsed dimension is
+// reshaped away and the batch dimension split again.
 TEST(GatherSimplifierTest, CanonicalizesRowGather) {
   PassResult r = RunPass(std::make_unique<GatherSimplifier>(), kRowGather);
   EXPECT_TRUE(r.changed);
   ExpectModuleVerifies(r);
-  EXPECT_TRUE(Matches(r.text, {"s32[6,1]{1,0} reshape(%idx)",
+  EXPECT_TRUE(Matches(r.text, {"s32[2,3,1]{2,1,0} reshape(%idx)", "s32[6,1]{1,0} reshape(",
                                "f32[6,1,4]{2,1,0} gather(", "offset_dims={1,2}", "collapsed_slice_dims={}",
                                "start_index_map={0}", "index_vector_dim=1", "slice_sizes={1,4}",
-                               "ROOT %reshape"}))
+                               "f32[6,4]{1,0} reshape(", "ROOT %reshape", "f32[2,3,4]{2,1,0} reshape("}))
       << r.text;
   for (HloInstruction* inst : r.module->entry_computation()->instructions()) {
     if (inst->opcode() == HloOpcode::kGather) {
@@ -41,14 +45,30 @@ TEST(GatherSimplifierTest, CanonicalizesRowGather) {
   }
 }
 
+// XLA leaves start_index_map (here {1,0}) as it is and transposes only the
+// index vector dimension of the indices to the end.
 TEST(GatherSimplifierTest, GeneralDimensionNumbersAndClampedIndices) {
   // Index (5,9) and (-2,1) are out of bounds: gather clamps them; RunPass
   // compares against the evaluator's gather.
   PassResult r = RunPass(std::make_unique<GatherSimplifier>(), kGeneralGather);
   EXPECT_TRUE(r.changed);
   ExpectModuleVerifies(r);
-  EXPECT_TRUE(Matches(r.text, {"f32[6,5,4]{2,1,0} transpose(%op), dimensions={1,0,2}", "start_index_map={0,1}",
-                               "transpose("}))
+  EXPECT_TRUE(Matches(r.text, {"s32[3,2,2]{2,1,0} transpose(%idx), dimensions={0,2,1}", "start_index_map={1,0}",
+                               "NOT:transpose(%op"}))
+      << r.text;
+}
+
+// XLA's gather_simplifier_test.cc, RewritesScalarOperandGatherToBroadcast.
+TEST(GatherSimplifierTest, ScalarOperandBecomesBroadcast) {
+  PassResult r = RunPass(std::make_unique<GatherSimplifier>(), R"(
+ENTRY e {
+  operand = f32[] parameter(0)
+  indices = s32[7,0] parameter(1)
+  ROOT gather = f32[7] gather(operand, indices), offset_dims={}, collapsed_slice_dims={},
+      start_index_map={}, index_vector_dim=1, slice_sizes={}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"ROOT %broadcast = f32[7]{0} broadcast(%operand), dimensions={}", "NOT:gather("}))
       << r.text;
 }
 
@@ -132,6 +152,46 @@ TEST(GatherExpanderTest, GeneralDimensionNumbersAndClampedIndices) {
   }
 }
 
+// XLA's gather_expander_test.cc, AvoidDegenerateDims: scalar indices stay
+// rank 1 ([2], not [2,1]) and the accumulator has no collapsed dimension:
+// the loop state is (s32[], s32[3,3], s32[2], s32[2,3]); the loop body
+// reads index i with a dynamic-slice of the indices and writes row i.
+TEST(GatherExpanderTest, LoopStateHasNoDegenerateDims) {
+  PassResult r = RunPass(std::make_unique<GatherExpander>(), R"(
+ENTRY main {
+  operand = s32[3,3] parameter(0)
+  indices = s32[2] parameter(1)
+  ROOT gather = s32[3,2] gather(operand, indices), offset_dims={0}, collapsed_slice_dims={1},
+      start_index_map={1}, index_vector_dim=1, slice_sizes={3, 1}
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"s32[1]{0} dynamic-slice(", "s32[3,1]{1,0} dynamic-slice(",
+                               "s32[2,3]{1,0} dynamic-update-slice(",
+                               "(s32[], s32[3,3]{1,0}, s32[2]{0}, s32[2,3]{1,0}) while(", "s32[3,2]{1,0} transpose("}))
+      << r.text;
+}
+
+// XLA's GatherToLoopWithBatchDimsAndCollapsedDims: the operand start of a
+// batching dimension is the iteration's coordinate along the matching
+// indices dimension: i mod 7 for the minor one, i / 7 / 2 for the major.
+TEST(GatherExpanderTest, BatchingDimensionCoordinatesFromTheIteration) {
+  PassResult r = RunPass(std::make_unique<GatherExpander>(), R"(
+ENTRY main {
+  operand = s32[7,3,4,5] parameter(0)
+  indices = s32[5,2,7] parameter(1)
+  ROOT gather = s32[5,3,2,7] gather(operand, indices), offset_dims={1}, collapsed_slice_dims={2},
+      start_index_map={2}, index_vector_dim=3, operand_batching_dims={0,3}, start_indices_batching_dims={2,0},
+      slice_sizes={1,3,1,1}
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"s32[] constant(7)", "s32[] remainder(", "s32[] divide(", "s32[] constant(2)",
+                               "s32[4]{0} concatenate(", "s32[1,3,1,1]{3,2,1,0} dynamic-slice(",
+                               "s32[70]{0} reshape(%indices)"}))
+      << r.text;
+}
+
 TEST(GatherExpanderTest, BatchingDimensions) {
   PassResult r = RunPass(std::make_unique<GatherExpander>(), R"(
 ENTRY e {
@@ -150,7 +210,9 @@ TEST(GatherExpanderTest, SimpleModeKeepsMultiIndexGather) {
   EXPECT_FALSE(RunPass(std::move(pass), kRowGather).changed);
 }
 
-TEST(GatherExpanderTest, SimpleModeSingleIndexIsOneDynamicSlice) {
+// XLA's gather_expander.cc has no loop-free path for one index vector: it
+// builds a while loop of one trip (later passes simplify it).
+TEST(GatherExpanderTest, SimpleModeSingleIndexIsOneTripLoop) {
   auto pass = std::make_unique<GatherExpander>(GatherExpander::Mode::kEliminateSimpleGathers);
   PassResult r = RunPass(std::move(pass), R"(
 ENTRY e {
@@ -161,7 +223,7 @@ ENTRY e {
 })");
   EXPECT_TRUE(r.changed);
   ExpectModuleVerifies(r);
-  EXPECT_TRUE(Matches(r.text, {"f32[1,3]{1,0} dynamic-slice(%op", "NOT:while(", "NOT:gather("})) << r.text;
+  EXPECT_TRUE(Matches(r.text, {"f32[1,3]{1,0} dynamic-slice(", "while(", "NOT:gather("})) << r.text;
 }
 
 TEST(GatherExpanderTest, SimpleModeWholeOperandIsBroadcast) {
@@ -175,7 +237,10 @@ ENTRY e {
 })");
   EXPECT_TRUE(r.changed);
   ExpectModuleVerifies(r);
-  EXPECT_TRUE(Matches(r.text, {"broadcast(%op)", "NOT:while(", "NOT:gather("})) << r.text;
+  // As XLA: the operand reshaped without its collapsed dimensions (none).
+  EXPECT_TRUE(Matches(r.text, {"f32[3,4]{1,0} reshape(%op)", "broadcast(%reshape), dimensions={0,2}", "NOT:while(",
+                               "NOT:gather("}))
+      << r.text;
 }
 
 TEST(GatherExpanderTest, LeavesZeroElementGather) {

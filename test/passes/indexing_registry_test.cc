@@ -13,7 +13,7 @@ TEST(IndexingRegistryTest, EntriesCreatePassesWithTheirNames) {
   for (std::string_view name : {"scatter_expander", "gpu_scatter_expander", "gather_expander", "gather_simplifier",
                                  "rng-bit-generator-expander", "float-normalization-bf16", "dot-merger",
                                  "reduction-degenerate-dim-remover", "reduction-dimension-grouper",
-                                 "reduction-layout-normalizer", "reduction-splitter", "tree_reduction_rewriter"}) {
+                                 "reduction-layout-normalizer", "reduction-splitter", "tree-reduction-rewriter"}) {
     const PassRegistryEntry* e = FindRegisteredPass(name);
     ASSERT_NE(e, nullptr) << name;
     EXPECT_EQ(e->factory()->name(), name);
@@ -38,7 +38,7 @@ TEST(IndexingRegistryTest, GpuPipelineRunsThem) {
   EXPECT_FALSE(find("gpu_scatter_expander")->in_fixed_point);
   ASSERT_NE(find("rng-bit-generator-expander"), nullptr);
   for (std::string_view name : {"reduction-degenerate-dim-remover", "reduction-layout-normalizer",
-                                "reduction-dimension-grouper", "reduction-splitter", "tree_reduction_rewriter"}) {
+                                "reduction-dimension-grouper", "reduction-splitter", "tree-reduction-rewriter"}) {
     EXPECT_NE(find(name), nullptr) << name;
   }
   ASSERT_NE(find("dot-merger"), nullptr);

@@ -70,20 +70,13 @@ ENTRY e {
       << r.text;
 }
 
-TEST(GpuMultiOutputFusionTest, KeepsExpensiveProducerOutOfReductionsAndAvoidsCycles) {
-  PassResult r = RunPass(std::make_unique<GpuMultiOutputFusion>(), std::string(kAddF32Reducer) + R"(
-ENTRY e {
-  p = f32[8,32] parameter(0)
-  x = f32[8,32] exponential(p)
-  z = f32[] constant(0)
-  r = f32[8] reduce(x, z), dimensions={1}, to_apply=add
-  ROOT t = (f32[8], f32[8,32]) tuple(r, x)
-})");
-  EXPECT_FALSE(r.changed) << r.text;
-  // m feeds n and c, and n feeds c: m cannot become an extra output of c's
-  // kernel (n would read it from there and feed c: a cycle), but it can of
-  // n's (c does not feed n).
-  PassResult cyc = RunPass(std::make_unique<GpuMultiOutputFusion>(), R"(
+// XLA multi_output_fusion.cc fuses a producer into a consumer that does
+// not reach it through another operand; the producer then feeds the other
+// users from the fusion. Here m feeds n and c, and n feeds c: walking from
+// the root, n becomes an extra output of c's kernel, then m (only read by
+// that kernel now) is fused in as well.
+TEST(GpuMultiOutputFusionTest, FusesProducersIntoConsumerWithoutCycles) {
+  PassResult r = RunPass(std::make_unique<GpuMultiOutputFusion>(), R"(
 ENTRY e {
   p = f32[32] parameter(0)
   m = f32[32] negate(p)
@@ -91,12 +84,154 @@ ENTRY e {
   c = f32[32] add(m, n)
   ROOT t = (f32[32], f32[32]) tuple(c, n)
 })");
-  EXPECT_TRUE(cyc.changed);
-  ExpectModuleVerifies(cyc);
-  const HloInstruction* c = cyc.module->entry_computation()->root_instruction()->operand(0);
-  ASSERT_EQ(c->opcode(), HloOpcode::kAdd) << cyc.text;
-  EXPECT_EQ(c->operand(0)->opcode(), HloOpcode::kGetTupleElement) << cyc.text;
-  EXPECT_EQ(c->operand(0)->operand(0), c->operand(1)->operand(0)) << cyc.text;  // both from n's kernel
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_EQ(CountFusions(*r.module), 1) << r.text;
+  const HloInstruction* root = r.module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->operand(0)->opcode(), HloOpcode::kGetTupleElement) << r.text;
+  EXPECT_EQ(root->operand(0)->operand(0), root->operand(1)->operand(0)) << r.text;  // one kernel
+  EXPECT_EQ(CountOpcode(*r.module->entry_computation(), HloOpcode::kNegate), 0) << r.text;
+}
+
+// XLA multi_output_fusion_test.cc SiblingFusionBitcastAndLoopFusionNotFused
+// and DoNotFuseRoot: a bitcast is no multi-output root, an effective scalar
+// no profitable shared operand, and a fusion with one user that is no
+// multi-output fusion was already judged by FusionMerger.
+TEST(GpuMultiOutputFusionTest, KeepsBitcastSiblingsScalarsAndSingleUserProducers) {
+  EXPECT_FALSE(RunPass(std::make_unique<GpuMultiOutputFusion>(), R"(
+HloModule m
+f {
+  p0.1 = f32[64,160] parameter(0)
+  bitcast = f32[64,1,160] bitcast(p0.1)
+  ROOT exp = f32[64,1,160] exponential(bitcast)
+}
+ENTRY main {
+  param_0 = f32[64,160] parameter(0)
+  fusion = f32[64,1,160] fusion(param_0), kind=kLoop, calls=f
+  bitcast = f32[160,1,64] bitcast(param_0)
+  ROOT t = (f32[160,1,64], f32[64,1,160]) tuple(bitcast, fusion)
+})").changed);
+  EXPECT_FALSE(RunPass(std::make_unique<GpuMultiOutputFusion>(), R"(
+HloModule m
+f {
+  p = f32[] parameter(0)
+  ROOT n = f32[] negate(p)
+}
+g {
+  p = f32[] parameter(0)
+  ROOT e = f32[] exponential(p)
+}
+ENTRY main {
+  param_0 = f32[] parameter(0)
+  a = f32[] fusion(param_0), kind=kLoop, calls=f
+  b = f32[] fusion(param_0), kind=kLoop, calls=g
+  ROOT t = (f32[], f32[]) tuple(a, b)
+})").changed);
+}
+
+// XLA multi_output_fusion_test.cc OverlappingRead and NoOverlappingRead:
+// siblings reading a large operand through slices share a kernel only when
+// the slices overlap.
+TEST(GpuMultiOutputFusionTest, FusesSiblingsOnlyWhenTheirSlicesOverlap) {
+  auto module = [](const char* second_slice) {
+    return std::string(R"(
+HloModule m
+f1 {
+  p0.1 = f32[100,200] parameter(0)
+  slice.0 = f32[50,100] slice(p0.1), slice={[0:50],[50:150]}
+  mul = f32[50,100] multiply(slice.0, slice.0)
+  exp = f32[50,100] exponential(slice.0)
+  ROOT tuple = (f32[50,100], f32[50,100]) tuple(mul, exp)
+}
+f2 {
+  p0.2 = f32[100,200] parameter(0)
+  slice.1 = f32[50,100] slice(p0.2), slice=)") +
+           second_slice + R"(
+  const.2 = f32[] constant(0)
+  broadcast = f32[50,100] broadcast(const.2), dimensions={}
+  ROOT add = f32[50,100] add(slice.1, broadcast)
+}
+ENTRY e {
+  p0 = f32[100,200] parameter(0)
+  fusion.1 = (f32[50,100], f32[50,100]) fusion(p0), kind=kLoop, calls=f1
+  gte0 = f32[50,100] get-tuple-element(fusion.1), index=0
+  gte1 = f32[50,100] get-tuple-element(fusion.1), index=1
+  fusion.2 = f32[50,100] fusion(p0), kind=kLoop, calls=f2
+  ROOT root = (f32[50,100], f32[50,100], f32[50,100]) tuple(gte0, gte1, fusion.2)
+})";
+  };
+  PassResult overlapping = RunPass(std::make_unique<GpuMultiOutputFusion>(), module("{[30:80],[20:120]}"));
+  EXPECT_TRUE(overlapping.changed);
+  ExpectModuleVerifies(overlapping);
+  EXPECT_EQ(CountFusions(*overlapping.module), 1) << overlapping.text;
+  EXPECT_FALSE(RunPass(std::make_unique<GpuMultiOutputFusion>(), module("{[0:50],[150:200]}")).changed);
+}
+
+// XLA multi_output_fusion_test.cc MultipleTransposes and
+// TiledReduceTranspose: two tiled transposes of one input share a kernel
+// (the op joins the fusion as a second output); a tiled transpose and a
+// tiled reduction do not.
+TEST(GpuMultiOutputFusionTest, FusesTiledTransposesButNotWithReductions) {
+  PassResult r = RunPass(std::make_unique<GpuMultiOutputFusion>(), R"(
+HloModule m
+fused_computation {
+  param_0.1 = f32[16,32] parameter(0)
+  s.1 = f32[16,32] sqrt(param_0.1)
+  ROOT t.1 = f32[32,16] transpose(s.1), dimensions={1,0}
+}
+ENTRY main {
+  p = f32[16,32] parameter(0)
+  fusion = f32[32,16] fusion(p), kind=kInput, calls=fused_computation
+  t1 = f32[32,16] transpose(p), dimensions={1,0}
+  ROOT t = (f32[32,16], f32[32,16]) tuple(fusion, t1)
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"sqrt(", "transpose(", "transpose(", "ROOT", "tuple(",
+                               "(f32[32,16]{1,0}, f32[32,16]{1,0}) fusion(%p), kind=kInput"}))
+      << r.text;
+  EXPECT_FALSE(RunPass(std::make_unique<GpuMultiOutputFusion>(), std::string(kAddF32Reducer) + R"(
+fused_computation {
+  param_0.1 = f32[16,32] parameter(0)
+  s.1 = f32[16,32] sqrt(param_0.1)
+  ROOT t.1 = f32[32,16] transpose(s.1), dimensions={1,0}
+}
+ENTRY main {
+  p = f32[16,32] parameter(0)
+  fusion = f32[32,16] fusion(p), kind=kInput, calls=fused_computation
+  z = f32[] constant(0)
+  r1 = f32[32] reduce(p, z), dimensions={0}, to_apply=add
+  ROOT t = (f32[32,16], f32[32]) tuple(fusion, r1)
+})").changed);
+}
+
+// XLA multi_output_fusion_test.cc ReduceAndLoopDifferentShape: a loop
+// fusion and a reduction whose input is a bitcast of the loop's shape share
+// a kernel; the merged instructions are named "<name>.clone.1" as in XLA.
+TEST(GpuMultiOutputFusionTest, FusesReductionOfBitcastWithLoopSibling) {
+  PassResult r = RunPass(std::make_unique<GpuMultiOutputFusion>(), std::string(kAddF32Reducer) + R"(
+fused_reduction {
+  p = f32[10,20] parameter(0)
+  z = f32[] constant(0)
+  e = f32[10,20] exponential(p)
+  b = f32[200] bitcast(e)
+  ROOT r = f32[] reduce(b, z), dimensions={0}, to_apply=add
+}
+fused_elementwise {
+  p = f32[10,20] parameter(0)
+  ROOT r = f32[10,20] sqrt(p)
+}
+ENTRY computation {
+  p = f32[10,20] parameter(0)
+  o1 = f32[10,20] fusion(p), kind=kLoop, calls=fused_elementwise
+  o2 = f32[] fusion(p), kind=kInput, calls=fused_reduction
+  ROOT out = (f32[10,20], f32[]) tuple(o1, o2)
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"sqrt(", "e.clone.1 = f32[10,20]{1,0} exponential(", "reduce(", "ROOT", "tuple(",
+                               "(f32[10,20]{1,0}, f32[]) fusion(%p), kind=kInput, calls=%fused_elementwise"}))
+      << r.text;
 }
 
 TEST(GpuMultiOutputFusionTest, CorpusModulesStayValidAndComputeTheSame) {

@@ -25,8 +25,8 @@ ENTRY e {
   ROOT m = f32[4] multiply(a.1, b)
 })");
   EXPECT_TRUE(r.changed);
-  EXPECT_TRUE(Matches(r.text, {"%constant_1 = f32[4]{0} constant({1, 2, 3, 4})", "%c_2 = f32[] constant(2)",
-                               "broadcast(%c_2)", "add(%p, %constant_1)", "NOT:%a_1"}))
+  EXPECT_TRUE(Matches(r.text, {"%constant_1 = f32[4]{0} constant({1, 2, 3, 4})", "add(%p, %constant_1)",
+                               "%c_2 = f32[] constant(2)", "broadcast(%c_2)", "NOT:%a_1"}))
       << r.text;
 }
 
@@ -59,8 +59,9 @@ ENTRY e {
 }
 
 TEST(SanitizeConstantNamesTest, EdgeCaseUniquifiesAgainstEveryInstructionName) {
-  // "k.1" would become "k_1", which a non-constant already has; a leading
-  // digit cannot start a symbol.
+  // As XLA's NameUniquer (separator "_"): "k.1" becomes "k_1", which a
+  // non-constant already has (root "k", id 1), so it takes k's first free
+  // id, 0; a leading digit is replaced by '_'.
   PassResult r = RunSanitize(R"(
 ENTRY e {
   p = f32[] parameter(0)
@@ -70,9 +71,36 @@ ENTRY e {
   ROOT r = f32[] multiply(k_1, 1x)
 })");
   EXPECT_TRUE(r.changed);
-  EXPECT_TRUE(Matches(r.text, {"%k_1_1 = f32[] constant(1)", "%k_1 = f32[] add(%p, %k_1_1)", "%_1x = f32[] constant(3)",
-                               "multiply(%k_1, %_1x)"}))
+  EXPECT_TRUE(Matches(r.text, {"%k_0 = f32[] constant(1)", "%k_1 = f32[] add(%p, %k_0)", "%_x = f32[] constant(3)",
+                               "multiply(%k_1, %_x)"}))
       << r.text;
+}
+
+// XLA's sanitize_constant_names_test.cc, BufferSanitizedNameCollisionResolved:
+// two constants sanitizing to the name of a non-constant get _1 and _2.
+TEST(SanitizeConstantNamesTest, CollisionWithNonConstantResolvedInOrder) {
+  PassResult r = RunSanitize(R"(
+ENTRY kernelEntry {
+  equal.to = s32[2]{0} constant({42, 73})
+  equal-to = s32[2]{0} constant({67, 3})
+  ROOT equal_to = s32[2]{0} add(equal.to, equal-to)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%equal_to_1 = s32[2]{0} constant({42, 73})", "%equal_to_2 = s32[2]{0} constant({67, 3})",
+                               "ROOT %equal_to = s32[2]{0} add(%equal_to_1, %equal_to_2)"}))
+      << r.text;
+}
+
+// XLA's NameUniquer: a "__" prefix (backends reserve it) becomes "a_".
+TEST(SanitizeConstantNamesTest, EdgeCaseReservedPrefix) {
+  PassResult r = RunSanitize(R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  __k = f32[] constant(2)
+  ROOT m = f32[] multiply(p, __k)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%a_k = f32[] constant(2)", "multiply(%p, %a_k)"})) << r.text;
 }
 
 // Corpus: afterwards every constant name is a legal symbol, unique in the

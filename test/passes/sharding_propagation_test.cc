@@ -35,10 +35,11 @@ ENTRY e {
   ROOT h = f32[8,3] maximum(a, zb)
 })");
   EXPECT_TRUE(r.changed);
+  // (In XLA's printed order: b comes where its first user needs it.)
   EXPECT_TRUE(Matches(r.text, {"w = f32[4,3]{1,0} parameter(1), sharding={replicated}",
-                               "b = f32[3]{0} parameter(2), sharding={replicated}",
                                "d = f32[8,3]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
                                "sharding={devices=[2,1]<=[2]}",
+                               "b = f32[3]{0} parameter(2), sharding={replicated}",
                                "bb = f32[8,3]{1,0} broadcast(b), dimensions={1}, sharding={devices=[2,1]<=[2]}",
                                "a = f32[8,3]{1,0} add(d, bb), sharding={devices=[2,1]<=[2]}",
                                "ROOT h = f32[8,3]{1,0} maximum(a, zb), sharding={devices=[2,1]<=[2]}"}));

@@ -25,8 +25,13 @@ ENTRY e {
 })"));
   EXPECT_TRUE(r.changed);
   ExpectModuleVerifies(r);
-  EXPECT_TRUE(Matches(r.text, {"%less.stable", "compare(", "direction=LT", "not(", "or(", "iota()", "iota_dimension=0",
-                               "(s32[8]{0}, f32[8]{0}, s32[8]{0}) sort(", "NOT:is_stable=true"}))
+  // As XLA's stable_sort_expander.cc: the comparator c (cloned with the
+  // iota's two parameters) becomes select(c(a,b) == c(b,a), iota_a < iota_b,
+  // c(a,b)).
+  EXPECT_TRUE(Matches(r.text, {"%less.clone", "compare(%a.1, %b.1), direction=LT", "compare(%b.1, %a.1), direction=LT",
+                               "direction=EQ", "%p.2.lhs = s32[] parameter(4)", "%p.2.rhs = s32[] parameter(5)",
+                               "compare(%p.2.lhs, %p.2.rhs), direction=LT", "ROOT", "pred[] select(", "iota()",
+                               "iota_dimension=0", "(s32[8]{0}, f32[8]{0}, s32[8]{0}) sort(", "NOT:is_stable=true"}))
       << r.text;
 }
 
@@ -97,6 +102,41 @@ ENTRY e {
   EXPECT_TRUE(Matches(r.text, {"s32[3,5]{1,0} iota(), iota_dimension=0", "sort(", "ROOT", "get-tuple-element(",
                                "index=0"}))
       << r.text;
+}
+
+// XLA's MultipleSortsSingleComputationWithIota: two sorts share a
+// comparator and reuse an iota; the comparator edited in place must not
+// change the other sort's, so the first one gets its own copy.
+TEST(StableSortExpanderTest, SharedComparatorIsClonedBeforeEditing) {
+  PassResult r = RunPass(std::make_unique<StableSortExpander>(), R"(
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  k0 = f32[4,6] parameter(0)
+  k1 = f32[4,6] parameter(1)
+  i = s32[4,6] iota(), iota_dimension=1
+  s0 = (f32[4,6], s32[4,6]) sort(k0, i), dimensions={1}, is_stable=true, to_apply=less
+  s1 = (f32[4,6], s32[4,6]) sort(k1, i), dimensions={1}, is_stable=true, to_apply=less
+  g0 = f32[4,6] get-tuple-element(s0), index=0
+  g1 = f32[4,6] get-tuple-element(s1), index=0
+  ROOT add = f32[4,6] add(g0, g1)
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  const HloComputation* c0 = nullptr;
+  const HloComputation* c1 = nullptr;
+  for (HloInstruction* inst : r.module->entry_computation()->instructions()) {
+    if (inst->opcode() != HloOpcode::kSort) continue;
+    (c0 == nullptr ? c0 : c1) = inst->to_apply();
+    EXPECT_FALSE(inst->attrs().is_stable);
+    EXPECT_EQ(inst->to_apply()->root_instruction()->opcode(), HloOpcode::kSelect);
+  }
+  EXPECT_NE(c0, c1) << r.text;
 }
 
 TEST(StableSortExpanderTest, LeavesUnstableSorts) {

@@ -48,13 +48,26 @@ ENTRY e {
   ROOT c = f32[2] conditional(i, p, p), branch_computations={b0, b1}
 })");
   EXPECT_TRUE(r.changed);  // index 7 is out of range: the last branch
-  EXPECT_TRUE(Matches(r.text, {"exponential(%p)", "NOT:conditional(", "NOT:negate("})) << r.text;
+  // Like XLA, the branches stay in the module until DCE removes them.
+  EXPECT_TRUE(Matches(r.text, {"ENTRY", "ROOT %e.1 = f32[2]{0} exponential(%p)", "NOT:conditional("})) << r.text;
 }
 
+// A data-dependent index that is not a pred, or expensive branches (XLA:
+// anything but elementwise ops and cheap data movement), keep the
+// conditional.
 TEST(ConditionalSimplifierTest, KeepsDataDependentConditionals) {
   EXPECT_FALSE(RunPass(std::make_unique<ConditionalSimplifier>(), R"(
 HloModule m
 b0 { x = f32[2] parameter(0)  ROOT n = f32[2] negate(x) }
+b1 { x = f32[2] parameter(0)  ROOT e = f32[2] exponential(x) }
+ENTRY e {
+  p = f32[2] parameter(0)
+  i = s32[] parameter(1)
+  ROOT c = f32[2] conditional(i, p, p), branch_computations={b0, b1}
+})").changed);
+  EXPECT_FALSE(RunPass(std::make_unique<ConditionalSimplifier>(), R"(
+HloModule m
+b0 { x = f32[2] parameter(0)  ROOT n = f32[2] reverse(x), dimensions={0} }
 b1 { x = f32[2] parameter(0)  ROOT e = f32[2] exponential(x) }
 ENTRY e {
   p = f32[2] parameter(0)
@@ -76,8 +89,10 @@ ENTRY e {
   EXPECT_TRUE(Matches(r.text, {"%f.clone", "to_apply=%f.clone"})) << r.text;
 }
 
-TEST(FlattenCallGraphTest, LeavesSharedReducersAlone) {
-  EXPECT_FALSE(RunPass(std::make_unique<FlattenCallGraph>(), R"(
+// XLA's FlattenCallGraph gives every caller its own copy, reducers included
+// (xla/hlo/transforms/simplifiers/flatten_call_graph.cc).
+TEST(FlattenCallGraphTest, ClonesSharedReducersToo) {
+  PassResult r = RunPass(std::make_unique<FlattenCallGraph>(), R"(
 HloModule m
 add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
 ENTRY e {
@@ -86,7 +101,106 @@ ENTRY e {
   a = f32[] reduce(p, z), dimensions={0}, to_apply=add
   b = f32[] reduce(p, z), dimensions={0}, to_apply=add
   ROOT t = (f32[], f32[]) tuple(a, b)
-})").changed);
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"to_apply=%add", "to_apply=%add.clone"})) << r.text;
+}
+
+// XLA: FlattenCallGraphTest.SkipCloningForCalls_NoCloningAllCallersAreKCalls
+// and SkipCloningForCalls_MixedCallAndWhileCallers.
+TEST(FlattenCallGraphTest, SkipCloningForCallsKeepsCallOnlyComputationsShared) {
+  const std::string calls_only = R"(
+HloModule m
+f { x = f32[] parameter(0)  ROOT n = f32[] negate(x) }
+ENTRY e {
+  p = f32[] parameter(0)
+  a = f32[] call(p), to_apply=f
+  ROOT b = f32[] call(a), to_apply=f
+})";
+  EXPECT_FALSE(RunPass(std::make_unique<FlattenCallGraph>(FlattenCallGraphOptions{.skip_cloning_for_calls = true}),
+                       calls_only)
+                   .changed);
+  PassResult r = RunPass(std::make_unique<FlattenCallGraph>(FlattenCallGraphOptions{.skip_cloning_for_calls = true}),
+                         R"(
+HloModule m
+f { x = f32[] parameter(0)  ROOT n = f32[] negate(x) }
+c { x = f32[] parameter(0)  z = f32[] constant(0)  ROOT lt = pred[] compare(x, z), direction=LT }
+ENTRY e {
+  p = f32[] parameter(0)
+  a = f32[] call(p), to_apply=f
+  ROOT w = f32[] while(a), condition=c, body=f
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%f.clone", "body=%f.clone"})) << r.text;
+}
+
+// XLA: ConditionalSimplifierTest.SecondTupleElementUnusedAndRemoved: result
+// elements nobody reads leave the (cloned) branches.
+TEST(ConditionalSimplifierTest, RemovesUnreadResultElements) {
+  PassResult r = RunPass(std::make_unique<ConditionalSimplifier>(), R"(
+HloModule m
+b0 { x = f32[2] parameter(0)  n = f32[2] negate(x)  e = f32[2] exponential(x)  ROOT t = (f32[2], f32[2]) tuple(n, e) }
+b1 { x = f32[2] parameter(0)  ROOT t = (f32[2], f32[2]) tuple(x, x) }
+ENTRY e {
+  p = f32[2] parameter(0)
+  i = s32[] parameter(1)
+  c = (f32[2], f32[2]) conditional(i, p, p), branch_computations={b0, b1}
+  ROOT g = f32[2] get-tuple-element(c), index=1
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%b0.clone", "%c = (f32[2]{0}) conditional(", "branch_computations={%b0.clone, %b1.clone}",
+                               "get-tuple-element(%c), index=0"}))
+      << r.text;
+}
+
+// XLA: ConditionalSimplifierTest.SimplifyConditionalWithTokens (the select
+// form): a cheap two-branch conditional on a pred becomes both branches and
+// a select.
+TEST(ConditionalSimplifierTest, CheapPredConditionalBecomesSelect) {
+  PassResult r = RunPass(std::make_unique<ConditionalSimplifier>(), R"(
+HloModule m
+b0 { x = f32[2] parameter(0)  ROOT n = f32[2] negate(x) }
+b1 { x = f32[2] parameter(0)  ROOT a = f32[2] abs(x) }
+ENTRY e {
+  p = f32[2] parameter(0)
+  i = pred[] parameter(1)
+  ROOT c = f32[2] conditional(i, p, p), true_computation=b0, false_computation=b1
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"pred[2]{0} broadcast(%i)", "select(", "NOT: conditional("})) << r.text;
+}
+
+// XLA: ConditionalSimplifierTest.RespectsUninlineableAttribute.
+TEST(ConditionalSimplifierTest, KeepsUninlineableBranchAsCall) {
+  PassResult r = RunPass(std::make_unique<ConditionalSimplifier>(), R"(
+HloModule m
+b0 { x = f32[2] parameter(0)  ROOT n = f32[2] negate(x) }
+ENTRY e {
+  p = f32[2] parameter(0)
+  i = s32[] constant(0)
+  ROOT c = f32[2] conditional(i, p), branch_computations={b0}, frontend_attributes={inlineable="false"}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"call(%p), to_apply=%b0"})) << r.text;
+}
+
+// XLA: ConditionalSimplifierTest.TrivalOperandsRemoved: tuple elements of a
+// branch operand the branch never reads leave the operand.
+TEST(ConditionalSimplifierTest, RemovesUnreadOperandElements) {
+  PassResult r = RunPass(std::make_unique<ConditionalSimplifier>(), R"(
+HloModule m
+b0 { t = (f32[2], f32[2]) parameter(0)  x = f32[2] get-tuple-element(t), index=0  ROOT n = f32[2] negate(x) }
+b1 { t = (f32[2], f32[2]) parameter(0)  x = f32[2] get-tuple-element(t), index=0  ROOT n = f32[2] exponential(x) }
+ENTRY e {
+  p = f32[2] parameter(0)
+  q = f32[2] parameter(1)
+  t = (f32[2], f32[2]) tuple(p, q)
+  i = s32[] parameter(2)
+  ROOT c = f32[2] conditional(i, t, t), branch_computations={b0, b1}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%b0.clone (t.", ": (f32[2])) -> f32[2]", "branch_computations={%b0.clone, %b1.clone}"}))
+      << r.text;
 }
 
 }  // namespace
@@ -225,7 +339,7 @@ ENTRY e { z = s32[] constant(0)  limit = s32[] constant(4)
   init = (s32[], s32[]) tuple(z, limit)
   ROOT w = (s32[], s32[]) while(init), condition=cond, body=body })");
   EXPECT_TRUE(r.changed);
-  EXPECT_TRUE(Matches(r.text, {"compare(%i, %constant"})) << r.text;
+  EXPECT_TRUE(Matches(r.text, {"%cond.sunk", "%limit.sunk = s32[] constant(4)", "compare(%i.1, %limit.sunk)", "condition=%cond.sunk"})) << r.text;
 }
 
 TEST(WhileLoopConstantSinkingTest, ChangingValuesStay) {
@@ -240,6 +354,47 @@ ENTRY e { z = s32[] constant(0)  limit = s32[] constant(8)
   init = (s32[], s32[]) tuple(z, limit)
   ROOT w = (s32[], s32[]) while(init), condition=cond, body=body })");
   EXPECT_FALSE(r.changed);
+}
+
+}  // namespace
+}  // namespace passlab
+
+namespace passlab {
+namespace {
+
+// XLA: WhileLoopConstantSinkingTest.SinkWithSharedBody: the body is cloned
+// ("body.sunk") so the other loop's copy keeps reading its own constant.
+TEST(WhileLoopConstantSinkingTest, ClonesSharedBodies) {
+  PassResult r = RunPass(std::make_unique<WhileLoopConstantSinking>(), R"(
+HloModule m
+body { s = (f32[2], f32[2]) parameter(0)  a = f32[2] get-tuple-element(s), index=0
+       b = f32[2] get-tuple-element(s), index=1  x = f32[2] add(a, b)  ROOT t = (f32[2], f32[2]) tuple(x, b) }
+cond { s = (f32[2], f32[2]) parameter(0)  ROOT r = pred[] constant(false) }
+ENTRY e { p = f32[2] parameter(0)  c0 = f32[2] constant({1, 2})  c1 = f32[2] constant({2, 1})
+  i0 = (f32[2], f32[2]) tuple(p, c0)  w0 = (f32[2], f32[2]) while(i0), condition=cond, body=body
+  i1 = (f32[2], f32[2]) tuple(p, c1)  w1 = (f32[2], f32[2]) while(i1), condition=cond, body=body
+  ROOT t = ((f32[2], f32[2]), (f32[2], f32[2])) tuple(w0, w1) })");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%body.sunk", "constant({1, 2})", "%body.sunk", "constant({2, 1})",
+                               "body=%body.sunk", "body=%body.sunk"}))
+      << r.text;
+}
+
+// XLA: WhileLoopConstantSinkingTest.SinkBroadcastOfConstant (option).
+TEST(WhileLoopConstantSinkingTest, SinksBroadcastOfConstantOnlyWhenAsked) {
+  const std::string hlo = R"(
+HloModule m
+body { s = (f32[4], f32[4]) parameter(0)  a = f32[4] get-tuple-element(s), index=0
+       b = f32[4] get-tuple-element(s), index=1  x = f32[4] add(a, b)  ROOT t = (f32[4], f32[4]) tuple(x, b) }
+cond { s = (f32[4], f32[4]) parameter(0)  ROOT r = pred[] constant(false) }
+ENTRY e { p = f32[4] parameter(0)  c = f32[] constant(3)  b = f32[4] broadcast(c), dimensions={}
+  i = (f32[4], f32[4]) tuple(p, b)  ROOT w = (f32[4], f32[4]) while(i), condition=cond, body=body })";
+  EXPECT_FALSE(RunPass(std::make_unique<WhileLoopConstantSinking>(), hlo).changed);
+  PassResult r = RunPass(
+      std::make_unique<WhileLoopConstantSinking>(WhileLoopConstantSinkingOptions{.sink_broadcast_of_constants = true}),
+      hlo);
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%body.sunk", "broadcast(%c.sunk)"})) << r.text;
 }
 
 }  // namespace

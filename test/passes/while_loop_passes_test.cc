@@ -52,7 +52,11 @@ TEST(WhileLoopSimplifierTest, KeepsElementsTheConditionOrOtherElementsRead) {
   EXPECT_FALSE(r.changed) << r.text;
 }
 
-TEST(WhileLoopSimplifierTest, MergesDuplicateElements) {
+// XLA's TryRemoveRepeatedWhileTupleIndices
+// (xla/service/while_loop_simplifier.cc): elements the body passes through
+// unchanged from the same initial value are one element. Elements merely
+// updated alike (sine of each) are not merged.
+TEST(WhileLoopSimplifierTest, MergesRepeatedPassThroughElements) {
   PassResult r = RunPass(std::make_unique<WhileLoopSimplifier>(), R"(
 cond {
   p = (s32[], f32[3], f32[3], s32[]) parameter(0)
@@ -67,10 +71,8 @@ body {
   i1 = s32[] add(i, one)
   a = f32[3] get-tuple-element(p), index=1
   b = f32[3] get-tuple-element(p), index=2
-  a1 = f32[3] sine(a)
-  b1 = f32[3] sine(b)
   n = s32[] get-tuple-element(p), index=3
-  ROOT t = (s32[], f32[3], f32[3], s32[]) tuple(i1, a1, b1, n)
+  ROOT t = (s32[], f32[3], f32[3], s32[]) tuple(i1, a, b, n)
 }
 ENTRY e {
   x = f32[3] parameter(0)
@@ -83,8 +85,73 @@ ENTRY e {
   ROOT s = f32[3] subtract(ga, gb)
 })");
   EXPECT_TRUE(r.changed);
-  // One sine left in the body; the state lost its duplicate.
-  EXPECT_TRUE(Matches(r.text, {"(s32[], f32[3]{0}, s32[]) while(", "NOT:%b1"})) << r.text;
+  EXPECT_TRUE(Matches(r.text, {"(s32[], f32[3]{0}, s32[]) while("})) << r.text;
+}
+
+// XLA: WhileLoopSimplifierTest.RemoveUnusedLoopOperandsCheckMetadata: a
+// loop at the root still loses a pass-through element the loop does not
+// need; its value after the loop is its initial value.
+TEST(WhileLoopSimplifierTest, RootLoopDropsPassThroughElement) {
+  PassResult r = RunPass(std::make_unique<WhileLoopSimplifier>(), R"(
+body {
+  p = (s32[], s32[], s32[]) parameter(0)
+  a = s32[] get-tuple-element(p), index=0
+  b = s32[] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  b1 = s32[] add(b, one)
+  c = s32[] get-tuple-element(p), index=2
+  ROOT t = (s32[], s32[], s32[]) tuple(a, b1, c)
+}
+cond {
+  p = (s32[], s32[], s32[]) parameter(0)
+  c = s32[] get-tuple-element(p), index=2
+  b = s32[] get-tuple-element(p), index=1
+  ROOT lt = pred[] compare(b, c), direction=LT
+}
+ENTRY e {
+  x = s32[] parameter(0)
+  y = s32[] constant(0)
+  z = s32[] constant(5)
+  init = (s32[], s32[], s32[]) tuple(x, y, z)
+  ROOT w = (s32[], s32[], s32[]) while(init), condition=cond, body=body, metadata={op_name="while"}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"get-tuple-element(%init), index=0", "%w.1 = (s32[], s32[]) while(",
+                               "ROOT %tuple"}))
+      << r.text;
+}
+
+// XLA: WhileLoopSimplifierTest.RemoveConstantFromLoopCarry: an element that
+// starts as a constant and that the body sets to the same constant leaves
+// the state.
+TEST(WhileLoopSimplifierTest, RemovesConstantLoopElement) {
+  PassResult r = RunPass(std::make_unique<WhileLoopSimplifier>(), R"(
+body {
+  p = (s32[], s32[2], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  k = s32[2] get-tuple-element(p), index=1
+  kc = s32[2] constant({1, 1})
+  n = s32[] get-tuple-element(p), index=2
+  ROOT t = (s32[], s32[2], s32[]) tuple(i1, kc, n)
+}
+cond {
+  p = (s32[], s32[2], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] get-tuple-element(p), index=2
+  k = s32[2] get-tuple-element(p), index=1
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  k = s32[2] constant({1, 1})
+  n = s32[] parameter(0)
+  init = (s32[], s32[2], s32[]) tuple(zero, k, n)
+  ROOT w = (s32[], s32[2], s32[]) while(init), condition=cond, body=body
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"(s32[], s32[]) while(", "tuple(%get-tuple-element"})) << r.text;
 }
 
 TEST(WhileLoopSimplifierTest, FlattensNestedState) {
@@ -223,6 +290,41 @@ ENTRY e {
   w2 = (s32[], f32[2], s32[]) while(w1), condition=cond, body=body
   ROOT r = f32[2] get-tuple-element(w2), index=1
 })").changed);
+}
+
+}  // namespace
+}  // namespace passlab
+
+namespace passlab {
+namespace {
+
+// XLA: WhileLoopInvariantCodeMotionTest.SharedCalleeOneHoistedOneNot: the
+// condition another loop shares is copied, not changed under that loop.
+TEST(WhileLoopInvariantCodeMotionTest, HoistsWithASharedCondition) {
+  PassResult r = RunPass(std::make_unique<WhileLoopInvariantCodeMotion>(), R"(
+body_hoist {
+  p = (s32[2], s32[2]) parameter(0)
+  a = s32[2] get-tuple-element(p), index=0
+  e = s32[2] multiply(a, a)
+  ROOT t = (s32[2], s32[2]) tuple(a, e)
+}
+body_other {
+  p = (s32[2], s32[2]) parameter(0)
+  a = s32[2] get-tuple-element(p), index=0
+  b = s32[2] get-tuple-element(p), index=1
+  ROOT t = (s32[2], s32[2]) tuple(b, a)
+}
+cond {
+  p = (s32[2], s32[2]) parameter(0)
+  ROOT r = pred[] constant(false)
+}
+ENTRY e {
+  x = (s32[2], s32[2]) parameter(0)
+  w0 = (s32[2], s32[2]) while(x), condition=cond, body=body_hoist
+  ROOT w1 = (s32[2], s32[2]) while(w0), condition=cond, body=body_other
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%cond.clone", "multiply(", "condition=%cond.clone", "condition=%cond,"})) << r.text;
 }
 
 }  // namespace

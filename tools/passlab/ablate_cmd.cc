@@ -21,6 +21,7 @@
 #include "core/text/hlo_printer.h"
 #include "passes/pipelines/pipelines.h"
 #include "tools/passlab/commands.h"
+#include "tools/passlab/xla_flags.h"
 
 namespace passlab {
 namespace {
@@ -34,6 +35,9 @@ struct AblateOptions {
   int top_k = 0;
   std::string variants_file;
   std::string pipeline = "gpu";
+  std::vector<std::string> pass_options;  // --pass-option PASS.OPTION=VALUE
+  XlaFlags xla;                           // --xla_* (and XLA_FLAGS)
+  std::vector<std::string> removed;       // --xla_disable_hlo_passes: out of the pipeline
   int repeats = 10;
   int warmup = 2;
   double timeout_s = 600;
@@ -223,7 +227,37 @@ int SubmitSlurm(const AblateOptions& o, const AblationOptions& a) {
   return 0;
 }
 
-int RunAblate(const AblateOptions& o) {
+// XLA's pass flags for a sweep: --xla_disable_hlo_passes takes passes (or
+// sub-pipelines) out of the pipeline under study; the other pass and dump
+// flags do not apply to a sweep.
+absl::Status ResolveAblateXlaFlags(AblateOptions& o) {
+  std::string disable, enable_only;
+  absl::StatusOr<XlaFlags> xla = ResolveXlaFlags(o.xla, disable, enable_only);
+  if (!xla.ok()) return xla.status();
+  if (!enable_only.empty()) {
+    return absl::InvalidArgumentError(
+        "ablate: --xla_enable_hlo_passes_only does not apply to a sweep (each variant chooses its passes; "
+        "see --sweep add-one)");
+  }
+  if (!xla->dump_to.empty()) {
+    std::fprintf(stderr, "passlab: warning: ablate writes no --xla_dump_to dumps (passlab opt does)\n");
+  }
+  for (std::string_view name : SplitAny(disable, ",")) {
+    if (name.empty()) continue;
+    absl::StatusOr<std::unique_ptr<HloPassPipeline>> probe = BuildNamedPipeline(o.pipeline);
+    if (!probe.ok()) return probe.status();
+    if (RemovePassesByName(**probe, {std::string(name)}) == 0) {
+      return absl::InvalidArgumentError(StrCat("--xla_disable_hlo_passes: pipeline '", o.pipeline,
+                                               "' has no pass or sub-pipeline named '", name,
+                                               "' (ablate takes names here, not filters)"));
+    }
+    o.removed.emplace_back(name);
+  }
+  return absl::OkStatus();
+}
+
+int RunAblate(AblateOptions o) {
+  if (absl::Status s = ResolveAblateXlaFlags(o); !s.ok()) return ReportError(s);
   if (o.report_only) {
     if (o.out.empty()) return ReportError(absl::InvalidArgumentError("--report-only needs --out DIR"));
     return WriteLocalReports(o);
@@ -248,8 +282,12 @@ int RunAblate(const AblateOptions& o) {
   if (o.sweep == "pairs" && o.top_k < 2) {
     return ReportError(absl::InvalidArgumentError("--sweep pairs needs --top-k K (K >= 2)"));
   }
+  absl::StatusOr<PassOptionOverrides> pass_options = ParsePassOptionOverrides(o.pass_options);
+  if (!pass_options.ok()) return ReportError(pass_options.status());
   absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(o.pipeline);
   if (!pipeline.ok()) return ReportError(pipeline.status());
+  RemovePassesByName(**pipeline, o.removed);
+  if (absl::Status s = ApplyPassOptions(**pipeline, *pass_options); !s.ok()) return ReportError(s);
   const std::vector<PassOccurrence>& occurrences = (*pipeline)->Occurrences();
   absl::StatusOr<std::vector<AblationVariant>> plan = MakePlan(o, occurrences);
   if (!plan.ok()) return ReportError(plan.status());
@@ -286,6 +324,8 @@ int RunAblate(const AblateOptions& o) {
   a.out_dir = o.out;
   a.input_text = PrintModule(**module);
   a.pipeline = o.pipeline;
+  a.pass_options = o.pass_options;
+  a.removed_passes = o.removed;
   a.plan = std::move(*plan);
   a.pairs_top_k = o.sweep == "pairs" ? o.top_k : 0;
   a.repeats = o.repeats;
@@ -329,6 +369,9 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_option("--top-k", o->top_k, "pairs: every pair among the K passes that matter most");
   cmd->add_option("--variants", o->variants_file, "file: one 'NAME: FILTERS' or 'NAME: enable-only FILTERS' per line");
   cmd->add_option("--pipeline", o->pipeline, "Pipeline to ablate");
+  cmd->add_option("--pass-option", o->pass_options,
+                  "PASS.OPTION=VALUE by XLA's option names, for every variant (repeatable; recorded in the manifest)");
+  AddXlaFlagOptions(cmd, o->xla);
   cmd->add_option("--repeats", o->repeats, "Timed repetitions per variant")->check(CLI::Range(2, 100000));
   cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(CLI::NonNegativeNumber);
   cmd->add_option("--timeout", o->timeout_s, "Seconds a worker may take for one step (compile, one run)")
@@ -383,6 +426,8 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   auto* worker = app.add_subcommand("ablate-worker", "");  // empty description: hidden
   worker->add_option("--input", w->input)->required();
   worker->add_option("--pipeline", w->pipeline);
+  worker->add_option("--pass-option", w->pass_options);
+  worker->add_option("--remove-pass", w->removed_passes);
   worker->add_option("--disable", w->disable);
   worker->add_option("--enable-only", w->enable_only);
   worker->add_option("--threads", w->threads);

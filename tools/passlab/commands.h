@@ -31,6 +31,7 @@ void AddBisectCommand(CLI::App& app, CommandResult& result);
 void AddRunCommand(CLI::App& app, CommandResult& result);
 void AddModelCommand(CLI::App& app, CommandResult& result);
 void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** argv);
+void AddConformCommand(CLI::App& app, CommandResult& result);
 
 // Reads and parses an HLO file ("-" = stdin); errors name FILE:LINE:COL.
 absl::StatusOr<std::unique_ptr<HloModule>> LoadHloFile(const std::string& path);

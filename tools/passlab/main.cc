@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   passlab::AddRunCommand(app, result);
   passlab::AddModelCommand(app, result);
   passlab::AddAblateCommand(app, result, argc, argv);
+  passlab::AddConformCommand(app, result);
   passlab::AddVersionCommand(app, result);
   CLI11_PARSE(app, argc, argv);
   return result.exit_code;

@@ -26,6 +26,7 @@
 #include "core/runtime/executable.h"
 #include "tools/passlab/commands.h"
 #include "tools/passlab/emitter_dump.h"
+#include "tools/passlab/xla_flags.h"
 
 namespace passlab {
 namespace {
@@ -52,6 +53,8 @@ struct OptOptions {
   std::string output;
   bool list_passes = false;
   std::string format = "text";
+  std::vector<std::string> pass_options;  // --pass-option PASS.OPTION=VALUE
+  XlaFlags xla;                           // --xla_* (and XLA_FLAGS)
 };
 
 // LLVM's -opt-bisect-limit: runs passes up to the limit, skips the rest,
@@ -125,6 +128,8 @@ class PrintObserver : public PassObserver {
 };
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildPipeline(const OptOptions& o) {
+  absl::StatusOr<PassOptionOverrides> overrides = ParsePassOptionOverrides(o.pass_options);
+  if (!overrides.ok()) return overrides.status();
   if (!o.passes.empty()) {
     auto pipeline = std::make_unique<HloPassPipeline>("passes");
     for (std::string_view name : SplitAny(o.passes, ",")) {
@@ -135,11 +140,22 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildPipeline(const OptOptions&
         return absl::InvalidArgumentError(StrCat("unknown pass '", name, "'; known passes: ",
                                                  Join(names, ", ")));
       }
-      pipeline->AddPass<HloPassFixBase>(e->factory(), 1);
+      auto it = overrides->find(std::string(name));
+      pipeline->AddPass<HloPassFixBase>(it == overrides->end() ? e->factory() : e->Create(it->second), 1);
+    }
+    std::vector<std::string_view> listed = SplitAny(o.passes, ",");
+    for (const auto& [pass, values] : *overrides) {
+      if (std::find(listed.begin(), listed.end(), pass) == listed.end()) {
+        return absl::InvalidArgumentError(StrCat("--pass-option: --passes does not run pass '", pass, "'"));
+      }
     }
     return pipeline;
   }
-  return BuildNamedPipeline(o.pipeline.empty() ? "default" : o.pipeline);
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
+      BuildNamedPipeline(o.pipeline.empty() ? "default" : o.pipeline);
+  if (!pipeline.ok()) return pipeline.status();
+  if (absl::Status s = ApplyPassOptions(**pipeline, *overrides); !s.ok()) return s;
+  return pipeline;
 }
 
 int ListPasses(const OptOptions& o) {
@@ -157,6 +173,14 @@ int ListPasses(const OptOptions& o) {
       j["required"] = e.required;
       if (e.required) j["required_reason"] = e.required_reason;
       j["description"] = e.description;
+      nlohmann::ordered_json opts = nlohmann::ordered_json::array();
+      for (const PassOptionSpec& spec : e.options) {
+        opts.push_back({{"name", spec.name},
+                        {"type", PassOptionTypeName(spec.type)},
+                        {"default", spec.default_value},
+                        {"description", spec.description}});
+      }
+      j["options"] = opts;
       nlohmann::ordered_json occ = nlohmann::ordered_json::array();
       for (const PassOccurrence& p : occurrences) {
         if (p.pass_name != e.name) continue;
@@ -262,8 +286,10 @@ absl::Status EmitPtx(const HloModule& module, const OptOptions& o) {
   return absl::OkStatus();
 }
 
-int RunOpt(const OptOptions& o) {
+int RunOpt(OptOptions o) {
   if (o.list_passes) return ListPasses(o);
+  absl::StatusOr<XlaFlags> xla = ResolveXlaFlags(o.xla, o.disable, o.enable_only);
+  if (!xla.ok()) return ReportError(xla.status());
   if (o.file.empty() && o.source->model.empty()) return ReportError(absl::InvalidArgumentError("opt: no input file"));
   if (!o.pipeline.empty() && !o.passes.empty()) {
     return ReportError(absl::InvalidArgumentError("--pipeline and --passes cannot be used together"));
@@ -294,11 +320,22 @@ int RunOpt(const OptOptions& o) {
     if (absl::Status s = ValidatePassFilters(*after, occurrences); !s.ok()) return ReportError(s);
     observers.push_back(std::make_unique<PrintObserver>(o.print_changed, std::move(*before), std::move(*after)));
   }
+  XlaDumpObserver* xla_dump = nullptr;
+  if (!xla->dump_to.empty()) {
+    absl::StatusOr<std::unique_ptr<XlaDumpObserver>> d = XlaDumpObserver::Create(*xla);
+    if (!d.ok()) return ReportError(d.status());
+    xla_dump = d->get();
+    if (absl::Status s = xla_dump->WriteBefore(**module); !s.ok()) return ReportError(s);
+    observers.push_back(std::move(*d));
+  }
   for (auto& obs : observers) (*pipeline)->AddObserver(obs.get());
 
   absl::StatusOr<bool> changed = (*pipeline)->Run(**module);
   int exit_code = 0;
   if (!changed.ok()) exit_code = ReportError(changed.status());
+  if (exit_code == 0 && xla_dump != nullptr) {
+    if (absl::Status s = xla_dump->WriteAfter(**module); !s.ok()) exit_code = ReportError(s);
+  }
   if (!o.dump_to.empty()) {
     if (absl::Status s = WritePassDump(*rec, o.dump_to); !s.ok()) exit_code = ReportError(s);
   }
@@ -398,6 +435,9 @@ void AddOptCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("-o,--output", o->output, "Write the optimized module here");
   cmd->add_flag("--list-passes", o->list_passes, "List registered passes and pipeline occurrences");
   cmd->add_option("--format", o->format, "Output format of --list-passes")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--pass-option", o->pass_options,
+                  "PASS.OPTION=VALUE by XLA's option names (repeatable; see --list-passes --format json)");
+  AddXlaFlagOptions(cmd, o->xla);
   cmd->callback([o, &result] { result.exit_code = RunOpt(*o); });
 }
 

@@ -34,6 +34,7 @@
 #include "passes/pipelines/pipelines.h"
 #include "tools/passlab/commands.h"
 #include "tools/passlab/emitter_dump.h"
+#include "tools/passlab/xla_flags.h"
 
 namespace passlab {
 namespace {
@@ -43,6 +44,9 @@ struct RunOptions {
   std::shared_ptr<ModelSource> source;
   std::string pipeline = "default";
   std::string disable;
+  std::string enable_only;                // from --xla_enable_hlo_passes_only
+  std::vector<std::string> pass_options;  // --pass-option PASS.OPTION=VALUE
+  XlaFlags xla;                           // --xla_* (and XLA_FLAGS)
   std::string device = "cpu";
   int warmup = 1;
   int repeats = 5;
@@ -60,12 +64,26 @@ struct RunOptions {
 
 absl::Status Optimize(HloModule& module, const RunOptions& o) {
   if (o.pipeline == "none") {
-    if (!o.disable.empty()) return absl::InvalidArgumentError("--disable needs a pipeline (not --pipeline none)");
+    if (!o.disable.empty() || !o.enable_only.empty() || !o.pass_options.empty()) {
+      return absl::InvalidArgumentError("--disable, --pass-option and XLA's pass flags need a pipeline (not --pipeline none)");
+    }
     return absl::OkStatus();
   }
-  absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(o.pipeline, o.disable);
+  absl::StatusOr<PassOptionOverrides> options = ParsePassOptionOverrides(o.pass_options);
+  if (!options.ok()) return options.status();
+  absl::StatusOr<FilteredPipeline> pipeline =
+      BuildFilteredPipeline(o.pipeline, o.disable, o.enable_only, false, *options);
   if (!pipeline.ok()) return pipeline.status();
-  return pipeline->pipeline->Run(module).status();
+  std::unique_ptr<XlaDumpObserver> dump;
+  if (!o.xla.dump_to.empty()) {
+    absl::StatusOr<std::unique_ptr<XlaDumpObserver>> d = XlaDumpObserver::Create(o.xla);
+    if (!d.ok()) return d.status();
+    dump = std::move(*d);
+    if (absl::Status s = dump->WriteBefore(module); !s.ok()) return s;
+    pipeline->pipeline->AddObserver(dump.get());
+  }
+  if (absl::Status s = pipeline->pipeline->Run(module).status(); !s.ok()) return s;
+  return dump != nullptr ? dump->WriteAfter(module) : absl::OkStatus();
 }
 
 // What a run produced on either backend (`cuda`: the same profile as a
@@ -281,7 +299,18 @@ void AddRunCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--max-rows", o->max_rows, "Kernel table rows (0 = all)");
   cmd->add_option("--emitter-dump", o->emitter_dump, "Write each kernel's MLIR after every emitter pass to DIR/<kernel>/");
   cmd->add_option("--emitter-disable", o->emitter_disable, "Emitter passes to skip (comma-separated, e.g. vectorize,unroll)");
-  cmd->callback([o, &result] { result.exit_code = RunRun(*o); });
+  cmd->add_option("--pass-option", o->pass_options, "PASS.OPTION=VALUE by XLA's option names (repeatable)");
+  AddXlaFlagOptions(cmd, o->xla);
+  cmd->callback([o, &result] {
+    RunOptions resolved = *o;
+    absl::StatusOr<XlaFlags> xla = ResolveXlaFlags(o->xla, resolved.disable, resolved.enable_only);
+    if (!xla.ok()) {
+      result.exit_code = ReportError(xla.status());
+      return;
+    }
+    resolved.xla = *xla;
+    result.exit_code = RunRun(resolved);
+  });
 }
 
 }  // namespace passlab

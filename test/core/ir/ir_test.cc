@@ -169,6 +169,10 @@ ENTRY e {
   HloComputation* c = m->entry_computation();
   auto get = [&](const char* n) { return c->GetInstructionWithName(n); };
   ASSERT_TRUE(c->SetInstructionSequence({get("a"), get("y"), get("x"), get("r")}).ok());
+  // The sequence is the post order of a scheduled module (as XLA prints a
+  // scheduled module in its sequence; unscheduled, XLA's post order walks
+  // from the root).
+  m->set_is_scheduled(true);
   std::vector<std::string> names;
   for (HloInstruction* i : c->MakeInstructionPostOrder()) names.push_back(i->name());
   EXPECT_EQ(names, (std::vector<std::string>{"a", "y", "x", "r"}));
