@@ -108,8 +108,15 @@ absl::StatusOr<Shape> InferBinary(const HloInstruction& inst) {
   }
   PrimitiveType t = a.element_type();
   if (inst.opcode() != HloOpcode::kStochasticConvert && b.element_type() != t) {
-    return Err(inst, StrCat("operand element types differ: ", PrimitiveTypeName(t), " vs ",
-                            PrimitiveTypeName(b.element_type())));
+    // As XLA's InferElementwiseBinaryOpShape: floating-point operands may
+    // differ in precision (SameElementTypeIgnoringFpPrecision) and the
+    // result has the higher one (the evaluator and the CPU backend compute
+    // such ops in the result's type).
+    PrimitiveType u = b.element_type();
+    if (!IsFloatingPointType(t) || !IsFloatingPointType(u)) {
+      return Err(inst, StrCat("operand element types differ: ", PrimitiveTypeName(t), " vs ", PrimitiveTypeName(u)));
+    }
+    if (std::pair(PrimitiveBitWidth(u), MantissaBits(u)) > std::pair(PrimitiveBitWidth(t), MantissaBits(t))) t = u;
   }
   switch (inst.opcode()) {
     case HloOpcode::kCompare:

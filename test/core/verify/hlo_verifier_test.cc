@@ -55,6 +55,32 @@ TEST(VerifierTest, BinaryOperandsDiffer) {
               "shape", "operand shapes differ");
 }
 
+// XLA's InferElementwiseBinaryOpShape compares operand types ignoring
+// floating-point precision and gives the result the higher one
+// (algebraic_simplifier_test.cc's MinimumWithInfinityLhs writes
+// minimum(f16, f32) -> f32); integers must still agree, and a result of
+// another precision is still a mismatch.
+TEST(VerifierTest, BinaryFloatOperandsMayDifferInPrecision) {
+  auto m = Parse("ENTRY e {\n a = f16[2] parameter(0)\n b = f32[2] parameter(1)\n ROOT s = f32[2] minimum(a, b)\n}");
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(VerifyModule(*m).ok());
+  ExpectError("ENTRY e {\n a = f16[2] parameter(0)\n b = f32[2] parameter(1)\n ROOT s = f16[2] minimum(a, b)\n}", "'s'",
+              "shape", "inferred f32[2]");
+  ExpectError("ENTRY e {\n a = s16[2] parameter(0)\n b = s32[2] parameter(1)\n ROOT s = s32[2] add(a, b)\n}", "'s'",
+              "shape", "operand element types differ: s16 vs s32");
+}
+
+// Reducers: the accumulator may be of another floating-point precision than
+// the input (XLA's VerifyReducerShape, CompatibleIgnoringFpPrecision;
+// algebraic_simplifier_test.cc's FoldingConvertedPadIntoReduceWindow...).
+TEST(VerifierTest, ReducerMayAccumulateInAnotherFloatPrecision) {
+  auto m = Parse("fn {\n x = f32[] parameter(0)\n y = f32[] parameter(1)\n ROOT s = f32[] add(x, y)\n}\n"
+                 "ENTRY e {\n p = bf16[8] parameter(0)\n z = bf16[] constant(0)\n"
+                 " ROOT r = bf16[] reduce(p, z), dimensions={0}, to_apply=fn\n}");
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(VerifyModule(*m).ok());
+}
+
 TEST(VerifierTest, DotContractingSizes) {
   ExpectError("ENTRY e {\n a = f32[2,3] parameter(0)\n b = f32[4,5] parameter(1)\n"
               " ROOT d = f32[2,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
