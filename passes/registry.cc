@@ -498,7 +498,14 @@ std::vector<PassRegistryEntry> MakeRegistry() {
        }},
       {"dce", "HloDCE", "simplifiers",
        "Dead-code elimination: removes unused side-effect-free instructions and computations.",
-       false, "", Factory<HloDCE>()},
+       false, "", Factory<HloDCE>(),
+       {{"remove_dead_parameters_from_entry_computation", PassOptionType::kBool, "false",
+         "also remove unused entry parameters and their entry layout entries"}},
+       [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+         HloDceOptions o;
+         o.remove_dead_parameters_from_entry_computation = v.GetBool("remove_dead_parameters_from_entry_computation");
+         return std::make_unique<HloDCE>(o);
+       }},
   };
   AddIndexingPasses(r);
   AddFusionPasses(r);

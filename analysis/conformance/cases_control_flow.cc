@@ -5,6 +5,15 @@ namespace passlab::conformance {
 
 std::vector<CaseSpec> ControlFlowCases() {
   return {
+      // xla/hlo/transforms/simplifiers/hlo_dce_test.cc: the test sets
+      // remove_dead_parameters_from_entry_computation and checks two
+      // f32[2,3] parameters left, in the computation and its layout.
+      {"HloDceTest.RemoveDeadEntryParametersAndLayout",
+       {"remove_dead_parameters_from_entry_computation=true"},
+       "CHECK: entry_computation_layout={(f32[2,3]{1,0}, f32[2,3]{1,0})->f32[2,3]{1,0}}\n"
+       "CHECK-DAG: = f32[2,3]{1,0} parameter(0)\n"
+       "CHECK-DAG: = f32[2,3]{1,0} parameter(1)\n"
+       "CHECK-NOT: parameter(2)\n"},
       // xla/hlo/transforms/simplifiers/dot_merger_test.cc: every test builds
       // DotMerger(max_size_to_merge=INT64_MAX) unless it says otherwise.
       // Where a matcher takes either operand order, the directives give the

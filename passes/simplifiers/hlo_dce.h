@@ -11,6 +11,11 @@ namespace passlab {
 
 struct HloDceOptions {
   bool remove_unused_computations = true;
+  // XLA's option of that name: also remove the entry computation's unused
+  // parameters (renumbering the rest) and their entries in the entry
+  // computation layout. Left alone when the module aliases or donates
+  // parameters (their numbers would move).
+  bool remove_dead_parameters_from_entry_computation = false;
 };
 
 class HloDCE : public HloModulePass {

@@ -1,5 +1,6 @@
 #include "passes/simplifiers/hlo_cse.h"
 #include "passes/simplifiers/hlo_dce.h"
+#include "core/verify/hlo_verifier.h"
 #include "test/passes/pass_test_util.h"
 
 namespace passlab {
@@ -181,6 +182,54 @@ ENTRY e {
 })");
   EXPECT_TRUE(r.changed);
   EXPECT_TRUE(Matches(r.text, {"tuple(%a, %b, %b)"})) << r.text;
+}
+
+}  // namespace
+}  // namespace passlab
+
+namespace passlab {
+namespace {
+
+// XLA's hlo_dce_test.cc, HloDceTest.RemoveDeadEntryParametersAndLayout: with
+// remove_dead_parameters_from_entry_computation the unused entry parameter
+// goes, the later one is renumbered and the entry layout loses its entry;
+// the values are those of the original with that argument left out.
+TEST(HloDceTest, RemovesDeadEntryParametersAndTheirLayouts) {
+  const char* text = R"(HloModule m, entry_computation_layout={(f32[2,3]{1,0}, f32[4,5]{1,0}, f32[2,3]{1,0})->f32[2,3]{1,0}}
+ENTRY e {
+  p0 = f32[2,3]{1,0} parameter(0)
+  p1 = f32[4,5]{1,0} parameter(1)
+  p2 = f32[2,3]{1,0} parameter(2)
+  ROOT add = f32[2,3]{1,0} add(p0, p2)
+})";
+  auto m = ParseHloModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::vector<Literal> args = MakeRandomArguments(*(*m)->entry_computation(), 7);
+  absl::StatusOr<Literal> before = HloEvaluator().Evaluate(**m, args);
+  ASSERT_TRUE(before.ok());
+  HloDceOptions options;
+  options.remove_dead_parameters_from_entry_computation = true;
+  absl::StatusOr<bool> changed = HloDCE(options).Run(**m);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_TRUE(*changed);
+  ASSERT_EQ((*m)->entry_computation()->num_parameters(), 2);
+  EXPECT_EQ((*m)->entry_computation()->parameter_instruction(1)->name(), "p2");
+  EXPECT_EQ((*m)->config().entry_computation_layout->ToString(), "(f32[2,3]{1,0}, f32[2,3]{1,0})->f32[2,3]{1,0}");
+  EXPECT_TRUE(VerifyModule(**m).ok());
+  std::vector<Literal> kept;
+  kept.push_back(args[0]);
+  kept.push_back(args[2]);
+  absl::StatusOr<Literal> after = HloEvaluator().Evaluate(**m, kept);
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  EXPECT_TRUE(CompareLiterals(*before, *after, {}).ok());
+  // The default (XLA's) keeps entry parameters; aliased modules keep them too.
+  auto m2 = ParseHloModule(text);
+  ASSERT_TRUE(m2.ok());
+  EXPECT_FALSE(*HloDCE().Run(**m2));
+  auto m3 = ParseHloModule(std::string(text).replace(std::string(text).find("HloModule m,"), 12,
+                                                     "HloModule m, input_output_alias={ {}: (0, {}, may-alias) },"));
+  ASSERT_TRUE(m3.ok()) << m3.status().message();
+  EXPECT_FALSE(*HloDCE(options).Run(**m3));
 }
 
 }  // namespace
