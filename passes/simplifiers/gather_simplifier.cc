@@ -6,30 +6,12 @@
 
 #include "core/ir/str_util.h"
 #include "core/verify/shape_inference.h"
+#include "passes/simplifiers/gather_scatter_utils.h"
 
 namespace passlab {
 namespace {
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
-bool IsIdentity(const std::vector<int64_t>& permutation) {
-  for (size_t i = 0; i < permutation.size(); ++i) {
-    if (permutation[i] != static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
-
-HloInstruction* AddReshape(HloInstruction* x, std::vector<int64_t> dims) {
-  return x->parent()->AddInstruction(
-      HloInstruction::CreateReshape(Shape(x->shape().element_type(), std::move(dims)), x));
-}
-
-HloInstruction* AddTranspose(HloInstruction* x, const std::vector<int64_t>& permutation) {
-  std::vector<int64_t> dims;
-  for (int64_t p : permutation) dims.push_back(x->shape().dimensions(p));
-  return x->parent()->AddInstruction(
-      HloInstruction::CreateTranspose(Shape(x->shape().element_type(), std::move(dims)), x, permutation));
-}
 
 // x without the size-1 dimensions in `elided`.
 HloInstruction* ElideDegenerateDims(HloInstruction* x, const std::vector<int64_t>& elided) {
@@ -38,34 +20,6 @@ HloInstruction* ElideDegenerateDims(HloInstruction* x, const std::vector<int64_t
     if (!Contains(elided, d)) dims.push_back(x->shape().dimensions(d));
   }
   return AddReshape(x, std::move(dims));
-}
-
-// The indices as [N, K] (XLA's TransformStartIndices): a trailing size-1
-// index vector dimension added when it is implicit, else the index vector
-// dimension moved last; then the others collapsed into one (or a leading 1
-// added to a single index vector).
-HloInstruction* TransformStartIndices(HloInstruction* indices, int64_t index_vector_dim) {
-  int64_t rank = indices->shape().rank();
-  if (index_vector_dim == rank) {
-    std::vector<int64_t> dims = indices->shape().dimensions();
-    dims.push_back(1);
-    indices = AddReshape(indices, dims);
-    ++rank;
-  } else if (index_vector_dim < rank - 1) {
-    std::vector<int64_t> permutation;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d != index_vector_dim) permutation.push_back(d);
-    }
-    permutation.push_back(index_vector_dim);
-    indices = AddTranspose(indices, permutation);
-  }
-  if (rank > 2) {
-    int64_t n = 1;
-    for (int64_t d = 0; d < rank - 1; ++d) n *= indices->shape().dimensions(d);
-    return AddReshape(indices, {n, indices->shape().dimensions(rank - 1)});
-  }
-  if (rank == 1) return AddReshape(indices, {1, indices->shape().dimensions(0)});
-  return indices;
 }
 
 }  // namespace
@@ -146,7 +100,7 @@ absl::StatusOr<HloInstruction*> GatherSimplifier::ExpandInstruction(HloInstructi
   for (int64_t i = 0; i < output_rank; ++i) {
     permutation.push_back(Contains(g.offset_dims, i) ? next_offset++ : next_batch++);
   }
-  return IsIdentity(permutation) ? result : AddTranspose(result, permutation);
+  return MaybeTranspose(result, permutation);
 }
 
 }  // namespace passlab
