@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/ir/str_util.h"
 #include "gui/panels.h"
 
 namespace passlab::gui {
@@ -110,6 +111,7 @@ struct Options {
   int scroll_frames = 0;
   int width = 1280;
   int height = 800;
+  std::vector<std::string> pass_options;  // --pass-option PASS.OPTION=VALUE
 };
 
 // "@12", "12", "algsimp" (first occurrence) or "algsimp:1".
@@ -167,6 +169,9 @@ int Main(int argc, char** argv) {
   app.add_option("--ir-view", o.ir_view, "IR panel view: side, unified, module")->check(CLI::IsMember({"side", "unified", "module"}));
   app.add_option("--search", o.search, "Search text in the IR panel's module view");
   app.add_option("--scroll-frames", o.scroll_frames, "Scroll the IR view for N frames and print frame times");
+  app.add_option("--pass-option", o.pass_options,
+                 "Set a pass's option by XLA's name, PASS.OPTION=VALUE (repeatable), e.g. "
+                 "algsimp.enable_dot_strength_reduction=false");
   app.add_option("--width", o.width, "Window width")->check(CLI::Range(320, 8192));
   app.add_option("--height", o.height, "Window height")->check(CLI::Range(240, 8192));
   CLI11_PARSE(app, argc, argv);
@@ -184,6 +189,13 @@ int Main(int argc, char** argv) {
   // the choices named, before any window opens.
   if (!IsRunDevice(o.device)) {
     std::fprintf(stderr, "passlab-gui: error: unknown device '%s' (cpu, cuda)\n", o.device.c_str());
+    return 2;
+  }
+  // Checked before any window opens, like the device: an unknown pass,
+  // option or value exits 2 naming it.
+  absl::StatusOr<PassOptionOverrides> pass_options = ParsePassOptionOverrides(o.pass_options);
+  if (!pass_options.ok()) {
+    std::fprintf(stderr, "passlab-gui: error: --pass-option: %s\n", std::string(pass_options.status().message()).c_str());
     return 2;
   }
   const bool headless = !o.screenshot.empty();
@@ -216,6 +228,10 @@ int Main(int argc, char** argv) {
   AppState state;
   InitAppState(state, headless ? "" : RecentFilesPath());
   state.auto_compile = !o.no_compile;
+  state.pass_options = *pass_options;
+  if (!state.pass_options.empty()) {
+    Log(state, LogLevel::kInfo, "pipeline", StrCat("pass options: ", FormatPassOptionOverrides(state.pass_options)));
+  }
   SetRunDevice(state, o.device);
   UiState ui;
   ui.passlab_binary = SelfDirectory() + "/passlab";

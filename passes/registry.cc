@@ -24,6 +24,9 @@
 #include "passes/expanders/gather_expander.h"
 #include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
+#include "passes/expanders/ragged_dot_rewriter.h"
+#include "passes/expanders/scaled_dot_rewriter.h"
+#include "passes/expanders/scan_expander.h"
 #include "passes/expanders/operand_upcaster.h"
 #include "passes/expanders/qr_expander.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
@@ -404,6 +407,15 @@ std::vector<PassRegistryEntry> MakeRegistry() {
        Factory<DotDecomposer>()},
       {"logistic-expander", "LogisticExpander", "expanders", "Expands logistic(x) into 1/(1+exp(-x)).", false, "",
        Factory<LogisticExpander>()},
+      {"ragged_dot_rewriter", "RaggedDotRewriter", "expanders",
+       "Rewrites ragged-dot as a dense dot of the group-masked operand(s).", false, "",
+       Factory<RaggedDotRewriter>()},
+      {"scaled-dot-rewriter", "ScaledDotRewriter", "expanders",
+       "Rewrites scaled-dot as a dot of the operands multiplied by their block-broadcast scales.", false, "",
+       Factory<ScaledDotRewriter>()},
+      {"scan_expander", "ScanExpander", "expanders",
+       "Rewrites scan as a while loop over the scan dimension (length 1: one application of to_apply).", false, "",
+       Factory<ScanExpander>()},
       {"operand_upcaster", "OperandUpcaster", "expanders",
        "Converts dot/convolution operands up to a wider result type.", false, "", Factory<OperandUpcaster>()},
       {"result_caster", "ResultCaster", "expanders",

@@ -446,6 +446,9 @@ absl::StatusOr<IndexingMap> ComputeOutputToInputIndexing(const HloInstruction& h
     case HloOpcode::kStochasticConvert: case HloOpcode::kSubtract: case HloOpcode::kTan:
     case HloOpcode::kTanh: case HloOpcode::kTopK: case HloOpcode::kTriangularSolve: case HloOpcode::kTuple:
     case HloOpcode::kWhile: case HloOpcode::kXor:
+    case HloOpcode::kAcos: case HloOpcode::kAcosh: case HloOpcode::kAsin: case HloOpcode::kAsinh:
+    case HloOpcode::kAtanh: case HloOpcode::kCosh: case HloOpcode::kSinh: case HloOpcode::kMulhi:
+    case HloOpcode::kRaggedDot: case HloOpcode::kScaledDot: case HloOpcode::kScan:
       return absl::UnimplementedError(
           StrCat("indexing: no indexing map for '", HloOpcodeString(h.opcode()), "' (", h.name(), ")"));
   }

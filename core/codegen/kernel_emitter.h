@@ -123,6 +123,8 @@ inline bool EmittableOpcode(HloOpcode op) {
     case HloOpcode::kShiftRightLogical: case HloOpcode::kSign: case HloOpcode::kSin:
     case HloOpcode::kSlice: case HloOpcode::kSqrt: case HloOpcode::kSubtract: case HloOpcode::kTan:
     case HloOpcode::kTanh: case HloOpcode::kTranspose: case HloOpcode::kTuple: case HloOpcode::kXor:
+    case HloOpcode::kAcos: case HloOpcode::kAcosh: case HloOpcode::kAsin: case HloOpcode::kAsinh:
+    case HloOpcode::kAtanh: case HloOpcode::kCosh: case HloOpcode::kSinh: case HloOpcode::kMulhi:
       return true;
     case HloOpcode::kAddDependency: case HloOpcode::kAfterAll: case HloOpcode::kAllGather:
     case HloOpcode::kAllGatherDone: case HloOpcode::kAllGatherStart: case HloOpcode::kAllReduce:
@@ -143,6 +145,8 @@ inline bool EmittableOpcode(HloOpcode op) {
     case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize:
     case HloOpcode::kSort: case HloOpcode::kStochasticConvert: case HloOpcode::kTopK:
     case HloOpcode::kTriangularSolve: case HloOpcode::kWhile:
+    // Expanded before codegen (RaggedDotRewriter, ScaledDotRewriter, ScanExpander).
+    case HloOpcode::kRaggedDot: case HloOpcode::kScaledDot: case HloOpcode::kScan:
       return false;
   }
   return false;  // not an opcode
@@ -706,6 +710,7 @@ class KernelEmitter {
         case HloOpcode::kStochasticConvert: case HloOpcode::kTan: case HloOpcode::kTanh:
         case HloOpcode::kTopK: case HloOpcode::kTranspose: case HloOpcode::kTriangularSolve:
         case HloOpcode::kTuple: case HloOpcode::kWhile: case HloOpcode::kXor:
+        case HloOpcode::kMulhi: case HloOpcode::kRaggedDot: case HloOpcode::kScaledDot: case HloOpcode::kScan:
           return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on floats"));
       }
       if (reassociate_ && r.getDefiningOp() != nullptr && r.getDefiningOp()->hasAttr("fastmath")) {
@@ -722,6 +727,10 @@ class KernelEmitter {
       case HloOpcode::kAdd: return Value(arith::AddIOp::create(b_, loc_, x, y));
       case HloOpcode::kSubtract: return Value(arith::SubIOp::create(b_, loc_, x, y));
       case HloOpcode::kMultiply: return Value(arith::MulIOp::create(b_, loc_, x, y));
+      // The high half of the double-width product (XLA's mulhi).
+      case HloOpcode::kMulhi:
+        return is_signed ? Value(arith::MulSIExtendedOp::create(b_, loc_, x, y).getHigh())
+                         : Value(arith::MulUIExtendedOp::create(b_, loc_, x, y).getHigh());
       case HloOpcode::kAnd: return Value(arith::AndIOp::create(b_, loc_, x, y));
       case HloOpcode::kOr: return Value(arith::OrIOp::create(b_, loc_, x, y));
       case HloOpcode::kXor: return Value(arith::XOrIOp::create(b_, loc_, x, y));
@@ -802,6 +811,7 @@ class KernelEmitter {
       case HloOpcode::kSqrt: case HloOpcode::kStochasticConvert: case HloOpcode::kTan: case HloOpcode::kTanh:
       case HloOpcode::kTopK: case HloOpcode::kTranspose: case HloOpcode::kTriangularSolve:
       case HloOpcode::kTuple: case HloOpcode::kWhile:
+        case HloOpcode::kAcos: case HloOpcode::kAcosh: case HloOpcode::kAsin: case HloOpcode::kAsinh: case HloOpcode::kAtanh: case HloOpcode::kCosh: case HloOpcode::kSinh: case HloOpcode::kRaggedDot: case HloOpcode::kScaledDot: case HloOpcode::kScan:
         return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on ",
                                                PrimitiveTypeName(t)));
     }
@@ -836,6 +846,13 @@ class KernelEmitter {
         case HloOpcode::kCos: r = math::CosOp::create(b_, loc_, x); break;
         case HloOpcode::kTan: r = math::TanOp::create(b_, loc_, x); break;
         case HloOpcode::kTanh: r = math::TanhOp::create(b_, loc_, x); break;
+        case HloOpcode::kAcos: r = math::AcosOp::create(b_, loc_, x); break;
+        case HloOpcode::kAcosh: r = math::AcoshOp::create(b_, loc_, x); break;
+        case HloOpcode::kAsin: r = math::AsinOp::create(b_, loc_, x); break;
+        case HloOpcode::kAsinh: r = math::AsinhOp::create(b_, loc_, x); break;
+        case HloOpcode::kAtanh: r = math::AtanhOp::create(b_, loc_, x); break;
+        case HloOpcode::kCosh: r = math::CoshOp::create(b_, loc_, x); break;
+        case HloOpcode::kSinh: r = math::SinhOp::create(b_, loc_, x); break;
         case HloOpcode::kErf: r = math::ErfOp::create(b_, loc_, x); break;
         case HloOpcode::kCeil: r = math::CeilOp::create(b_, loc_, x); break;
         case HloOpcode::kFloor: r = math::FloorOp::create(b_, loc_, x); break;
@@ -886,6 +903,7 @@ class KernelEmitter {
         case HloOpcode::kSort: case HloOpcode::kStochasticConvert: case HloOpcode::kSubtract:
         case HloOpcode::kTopK: case HloOpcode::kTranspose: case HloOpcode::kTriangularSolve:
         case HloOpcode::kTuple: case HloOpcode::kWhile: case HloOpcode::kXor:
+        case HloOpcode::kMulhi: case HloOpcode::kRaggedDot: case HloOpcode::kScaledDot: case HloOpcode::kScan:
           return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on floats"));
       }
       return Round(r, t);
@@ -941,6 +959,7 @@ class KernelEmitter {
       case HloOpcode::kStochasticConvert: case HloOpcode::kSubtract: case HloOpcode::kTan:
       case HloOpcode::kTanh: case HloOpcode::kTopK: case HloOpcode::kTranspose:
       case HloOpcode::kTriangularSolve: case HloOpcode::kTuple: case HloOpcode::kWhile: case HloOpcode::kXor:
+        case HloOpcode::kAcos: case HloOpcode::kAcosh: case HloOpcode::kAsin: case HloOpcode::kAsinh: case HloOpcode::kAtanh: case HloOpcode::kCosh: case HloOpcode::kSinh: case HloOpcode::kMulhi: case HloOpcode::kRaggedDot: case HloOpcode::kScaledDot: case HloOpcode::kScan:
         return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": '", HloOpcodeString(op), "' on ",
                                                PrimitiveTypeName(t)));
     }
@@ -1457,7 +1476,9 @@ class KernelEmitter {
       case HloOpcode::kLog1p: case HloOpcode::kLogistic: case HloOpcode::kNegate: case HloOpcode::kNot:
       case HloOpcode::kPopulationCount: case HloOpcode::kReal: case HloOpcode::kRoundNearestAfz:
       case HloOpcode::kRoundNearestEven: case HloOpcode::kRsqrt: case HloOpcode::kSign: case HloOpcode::kSin:
-      case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh: {
+      case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh:
+      case HloOpcode::kAcos: case HloOpcode::kAcosh: case HloOpcode::kAsin: case HloOpcode::kAsinh:
+      case HloOpcode::kAtanh: case HloOpcode::kCosh: case HloOpcode::kSinh: {
         absl::StatusOr<Value> x = operand_at(0, idx);
         if (!x.ok()) return x.status();
         return one(Unary(op, *x, h->operand(0)->shape().element_type(), h));
@@ -1466,7 +1487,7 @@ class KernelEmitter {
       case HloOpcode::kMaximum: case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kOr:
       case HloOpcode::kPower: case HloOpcode::kRemainder: case HloOpcode::kShiftLeft:
       case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical: case HloOpcode::kSubtract:
-      case HloOpcode::kXor: {
+      case HloOpcode::kXor: case HloOpcode::kMulhi: {
         absl::StatusOr<Value> x = operand_at(0, idx);
         if (!x.ok()) return x.status();
         absl::StatusOr<Value> y = operand_at(1, idx);
@@ -1658,6 +1679,7 @@ class KernelEmitter {
       case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kSetDimensionSize:
       case HloOpcode::kSort: case HloOpcode::kStochasticConvert: case HloOpcode::kTopK:
       case HloOpcode::kTriangularSolve: case HloOpcode::kWhile:
+        case HloOpcode::kRaggedDot: case HloOpcode::kScaledDot: case HloOpcode::kScan:
         return absl::UnimplementedError(
             StrCat("codegen: ", h->name(), ": no emitter for '", HloOpcodeString(op), "'"));
     }

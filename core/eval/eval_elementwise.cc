@@ -173,6 +173,10 @@ absl::Status BinaryElement(HloOpcode op, ComparisonDirection dir, ComparisonType
         case HloOpcode::kShiftRightLogical:
         case HloOpcode::kShiftRightArithmetic: r = y >= static_cast<uint64_t>(width) ? 0 : x >> y; break;
         case HloOpcode::kPower: r = static_cast<uint64_t>(IntPow(static_cast<int64_t>(x), static_cast<int64_t>(y))); break;
+        // The high half of the double-width product (XLA's mulhi).
+        case HloOpcode::kMulhi:
+          r = static_cast<uint64_t>((static_cast<unsigned __int128>(x) * y) >> width);
+          break;
         default:
           return absl::UnimplementedError(StrCat("'", HloOpcodeString(op), "' on ", PrimitiveTypeName(t)));
       }
@@ -201,6 +205,9 @@ absl::Status BinaryElement(HloOpcode op, ComparisonDirection dir, ComparisonType
           break;
         case HloOpcode::kShiftRightArithmetic: r = uy >= static_cast<uint64_t>(width) ? (x < 0 ? -1 : 0) : x >> uy; break;
         case HloOpcode::kPower: r = IntPow(x, y); break;
+        case HloOpcode::kMulhi:
+          r = static_cast<int64_t>((static_cast<__int128>(x) * y) >> width);
+          break;
         default:
           return absl::UnimplementedError(StrCat("'", HloOpcodeString(op), "' on ", PrimitiveTypeName(t)));
       }
@@ -289,6 +296,13 @@ absl::Status UnaryElement(const HloInstruction& inst, const Literal& a, int64_t 
         case HloOpcode::kCos: r = std::cos(x); break;
         case HloOpcode::kTan: r = std::tan(x); break;
         case HloOpcode::kTanh: r = std::tanh(x); break;
+        case HloOpcode::kAcos: r = std::acos(x); break;
+        case HloOpcode::kAcosh: r = std::acosh(x); break;
+        case HloOpcode::kAsin: r = std::asin(x); break;
+        case HloOpcode::kAsinh: r = std::asinh(x); break;
+        case HloOpcode::kAtanh: r = std::atanh(x); break;
+        case HloOpcode::kCosh: r = std::cosh(x); break;
+        case HloOpcode::kSinh: r = std::sinh(x); break;
         case HloOpcode::kErf: r = std::erf(x); break;
         case HloOpcode::kCeil: r = std::ceil(x); break;
         case HloOpcode::kFloor: r = std::floor(x); break;
@@ -323,6 +337,13 @@ absl::Status UnaryElement(const HloInstruction& inst, const Literal& a, int64_t 
         case HloOpcode::kCos: out.SetComplex(k, std::cos(x)); return absl::OkStatus();
         case HloOpcode::kTanh: out.SetComplex(k, std::tanh(x)); return absl::OkStatus();
         case HloOpcode::kTan: out.SetComplex(k, std::tan(x)); return absl::OkStatus();
+        case HloOpcode::kAcos: out.SetComplex(k, std::acos(x)); return absl::OkStatus();
+        case HloOpcode::kAcosh: out.SetComplex(k, std::acosh(x)); return absl::OkStatus();
+        case HloOpcode::kAsin: out.SetComplex(k, std::asin(x)); return absl::OkStatus();
+        case HloOpcode::kAsinh: out.SetComplex(k, std::asinh(x)); return absl::OkStatus();
+        case HloOpcode::kAtanh: out.SetComplex(k, std::atanh(x)); return absl::OkStatus();
+        case HloOpcode::kCosh: out.SetComplex(k, std::cosh(x)); return absl::OkStatus();
+        case HloOpcode::kSinh: out.SetComplex(k, std::sinh(x)); return absl::OkStatus();
         case HloOpcode::kRsqrt: out.SetComplex(k, 1.0 / std::sqrt(x)); return absl::OkStatus();
         case HloOpcode::kExpm1: out.SetComplex(k, std::exp(x) - 1.0); return absl::OkStatus();
         case HloOpcode::kLog1p: out.SetComplex(k, std::log(1.0 + x)); return absl::OkStatus();

@@ -133,6 +133,11 @@ absl::StatusOr<Literal> EvalScatter(const HloInstruction& inst, Operands ops, Ev
 absl::StatusOr<Literal> EvalSort(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalTopK(const HloInstruction& inst, Operands ops);
 // eval_reduce.cc: reduce, reduce-window, select-and-scatter, batch norm.
+// eval_ragged_scan.cc: ragged-dot, scaled-dot (the scales applied, then a
+// dot), scan (to_apply called once per step along the scan dimension).
+absl::StatusOr<Literal> EvalRaggedDot(const HloInstruction& inst, Operands ops);
+absl::StatusOr<Literal> EvalScaledDot(const HloInstruction& inst, Operands ops, int threads);
+absl::StatusOr<Literal> EvalScan(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalReduce(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalReduceWindow(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& inst, Operands ops, EvalContext& ctx);

@@ -83,6 +83,8 @@ class Interpreter : public eval::EvalContext {
         return absl::InternalError("parameters are bound by the caller");
 
       // Elementwise (eval_elementwise.cc).
+      case HloOpcode::kAcos: case HloOpcode::kAcosh: case HloOpcode::kAsin: case HloOpcode::kAsinh:
+      case HloOpcode::kAtanh: case HloOpcode::kCosh: case HloOpcode::kSinh: case HloOpcode::kMulhi:
       case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:
       case HloOpcode::kBitcastConvert: case HloOpcode::kCbrt: case HloOpcode::kCeil: case HloOpcode::kClamp:
       case HloOpcode::kClz: case HloOpcode::kCompare: case HloOpcode::kComplex: case HloOpcode::kConvert:
@@ -128,6 +130,12 @@ class Interpreter : public eval::EvalContext {
         return eval::EvalDot(inst, ops, options_.num_threads);
       case HloOpcode::kConvolution:
         return eval::EvalConvolution(inst, ops, options_.num_threads);
+      case HloOpcode::kRaggedDot:
+        return eval::EvalRaggedDot(inst, ops);
+      case HloOpcode::kScaledDot:
+        return eval::EvalScaledDot(inst, ops, options_.num_threads);
+      case HloOpcode::kScan:
+        return eval::EvalScan(inst, ops, *this);
 
       // Random numbers (eval_rng.cc).
       case HloOpcode::kRng: case HloOpcode::kRngBitGenerator: case HloOpcode::kRngGetAndUpdateState:

@@ -381,11 +381,104 @@ std::string_view SubgroupTypeString(HloSharding::SubgroupType t) {
   }
   return "?";
 }
+
+// XLA's AxisRef::ToString (mesh_and_axis.cc): "'x'", "'x':(2)4".
+std::string AxisRefString(const NamedSharding& ns, const NamedSharding::AxisRef& axis) {
+  std::string out = axis.index >= 0 && axis.index < static_cast<int64_t>(ns.mesh.size())
+                        ? StrCat("'", ns.mesh[axis.index].name, "'")
+                        : StrCat(axis.index);
+  if (axis.sub_axis) StrAppend(&out, ":(", axis.sub_axis->first, ")", axis.sub_axis->second);
+  return out;
+}
+
+std::string AxisRefListString(const NamedSharding& ns,
+                              const std::vector<NamedSharding::AxisRef>& axes) {
+  std::vector<std::string> parts;
+  for (const NamedSharding::AxisRef& a : axes) parts.push_back(AxisRefString(ns, a));
+  return StrCat("{", Join(parts, ", "), "}");
+}
+
+// XLA's Mesh::ToString: "mesh['x'=2,'y'=4]", with ", device_ids=(...)"
+// unless the devices are the plain iota; "maximal_mesh[device_id=3]".
+std::string MeshString(const NamedSharding& ns) {
+  if (ns.form == NamedSharding::Form::kMaximal) {
+    return StrCat("maximal_mesh[device_id=", ns.maximal_device, "]");
+  }
+  std::vector<std::string> axes;
+  for (const NamedSharding::MeshAxis& a : ns.mesh) axes.push_back(StrCat("'", a.name, "'=", a.size));
+  std::string out = StrCat("mesh[", Join(axes, ","), "]");
+  if (!ns.device_ids.empty()) {
+    StrAppend(&out, ", device_ids=(", Join(ns.device_ids, ","), ")");
+  } else if (!ns.device_iota_reshape.empty()) {
+    StrAppend(&out, ", device_ids=([", Join(ns.device_iota_reshape, ","), "]");
+    if (ns.device_iota_reshape.size() > 1) StrAppend(&out, "T(", Join(ns.device_iota_perm, ","), ")");
+    out += ')';
+  }
+  return out;
+}
+
+std::string_view ReductionOpString(NamedSharding::ReductionOp op) {
+  switch (op) {
+    case NamedSharding::ReductionOp::kSum: return "sum";
+    case NamedSharding::ReductionOp::kMax: return "max";
+    case NamedSharding::ReductionOp::kMin: return "min";
+  }
+  return "?";
+}
+
+// XLA's NamedSharding::ToString (named_sharding.cc). `form` says which of
+// its spellings applies; the parser derives it from the axes the way XLA's
+// IsReplicated/IsUnreduced/IsManual do.
+std::string NamedShardingString(const NamedSharding& ns, const std::vector<OpMetadata>& metadata) {
+  std::string meta;
+  if (!metadata.empty()) {
+    std::vector<std::string> m;
+    for (const OpMetadata& md : metadata) m.push_back(md.ToString());
+    meta = StrCat(", metadata={", Join(m, ", "), "}");
+  }
+  const bool op_written = ns.unreduced_op != NamedSharding::ReductionOp::kSum;
+  switch (ns.form) {
+    case NamedSharding::Form::kReplicated:
+      return StrCat("{replicated", meta, "}");
+    case NamedSharding::Form::kUnreduced:
+      return StrCat("{unreduced", op_written ? StrCat("=", ReductionOpString(ns.unreduced_op)) : "",
+                    meta, "}");
+    case NamedSharding::Form::kManual:
+      return StrCat("{", MeshString(ns), ", manual", meta, "}");
+    case NamedSharding::Form::kMaximal:
+      return StrCat("{", MeshString(ns), meta, "}");
+    case NamedSharding::Form::kDims:
+      break;
+  }
+  std::vector<std::string> dims;
+  for (const NamedSharding::DimSharding& d : ns.dims) {
+    std::vector<std::string> axes;
+    for (const NamedSharding::AxisRef& a : d.axes) axes.push_back(AxisRefString(ns, a));
+    if (!d.closed) axes.emplace_back("?");
+    dims.push_back(StrCat("{", Join(axes, ", "), "}"));
+  }
+  std::string out = StrCat("{", MeshString(ns), ", [", Join(dims, ", "), "]");
+  if (!ns.replicated_axes.empty()) {
+    StrAppend(&out, ", replicated=", AxisRefListString(ns, ns.replicated_axes));
+  }
+  if (!ns.unreduced_axes.empty()) {
+    StrAppend(&out, ", unreduced=", op_written ? ReductionOpString(ns.unreduced_op) : "",
+              AxisRefListString(ns, ns.unreduced_axes));
+  }
+  if (!ns.manual_axes.empty()) {
+    StrAppend(&out, ", manual=", AxisRefListString(ns, ns.manual_axes));
+  }
+  StrAppend(&out, meta, "}");
+  return out;
+}
 }  // namespace
 
 std::string HloSharding::ToString() const {
+  // XLA's HloSharding::Print: one metadata prints bare, several as a list.
   std::string meta;
-  if (!metadata.empty()) {
+  if (metadata.size() == 1) {
+    meta = StrCat(" metadata=", metadata[0].ToString());
+  } else if (!metadata.empty()) {
     std::vector<std::string> m;
     for (const OpMetadata& md : metadata) m.push_back(md.ToString());
     meta = StrCat(" metadata={", Join(m, ", "), "}");
@@ -395,10 +488,16 @@ std::string HloSharding::ToString() const {
   if (shard_like) group = StrCat(" shard_like ", shard_group_id);
   switch (kind) {
     case Kind::kTuple: {
-      std::vector<std::string> parts;
-      for (const HloSharding& e : tuple_elements) parts.push_back(e.ToString());
-      return StrCat("{", Join(parts, ", "), "}");
+      // Every fifth element is numbered, as XLA prints it: "{..., /*index=5*/{...}}".
+      std::string out = "{";
+      for (size_t i = 0; i < tuple_elements.size(); ++i) {
+        if (i > 0) out += i % 5 == 0 ? StrCat(", /*index=", i, "*/") : std::string(", ");
+        out += tuple_elements[i].ToString();
+      }
+      return out + "}";
     }
+    case Kind::kNamed:
+      return named.has_value() ? NamedShardingString(*named, metadata) : "{}";
     case Kind::kReplicated: return StrCat("{replicated", group, meta, "}");
     case Kind::kManual: return StrCat("{manual", group, meta, "}");
     case Kind::kUnknown: return StrCat("{unknown", group, meta, "}");

@@ -189,10 +189,48 @@ struct OutputOperandAlias {
   bool operator==(const OutputOperandAlias&) const = default;
 };
 
+// XLA's NamedSharding (xla/hlo/ir/named_sharding.h), the "V3" text form over a
+// mesh of named axes: {mesh['x'=2,'y'=4], [{'x'}, {?}], replicated={'y'},
+// unreduced={'x'}}, {mesh['x'=2], replicated}, {maximal_mesh[device_id=3]}.
+struct NamedSharding {
+  struct MeshAxis {
+    std::string name;
+    int64_t size = 0;
+    bool operator==(const MeshAxis&) const = default;
+  };
+  // An axis by its index in the mesh; a sub-axis "x":(pre_size)size.
+  struct AxisRef {
+    int64_t index = 0;
+    std::optional<std::pair<int64_t, int64_t>> sub_axis;  // (pre_size, size)
+    bool operator==(const AxisRef&) const = default;
+  };
+  struct DimSharding {
+    std::vector<AxisRef> axes;
+    bool closed = true;  // false: "{'x', ?}" (open to more axes)
+    bool operator==(const DimSharding&) const = default;
+  };
+  enum class Form : uint8_t { kMaximal, kReplicated, kUnreduced, kManual, kDims };
+  enum class ReductionOp : uint8_t { kSum, kMax, kMin };
+  Form form = Form::kDims;
+  int64_t maximal_device = 0;          // kMaximal: maximal_mesh[device_id=N]
+  std::vector<MeshAxis> mesh;          // empty: "mesh[]"
+  std::vector<int64_t> device_ids;     // device_ids=(3,2,1,0)
+  std::vector<int64_t> device_iota_reshape;  // device_ids=([4]T(0))
+  std::vector<int64_t> device_iota_perm;
+  std::vector<DimSharding> dims;       // kDims
+  std::vector<AxisRef> replicated_axes;
+  std::vector<AxisRef> unreduced_axes;  // kUnreduced: every axis when written bare
+  bool unreduced_op_written = false;    // "unreduced=max{...}"
+  ReductionOp unreduced_op = ReductionOp::kSum;
+  std::vector<AxisRef> manual_axes;
+  bool operator==(const NamedSharding&) const = default;
+};
+
 // Sharding in every form XLA prints: replicated, maximal, manual, unknown,
-// tiled (explicit device list or iota), partial replication, subgroups, tuple.
+// tiled (explicit device list or iota), partial replication, subgroups, tuple,
+// and named (mesh axes).
 struct HloSharding {
-  enum class Kind : uint8_t { kReplicated, kMaximal, kManual, kUnknown, kTiled, kTuple };
+  enum class Kind : uint8_t { kReplicated, kMaximal, kManual, kUnknown, kTiled, kTuple, kNamed };
   enum class SubgroupType : uint8_t { kManual, kReplicated, kMaximal, kUnreduced };
   Kind kind = Kind::kReplicated;
   int64_t device = 0;  // kMaximal
@@ -204,6 +242,7 @@ struct HloSharding {
   bool last_tile_dim_replicate = false;
   std::vector<SubgroupType> last_tile_dims;
   std::vector<HloSharding> tuple_elements;  // kTuple
+  std::optional<NamedSharding> named;       // kNamed
   std::vector<OpMetadata> metadata;
   // shard_as / shard_like groups: "shard_as 1".
   bool shard_as = false;

@@ -43,6 +43,9 @@ bool HloAttributes::operator==(const HloAttributes& o) const {
          outfeed_shape == o.outfeed_shape && parameter_replication == o.parameter_replication &&
          cross_program_prefetch_index == o.cross_program_prefetch_index && domain == o.domain &&
          statistics == o.statistics && original_value == o.original_value &&
+         lhs_ragged_dims == o.lhs_ragged_dims && rhs_group_dims == o.rhs_group_dims &&
+         num_carries == o.num_carries && is_reverse == o.is_reverse &&
+         is_associative == o.is_associative && is_composite == o.is_composite &&
          unknown_attributes == o.unknown_attributes;
 }
 

@@ -40,7 +40,9 @@ struct HloAttributes {
   std::optional<ConvolutionDimensionNumbers> conv_dnums;  // convolution, custom-call
   int64_t feature_group_count = 1;  // convolution, custom-call
   int64_t batch_group_count = 1;
-  DotDimensionNumbers dot_dnums;  // dot
+  DotDimensionNumbers dot_dnums;  // dot, ragged-dot, scaled-dot
+  std::vector<int64_t> lhs_ragged_dims;  // ragged-dot (RaggedDotDimensionNumbers)
+  std::vector<int64_t> rhs_group_dims;   // ragged-dot
   std::vector<SparsityDescriptor> sparsity;  // sparse dot
   PrecisionConfig precision_config;  // dot, convolution, custom-call
   GatherDimensionNumbers gather_dnums;  // gather
@@ -64,6 +66,10 @@ struct HloAttributes {
   int64_t mantissa_bits = 0;
   bool is_stable = false;       // sort
   int64_t k = 0;                // topk
+  int64_t num_carries = 0;      // scan: the last num_carries operands are the inits
+  bool is_reverse = false;      // scan
+  std::optional<bool> is_associative;  // scan (XLA's TriState; nullopt = unspecified)
+  bool is_composite = false;    // call (a composite: frontend_attributes name it)
   bool largest = true;          // topk
   // Collectives.
   std::optional<int64_t> channel_id;

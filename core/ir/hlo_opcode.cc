@@ -37,7 +37,10 @@ int HloOpcodeArity(HloOpcode opcode) { return kOpcodes[static_cast<int>(opcode)]
 
 bool IsElementwiseUnary(HloOpcode opcode) {
   switch (opcode) {
-    case HloOpcode::kAbs: case HloOpcode::kCbrt: case HloOpcode::kCeil:
+    case HloOpcode::kAbs: case HloOpcode::kAcos: case HloOpcode::kAcosh:
+    case HloOpcode::kAsin: case HloOpcode::kAsinh: case HloOpcode::kAtanh:
+    case HloOpcode::kCosh: case HloOpcode::kSinh:
+    case HloOpcode::kCbrt: case HloOpcode::kCeil:
     case HloOpcode::kClz: case HloOpcode::kConvert: case HloOpcode::kBitcastConvert:
     case HloOpcode::kCopy: case HloOpcode::kCos: case HloOpcode::kErf:
     case HloOpcode::kExp: case HloOpcode::kExpm1: case HloOpcode::kFloor:
@@ -58,7 +61,8 @@ bool IsElementwiseBinary(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2:
     case HloOpcode::kCompare: case HloOpcode::kComplex: case HloOpcode::kDivide:
-    case HloOpcode::kMaximum: case HloOpcode::kMinimum: case HloOpcode::kMultiply:
+    case HloOpcode::kMaximum: case HloOpcode::kMinimum: case HloOpcode::kMulhi:
+    case HloOpcode::kMultiply:
     case HloOpcode::kOr: case HloOpcode::kPower: case HloOpcode::kRemainder:
     case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic:
     case HloOpcode::kShiftRightLogical: case HloOpcode::kStochasticConvert:

@@ -12,6 +12,8 @@ namespace passlab {
 // X(enumerator, CamelCase name for handlers, text name, operand count or kVariadic)
 #define PASSLAB_HLO_OPCODES(X)                                  \
   X(kAbs, Abs, "abs", 1)                                             \
+  X(kAcos, Acos, "acos", 1)                                                   \
+  X(kAcosh, Acosh, "acosh", 1)                                                \
   X(kAdd, Add, "add", 2)                                             \
   X(kAddDependency, AddDependency, "add-dependency", 2)                        \
   X(kAfterAll, AfterAll, "after-all", kVariadic)                          \
@@ -26,7 +28,10 @@ namespace passlab {
   X(kAsyncDone, AsyncDone, "async-done", 1)                                \
   X(kAsyncStart, AsyncStart, "async-start", kVariadic)                      \
   X(kAsyncUpdate, AsyncUpdate, "async-update", kVariadic)                            \
+  X(kAsin, Asin, "asin", 1)                                                   \
+  X(kAsinh, Asinh, "asinh", 1)                                                \
   X(kAtan2, Atan2, "atan2", 2)                                         \
+  X(kAtanh, Atanh, "atanh", 1)                                                \
   X(kBatchNormGrad, BatchNormGrad, "batch-norm-grad", 5)                       \
   X(kBatchNormInference, BatchNormInference, "batch-norm-inference", 5)             \
   X(kBatchNormTraining, BatchNormTraining, "batch-norm-training", 3)               \
@@ -54,6 +59,7 @@ namespace passlab {
   X(kCopyDone, CopyDone, "copy-done", 1)                                  \
   X(kCopyStart, CopyStart, "copy-start", 1)                                \
   X(kCos, Cos, "cosine", 1)                                          \
+  X(kCosh, Cosh, "cosh", 1)                                                   \
   X(kCustomCall, CustomCall, "custom-call", kVariadic)                      \
   X(kDivide, Divide, "divide", 2)                                       \
   X(kDomain, Domain, "domain", 1)                                       \
@@ -80,6 +86,7 @@ namespace passlab {
   X(kMap, Map, "map", kVariadic)                                     \
   X(kMaximum, Maximum, "maximum", 2)                                     \
   X(kMinimum, Minimum, "minimum", 2)                                     \
+  X(kMulhi, Mulhi, "mulhi", 2)                                                \
   X(kMultiply, Multiply, "multiply", 2)                                   \
   X(kNegate, Negate, "negate", 1)                                       \
   X(kNot, Not, "not", 1)                                             \
@@ -91,6 +98,7 @@ namespace passlab {
   X(kPartitionId, PartitionId, "partition-id", 0)                            \
   X(kPopulationCount, PopulationCount, "popcnt", 1)                              \
   X(kPower, Power, "power", 2)                                         \
+  X(kRaggedDot, RaggedDot, "ragged-dot", 3)                                   \
   X(kRaggedAllToAll, RaggedAllToAll, "ragged-all-to-all", kVariadic)            \
   X(kReal, Real, "real", 1)                                           \
   X(kRecv, Recv, "recv", 1)                                           \
@@ -109,6 +117,8 @@ namespace passlab {
   X(kRoundNearestAfz, RoundNearestAfz, "round-nearest-afz", 1)                   \
   X(kRoundNearestEven, RoundNearestEven, "round-nearest-even", 1)                 \
   X(kRsqrt, Rsqrt, "rsqrt", 1)                                         \
+  X(kScaledDot, ScaledDot, "scaled-dot", 4)                                   \
+  X(kScan, Scan, "scan", kVariadic)                                           \
   X(kScatter, Scatter, "scatter", kVariadic)                             \
   X(kSelect, Select, "select", 3)                                       \
   X(kSelectAndScatter, SelectAndScatter, "select-and-scatter", 3)                 \
@@ -120,6 +130,7 @@ namespace passlab {
   X(kShiftRightLogical, ShiftRightLogical, "shift-right-logical", 2)               \
   X(kSign, Sign, "sign", 1)                                           \
   X(kSin, Sin, "sine", 1)                                            \
+  X(kSinh, Sinh, "sinh", 1)                                                   \
   X(kSlice, Slice, "slice", 1)                                         \
   X(kSort, Sort, "sort", kVariadic)                                   \
   X(kSqrt, Sqrt, "sqrt", 1)                                           \

@@ -176,6 +176,7 @@ void Shape::AppendTo(std::string& out, bool print_layout) const {
     room(20);  // a sign and 19 digits
     p = std::to_chars(p, buf + sizeof(buf), v).ptr;
   };
+  if (is_buffer_) out += "b(";
   out += PrimitiveTypeName(element_type_);
   put('[');
   for (size_t i = 0; i < dims_.size(); ++i) {
@@ -205,16 +206,17 @@ void Shape::AppendTo(std::string& out, bool print_layout) const {
   }
   out.append(buf, p);
   if (layout && !layout_->IsPlain()) out += layout_->ToString();
+  if (is_buffer_) out += ')';
 }
 
 bool Shape::operator==(const Shape& other) const {
-  if (element_type_ != other.element_type_) return false;
+  if (element_type_ != other.element_type_ || is_buffer_ != other.is_buffer_) return false;
   if (IsTuple()) return tuple_shapes_ == other.tuple_shapes_;
   return dims_ == other.dims_ && dynamic_ == other.dynamic_ && layout_ == other.layout_;
 }
 
 bool Shape::Compatible(const Shape& other) const {
-  if (element_type_ != other.element_type_) return false;
+  if (element_type_ != other.element_type_ || is_buffer_ != other.is_buffer_) return false;
   if (IsTuple()) {
     if (tuple_shapes_.size() != other.tuple_shapes_.size()) return false;
     for (size_t i = 0; i < tuple_shapes_.size(); ++i) {

@@ -44,6 +44,11 @@ class Shape {
   bool IsOpaque() const { return element_type_ == PrimitiveType::kOpaque; }
   bool IsScalar() const { return IsArray() && dims_.empty(); }
   bool IsEmptyTuple() const { return IsTuple() && tuple_shapes_.empty(); }
+  // XLA's buffer shapes, "b(f32[16])": an array that lives in one buffer that
+  // may not be copied (e.g. the result of a "Pin" custom call). Everything
+  // about the array (type, dims, layout) is as for the array it wraps.
+  bool IsBuffer() const { return is_buffer_; }
+  void set_is_buffer(bool b) { is_buffer_ = b; }
 
   // Array accessors.
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
@@ -104,6 +109,7 @@ class Shape {
   std::vector<bool> dynamic_;
   std::optional<Layout> layout_;
   std::vector<Shape> tuple_shapes_;
+  bool is_buffer_ = false;
 };
 
 // A path into a tuple shape; {} is the whole shape.

@@ -1,5 +1,6 @@
 #include "core/text/hlo_parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -133,6 +134,14 @@ class Parser {
     if (ConsumeStr(s)) return absl::OkStatus();
     return Error(StrCat("expected '", s, "'"));
   }
+  // ", w" follows (w a whole word); consumes nothing.
+  bool PeekCommaWord(std::string_view w) {
+    if (Peek() != ',') return false;
+    const char* q = p_ + 1;
+    while (q < end_ && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) ++q;
+    return static_cast<size_t>(end_ - q) >= w.size() && std::string_view(q, w.size()) == w &&
+           (q + w.size() >= end_ || !IsNameChar(q[w.size()]));
+  }
   // A keyword-like word: letters, digits, '_', '.', '-' (no '%').
   bool PeekWord(std::string_view w) {
     SkipWs();
@@ -216,13 +225,17 @@ class Parser {
     if (endp != s.c_str() + s.size()) return Error(start, "malformed number");
     return v;
   }
-  absl::StatusOr<std::string> ParseString() {
+  // A "..." string with C escapes; quote='\'' reads XLA's '...' strings
+  // (mesh axis names).
+  absl::StatusOr<std::string> ParseString(char quote = '"') {
     SkipWs();
     const char* start = p_;
-    if (p_ >= end_ || *p_ != '"') return Error("expected a string");
+    if (p_ >= end_ || *p_ != quote) {
+      return Error(quote == '"' ? "expected a string" : "expected a '...' string");
+    }
     ++p_;
     std::string out;
-    while (p_ < end_ && *p_ != '"') {
+    while (p_ < end_ && *p_ != quote) {
       char c = *p_++;
       if (c != '\\') {
         out += c;
@@ -309,6 +322,12 @@ class Parser {
   absl::StatusOr<std::vector<bool>> ParseBoolList() {
     return ParseList<bool>('{', '}', [&] { return ParseBool(); });
   }
+  absl::StatusOr<std::vector<bool>> ParseBoolOrBoolList() {
+    if (Peek() == '{') return ParseBoolList();
+    absl::StatusOr<bool> b = ParseBool();
+    if (!b.ok()) return b.status();
+    return std::vector<bool>{*b};
+  }
   // "AxBxC" with optional negative numbers.
   absl::StatusOr<std::vector<int64_t>> ParseXList() {
     std::vector<int64_t> out;
@@ -324,11 +343,14 @@ class Parser {
   bool PeekShape() {
     SkipWs();
     if (p_ >= end_) return false;
-    if (*p_ == '(') return true;
+    if (*p_ == '(' || PeekBufferShape()) return true;
     const char* q = p_;
     while (q < end_ && std::isalnum(static_cast<unsigned char>(*q))) ++q;
+    std::string_view type_name(p_, q - p_);
+    // XLA's lexer allows blanks between the type and '[' ("s32 [2]").
+    while (q < end_ && (*q == ' ' || *q == '\t')) ++q;
     if (q >= end_ || *q != '[') return false;
-    return PrimitiveTypeFromName(std::string_view(p_, q - p_)).has_value();
+    return PrimitiveTypeFromName(type_name).has_value();
   }
 
   // "word[" where word is not a type: a misspelt shape ("f33[2]"), reported
@@ -337,12 +359,37 @@ class Parser {
     SkipWs();
     const char* q = p_;
     while (q < end_ && std::isalnum(static_cast<unsigned char>(*q))) ++q;
-    return q != p_ && q < end_ && *q == '[';
+    const char* word_end = q;
+    while (q < end_ && (*q == ' ' || *q == '\t')) ++q;
+    return word_end != p_ && q < end_ && *q == '[';
+  }
+
+  // "b(" starts a buffer shape, "b(f32[16])" (XLA's ParseShape).
+  bool PeekBufferShape() {
+    SkipWs();
+    if (p_ >= end_ || *p_ != 'b') return false;
+    const char* q = p_ + 1;
+    while (q < end_ && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) ++q;
+    return q < end_ && *q == '(';
   }
 
   absl::StatusOr<Shape> ParseShape(int depth = 0) {
     if (depth > kMaxNesting) return Error("shape nesting too deep");
     SkipWs();
+    if (PeekBufferShape()) {
+      const char* start = p_;
+      ++p_;
+      Consume('(');
+      absl::StatusOr<Shape> inner = ParseShape(depth + 1);
+      if (!inner.ok()) return inner.status();
+      // ShapeUtil::MakeValidatedBufferShape: a buffer holds one array.
+      if (!inner->IsArray() || inner->IsBuffer()) {
+        return Error(start, "a buffer shape b(...) must hold an array shape");
+      }
+      if (absl::Status s = Expect(')', "closing a buffer shape"); !s.ok()) return s;
+      inner->set_is_buffer(true);
+      return inner;
+    }
     if (Consume('(')) {
       std::vector<Shape> elements;
       if (!Consume(')')) {
@@ -362,6 +409,7 @@ class Parser {
     if (!type.has_value() || *type == PrimitiveType::kTuple) {
       return Error(start, StrCat("unknown element type '", type_name, "'"));
     }
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\t')) ++p_;
     if (p_ >= end_ || *p_ != '[') return Error(p_, "expected '[' after the element type");
     ++p_;
     Shape shape;
@@ -905,6 +953,430 @@ class Parser {
     return m;
   }
 
+  // ---- Named ("V3") shardings ----
+  // XLA's ParseMesh, ParseAxisRef, ParseDimensionSharding and the
+  // NamedSharding overload of ParseSingleSharding (xla/hlo/parser/
+  // hlo_parser.cc). What XLA's NamedSharding and Mesh constructors CHECK
+  // (VerifyNamedSharding in named_sharding.cc, Mesh::Validate in
+  // mesh_and_axis.cc) is an error here, naming the axis.
+  struct NamedParse {
+    NamedSharding ns;
+    std::string mesh_text;  // the mesh as written, for errors
+    // Every axis reference so far: one mesh axis (or sub-axis) may be used
+    // once per sharding.
+    std::vector<NamedSharding::AxisRef> used;
+  };
+
+  // XLA's CanonicalizeIotaDims (xla/hlo/ir/tile_assignment.cc): drops
+  // dimensions of size one and merges runs the transpose keeps in order, so
+  // "[2,2]T(0,1)" is the plain iota "[4]".
+  static void CanonicalizeIota(std::vector<int64_t>& dims, std::vector<int64_t>& perm) {
+    while (dims.size() > 1) {
+      std::vector<int64_t> new_index(dims.size(), -1);
+      std::vector<int64_t> kept_dims, kept_perm;
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] == 1) continue;
+        new_index[i] = static_cast<int64_t>(kept_dims.size());
+        kept_dims.push_back(dims[i]);
+      }
+      for (int64_t d : perm) {
+        if (new_index[d] >= 0) kept_perm.push_back(new_index[d]);
+      }
+      dims = std::move(kept_dims);
+      perm = std::move(kept_perm);
+      bool merged = false;
+      for (size_t i = 1, base = 0; i < dims.size(); ++i) {
+        if (perm[base] + static_cast<int64_t>(i - base) == perm[i]) {
+          dims[perm[base]] *= dims[perm[i]];
+          dims[perm[i]] = 1;
+          merged = true;
+        } else {
+          base = i;
+        }
+      }
+      if (!merged) break;
+    }
+  }
+
+  // mesh ::= 'maximal_mesh' '[' 'device_id' '=' int ']'
+  //        | 'mesh' '[' ("'name'" '=' size (',' ...)*)? ']'
+  //          (',' 'device_ids' '=' '(' (int_list | '[' dims ']' ('T(' perm ')')?) ')')?
+  absl::Status ParseMesh(NamedParse& np) {
+    SkipWs();
+    const char* start = p_;
+    NamedSharding& ns = np.ns;
+    if (ConsumeWord("maximal_mesh")) {
+      if (absl::Status s = Expect('[', "after maximal_mesh"); !s.ok()) return s;
+      if (!ConsumeWord("device_id")) return Error("expected device_id= in maximal_mesh");
+      if (absl::Status s = Expect('='); !s.ok()) return s;
+      absl::StatusOr<int64_t> device = ParseInt();
+      if (!device.ok()) return device.status();
+      if (absl::Status s = Expect(']', "closing maximal_mesh"); !s.ok()) return s;
+      ns.form = NamedSharding::Form::kMaximal;
+      ns.maximal_device = *device;
+      np.mesh_text = std::string(start, p_);
+      return absl::OkStatus();
+    }
+    if (!ConsumeWord("mesh")) return Error("expected 'mesh' or 'maximal_mesh'");
+    if (absl::Status s = Expect('[', "after mesh"); !s.ok()) return s;
+    int64_t devices = 1;
+    if (!Consume(']')) {
+      do {
+        SkipWs();
+        const char* at = p_;
+        absl::StatusOr<std::string> name = ParseString('\'');
+        if (!name.ok()) return name.status();
+        if (absl::Status s = Expect('=', "after the mesh axis name"); !s.ok()) return s;
+        absl::StatusOr<int64_t> size = ParseInt();
+        if (!size.ok()) return size.status();
+        if (*size < 1) return Error(at, StrCat("mesh axis '", *name, "' must have a positive size"));
+        for (const NamedSharding::MeshAxis& axis : ns.mesh) {
+          if (axis.name == *name) return Error(at, StrCat("mesh axis '", *name, "' is given twice"));
+        }
+        if (*size > (1 << 24) || (devices *= *size) > (1 << 24)) return Error(at, "mesh too large");
+        ns.mesh.push_back({*name, *size});
+      } while (Consume(','));
+      if (absl::Status s = Expect(']', "closing the mesh axes"); !s.ok()) return s;
+    }
+    np.mesh_text = std::string(start, p_);
+    if (ns.mesh.empty()) return absl::OkStatus();
+    // ", device_ids=" follows the axes; any other ',' belongs to the sharding.
+    if (!PeekCommaWord("device_ids")) return absl::OkStatus();
+    Consume(',');
+    ConsumeWord("device_ids");
+    if (absl::Status s = Expect('=', "after device_ids"); !s.ok()) return s;
+    if (absl::Status s = Expect('(', "opening device_ids"); !s.ok()) return s;
+    SkipWs();
+    const char* at = p_;
+    if (Peek() == '[') {
+      // Iota device ids: [reshape_dims]T(transpose_perm).
+      absl::StatusOr<std::vector<int64_t>> reshape = ParseIntList('[', ']');
+      if (!reshape.ok()) return reshape.status();
+      if (reshape->empty()) return Error(at, "expected non-empty iota reshape dimensions");
+      std::vector<int64_t> perm(reshape->size());
+      for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+      if (ConsumeWord("T")) {
+        absl::StatusOr<std::vector<int64_t>> p = ParseIntList('(', ')');
+        if (!p.ok()) return p.status();
+        std::vector<int64_t> sorted = *p;
+        std::sort(sorted.begin(), sorted.end());
+        if (sorted != perm) {
+          return Error(at, StrCat("device_ids transpose must be a permutation of 0..",
+                                  perm.size() - 1));
+        }
+        perm = std::move(*p);
+      } else if (reshape->size() > 1) {
+        return Error("expected 'T(' after the device_ids iota dimensions");
+      }
+      if (absl::Status s = Expect(')', "closing device_ids"); !s.ok()) return s;
+      int64_t product = 1;
+      for (int64_t d : *reshape) {
+        if (d < 1 || d > (1 << 24) || (product *= d) > (1 << 24)) {
+          return Error(at, "invalid device_ids iota dimensions");
+        }
+      }
+      if (product != devices) {
+        return Error(at, StrCat("mesh device_ids iota size ", product,
+                                " does not match the product of the mesh axis sizes ", devices));
+      }
+      CanonicalizeIota(*reshape, perm);
+      if (reshape->size() > 1) {
+        ns.device_iota_reshape = std::move(*reshape);
+        ns.device_iota_perm = std::move(perm);
+      }
+    } else {
+      std::vector<int64_t> ids;
+      if (!Consume(')')) {
+        do {
+          absl::StatusOr<int64_t> id = ParseInt();
+          if (!id.ok()) return id.status();
+          ids.push_back(*id);
+          if (static_cast<int64_t>(ids.size()) > devices) break;
+        } while (Consume(','));
+        if (absl::Status s = Expect(')', "closing device_ids"); !s.ok()) return s;
+      }
+      if (static_cast<int64_t>(ids.size()) != devices) {
+        return Error(at, StrCat("expected ", devices, " device_ids based on mesh axes, but got ",
+                                ids.size()));
+      }
+      std::vector<int64_t> sorted = ids;
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t i = 0; i < devices; ++i) {
+        if (sorted[i] != i) {
+          return Error(at, StrCat("mesh device_ids must be a permutation of 0..", devices - 1));
+        }
+      }
+      if (sorted == ids) {
+        return Error(at, "mesh device_ids are the identity; XLA requires such a mesh to be "
+                         "written without device_ids");
+      }
+      ns.device_ids = std::move(ids);
+    }
+    np.mesh_text = std::string(start, p_);
+    return absl::OkStatus();
+  }
+
+  // axis_ref ::= "'name'" | "'index'" (':(' pre_size ')' size)?
+  absl::StatusOr<NamedSharding::AxisRef> ParseAxisRef(NamedParse& np) {
+    SkipWs();
+    const char* at = p_;
+    absl::StatusOr<std::string> name = ParseString('\'');
+    if (!name.ok()) return name.status();
+    const std::vector<NamedSharding::MeshAxis>& mesh = np.ns.mesh;
+    int64_t index = -1;
+    for (size_t i = 0; i < mesh.size(); ++i) {
+      if (mesh[i].name == *name) index = static_cast<int64_t>(i);
+    }
+    // XLA accepts an axis by its index too ("'0'"), as printed without a mesh.
+    if (index < 0 && !SimpleAtoi(*name, &index)) {
+      return Error(at, StrCat("axis '", *name, "' is not a valid axis name or index in mesh ",
+                              np.mesh_text));
+    }
+    if (index < 0 || index >= static_cast<int64_t>(mesh.size())) {
+      return Error(at, StrCat("axis index ", index, " is out of bounds for mesh ", np.mesh_text,
+                              " which has ", mesh.size(), " axes"));
+    }
+    NamedSharding::AxisRef ref;
+    ref.index = index;
+    const int64_t full = mesh[index].size;
+    if (Consume(':')) {
+      if (absl::Status s = Expect('(', "before the sub-axis pre-size"); !s.ok()) return s;
+      absl::StatusOr<int64_t> pre = ParseInt();
+      if (!pre.ok()) return pre.status();
+      if (absl::Status s = Expect(')', "after the sub-axis pre-size"); !s.ok()) return s;
+      absl::StatusOr<int64_t> size = ParseInt();
+      if (!size.ok()) return size.status();
+      // AxisRef::Validate: pre_size * size divides the axis, size < axis size.
+      if (*pre < 1 || *size < 1 || *pre > full || *size >= full || full % (*pre * *size) != 0) {
+        return Error(at, StrCat("sub-axis '", *name, "':(", *pre, ")", *size,
+                                " does not fit mesh axis '", mesh[index].name, "' of size ", full,
+                                " (pre-size times size must divide it; size must be smaller)"));
+      }
+      ref.sub_axis = std::make_pair(*pre, *size);
+    }
+    // AxisRef::CanCoexistWithoutOverlap against every axis used so far.
+    auto range = [&](const NamedSharding::AxisRef& a) {
+      return a.sub_axis ? std::make_pair(a.sub_axis->first, a.sub_axis->first * a.sub_axis->second)
+                        : std::make_pair(int64_t{1}, full);
+    };
+    for (const NamedSharding::AxisRef& other : np.used) {
+      if (other.index != index) continue;
+      auto [lo, hi] = range(ref);
+      auto [other_lo, other_hi] = range(other);
+      if (!ref.sub_axis || !other.sub_axis || (lo < other_hi && other_lo < hi)) {
+        return Error(at, StrCat("axis '", *name, "' overlaps an axis used earlier in this sharding"));
+      }
+    }
+    np.used.push_back(ref);
+    return ref;
+  }
+
+  // Two sub-axes that are adjacent pieces of one axis (AxisRef::CanMerge).
+  static bool CanMerge(const NamedSharding::AxisRef& a, const NamedSharding::AxisRef& b) {
+    return a.index == b.index && a.sub_axis && b.sub_axis &&
+           a.sub_axis->first * a.sub_axis->second == b.sub_axis->first;
+  }
+
+  // '{' axis_ref (',' axis_ref)* '}' for replicated=, unreduced= and manual=:
+  // sorted by axis index and pre-size, no mergeable neighbours.
+  absl::Status ParseAxisRefList(NamedParse& np, std::string_view what,
+                                std::vector<NamedSharding::AxisRef>& out) {
+    SkipWs();
+    const char* at = p_;
+    absl::StatusOr<std::vector<NamedSharding::AxisRef>> axes =
+        ParseList<NamedSharding::AxisRef>('{', '}', [&] { return ParseAxisRef(np); });
+    if (!axes.ok()) return axes.status();
+    out.insert(out.end(), axes->begin(), axes->end());
+    auto key = [](const NamedSharding::AxisRef& a) {
+      return std::make_pair(a.index, a.sub_axis ? a.sub_axis->first : int64_t{1});
+    };
+    for (size_t i = 1; i < out.size(); ++i) {
+      if (key(out[i]) < key(out[i - 1])) {
+        return Error(at, StrCat(what, " axes must be sorted by mesh axis index and sub-axis pre-size"));
+      }
+      if (CanMerge(out[i - 1], out[i])) {
+        return Error(at, StrCat("adjacent ", what, " axes can be merged into one"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // dim_sharding ::= '{' (axis_ref (',' axis_ref)*)? (',' '?')? '}' | '{' '?' '}'
+  absl::StatusOr<NamedSharding::DimSharding> ParseDimSharding(NamedParse& np) {
+    NamedSharding::DimSharding dim;
+    if (absl::Status s = Expect('{', "opening a dimension sharding"); !s.ok()) return s;
+    if (Consume('}')) return dim;
+    do {
+      SkipWs();
+      if (!dim.closed) return Error("saw an axis after '?' (the open mark comes last)");
+      if (Consume('?')) {
+        dim.closed = false;
+        continue;
+      }
+      SkipWs();
+      const char* at = p_;
+      absl::StatusOr<NamedSharding::AxisRef> ref = ParseAxisRef(np);
+      if (!ref.ok()) return ref.status();
+      if (!dim.axes.empty() && CanMerge(dim.axes.back(), *ref)) {
+        return Error(at, "adjacent axes in a dimension sharding can be merged into one");
+      }
+      dim.axes.push_back(*ref);
+    } while (Consume(','));
+    if (absl::Status s = Expect('}', "closing a dimension sharding"); !s.ok()) return s;
+    return dim;
+  }
+
+  // XLA's ParseSingleOrListMetadata: "{op_name=...}" or "{{...}, {...}}".
+  absl::Status ParseShardingMetadata(std::vector<OpMetadata>& out) {
+    SkipWs();
+    const char* q = p_ + 1;
+    while (q < end_ && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) ++q;
+    if (Peek() == '{' && q < end_ && (*q == '{' || *q == '}')) {
+      Consume('{');
+      if (Consume('}')) return absl::OkStatus();
+      do {
+        absl::StatusOr<OpMetadata> m = ParseMetadata();
+        if (!m.ok()) return m.status();
+        out.push_back(std::move(*m));
+      } while (Consume(','));
+      return Expect('}', "closing the metadata list");
+    }
+    absl::StatusOr<OpMetadata> m = ParseMetadata();
+    if (!m.ok()) return m.status();
+    out.push_back(std::move(*m));
+    return absl::OkStatus();
+  }
+
+  // Which of XLA's spellings NamedSharding::ToString (named_sharding.cc)
+  // prints: "{replicated}" when nothing is sharded, unreduced or manual and
+  // there are no dimensions; "{unreduced}" when every mesh axis is unreduced
+  // in order (axes of size 1 may be left out); "{mesh[...], manual}" likewise
+  // for manual; otherwise the full form.
+  static NamedSharding::Form PrintedForm(const NamedSharding& ns) {
+    using Form = NamedSharding::Form;
+    if (ns.form == Form::kMaximal) return Form::kMaximal;
+    auto size = [&](const NamedSharding::AxisRef& a) {
+      return a.sub_axis ? a.sub_axis->second : ns.mesh[a.index].size;
+    };
+    auto all_axes_in_order = [&](const std::vector<NamedSharding::AxisRef>& axes) {
+      size_t k = 0;
+      for (size_t i = 0; i < ns.mesh.size(); ++i) {
+        if (k < axes.size() && axes[k].index == static_cast<int64_t>(i)) {
+          if (axes[k].sub_axis) return false;
+          ++k;
+        } else if (ns.mesh[i].size != 1) {
+          return false;
+        }
+      }
+      return k == axes.size();
+    };
+    bool dims_replicated = true;
+    for (const NamedSharding::DimSharding& d : ns.dims) {
+      for (const NamedSharding::AxisRef& a : d.axes) dims_replicated &= size(a) == 1;
+    }
+    if (dims_replicated && ns.unreduced_axes.empty() && ns.manual_axes.empty() &&
+        ns.dims.empty() && ns.replicated_axes.empty()) {
+      return Form::kReplicated;
+    }
+    if (ns.dims.empty() && !ns.unreduced_axes.empty() && all_axes_in_order(ns.unreduced_axes)) {
+      return Form::kUnreduced;
+    }
+    if (ns.dims.empty() && !ns.manual_axes.empty() && all_axes_in_order(ns.manual_axes)) {
+      return Form::kManual;
+    }
+    return Form::kDims;
+  }
+
+  // After the sharding's '{', at "mesh" or "maximal_mesh"; through the '}'.
+  absl::Status ParseNamedSharding(HloSharding& sh) {
+    NamedParse np;
+    if (absl::Status s = ParseMesh(np); !s.ok()) return s;
+    NamedSharding& ns = np.ns;
+    using ReductionOp = NamedSharding::ReductionOp;
+    auto metadata_if_present = [&]() -> absl::Status {
+      if (!Consume(',')) return absl::OkStatus();
+      if (!ConsumeWord("metadata")) return Error("expected metadata=");
+      if (absl::Status s = Expect('=', "after metadata"); !s.ok()) return s;
+      return ParseShardingMetadata(sh.metadata);
+    };
+    auto reduction_op = [&](ReductionOp& op) -> absl::Status {
+      if (ConsumeWord("sum")) op = ReductionOp::kSum;
+      else if (ConsumeWord("max")) op = ReductionOp::kMax;
+      else if (ConsumeWord("min")) op = ReductionOp::kMin;
+      else return Error("expected sum, max, or min for unreduced op");
+      return absl::OkStatus();
+    };
+    auto all_axes = [&] {
+      std::vector<NamedSharding::AxisRef> axes(ns.mesh.size());
+      for (size_t i = 0; i < axes.size(); ++i) axes[i].index = static_cast<int64_t>(i);
+      return axes;
+    };
+    auto finish = [&]() -> absl::Status {
+      if (absl::Status s = Expect('}', "closing the sharding"); !s.ok()) return s;
+      ns.unreduced_op_written = ns.unreduced_op != ReductionOp::kSum;
+      ns.form = PrintedForm(ns);
+      sh.kind = HloSharding::Kind::kNamed;
+      sh.named = std::move(ns);
+      return absl::OkStatus();
+    };
+    if (ns.form == NamedSharding::Form::kMaximal) {
+      if (absl::Status s = metadata_if_present(); !s.ok()) return s;
+      return finish();
+    }
+    Consume(',');
+    // Whole-sharding forms: "replicated", "unreduced[=op][{axes}]", "manual".
+    if (ConsumeWord("replicated")) {
+      if (absl::Status s = metadata_if_present(); !s.ok()) return s;
+      return finish();
+    }
+    if (ConsumeWord("unreduced")) {
+      if (Consume('=')) {
+        if (absl::Status s = reduction_op(ns.unreduced_op); !s.ok()) return s;
+      }
+      if (Peek() == '{') {
+        if (absl::Status s = ParseAxisRefList(np, "unreduced", ns.unreduced_axes); !s.ok()) return s;
+      } else {
+        ns.unreduced_axes = all_axes();
+      }
+      if (absl::Status s = metadata_if_present(); !s.ok()) return s;
+      return finish();
+    }
+    if (ConsumeWord("manual")) {
+      ns.manual_axes = all_axes();
+      if (absl::Status s = metadata_if_present(); !s.ok()) return s;
+      return finish();
+    }
+    absl::StatusOr<std::vector<NamedSharding::DimSharding>> dims =
+        ParseList<NamedSharding::DimSharding>('[', ']', [&] { return ParseDimSharding(np); });
+    if (!dims.ok()) return dims.status();
+    ns.dims = std::move(*dims);
+    while (Peek() != '}') {
+      if (p_ >= end_) return Error("unterminated sharding");
+      if (absl::Status s = Expect(',', "before the next named sharding attribute"); !s.ok()) return s;
+      SkipWs();
+      const char* at = p_;
+      absl::StatusOr<std::string> attr = ParseIdentifier();
+      if (!attr.ok()) return attr.status();
+      if (absl::Status s = Expect('=', StrCat("after '", *attr, "'")); !s.ok()) return s;
+      absl::Status s;
+      if (*attr == "replicated") {
+        s = ParseAxisRefList(np, "replicated", ns.replicated_axes);
+      } else if (*attr == "unreduced") {
+        if (Peek() != '{') s = reduction_op(ns.unreduced_op);
+        if (s.ok()) s = ParseAxisRefList(np, "unreduced", ns.unreduced_axes);
+      } else if (*attr == "manual") {
+        s = ParseAxisRefList(np, "manual", ns.manual_axes);
+      } else if (*attr == "metadata") {
+        s = ParseShardingMetadata(sh.metadata);
+      } else {
+        return Error(at, "unknown attribute in named sharding: expected replicated, unreduced, "
+                         "manual or metadata");
+      }
+      if (!s.ok()) return s;
+    }
+    return finish();
+  }
+
   absl::StatusOr<HloSharding> ParseSharding(int depth = 0) {
     if (depth > kMaxNesting) return Error("sharding nesting too deep");
     const char* start = p_;
@@ -921,7 +1393,13 @@ class Parser {
       if (absl::Status s = Expect('}'); !s.ok()) return s;
       return sh;
     }
+    if (PeekWord("mesh") || PeekWord("maximal_mesh")) {
+      if (absl::Status s = ParseNamedSharding(sh); !s.ok()) return s;
+      return sh;
+    }
     bool have_kind = false;
+    bool after_comma = false;
+    bool comma_metadata = false;  // ", metadata=": the named spelling
     while (!Consume('}')) {
       if (p_ >= end_) return Error(start, "unterminated sharding");
       const char* at = p_;
@@ -933,6 +1411,24 @@ class Parser {
         have_kind = true;
       } else if (ConsumeWord("unknown")) {
         sh.kind = HloSharding::Kind::kUnknown;
+        have_kind = true;
+      } else if (ConsumeWord("unreduced")) {
+        // XLA's HloSharding::Unreduced(), also what a named sharding that
+        // is unreduced over its whole mesh prints as: kept as a named
+        // sharding without a mesh.
+        sh.kind = HloSharding::Kind::kNamed;
+        sh.named.emplace();
+        sh.named->form = NamedSharding::Form::kUnreduced;
+        if (Consume('=')) {
+          // "{unreduced=max}", as a named sharding prints when its op is not sum.
+          using ReductionOp = NamedSharding::ReductionOp;
+          ReductionOp& op = sh.named->unreduced_op;
+          if (ConsumeWord("sum")) op = ReductionOp::kSum;
+          else if (ConsumeWord("max")) op = ReductionOp::kMax;
+          else if (ConsumeWord("min")) op = ReductionOp::kMin;
+          else return Error("expected sum, max, or min for unreduced op");
+          sh.named->unreduced_op_written = op != ReductionOp::kSum;
+        }
         have_kind = true;
       } else if (ConsumeWord("maximal")) {
         sh.kind = HloSharding::Kind::kMaximal;
@@ -988,15 +1484,8 @@ class Parser {
         if (!types.ok()) return types.status();
         sh.last_tile_dims = std::move(*types);
       } else if (ConsumeStr("metadata=")) {
-        if (absl::Status s = Expect('{'); !s.ok()) return s;
-        if (!Consume('}')) {
-          do {
-            absl::StatusOr<OpMetadata> m = ParseMetadata();
-            if (!m.ok()) return m.status();
-            sh.metadata.push_back(std::move(*m));
-          } while (Consume(','));
-          if (absl::Status s = Expect('}'); !s.ok()) return s;
-        }
+        comma_metadata = after_comma;
+        if (absl::Status s = ParseShardingMetadata(sh.metadata); !s.ok()) return s;
       } else if (ConsumeWord("shard_as") || ConsumeWord("shard_like")) {
         bool as = std::string_view(at, 8) == "shard_as";
         absl::StatusOr<int64_t> id = ParseInt();
@@ -1007,9 +1496,17 @@ class Parser {
       } else {
         return Error(at, "unknown sharding attribute");
       }
-      Consume(',');
+      after_comma = Consume(',');
     }
     if (!have_kind) return Error(start, "sharding has no kind (replicated, maximal, devices=...)");
+    if (comma_metadata && sh.kind == HloSharding::Kind::kReplicated) {
+      // "{replicated, metadata={{...}}}" is how a replicated named sharding
+      // prints (XLA's NamedSharding::ToString): kept as one, without a mesh,
+      // so that it prints the same again.
+      sh.kind = HloSharding::Kind::kNamed;
+      sh.named.emplace();
+      sh.named->form = NamedSharding::Form::kReplicated;
+    }
     return sh;
   }
 
@@ -1120,6 +1617,49 @@ class Parser {
   absl::Status ParseAttributes(HloInstruction* inst, HloInstruction* attr_target,
                                const char* inst_pos, absl::flat_hash_set<std::string>& seen,
                                PendingInstruction& pending, bool is_sugar_start);
+  // XLA's compact GTE operand "%t#1#0": each "#i" is a get-tuple-element of
+  // the operand so far, added before the user and shared by later uses of
+  // the same spelling; named as XLA sanitizes it ("t_1_0"). The base must be
+  // defined earlier, as XLA requires. Returns the name to use as the operand.
+  absl::StatusOr<std::string> ParseCompactGte(ComputationScope& scope,
+                                              std::unique_ptr<HloComputation>& comp,
+                                              const std::string& base, const char* at) {
+    auto it = scope.names.find(base);
+    if (it == scope.names.end()) return Error(at, StrCat("instruction does not exist: ", base));
+    HloInstruction* current = it->second;
+    std::string key = base;
+    while (Consume('#')) {
+      absl::StatusOr<int64_t> index = ParseInt();
+      if (!index.ok()) return index.status();
+      const Shape& shape = current->shape();
+      if (!shape.IsTuple()) {
+        return Error(at, StrCat("GTE operand must be tuple, but has shape: ", shape.ToString()));
+      }
+      if (*index < 0 || *index >= shape.tuple_shapes_size()) {
+        return Error(at, StrCat("GTE index ", *index, " out of bounds for shape: ", shape.ToString()));
+      }
+      std::string operand_key = key;
+      StrAppend(&key, "#", *index);
+      auto found = scope.names.find(key);
+      if (found != scope.names.end()) {
+        current = found->second;
+        continue;
+      }
+      std::string sanitized = key;
+      std::replace(sanitized.begin(), sanitized.end(), '#', '_');
+      std::string name = sanitized;
+      for (int64_t n = 1; scope.names.contains(name); ++n) name = StrCat(sanitized, ".", n);
+      auto gte = HloInstruction::Create(HloOpcode::kGetTupleElement, shape.tuple_shapes(*index), {});
+      gte->SetName(name);
+      gte->set_index(*index);
+      PendingInstruction pending{gte.get(), {{at, operand_key}}, {}, at};
+      current = comp->AddInstruction(std::move(gte));
+      scope.names[key] = current;
+      scope.names[name] = current;
+      scope.pending.push_back(std::move(pending));
+    }
+    return key;
+  }
   absl::Status ParseOneAttribute(const std::string& name, const char* at, HloInstruction* inst,
                                  HloInstruction* target, PendingInstruction& pending);
   absl::Status Finish();
@@ -1194,6 +1734,9 @@ class Parser {
   bool is_scheduled_ = false;
   std::vector<std::unique_ptr<HloComputation>> computations_;
   std::vector<const char*> computation_pos_;
+  // Computations built for async sugar ("op-start") in the computation bodies
+  // being parsed, innermost last, with where.
+  std::vector<std::pair<std::unique_ptr<HloComputation>, const char*>> wrapped_computations_;
   absl::flat_hash_map<std::string, HloComputation*> computation_names_;
   HloComputation* entry_ = nullptr;
   std::vector<PendingComputationRef> computation_refs_;
@@ -1259,7 +1802,8 @@ absl::Status Parser::ParseHeader() {
       config.frontend_attributes = std::move(*fa);
     } else if (*key == "allow_spmd_sharding_propagation_to_parameters" ||
                *key == "allow_spmd_sharding_propagation_to_output") {
-      absl::StatusOr<std::vector<bool>> v = ParseBoolList();
+      // XLA's boolean_list: "{true,false}" or one bare "true".
+      absl::StatusOr<std::vector<bool>> v = ParseBoolOrBoolList();
       if (!v.ok()) return v.status();
       (*key == "allow_spmd_sharding_propagation_to_output"
            ? config.allow_spmd_sharding_propagation_to_output
@@ -1380,6 +1924,7 @@ absl::Status Parser::ParseComputationBody(const std::string& name_str, const cha
   if (absl::Status s = Expect('{', "opening the computation body"); !s.ok()) return s;
   auto comp = std::make_unique<HloComputation>(*name);
   ComputationScope scope{comp.get(), {}, {}};
+  const size_t wrapped_mark = wrapped_computations_.size();
   HloInstruction* root = nullptr;
   const char* root_pos = nullptr;
   while (!Consume('}')) {
@@ -1389,8 +1934,13 @@ absl::Status Parser::ParseComputationBody(const std::string& name_str, const cha
   if (comp->instruction_count() == 0) {
     return Error(comp_pos, StrCat("computation '", *name, "' has no instructions"));
   }
-  if (Consume(',')) {
-    if (absl::Status s = ExpectStr("execution_thread="); !s.ok()) return s;
+  // ", execution_thread=" names the computation's thread; after a computation
+  // written inline as an attribute value, any other ", name=" is the next
+  // attribute of the instruction ("to_apply={...}, async_execution_thread=").
+  if (PeekCommaWord("execution_thread")) {
+    Consume(',');
+    ConsumeWord("execution_thread");
+    if (absl::Status s = Expect('=', "after execution_thread"); !s.ok()) return s;
     absl::StatusOr<std::string> thread = ParseString();
     if (!thread.ok()) return thread.status();
     comp->set_execution_thread(*thread);
@@ -1414,8 +1964,13 @@ absl::Status Parser::ParseComputationBody(const std::string& name_str, const cha
       it->second->AddControlDependencyTo(pi.inst);
     }
     int arity = HloOpcodeArity(pi.inst->opcode());
+    // A sparse convolution (sparsity_config=) takes its sparsity metadata
+    // after the two operands: XLA's parser wants "at least 2 operands".
+    const bool sparse_convolution = pi.inst->opcode() == HloOpcode::kConvolution &&
+                                    pi.inst->operand_count() > arity;
     if (arity != kVariadic && pi.inst->opcode() != HloOpcode::kConstant &&
-        pi.inst->opcode() != HloOpcode::kParameter && pi.inst->operand_count() != arity) {
+        pi.inst->opcode() != HloOpcode::kParameter && !sparse_convolution &&
+        pi.inst->operand_count() != arity) {
       // rng-bit-generator, iota etc. are fixed; variadic ones are checked by the verifier.
       return Error(pi.pos, StrCat("'", HloOpcodeString(pi.inst->opcode()), "' takes ", arity,
                                         " operand(s) but '", pi.inst->name(), "' has ",
@@ -1445,6 +2000,11 @@ absl::Status Parser::ParseComputationBody(const std::string& name_str, const cha
                                           " but has parameter ", params.size() - 1));
     }
   }
+  for (size_t i = wrapped_mark; i < wrapped_computations_.size(); ++i) {
+    computation_pos_.push_back(wrapped_computations_[i].second);
+    computations_.push_back(std::move(wrapped_computations_[i].first));
+  }
+  wrapped_computations_.resize(wrapped_mark);
   HloComputation* c = comp.get();
   c->RebuildParameterList();
   c->set_root_instruction(root != nullptr ? root : c->instructions().back());
@@ -1578,6 +2138,11 @@ absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
       }
       absl::StatusOr<std::string> operand = ParseName();
       if (!operand.ok()) return operand.status();
+      if (Peek() == '#') {
+        absl::StatusOr<std::string> gte = ParseCompactGte(scope, comp, *operand, at);
+        if (!gte.ok()) return gte.status();
+        *operand = std::move(*gte);
+      }
       pending.operands.push_back({at, *operand});
     } while (Consume(','));
     if (absl::Status s = Expect(')', "closing the operand list"); !s.ok()) return s;
@@ -1592,6 +2157,9 @@ absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
                                     "' must have a tuple shape ((operands...), result, ...)"));
     }
     wrapped = HloInstruction::Create(*wrapped_opcode, shape->tuple_shapes(1), {});
+    // Named now: a computation written inline in its attributes is named
+    // after it.
+    wrapped->SetName(StrCat(*name, ".wrapped"));
     attr_target = wrapped.get();
   }
   absl::flat_hash_set<std::string> seen;
@@ -1617,7 +2185,6 @@ absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
           i, operands_shape.tuple_shapes(i), StrCat("param_", i))));
     }
     for (HloInstruction* p : wparams) wrapped->AppendOperand(p);
-    wrapped->SetName(StrCat(*name, ".wrapped"));
     HloInstruction* w = wc->AddInstruction(std::move(wrapped));
     wc->set_root_instruction(w);
     wc->set_execution_thread(inst->async_execution_thread());
@@ -1626,8 +2193,11 @@ absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
     wc->SetName(cname);
     HloComputation* wcp = wc.get();
     computation_names_[cname] = wcp;
-    computation_pos_.push_back(inst_pos);
-    computations_.push_back(std::move(wc));
+    // Added when the enclosing computation ends, after the computations
+    // written inline in it: printed, those become top-level computations
+    // ahead of it while this one is not printed, so the order is the same
+    // when the printed text is parsed again.
+    wrapped_computations_.push_back({std::move(wc), inst_pos});
     inst->AppendCalledComputation(wcp);
   } else if (wrapped_opcode.has_value()) {
     async_update_done_without_calls_.push_back(inst.get());
@@ -1716,6 +2286,11 @@ absl::Status Parser::ParseAttributes(HloInstruction* inst, HloInstruction* attr_
       break;
     case HloOpcode::kTranspose: case HloOpcode::kConcatenate: case HloOpcode::kReverse:
       return require("dimensions");
+    case HloOpcode::kScan:
+      // XLA's parser: to_apply, dimensions and num_carries are required.
+      if (absl::Status s = require("to_apply"); !s.ok()) return s;
+      if (absl::Status s = require("dimensions"); !s.ok()) return s;
+      return require("num_carries");
     case HloOpcode::kConvolution:
       return require("dim_labels");
     default:
@@ -1885,6 +2460,7 @@ absl::Status Parser::ParseOneAttribute(const std::string& name, const char* at, 
     inst->mutable_attrs().output_to_operand_aliasing = std::move(*v);
     return absl::OkStatus();
   }
+  if (name == "is_composite" && op == HloOpcode::kCall) return boolean(a.is_composite);
   if (name == "kind" && op == HloOpcode::kFusion) {
     FusionKind kind = FusionKind::kLoop;
     if (absl::Status s = enum_word(ParseFusionKind, kind, "fusion kind"); !s.ok()) return s;
@@ -1923,6 +2499,16 @@ absl::Status Parser::ParseOneAttribute(const std::string& name, const char* at, 
   if (name == "rhs_batch_dims") return ints(a.dot_dnums.rhs_batch_dimensions);
   if (name == "lhs_contracting_dims") return ints(a.dot_dnums.lhs_contracting_dimensions);
   if (name == "rhs_contracting_dims") return ints(a.dot_dnums.rhs_contracting_dimensions);
+  if (name == "lhs_ragged_dims") return ints(a.lhs_ragged_dims);
+  if (name == "rhs_group_dims") return ints(a.rhs_group_dims);
+  if (name == "num_carries" && op == HloOpcode::kScan) return integer(a.num_carries);
+  if (name == "is_reverse" && op == HloOpcode::kScan) return boolean(a.is_reverse);
+  if (name == "is_associative" && op == HloOpcode::kScan) {
+    bool v = false;
+    if (absl::Status s = boolean(v); !s.ok()) return s;
+    a.is_associative = v;
+    return absl::OkStatus();
+  }
   if (name == "operand_precision") {
     absl::StatusOr<std::vector<PrecisionLevel>> v =
         ParseList<PrecisionLevel>('{', '}', [&]() -> absl::StatusOr<PrecisionLevel> {
@@ -2220,6 +2806,31 @@ absl::Status Parser::Finish() {
     }
     inst->AppendCalledComputation(op->called_computations()[0]);
     inst->set_async_execution_thread(op->async_execution_thread());
+  }
+  // An async-start puts its wrapped computation, and every computation that
+  // one calls, on its thread (XLA's HloAsyncStartInstruction::
+  // set_async_execution_thread, SetThreadName in hlo_instructions.cc): the
+  // to_apply of "call-start(...), to_apply={...}, async_execution_thread=" is
+  // on that thread too. In text order, as XLA builds them.
+  absl::flat_hash_set<const HloComputation*> visited;
+  std::function<void(HloComputation*, const std::string&)> set_thread =
+      [&](HloComputation* c, const std::string& thread) {
+        if (c == nullptr || !visited.insert(c).second) return;
+        c->set_execution_thread(thread);
+        for (HloInstruction* inst : c->instructions()) {
+          if (inst->opcode() == HloOpcode::kAsyncStart || inst->opcode() == HloOpcode::kAsyncUpdate ||
+              inst->opcode() == HloOpcode::kAsyncDone) {
+            inst->set_async_execution_thread(thread);
+          }
+          for (HloComputation* callee : inst->called_computations()) set_thread(callee, thread);
+        }
+      };
+  for (const auto& c : computations_) {
+    for (HloInstruction* inst : c->instructions()) {
+      if (inst->opcode() != HloOpcode::kAsyncStart || inst->called_computations().empty()) continue;
+      visited.clear();
+      set_thread(inst->called_computations()[0], inst->async_execution_thread());
+    }
   }
   // Every computation must be reachable only through valid references; a
   // computation called as a fusion gets its fusion instruction.

@@ -706,6 +706,25 @@ class Printer {
           Attr("sparsity", Join(parts, "_"));
         }
         break;
+      case HloOpcode::kRaggedDot:
+        // XLA's RaggedDotDimensionNumbersToString.
+        out_ += ", ";
+        out_ += a.dot_dnums.ToString();
+        if (!a.lhs_ragged_dims.empty()) AttrInts("lhs_ragged_dims", a.lhs_ragged_dims);
+        if (!a.rhs_group_dims.empty()) AttrInts("rhs_group_dims", a.rhs_group_dims);
+        Precision(a.precision_config);
+        break;
+      case HloOpcode::kScaledDot:
+        out_ += ", ";
+        out_ += a.dot_dnums.ToString();
+        Precision(a.precision_config);
+        break;
+      case HloOpcode::kScan:
+        dims();
+        AttrNumber("num_carries", a.num_carries);
+        if (a.is_reverse) Attr("is_reverse", "true");
+        if (a.is_associative.has_value()) Attr("is_associative", *a.is_associative ? "true" : "false");
+        break;
       case HloOpcode::kConvolution:
         ConvAttributes(a);
         break;
@@ -839,6 +858,9 @@ class Printer {
         Aliasing(a);
         break;
       // Opcodes without attributes of their own.
+      case HloOpcode::kAcos: case HloOpcode::kAcosh: case HloOpcode::kAsin:
+      case HloOpcode::kAsinh: case HloOpcode::kAtanh: case HloOpcode::kCosh:
+      case HloOpcode::kMulhi: case HloOpcode::kSinh:
       case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kAddDependency:
       case HloOpcode::kAfterAll: case HloOpcode::kAllGatherDone: case HloOpcode::kAllReduceDone:
       case HloOpcode::kAnd: case HloOpcode::kAtan2: case HloOpcode::kBitcast:
@@ -956,6 +978,10 @@ class Printer {
       }
       default:
         Attr("to_apply", name(called[0]));
+        // XLA prints it right after to_apply (HloInstruction::PrintExtraAttributes).
+        if (inst.opcode() == HloOpcode::kCall && inst.attrs().is_composite) {
+          Attr("is_composite", "true");
+        }
     }
   }
 

@@ -88,6 +88,7 @@ bool MixedPrecisionAllowed(HloOpcode op) {
   switch (op) {
     case HloOpcode::kDot: case HloOpcode::kConvolution: case HloOpcode::kAllReduce:
     case HloOpcode::kReduce: case HloOpcode::kReduceWindow: case HloOpcode::kMap:
+    case HloOpcode::kRaggedDot: case HloOpcode::kScaledDot:
       return true;
     default:
       return false;
@@ -317,7 +318,11 @@ absl::Status VerifyComputation(const HloComputation& c, const VerifierOptions& o
   }
   for (const HloInstruction* inst : order) {
     int arity = HloOpcodeArity(inst->opcode());
-    if (arity != kVariadic && inst->operand_count() != arity) {
+    // A sparse convolution (sparsity_config=) takes its sparsity metadata
+    // after the two operands, as XLA allows.
+    const bool sparse_convolution =
+        inst->opcode() == HloOpcode::kConvolution && inst->operand_count() > arity;
+    if (arity != kVariadic && !sparse_convolution && inst->operand_count() != arity) {
       return Fail(*inst, "arity", StrCat("'", HloOpcodeString(inst->opcode()), "' takes ", arity,
                                          " operand(s), not ", inst->operand_count()));
     }

@@ -128,7 +128,7 @@ absl::StatusOr<Shape> InferBinary(const HloInstruction& inst) {
       if (!IsIntegralType(t) && t != PrimitiveType::kPred) return Err(inst, "needs pred or integer operands");
       return ArrayLike(a, t);
     case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kShiftRightLogical: case HloOpcode::kMulhi:
       if (!IsIntegralType(t)) return Err(inst, "needs integer operands");
       return ArrayLike(a, t);
     case HloOpcode::kAtan2:
@@ -627,6 +627,162 @@ absl::StatusOr<Shape> InferDotShape(const Shape& lhs, const Shape& rhs, const Do
   return r;
 }
 
+namespace {
+
+// ragged-dot(lhs, rhs, group_sizes), XLA's InferRaggedDotOpShape: exactly one
+// lhs ragged dim; its kind picks the mode (non-contracting: one rhs group dim
+// of size g, dropped from the result; contracting: the result leads with g;
+// batch: a plain dot); group_sizes is [g] or [prefix..., g].
+absl::StatusOr<Shape> InferRaggedDot(const HloInstruction& inst) {
+  const HloAttributes& a = inst.attrs();
+  const DotDimensionNumbers& d = a.dot_dnums;
+  const Shape& lhs = inst.operand(0)->shape();
+  const Shape& rhs = inst.operand(1)->shape();
+  const Shape& sizes = inst.operand(2)->shape();
+  if (!sizes.IsArray() || sizes.rank() < 1 || !IsIntegralType(sizes.element_type())) {
+    return Err(inst, "group_sizes must be an integer array of rank >= 1");
+  }
+  if (a.lhs_ragged_dims.size() != 1) return Err(inst, "needs exactly one lhs ragged dimension (lhs_ragged_dims)");
+  const int64_t ragged = a.lhs_ragged_dims[0];
+  if (ragged < 0 || ragged >= lhs.rank()) {
+    return Err(inst, StrCat("lhs ragged dimension ", ragged, " is out of range [0, ", lhs.rank(), ")"));
+  }
+  auto has = [](const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  const bool batch = has(d.lhs_batch_dimensions, ragged);
+  const bool contracting = has(d.lhs_contracting_dimensions, ragged);
+  const int64_t groups = sizes.dimensions(sizes.rank() - 1);
+  for (int64_t g : a.rhs_group_dims) {
+    if (g < 0 || g >= rhs.rank()) return Err(inst, StrCat("rhs group dimension ", g, " is out of range"));
+    if (has(d.rhs_batch_dimensions, g) || has(d.rhs_contracting_dimensions, g)) {
+      return Err(inst, "the rhs group dimension cannot be a batch or contracting dimension");
+    }
+  }
+  if ((batch || contracting) && !a.rhs_group_dims.empty()) {
+    return Err(inst, "there must be no rhs group dimension when the ragged dimension is batch or contracting");
+  }
+  if (!batch && !contracting) {
+    if (a.rhs_group_dims.size() != 1) {
+      return Err(inst, "needs exactly one rhs group dimension when the lhs ragged dimension is non-contracting");
+    }
+    if (rhs.dimensions(a.rhs_group_dims[0]) != groups) {
+      return Err(inst, StrCat("the rhs group dimension has size ", rhs.dimensions(a.rhs_group_dims[0]),
+                              " but group_sizes has ", groups, " groups"));
+    }
+  }
+  // The dot without the rhs group dim: check dims as a dot does.
+  Shape rhs_no_group = rhs;
+  DotDimensionNumbers dd = d;
+  if (!a.rhs_group_dims.empty()) {
+    const int64_t g = a.rhs_group_dims[0];
+    std::vector<int64_t> dims = rhs.dimensions();
+    dims.erase(dims.begin() + g);
+    rhs_no_group = Shape(rhs.element_type(), dims);
+    for (auto* v : {&dd.rhs_batch_dimensions, &dd.rhs_contracting_dimensions}) {
+      for (int64_t& x : *v) x -= x > g ? 1 : 0;
+    }
+  }
+  PrimitiveType t = HasShape(inst) ? inst.shape().element_type() : lhs.element_type();
+  absl::StatusOr<Shape> dot = InferDotShape(lhs, rhs_no_group, dd, t);
+  if (!dot.ok()) return Err(inst, std::string(dot.status().message()));
+  if (!contracting) return *dot;
+  std::vector<int64_t> dims = dot->dimensions();
+  dims.insert(dims.begin(), groups);
+  return Shape(t, dims);
+}
+
+// scaled-dot(lhs, rhs, lhs_scale, rhs_scale), XLA's ShapeVerifier::
+// HandleScaledDot: each scale is a scalar (no scaling) or has its operand's
+// rank with every operand dim a multiple of the scale's; not both scalars;
+// the result is the dot's.
+absl::StatusOr<Shape> InferScaledDot(const HloInstruction& inst) {
+  for (int64_t i : {0, 1}) {
+    const Shape& x = inst.operand(i)->shape();
+    const Shape& scale = inst.operand(i + 2)->shape();
+    if (!scale.IsArray()) return Err(inst, "scales must be arrays");
+    if (scale.rank() == 0) continue;
+    if (scale.rank() != x.rank()) {
+      return Err(inst, StrCat("scale operand ", i + 2, " has rank ", scale.rank(), " but operand ", i, " has rank ",
+                              x.rank()));
+    }
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      if (scale.dimensions(d) == 0 || x.dimensions(d) % scale.dimensions(d) != 0) {
+        return Err(inst, StrCat("dimension ", d, " of operand ", i, " (", x.dimensions(d),
+                                ") is not a multiple of the scale's (", scale.dimensions(d), ")"));
+      }
+    }
+  }
+  if (inst.operand(2)->shape().rank() == 0 && inst.operand(3)->shape().rank() == 0) {
+    return Err(inst, "at least one of the scales must not be a scalar");
+  }
+  PrimitiveType t = HasShape(inst) ? inst.shape().element_type() : inst.operand(0)->shape().element_type();
+  absl::StatusOr<Shape> dot = InferDotShape(inst.operand(0)->shape(), inst.operand(1)->shape(), inst.attrs().dot_dnums, t);
+  if (!dot.ok()) return Err(inst, std::string(dot.status().message()));
+  return *dot;
+}
+
+// scan(inputs..., inits...), XLA's parser and HloScanInstruction: to_apply
+// takes one slice of each input (the scan dim removed) and the carries, and
+// returns (outputs..., new carries...); outputs gain the scan dim back.
+absl::StatusOr<Shape> InferScan(const HloInstruction& inst) {
+  const HloAttributes& a = inst.attrs();
+  const HloComputation* body = inst.to_apply();
+  if (body == nullptr) return Err(inst, "needs to_apply");
+  if (inst.dimensions().size() != 1) return Err(inst, "needs exactly one scan dimension");
+  const int64_t carries = a.num_carries;
+  const int64_t inputs = inst.operand_count() - carries;
+  if (carries < 0 || inputs < 0) {
+    return Err(inst, StrCat("has ", inst.operand_count(), " operands but num_carries=", carries));
+  }
+  if (inputs == 0) return Err(inst, "needs at least one input to infer the scan length");
+  const int64_t dim = inst.dimensions(0);
+  const Shape& first = inst.operand(0)->shape();
+  if (dim < 0 || dim >= first.rank()) {
+    return Err(inst, StrCat("scan dimension ", dim, " is out of range for an operand of rank ", first.rank()));
+  }
+  const int64_t length = first.dimensions(dim);
+  std::vector<Shape> params;
+  for (int64_t i = 0; i < inputs; ++i) {
+    const Shape& in = inst.operand(i)->shape();
+    if (!in.IsArray() || in.rank() <= dim || in.dimensions(dim) != length) {
+      return Err(inst, StrCat("input ", i, " must be an array with dimension ", dim, " of size ", length));
+    }
+    std::vector<int64_t> dims = in.dimensions();
+    dims.erase(dims.begin() + dim);
+    params.push_back(Shape(in.element_type(), dims));
+  }
+  for (int64_t c = 0; c < carries; ++c) params.push_back(inst.operand(inputs + c)->shape());
+  if (body->num_parameters() != static_cast<int64_t>(params.size())) {
+    return Err(inst, StrCat("to_apply takes ", body->num_parameters(), " parameters but the scan passes ",
+                            params.size(), " (", inputs, " input slices and ", carries, " carries)"));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!body->parameter_instruction(i)->shape().Compatible(params[i])) {
+      return Err(inst, StrCat("to_apply parameter ", i, " is ", body->parameter_instruction(i)->shape().ToString(false),
+                              " but the scan passes ", params[i].ToString(false)));
+    }
+  }
+  const Shape& root = body->root_instruction()->shape();
+  std::vector<Shape> parts = root.IsTuple() ? root.tuple_shapes() : std::vector<Shape>{root};
+  const int64_t outputs = static_cast<int64_t>(parts.size()) - carries;
+  if (outputs < 0) return Err(inst, "to_apply returns fewer values than num_carries");
+  for (int64_t c = 0; c < carries; ++c) {
+    if (!parts[outputs + c].Compatible(inst.operand(inputs + c)->shape())) {
+      return Err(inst, StrCat("to_apply's carry ", c, " is ", parts[outputs + c].ToString(false),
+                              " but its init is ", inst.operand(inputs + c)->shape().ToString(false)));
+    }
+  }
+  for (int64_t o = 0; o < outputs; ++o) {
+    if (!parts[o].IsArray()) return Err(inst, "to_apply's outputs must be arrays");
+    std::vector<int64_t> dims = parts[o].dimensions();
+    dims.insert(dims.begin() + dim, length);
+    parts[o] = Shape(parts[o].element_type(), dims);
+  }
+  if (!root.IsTuple()) return parts[0];
+  return Shape::Tuple(parts);
+}
+
+}  // namespace
+
 absl::StatusOr<Shape> InferConvolveShape(const Shape& lhs, const Shape& rhs, int64_t fgc, int64_t bgc,
                                          const Window& window, const ConvolutionDimensionNumbers& d,
                                          PrimitiveType result_type) {
@@ -731,7 +887,7 @@ int64_t MinOperands(HloOpcode op) {
     case HloOpcode::kAllReduceStart: case HloOpcode::kAllToAll: case HloOpcode::kReduceScatter:
     case HloOpcode::kCollectiveBroadcast: case HloOpcode::kCollectivePermute:
     case HloOpcode::kCollectivePermuteStart: case HloOpcode::kWhile: case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kRaggedAllToAll: case HloOpcode::kScan:
       return 1;
     default:
       return 0;
@@ -762,6 +918,8 @@ absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& inst) {
     case HloOpcode::kReducePrecision: case HloOpcode::kRoundNearestAfz:
     case HloOpcode::kRoundNearestEven: case HloOpcode::kRsqrt: case HloOpcode::kSign: case HloOpcode::kSin:
     case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh:
+    case HloOpcode::kAcos: case HloOpcode::kAcosh: case HloOpcode::kAsin: case HloOpcode::kAsinh:
+    case HloOpcode::kAtanh: case HloOpcode::kCosh: case HloOpcode::kSinh:
       if (inst.opcode() == HloOpcode::kReducePrecision && (a.exponent_bits < 1 || a.mantissa_bits < 0)) {
         return Err(inst, "needs exponent_bits >= 1 and mantissa_bits >= 0");
       }
@@ -772,6 +930,7 @@ absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& inst) {
     case HloOpcode::kMultiply: case HloOpcode::kOr: case HloOpcode::kPower: case HloOpcode::kRemainder:
     case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:
     case HloOpcode::kStochasticConvert: case HloOpcode::kSubtract: case HloOpcode::kXor:
+    case HloOpcode::kMulhi:
       return InferBinary(inst);
     case HloOpcode::kClamp: {
       const Shape& x = operand(1);
@@ -911,6 +1070,12 @@ absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& inst) {
       return InferScatter(inst);
     case HloOpcode::kSort:
       return InferSort(inst);
+    case HloOpcode::kRaggedDot:
+      return InferRaggedDot(inst);
+    case HloOpcode::kScaledDot:
+      return InferScaledDot(inst);
+    case HloOpcode::kScan:
+      return InferScan(inst);
     case HloOpcode::kTopK: {
       const Shape& op = operand(0);
       if (op.rank() < 1 || a.k < 0 || a.k > op.dimensions(op.rank() - 1)) return Err(inst, "k must be within the last dimension");

@@ -348,13 +348,14 @@ void StartCompile(AppState& state) {
   const std::string pipeline_name = state.pipeline_name;
   const std::string disable = DisableFilter(state);
   const bool verify_each = state.verify_each;
+  const PassOptionOverrides pass_options = state.pass_options;
   const size_t occurrence_count = state.occurrences.size();
   state.compile_job = Job<std::shared_ptr<const PipelineResult>>::Start(
       "compile", [=](JobProgress& p) -> absl::StatusOr<std::shared_ptr<const PipelineResult>> {
         p.SetStage("cloning the module");
         p.total = static_cast<int64_t>(occurrence_count);
         std::shared_ptr<HloModule> module = loaded->module->Clone();
-        absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(pipeline_name, disable);
+        absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(pipeline_name, disable, "", false, pass_options);
         if (!pipeline.ok()) return pipeline.status();
         auto recorder = std::make_shared<PassRecorder>();
         VerifyObserver verify;

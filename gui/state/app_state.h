@@ -30,6 +30,7 @@
 #include "gui/state/job.h"
 #include "gui/state/text_model.h"
 #include "models/model_options.h"
+#include "passes/registry.h"
 
 namespace passlab::gui {
 
@@ -195,6 +196,8 @@ struct AppState {
 
   // Pipeline.
   std::string pipeline_name = "gpu";
+  // --pass-option settings (XLA's option names), applied to every compile.
+  PassOptionOverrides pass_options;
   std::vector<PassOccurrence> occurrences;  // by id
   std::vector<PipelineGroup> groups;        // groups[0] is the root
   std::vector<char> enabled;                // by occurrence id

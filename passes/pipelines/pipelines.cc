@@ -22,6 +22,9 @@
 #include "passes/expanders/gather_expander.h"
 #include "passes/expanders/gpu_scatter_expander.h"
 #include "passes/expanders/logistic_expander.h"
+#include "passes/expanders/ragged_dot_rewriter.h"
+#include "passes/expanders/scaled_dot_rewriter.h"
+#include "passes/expanders/scan_expander.h"
 #include "passes/expanders/operand_upcaster.h"
 #include "passes/expanders/qr_expander.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
@@ -136,6 +139,10 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // XLA:GPU's "optimization" pipeline (seed 003 table 1; gpu_compiler.cc at
   // the seed's commit), in its order.
   auto pipeline = std::make_unique<HloPassPipeline>("optimization");
+  // First, as in today's XLA:GPU: ragged and scaled dots become dense dots
+  // (passlab has no grouped-GEMM or block-scaled library call to keep them).
+  pipeline->AddPass<RaggedDotRewriter>();
+  pipeline->AddPass<ScaledDotRewriter>();
   // First, as in XLA (after its TopkSplitter/TopkSpecializer, which passlab
   // lacks): topk becomes a sort whose TOTALORDER comparator the comparison
   // expander below then rewrites.
@@ -167,6 +174,9 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // Every later pass sees one flat computation per program (XLA inlines
   // calls here because the GPU backend does not run kCall).
   pipeline->AddPass<CallInliner>();
+  // As in XLA, after CallInliner: scans become while loops (their to_apply
+  // inlined into the loop body) before FlattenCallGraph and the loop passes.
+  pipeline->AddPass<ScanExpander>();
   // passlab runs FlattenCallGraph here (XLA: in layout-assignment) so that
   // each loop/branch body has one caller before the while-loop passes edit
   // bodies in place.
@@ -266,16 +276,16 @@ std::unique_ptr<HloPassPipeline> BuildCollectiveOptimizationsPipeline() {
 }
 
 std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
-  // XLA:GPU's "conv-canonicalization" pipeline: convolutions become DNN
+  // XLA:GPU's "conv_canonicalization" pipeline: convolutions become DNN
   // library calls, in XLA's order.
-  auto pipeline = std::make_unique<HloPassPipeline>("conv-canonicalization");
+  auto pipeline = std::make_unique<HloPassPipeline>("conv_canonicalization");
   // First, as in XLA: cholesky becomes the solver library's potrf call; it
   // touches nothing the convolution passes look at.
   pipeline->AddPass<GpusolverRewriter>();
   // Not in XLA:GPU (cuSOLVER takes every cholesky there); here it expands
   // what the solver rewriter leaves (f16/bf16, or everything when the
   // rewriter is disabled) into loops and a triangular-solve, which the
-  // triangular-solve-rewriter (post-layout-assignment) can still turn into
+  // triangular-solve-rewriter (post-layout_assignment) can still turn into
   // trsm calls. After the rewriter so that it never takes a potrf call's work.
   pipeline->AddPass<CholeskyExpander>();
   // Recognises the forward/backward forms on plain convolutions, so it runs
@@ -293,10 +303,10 @@ std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
 }
 
 std::unique_ptr<HloPassPipeline> BuildLayoutAssignmentPipeline() {
-  // XLA:GPU's "layout-assignment" pipeline: after conv-canonicalization (the
+  // XLA:GPU's "layout assignment" pipeline: after conv_canonicalization (the
   // convolution calls whose layouts it constrains exist) and before
   // GemmRewriter (it constrains dots, which become gemm calls later).
-  auto pipeline = std::make_unique<HloPassPipeline>("layout-assignment");
+  auto pipeline = std::make_unique<HloPassPipeline>("layout assignment");
   // Layouts are assigned per computation, so every called computation has
   // one call site first (XLA runs FlattenCallGraph here).
   pipeline->AddPass<FlattenCallGraph>();
@@ -305,9 +315,9 @@ std::unique_ptr<HloPassPipeline> BuildLayoutAssignmentPipeline() {
 }
 
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
-  // XLA:GPU's "post-layout-assignment" pipeline (both nvptx parts).
-  auto pipeline = std::make_unique<HloPassPipeline>("post-layout-assignment");
-  // nvptx post-layout-assignment part 1: gemm dims padded to multiples of 8
+  // XLA:GPU's "post-layout_assignment" pipeline (both nvptx parts).
+  auto pipeline = std::make_unique<HloPassPipeline>("post-layout_assignment");
+  // nvptx post-layout_assignment part 1: gemm dims padded to multiples of 8
   // for bf16 (Ampere) and f16 (Volta), while the dots are still canonical
   // and before GemmRewriter turns them into calls; constant folding then
   // folds the pads of constant operands.
@@ -349,7 +359,7 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // calls' scratch results are still visible here), once the calls' operands
   // and paddings are final.
   pipeline->AddPass<GpuConvAlgorithmPicker>();
-  // nvptx post-layout-assignment part 2: gemm algorithms last, after every
+  // nvptx post-layout_assignment part 2: gemm algorithms last, after every
   // pass that may change a gemm's operands.
   pipeline->AddPass<GemmAlgorithmPicker>();
   return pipeline;
@@ -357,7 +367,7 @@ std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
 
 std::unique_ptr<HloPassPipeline> BuildFusionPipeline() {
   // XLA:GPU's "fusion" pipeline (seed 003 table 1). It runs after every pass
-  // that rewrites single ops (post-layout-assignment): fused ops are out of
+  // that rewrites single ops (post-layout_assignment): fused ops are out of
   // their reach.
   auto pipeline = std::make_unique<HloPassPipeline>("fusion");
   // Concatenates within the kernel parameter limit before they are fused.
@@ -391,9 +401,9 @@ std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline() {
 }
 
 std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline() {
-  // XLA:GPU's "ir-emit-prepare" pipeline: the last edits before buffer
+  // XLA:GPU's "GPU-ir-emit-prepare" pipeline: the last edits before buffer
   // assignment and emission, on the final (fused) program.
-  auto pipeline = std::make_unique<HloPassPipeline>("ir-emit-prepare");
+  auto pipeline = std::make_unique<HloPassPipeline>("GPU-ir-emit-prepare");
   // After every pass that restructures loops or results: the copies only
   // keep their purpose if nothing rewrites around them afterwards.
   pipeline->AddPass<CopyInsertion>();
@@ -410,10 +420,10 @@ std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline() {
 }
 
 std::unique_ptr<HloPassPipeline> BuildPostFusionOptimizationPipeline() {
-  // XLA:GPU's "post-fusion-optimization" pipeline: once fusion has fixed
+  // XLA:GPU's "post-fusion optimization" pipeline: once fusion has fixed
   // which values are materialized, small collectives are combined, then
   // made asynchronous.
-  auto pipeline = std::make_unique<HloPassPipeline>("post-fusion-optimization");
+  auto pipeline = std::make_unique<HloPassPipeline>("post-fusion optimization");
   pipeline->AddPass<AllGatherCombiner>();
   pipeline->AddPass<AllReduceCombiner>();
   // After the combiners, which match the synchronous forms (XLA converts
@@ -448,22 +458,23 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
 }
 
 std::vector<std::string> PipelineNames() {
-  return {"collective-optimizations", "conv-canonicalization", "default", "fusion", "gpu", "horizontal-fusion",
-          "ir-emit-prepare", "layout-assignment", "optimization", "post-fusion-optimization",
-          "post-layout-assignment", "spmd-partitioner"};
+  // XLA's names (gpu_compiler.cc, nvptx_compiler.cc); "default" is "gpu".
+  return {"GPU-ir-emit-prepare", "collective-optimizations", "conv_canonicalization", "default", "fusion", "gpu",
+          "horizontal-fusion", "layout assignment", "optimization", "post-fusion optimization",
+          "post-layout_assignment", "spmd-partitioner"};
 }
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildNamedPipeline(std::string_view name) {
   if (name == "default" || name == "gpu") return BuildGpuPipeline();
   if (name == "optimization") return BuildOptimizationPipeline();
-  if (name == "conv-canonicalization") return BuildConvCanonicalizationPipeline();
-  if (name == "layout-assignment") return BuildLayoutAssignmentPipeline();
-  if (name == "ir-emit-prepare") return BuildIrEmitPreparePipeline();
-  if (name == "post-layout-assignment") return BuildPostLayoutAssignmentPipeline();
+  if (name == "conv_canonicalization") return BuildConvCanonicalizationPipeline();
+  if (name == "layout assignment") return BuildLayoutAssignmentPipeline();
+  if (name == "GPU-ir-emit-prepare") return BuildIrEmitPreparePipeline();
+  if (name == "post-layout_assignment") return BuildPostLayoutAssignmentPipeline();
   if (name == "fusion") return BuildFusionPipeline();
   if (name == "horizontal-fusion") return BuildHorizontalFusionPipeline();
   if (name == "collective-optimizations") return BuildCollectiveOptimizationsPipeline();
-  if (name == "post-fusion-optimization") return BuildPostFusionOptimizationPipeline();
+  if (name == "post-fusion optimization") return BuildPostFusionOptimizationPipeline();
   if (name == "spmd-partitioner") return BuildSpmdPartitionerPipeline();
   return absl::InvalidArgumentError(
       StrCat("unknown pipeline '", name, "'; known pipelines: ", Join(PipelineNames(), ", ")));

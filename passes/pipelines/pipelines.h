@@ -28,22 +28,22 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline();
 // reduce-scatter creator).
 std::unique_ptr<HloPassPipeline> BuildCollectiveOptimizationsPipeline();
 
-// XLA:GPU's "conv-canonicalization" sub-pipeline: convolutions become DNN
+// XLA:GPU's "conv_canonicalization" sub-pipeline: convolutions become DNN
 // library calls.
 std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline();
 
-// XLA:GPU's "layout-assignment" sub-pipeline (flatten-call-graph, layouts).
+// XLA:GPU's "layout assignment" sub-pipeline (flatten-call-graph, layouts).
 std::unique_ptr<HloPassPipeline> BuildLayoutAssignmentPipeline();
-// XLA:GPU's "post-layout-assignment" sub-pipeline.
+// XLA:GPU's "post-layout_assignment" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline();
 // XLA:GPU's "fusion" sub-pipeline (producer-consumer, merger, multi-output).
 std::unique_ptr<HloPassPipeline> BuildFusionPipeline();
 // XLA:GPU's "horizontal-fusion" sub-pipeline.
 std::unique_ptr<HloPassPipeline> BuildHorizontalFusionPipeline();
-// XLA:GPU's "ir-emit-prepare" sub-pipeline (copy insertion, constant names,
+// XLA:GPU's "GPU-ir-emit-prepare" sub-pipeline (copy insertion, constant names,
 // latency-hiding scheduler, rematerialization).
 std::unique_ptr<HloPassPipeline> BuildIrEmitPreparePipeline();
-// XLA:GPU's "post-fusion-optimization" sub-pipeline (collective combiners,
+// XLA:GPU's "post-fusion optimization" sub-pipeline (collective combiners,
 // async collectives).
 std::unique_ptr<HloPassPipeline> BuildPostFusionOptimizationPipeline();
 // "gpu" (alias "default"): every sub-pipeline passlab has, in XLA:GPU's order.

@@ -29,6 +29,19 @@ set -e
 [ "$code" = 2 ] || fail "unknown device: exit $code: $(cat "$tmp/out4")"
 grep -q "unknown device 'tpu' (cpu, cuda)" "$tmp/out4" || fail "$(cat "$tmp/out4")"
 printf 'HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  ROOT t = f32[8] tanh(x)\n}\n' > "$tmp/good.hlo"
+# --pass-option (XLA's option names, as on opt/run/ablate): a bad one exits
+# 2 naming it before any window; a good one is logged and applied.
+set +e
+xv --screenshot "$tmp/p.png" --pass-option algsimp.no_such_option=true > "$tmp/out6" 2>&1
+code=$?
+set -e
+[ "$code" = 2 ] || fail "unknown pass option: exit $code: $(cat "$tmp/out6")"
+grep -q "pass-option.*no_such_option" "$tmp/out6" || fail "$(cat "$tmp/out6")"
+xv --screenshot "$tmp/q.png" --open "$tmp/good.hlo" --pass-option algsimp.enable_dot_strength_reduction=false \
+  > "$tmp/out7" 2>&1 || fail "pass option: $(cat "$tmp/out7")"
+grep -q "\[info\] pipeline: pass options: algsimp.enable_dot_strength_reduction=false" "$tmp/out7" \
+  || fail "pass option not logged: $(cat "$tmp/out7")"
+grep -q "\[error\]" "$tmp/out7" && fail "pass option run logged an error: $(cat "$tmp/out7")"
 xv --screenshot "$tmp/cuda.png" --open "$tmp/good.hlo" --run --device cuda --panel kernels > "$tmp/out5" 2>&1 \
   || fail "cuda run: $(cat "$tmp/out5")"
 grep -Eq "\[error\] run: cuda: .*(no CUDA driver|no CUDA device|the cuda backend was not built)|\[info\] run: cuda:0" \

@@ -1,5 +1,5 @@
 // The collective passes (collective-optimizations and
-// post-fusion-optimization): hand-written before/after checks, the corpus,
+// post-fusion optimization): hand-written before/after checks, the corpus,
 // and every participant's values before and after on the multi-participant
 // evaluator (collective_pass_util.h).
 #include <gtest/gtest.h>
@@ -461,12 +461,12 @@ TEST(CollectivePipelinesTest, RegisteredAndInXlaOrder) {
   int64_t folder = position("collective-optimizations/all-reduce-folder");
   int64_t creator = position("collective-optimizations/reduce-scatter-creator");
   int64_t horizontal = position("horizontal-fusion/");
-  int64_t combiner = position("post-fusion-optimization/all-reduce-combiner");
-  int64_t async = position("post-fusion-optimization/async-collective-creator");
+  int64_t combiner = position("post-fusion optimization/all-reduce-combiner");
+  int64_t async = position("post-fusion optimization/async-collective-creator");
   ASSERT_GE(folder, 0);
   EXPECT_GT(folder, position("gpu/optimization/"));
   EXPECT_LT(folder, creator);
-  EXPECT_LT(creator, position("conv-canonicalization/"));
+  EXPECT_LT(creator, position("conv_canonicalization/"));
   EXPECT_GT(combiner, horizontal);
   EXPECT_GT(async, combiner);
 }

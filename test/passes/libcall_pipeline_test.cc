@@ -45,7 +45,7 @@ TEST(LibcallPipelineTest, GpuPipelineRunsThemInXlaOrder) {
   EXPECT_LT(first("gpu-conv-algorithm-picker"), first("gemm-algorithm-picker"));
   for (const PassOccurrence& o : occ) {
     if (o.pass_name == "conv-rewriter") {
-      EXPECT_EQ(o.pipeline_path, "gpu/conv-canonicalization");
+      EXPECT_EQ(o.pipeline_path, "gpu/conv_canonicalization");
     }
   }
 }
