@@ -12,6 +12,9 @@ namespace passlab::conformance {
 std::vector<CaseSpec> AlgebraicSimplifierCases() {
   return {
       {"AlgebraicSimplifierTest.", {"run_to_fixed_point=false"}},
+      // xla/backends/gpu/transforms/algebraic_simplifier_test.cc: every test
+      // runs GpuAlgebraicSimplifier(options, Ampere()).
+      {"GpuAlgebraicSimplifierTest.", {"gpu_compute_capability=8.0"}},
       // SimplifyNoOpBitcastConvertTest sets is_layout_sensitive and
       // rewrite_no_op_bitcast_convert_to_bitcast in SetUp.
       {"SimplifyNoOpBitcastConvertTest.",
@@ -293,7 +296,10 @@ std::vector<CaseSpec> AlgebraicSimplifierCases() {
        "CHECK-DAG: [[P1:%[^ ]+]] = {{.*}} parameter(1)\n"
        "CHECK-DAG: [[C:%[^ ]+]] = {{.*}} constant(\n"
        "CHECK: ROOT {{.*}} dynamic-slice([[P0]], [[C]], [[P1]])\n"},
-      {"AlgebraicSimplifierTest.ClampOfPartitionId", {}, "CHECK: ROOT {{.*}} partition-id()\n"},
+      // ParseAndReturnVerifiedModule(hlo_string, /*replica_count=*/1, /*num_partitions=*/6).
+      {.test = "AlgebraicSimplifierTest.ClampOfPartitionId",
+       .expect = "CHECK: ROOT {{.*}} partition-id()\n",
+       .num_partitions = 6},
       {"AlgebraicSimplifierTest.DoesNotFoldSignedIntegerSquareAbsSelect", {},
        "CHECK: [[M:%[^ ]+]] = {{.*}} multiply(\n"
        "CHECK: [[CMP:%[^ ]+]] = {{.*}} compare([[M]],\n"
@@ -352,7 +358,9 @@ std::vector<CaseSpec> AlgebraicSimplifierCases() {
       {"AlgebraicSimplifierTest.DynamicSlicePreservedWithTrivialConstantIndices",
        {"disable_dynamic_slice_to_slice_conversion=true"}},
       {"AlgebraicSimplifierTest.BitcastBroadcastDifferentLayout", {"is_layout_sensitive=true"}},
-      {"AlgebraicSimplifierTest.RespectHostOffloadingcopies", {"is_layout_sensitive=true"}},
+      // ParseAndReturnUnverifiedModule: the input is not verified.
+      {.test = "AlgebraicSimplifierTest.RespectHostOffloadingcopies", .options = {"is_layout_sensitive=true"},
+       .unverified = true},
       {"AlgebraicSimplifierTest.ReducePrecisionWithSamePrecisionAsOperandIsRemovedIfRemoveNoOpIsSet",
        {"enable_remove_no_op_reduce_precision=true"},
        "CHECK: ENTRY\n"

@@ -306,6 +306,10 @@ const std::vector<StringOptionField>& StringOptionFields() {
       {{"cudnn_batchnorm_forward_training_metadata", PassOptionType::kString, "",
         "Custom-call target whose output 2 is positive (cuDNN batch-norm training)."},
        &O::cudnn_batchnorm_forward_training_metadata},
+      {{"gpu_compute_capability", PassOptionType::kString, "",
+        "CUDA compute capability (\"8.0\"): run as XLA's GpuAlgebraicSimplifier (bf16/tf32 dot algorithms); "
+        "empty: the generic simplifier."},
+       &O::gpu_compute_capability},
   };
   return *fields;
 }

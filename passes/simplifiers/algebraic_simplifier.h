@@ -82,6 +82,11 @@ struct AlgebraicSimplifierOptions {
   // The custom-call target of cuDNN's batch-norm training, whose output 2 is
   // positive (empty: none).
   std::string cudnn_batchnorm_forward_training_metadata;
+  // Non-empty ("8.0"): XLA's GpuAlgebraicSimplifier for that CUDA compute
+  // capability (xla/backends/gpu/transforms/algebraic_simplifier.cc): dots
+  // with a bf16/tf32 precision algorithm are strength-reduced with the
+  // algorithm's split products. Empty: the generic AlgebraicSimplifier.
+  std::string gpu_compute_capability;
   // Passlab's sweep limit when running to a fixed point (XLA's
   // kAlgSimpRerunLimit is 50).
   static constexpr int kMaxSweeps = 50;

@@ -3,6 +3,7 @@
 // dots without contraction as multiplies, and strength reduction of dots
 // where one side has only batch and contracting dims to multiply + reduce.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "core/verify/shape_inference.h"
@@ -19,10 +20,118 @@ Rule R(HloOpcode op, std::string_view name, std::function<HloInstruction*(HloIns
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-// XLA's SupportedDotPrecisionConfig: no algorithm, or plain f32.
-bool SupportedPrecision(const HloInstruction* dot) {
+// XLA's SupportedDotPrecisionConfig: no algorithm, or plain f32; the GPU
+// simplifier (gpu_compute_capability set; xla/backends/gpu/transforms/
+// algebraic_simplifier.cc) also takes the bf16 and tf32 algorithms of dots
+// with contracting dims, whose multiply MakeMultiply builds as XLA's
+// DotAlgorithmRewriter does.
+bool SupportedPrecision(const HloInstruction* dot, bool has_contracting_dim, const RuleContext& ctx) {
   const std::string& a = dot->attrs().precision_config.algorithm;
-  return a.empty() || a == "dot_f32_f32_f32";
+  if (a.empty() || a == "dot_f32_f32_f32") return true;
+  if (ctx.options().gpu_compute_capability.empty() || !has_contracting_dim) return false;
+  return a == "dot_bf16_bf16_f32" || a == "dot_bf16_bf16_f32_x3" || a == "dot_bf16_bf16_f32_x6" ||
+         a == "dot_bf16_bf16_f32_x9" || a == "dot_tf32_tf32_f32" || a == "dot_tf32_tf32_f32_x3";
+}
+
+Shape WithType(const Shape& s, PrimitiveType t) {
+  Shape r = s;
+  r.set_element_type(t);
+  return r;
+}
+
+HloInstruction* ConvertTo(HloInstruction* x, PrimitiveType t, RuleContext& ctx) {
+  return ctx.Add(HloInstruction::CreateConvert(WithType(x->shape(), t), x));
+}
+
+// f32 with the low mantissa bits cleared (0xFFFF0000: bf16's precision;
+// 0xFFFFE000: tf32's), through u32 bits.
+HloInstruction* Truncate(HloInstruction* x, uint32_t mask, RuleContext& ctx) {
+  const Shape u32 = WithType(x->shape(), PrimitiveType::kU32);
+  HloInstruction* bits = ctx.Add(HloInstruction::Create(HloOpcode::kBitcastConvert, u32, {x}));
+  Literal m(Shape::Scalar(PrimitiveType::kU32));
+  m.SetInt(0, mask);
+  HloInstruction* masks =
+      ctx.Add(HloInstruction::CreateBroadcast(u32, ctx.Add(HloInstruction::CreateConstant(std::move(m))), {}));
+  HloInstruction* kept = ctx.Add(HloInstruction::CreateBinary(u32, O::kAnd, bits, masks));
+  return ctx.Add(HloInstruction::Create(HloOpcode::kBitcastConvert, x->shape(), {kept}));
+}
+
+// x split into n bf16 parts (high first) whose sum is x: each part is the
+// remainder truncated to bf16's precision, the last rounded.
+std::vector<HloInstruction*> SplitToBf16(HloInstruction* x, int n, RuleContext& ctx) {
+  std::vector<HloInstruction*> parts;
+  HloInstruction* rest = x;
+  for (int k = 0; k + 1 < n; ++k) {
+    HloInstruction* high = Truncate(rest, 0xFFFF0000u, ctx);
+    parts.push_back(ConvertTo(high, PrimitiveType::kBF16, ctx));
+    rest = ctx.Binary(O::kSubtract, rest, high);
+  }
+  parts.push_back(ConvertTo(rest, PrimitiveType::kBF16, ctx));
+  return parts;
+}
+
+HloInstruction* SumToF32(HloInstruction* a, HloInstruction* b, RuleContext& ctx) {
+  auto f32 = [&](HloInstruction* x) {
+    return x->shape().element_type() == PrimitiveType::kF32 ? x : ConvertTo(x, PrimitiveType::kF32, ctx);
+  };
+  HloInstruction* fa = f32(a);
+  return ctx.Add(HloInstruction::CreateBinary(fa->shape(), O::kAdd, fa, f32(b)));
+}
+
+// The small partial products' sum, zero where it is not finite (1 * inf
+// splits into inf * 1 + inf * 0 = NaN otherwise).
+HloInstruction* ZeroNonFinite(HloInstruction* x, RuleContext& ctx) {
+  HloInstruction* inf = ctx.Constant(x->shape(), std::numeric_limits<double>::infinity());
+  HloInstruction* abs = ctx.Add(HloInstruction::CreateUnary(x->shape(), O::kAbs, x));
+  HloInstruction* finite = ctx.Add(HloInstruction::CreateCompare(WithType(x->shape(), PrimitiveType::kPred), inf, abs,
+                                                                 ComparisonDirection::kGe));
+  return ctx.Add(HloInstruction::CreateTernary(x->shape(), O::kSelect, finite, x, ctx.Constant(x->shape(), 0)));
+}
+
+// XLA's MakeMultiplyForDotPrecisionAlgorithm (xla/service/gpu/matmul_utils.cc
+// with DotAlgorithmRewriter): the elementwise product the dot's algorithm
+// computes. bf16_bf16_f32: one product of the bf16-rounded operands; _x3,
+// _x6, _x9: 2 or 3 bf16 parts per operand and the 3, 6 or 9 largest partial
+// products summed in f32 smallest first; tf32: the operands truncated to
+// tf32 (_x3: high/low parts as for bf16). Any other algorithm: a multiply.
+HloInstruction* MakeMultiply(const HloInstruction* dot, HloInstruction* lhs, HloInstruction* rhs, RuleContext& ctx) {
+  const std::string& a = dot->attrs().precision_config.algorithm;
+  const bool f32_operands = lhs->shape().element_type() == PrimitiveType::kF32 &&
+                            rhs->shape().element_type() == PrimitiveType::kF32;
+  auto mult = [&](HloInstruction* x, HloInstruction* y) { return ctx.Binary(O::kMultiply, x, y); };
+  if (a == "dot_bf16_bf16_f32") {
+    auto bf16 = [&](HloInstruction* x) {
+      return x->shape().element_type() == PrimitiveType::kBF16 ? x : ConvertTo(x, PrimitiveType::kBF16, ctx);
+    };
+    return ConvertTo(mult(bf16(lhs), bf16(rhs)), PrimitiveType::kF32, ctx);
+  }
+  if (f32_operands && (a == "dot_bf16_bf16_f32_x3" || a == "dot_bf16_bf16_f32_x6" || a == "dot_bf16_bf16_f32_x9")) {
+    const int n = a == "dot_bf16_bf16_f32_x3" ? 2 : 3;
+    std::vector<HloInstruction*> l = SplitToBf16(lhs, n, ctx);
+    std::vector<HloInstruction*> r = SplitToBf16(rhs, n, ctx);
+    // Partial products (i, j) of parts i of lhs and j of rhs (0 = high), in
+    // XLA's order of summation; high*high is added last.
+    std::vector<std::pair<int, int>> order;
+    if (a == "dot_bf16_bf16_f32_x3") order = {{1, 0}, {0, 1}};
+    if (a == "dot_bf16_bf16_f32_x6") order = {{1, 1}, {0, 2}, {2, 0}, {0, 1}, {1, 0}};
+    if (a == "dot_bf16_bf16_f32_x9") order = {{2, 2}, {2, 1}, {1, 2}, {1, 1}, {0, 2}, {2, 0}, {0, 1}, {1, 0}};
+    HloInstruction* sum = SumToF32(mult(l[order[0].first], r[order[0].second]),
+                                   mult(l[order[1].first], r[order[1].second]), ctx);
+    for (size_t k = 2; k < order.size(); ++k) sum = SumToF32(sum, mult(l[order[k].first], r[order[k].second]), ctx);
+    return SumToF32(ZeroNonFinite(sum, ctx), mult(l[0], r[0]), ctx);
+  }
+  if (f32_operands && a == "dot_tf32_tf32_f32") {
+    return mult(Truncate(lhs, 0xFFFFE000u, ctx), Truncate(rhs, 0xFFFFE000u, ctx));
+  }
+  if (f32_operands && a == "dot_tf32_tf32_f32_x3") {
+    HloInstruction* lh = Truncate(lhs, 0xFFFFE000u, ctx);
+    HloInstruction* rh = Truncate(rhs, 0xFFFFE000u, ctx);
+    HloInstruction* ll = ctx.Binary(O::kSubtract, lhs, lh);
+    HloInstruction* rl = ctx.Binary(O::kSubtract, rhs, rh);
+    HloInstruction* low = SumToF32(mult(ll, rh), mult(lh, rl), ctx);
+    return SumToF32(ZeroNonFinite(low, ctx), mult(lh, rh), ctx);
+  }
+  return mult(lhs, rhs);
 }
 
 // A dot that XLA's HandleDot leaves alone after the multiply rewrite: one
@@ -344,7 +453,7 @@ void DotRulesInto(std::vector<Rule>& rules) {
   // dot without contracting dims => multiply of broadcasts
   rules.push_back(R(O::kDot, "dot without contraction => multiply", [](HloInstruction* i, RuleContext& ctx) -> HloInstruction* {
     const DotDimensionNumbers& d = i->attrs().dot_dnums;
-    if (ctx.options().is_layout_sensitive || !i->attrs().sparsity.empty() || !SupportedPrecision(i) ||
+    if (ctx.options().is_layout_sensitive || !i->attrs().sparsity.empty() || !SupportedPrecision(i, false, ctx) ||
         !ctx.options().enable_dot_to_multiply_rewrite || !d.lhs_contracting_dimensions.empty()) {
       return nullptr;
     }
@@ -383,7 +492,9 @@ void DotRulesInto(std::vector<Rule>& rules) {
   // dot where one side has only batch and contracting dims => reduce(multiply)
   rules.push_back(R(O::kDot, "dot with a vector side => reduce(multiply)", [](HloInstruction* i, RuleContext& ctx) -> HloInstruction* {
     const DotDimensionNumbers& d = i->attrs().dot_dnums;
-    if (StopsDotRewrites(i, ctx) || !SupportedPrecision(i) || !ctx.options().enable_dot_strength_reduction) return nullptr;
+    if (StopsDotRewrites(i, ctx) || !SupportedPrecision(i, true, ctx) || !ctx.options().enable_dot_strength_reduction) {
+      return nullptr;
+    }
     HloInstruction* lhs = Op(i, 0);
     HloInstruction* rhs = Op(i, 1);
     int64_t nb = static_cast<int64_t>(d.lhs_batch_dimensions.size());
@@ -407,7 +518,7 @@ void DotRulesInto(std::vector<Rule>& rules) {
       std::iota(dims.begin() + nb, dims.end(), nb + lhs_outer);
       nr = ctx.Add(HloInstruction::CreateBroadcast(nl->shape(), nr, dims));
     }
-    HloInstruction* product = ctx.Add(HloInstruction::CreateBinary(nl->shape(), O::kMultiply, nl, nr));
+    HloInstruction* product = MakeMultiply(i, nl, nr, ctx);
     PrimitiveType acc = IsFloatingPointType(t) ? (t == PrimitiveType::kF64 ? PrimitiveType::kF64 : PrimitiveType::kF32) : t;
     product = AsType(product, acc, ctx);
     std::vector<int64_t> reduce_dims(nc);

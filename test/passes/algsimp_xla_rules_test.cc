@@ -485,5 +485,57 @@ ENTRY test {
   EXPECT_TRUE(Matches(r.text, {"ROOT %param = f32[6,4,1,8]{3,2,1,0} parameter(0)"})) << r.text;
 }
 
+
+// xla/backends/gpu/transforms/algebraic_simplifier_test.cc,
+// DotToMultiplyRewriteForZeroContractingDimWith_BF16_BF16_F32_X6_Algorithm
+// and DotToMultiplyRewriteWith_BF16_BF16_F32_X3_Algorithm: the GPU simplifier
+// strength-reduces dots whose algorithm splits f32 into bf16 parts, with one
+// bf16 multiply per partial product (6 for x6, 3 for x3); the generic one
+// leaves them. Values: within bf16's precision of the plain dot.
+TEST(AlgsimpXlaRulesTest, GpuSimplifierSplitsBf16DotAlgorithms) {
+  auto run = [](const std::string& algorithm, const std::string& capability, const std::string& hlo) {
+    auto m = ParseHloModule(hlo);
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    std::vector<Literal> args = MakeRandomArguments(*(*m)->entry_computation(), 5);
+    absl::StatusOr<Literal> before = HloEvaluator().Evaluate(**m, args);
+    EXPECT_TRUE(before.ok());
+    AlgebraicSimplifierOptions o;
+    o.gpu_compute_capability = capability;
+    absl::StatusOr<bool> changed = AlgebraicSimplifier(o).Run(**m);
+    EXPECT_TRUE(changed.ok());
+    absl::StatusOr<Literal> after = HloEvaluator().Evaluate(**m, args);
+    EXPECT_TRUE(after.ok());
+    if (before.ok() && after.ok()) {
+      absl::Status same = CompareLiterals(*before, *after, {.abs = 1.0 / 64, .rel = 1.0 / 64});
+      EXPECT_TRUE(same.ok()) << algorithm << ": " << same.message();
+    }
+    return std::make_pair(changed.ok() && *changed, PrintModule(**m));
+  };
+  const std::string scalar = R"(HloModule test
+ENTRY dot {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT dot = f32[] dot(a, b), algorithm=dot_bf16_bf16_f32_x6
+})";
+  auto [changed, text] = run("x6", "8.0", scalar);
+  EXPECT_TRUE(changed);
+  size_t bf16_multiplies = 0;
+  for (size_t at = text.find("bf16[] multiply("); at != std::string::npos; at = text.find("bf16[] multiply(", at + 1)) {
+    ++bf16_multiplies;
+  }
+  EXPECT_EQ(bf16_multiplies, 6u) << text;
+  EXPECT_FALSE(run("x6", "", scalar).first);  // the generic simplifier keeps it
+  const std::string rows = R"(HloModule test
+ENTRY dot {
+  a = f32[16,32] parameter(0)
+  b = f32[16,32] parameter(1)
+  ROOT dot = f32[16] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}, algorithm=dot_bf16_bf16_f32_x3
+})";
+  auto [changed3, text3] = run("x3", "8.0", rows);
+  EXPECT_TRUE(changed3);
+  EXPECT_NE(text3.find("bitcast-convert("), std::string::npos) << text3;
+  EXPECT_NE(text3.find("reduce("), std::string::npos) << text3;
+}
+
 }  // namespace
 }  // namespace passlab
