@@ -13,6 +13,7 @@
 #include "core/runtime/executable.h"
 #include "models/model_registry.h"
 #include "passes/pipelines/pipelines.h"
+#include "test/e2e/e2e_util.h"
 #include "passes/registry.h"
 
 namespace passlab {
@@ -31,13 +32,8 @@ std::string RunVariant(const TinyModel& model, const std::string& disabled, cons
   absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline("default", disabled);
   if (!pipeline.ok()) return std::string(pipeline.status().message());
   if (absl::Status s = pipeline->pipeline->Run(**module).status(); !s.ok()) return StrCat("pipeline: ", s.message());
-  CpuCompileOptions copts;
-  copts.num_threads = 1;
-  CpuKernelCompiler compiler(copts);
-  auto exe = Executable::Create(**module, [&](const HloInstruction& i) { return compiler.Compile(i); });
-  if (!exe.ok()) return StrCat("compile: ", exe.status().message());
-  absl::StatusOr<Literal> actual = (*exe)->Run(args);
-  if (!actual.ok()) return StrCat("run: ", actual.status().message());
+  absl::StatusOr<Literal> actual = RunOnCpu(**module, args);
+  if (!actual.ok()) return std::string(actual.status().message());
   absl::Status same = CompareLiterals(expected, *actual, {.abs = 1e-3, .rel = 1e-3});
   return same.ok() ? "" : StrCat("wrong result: ", same.message());
 }

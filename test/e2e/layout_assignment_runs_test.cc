@@ -12,6 +12,7 @@
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 #include "passes/pipelines/pipelines.h"
+#include "test/e2e/e2e_util.h"
 
 namespace passlab {
 namespace {
@@ -32,17 +33,9 @@ Outcome OptimizeRunAndCompare(const std::string& text, const std::string& disabl
   if (!pipeline.ok()) return {std::string(pipeline.status().message()), ""};
   if (absl::Status s = pipeline->pipeline->Run(**m).status(); !s.ok()) return {StrCat("pipeline: ", s.message()), ""};
   out.optimized = PrintModule(**m);
-  CpuCompileOptions copts;
-  copts.num_threads = 1;
-  CpuKernelCompiler compiler(copts);
-  auto exe = Executable::Create(**m, [&](const HloInstruction& i) { return compiler.Compile(i); });
-  if (!exe.ok()) {
-    out.error = StrCat("compile: ", exe.status().message());
-    return out;
-  }
-  absl::StatusOr<Literal> actual = (*exe)->Run(args);
+  absl::StatusOr<Literal> actual = RunOnCpu(**m, args);
   if (!actual.ok()) {
-    out.error = StrCat("run: ", actual.status().message());
+    out.error = std::string(actual.status().message());
     return out;
   }
   absl::Status same = CompareLiterals(*expected, *actual, {.abs = 1e-3, .rel = 1e-3});

@@ -10,44 +10,18 @@
 
 #include <cmath>
 
-#include "core/codegen/cpu_kernel_compiler.h"
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/str_util.h"
-#include "core/runtime/executable.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 #include "passes/pipelines/pipelines.h"
+#include "test/e2e/e2e_util.h"
 
 namespace passlab {
 namespace {
-
-struct VariantRun {
-  std::string error;  // pipeline, compile or run failure
-  Literal result;
-  std::string optimized;
-};
-
-VariantRun OptimizeAndRun(const std::string& text, const std::string& disabled, const std::vector<Literal>& args) {
-  VariantRun out;
-  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
-  if (!m.ok()) return {std::string(m.status().message())};
-  absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline("gpu", disabled);
-  if (!pipeline.ok()) return {std::string(pipeline.status().message())};
-  if (absl::Status s = pipeline->pipeline->Run(**m).status(); !s.ok()) return {StrCat("pipeline: ", s.message())};
-  out.optimized = PrintModule(**m);
-  CpuCompileOptions copts;
-  copts.num_threads = 1;
-  CpuKernelCompiler compiler(copts);
-  auto exe = Executable::Create(**m, [&](const HloInstruction& i) { return compiler.Compile(i); });
-  if (!exe.ok()) return {StrCat("compile: ", exe.status().message())};
-  absl::StatusOr<Literal> actual = (*exe)->Run(args);
-  if (!actual.ok()) return {StrCat("run: ", actual.status().message())};
-  out.result = std::move(*actual);
-  return out;
-}
 
 // Runs `text` with each of `disabled` and compares with the evaluator; the
 // optimized text of the first (full pipeline) variant is returned.

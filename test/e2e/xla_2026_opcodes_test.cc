@@ -7,44 +7,18 @@
 // expanders. Without its expander, a ragged-dot runs as a host routine.
 #include <gtest/gtest.h>
 
-#include "core/codegen/cpu_kernel_compiler.h"
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/str_util.h"
-#include "core/runtime/executable.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 #include "passes/pipelines/pipelines.h"
+#include "test/e2e/e2e_util.h"
 
 namespace passlab {
 namespace {
-
-struct VariantRun {
-  std::string error;
-  Literal result;
-  std::string optimized;
-};
-
-VariantRun OptimizeAndRun(const std::string& text, const std::string& disabled, const std::vector<Literal>& args) {
-  VariantRun out;
-  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
-  if (!m.ok()) return {std::string(m.status().message())};
-  absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline("gpu", disabled);
-  if (!pipeline.ok()) return {std::string(pipeline.status().message())};
-  if (absl::Status s = pipeline->pipeline->Run(**m).status(); !s.ok()) return {StrCat("pipeline: ", s.message())};
-  out.optimized = PrintModule(**m);
-  CpuCompileOptions copts;
-  copts.num_threads = 1;
-  CpuKernelCompiler compiler(copts);
-  auto exe = Executable::Create(**m, [&](const HloInstruction& i) { return compiler.Compile(i); });
-  if (!exe.ok()) return {StrCat("compile: ", exe.status().message())};
-  absl::StatusOr<Literal> actual = (*exe)->Run(args);
-  if (!actual.ok()) return {StrCat("run: ", actual.status().message())};
-  out.result = std::move(*actual);
-  return out;
-}
 
 // Parses, checks the round trip, runs the gpu pipeline and the CPU backend
 // and compares with the evaluator on `args` (random when empty). Returns the
