@@ -442,7 +442,7 @@ class Parser {
         absl::StatusOr<Layout> layout = ParseLayout(depth);
         if (!layout.ok()) return layout.status();
         shape.set_layout(std::move(*layout));
-      } else {
+      } else if (!keep_missing_layouts_ || shape.rank() == 0) {
         shape.SetDefaultLayout();
       }
     }
@@ -1091,7 +1091,10 @@ class Parser {
           absl::StatusOr<int64_t> id = ParseInt();
           if (!id.ok()) return id.status();
           ids.push_back(*id);
-          if (static_cast<int64_t>(ids.size()) > devices) break;
+          if (static_cast<int64_t>(ids.size()) > devices) {
+            return Error(at, StrCat("expected ", devices,
+                                    " device_ids based on mesh axes, but got more"));
+          }
         } while (Consume(','));
         if (absl::Status s = Expect(')', "closing device_ids"); !s.ok()) return s;
       }
@@ -1732,6 +1735,9 @@ class Parser {
   std::string file_;
   std::unique_ptr<HloModule> module_;
   bool is_scheduled_ = false;
+  // While parsing entry_computation_layout: arrays without a layout keep
+  // none (AUTO) instead of taking the default one (scalars have only one).
+  bool keep_missing_layouts_ = false;
   std::vector<std::unique_ptr<HloComputation>> computations_;
   std::vector<const char*> computation_pos_;
   // Computations built for async sugar ("op-start") in the computation bodies
@@ -1773,12 +1779,16 @@ absl::Status Parser::ParseHeader() {
     } else if (*key == "entry_computation_layout") {
       if (absl::Status s = Expect('{'); !s.ok()) return s;
       ProgramShape ps;
+      // A shape written here without a layout is XLA's AUTO layout (layout
+      // assignment chooses it): it stays without one.
+      keep_missing_layouts_ = true;
       absl::StatusOr<std::vector<Shape>> params =
           ParseList<Shape>('(', ')', [&] { return ParseShape(); });
       if (!params.ok()) return params.status();
       ps.parameters = std::move(*params);
       if (absl::Status s = ExpectStr("->"); !s.ok()) return s;
       absl::StatusOr<Shape> result = ParseShape();
+      keep_missing_layouts_ = false;
       if (!result.ok()) return result.status();
       ps.result = std::move(*result);
       if (absl::Status s = Expect('}'); !s.ok()) return s;
@@ -2807,31 +2817,6 @@ absl::Status Parser::Finish() {
     inst->AppendCalledComputation(op->called_computations()[0]);
     inst->set_async_execution_thread(op->async_execution_thread());
   }
-  // An async-start puts its wrapped computation, and every computation that
-  // one calls, on its thread (XLA's HloAsyncStartInstruction::
-  // set_async_execution_thread, SetThreadName in hlo_instructions.cc): the
-  // to_apply of "call-start(...), to_apply={...}, async_execution_thread=" is
-  // on that thread too. In text order, as XLA builds them.
-  absl::flat_hash_set<const HloComputation*> visited;
-  std::function<void(HloComputation*, const std::string&)> set_thread =
-      [&](HloComputation* c, const std::string& thread) {
-        if (c == nullptr || !visited.insert(c).second) return;
-        c->set_execution_thread(thread);
-        for (HloInstruction* inst : c->instructions()) {
-          if (inst->opcode() == HloOpcode::kAsyncStart || inst->opcode() == HloOpcode::kAsyncUpdate ||
-              inst->opcode() == HloOpcode::kAsyncDone) {
-            inst->set_async_execution_thread(thread);
-          }
-          for (HloComputation* callee : inst->called_computations()) set_thread(callee, thread);
-        }
-      };
-  for (const auto& c : computations_) {
-    for (HloInstruction* inst : c->instructions()) {
-      if (inst->opcode() != HloOpcode::kAsyncStart || inst->called_computations().empty()) continue;
-      visited.clear();
-      set_thread(inst->called_computations()[0], inst->async_execution_thread());
-    }
-  }
   // Every computation must be reachable only through valid references; a
   // computation called as a fusion gets its fusion instruction.
   HloComputation* entry = entry_ != nullptr ? entry_ : computations_.back().get();
@@ -2854,6 +2839,32 @@ absl::Status Parser::Finish() {
   };
   for (const auto& c : computations_) {
     if (absl::Status st = visit(c.get(), 0); !st.ok()) return st;
+  }
+  // An async-start puts its wrapped computation, and every computation that
+  // one calls, on its thread (XLA's HloAsyncStartInstruction::
+  // set_async_execution_thread, SetThreadName in hlo_instructions.cc): the
+  // to_apply of "call-start(...), to_apply={...}, async_execution_thread=" is
+  // on that thread too. In text order, as XLA builds them; the call graph is
+  // known to be acyclic and shallow here.
+  absl::flat_hash_set<const HloComputation*> visited;
+  std::function<void(HloComputation*, const std::string&)> set_thread =
+      [&](HloComputation* c, const std::string& thread) {
+        if (c == nullptr || !visited.insert(c).second) return;
+        c->set_execution_thread(thread);
+        for (HloInstruction* inst : c->instructions()) {
+          if (inst->opcode() == HloOpcode::kAsyncStart || inst->opcode() == HloOpcode::kAsyncUpdate ||
+              inst->opcode() == HloOpcode::kAsyncDone) {
+            inst->set_async_execution_thread(thread);
+          }
+          for (HloComputation* callee : inst->called_computations()) set_thread(callee, thread);
+        }
+      };
+  for (const auto& c : computations_) {
+    for (HloInstruction* inst : c->instructions()) {
+      if (inst->opcode() != HloOpcode::kAsyncStart || inst->called_computations().empty()) continue;
+      visited.clear();
+      set_thread(inst->called_computations()[0], inst->async_execution_thread());
+    }
   }
   for (size_t i = 0; i < computations_.size(); ++i) {
     HloComputation* c = computations_[i].get();
