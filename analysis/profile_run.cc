@@ -8,13 +8,6 @@
 
 namespace passlab {
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 int64_t KernelNs(absl::Span<const KernelRecord> records) {
   int64_t ns = 0;
   for (const KernelRecord& r : records) {

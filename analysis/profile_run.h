@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "analysis/median.h"
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/literal.h"
@@ -42,8 +43,6 @@ struct ProfileResult {
 absl::StatusOr<ProfileResult> CompileAndProfile(const HloModule& module, absl::Span<const Literal> args,
                                                 const ProfileOptions& options);
 
-// The median of `values` (0 when empty; the mean of the middle two when even).
-double Median(std::vector<double> values);
 // Kernel time of a step: every record but control flow (which wraps others).
 int64_t KernelNs(absl::Span<const KernelRecord> records);
 

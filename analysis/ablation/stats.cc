@@ -93,17 +93,6 @@ double ExactUpperTail(int n1, int n2, int u) {
 
 }  // namespace
 
-double Median(std::span<const double> values) {
-  if (values.empty()) return kNaN;
-  std::vector<double> v(values.begin(), values.end());
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  double upper = v[mid];
-  if (v.size() % 2 == 1) return upper;
-  double lower = *std::max_element(v.begin(), v.begin() + mid);
-  return (lower + upper) / 2;
-}
-
 double QuantileOfSorted(std::span<const double> sorted, double q) {
   if (sorted.empty()) return kNaN;
   double position = q * static_cast<double>(sorted.size() - 1);

@@ -18,10 +18,10 @@
 #include <span>
 #include <vector>
 
+#include "analysis/median.h"
+
 namespace passlab {
 
-// The median (mean of the two middle values for even sizes); NaN when empty.
-double Median(std::span<const double> values);
 
 // Quantile q in [0,1] of sorted values with linear interpolation between
 // order statistics (numpy's default "linear" method); NaN when empty.
