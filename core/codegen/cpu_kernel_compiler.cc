@@ -1,6 +1,7 @@
-// The CPU kernel compiler: HLO -> MLIR (func/arith/math/scf/memref) ->
-// emitter pipeline -> LLVM dialect -> ORC JIT. The only file of passlab that
-// builds MLIR; see cpu_kernel_compiler.h for the overall structure.
+// The CPU kernel compiler: HLO -> MLIR (func/arith/math/scf/memref, the
+// shared emitter of kernel_emitter.h) -> emitter pipeline
+// (emitter_pipeline.h) -> LLVM dialect -> ORC JIT; see cpu_kernel_compiler.h
+// for the overall structure.
 #include "core/codegen/cpu_kernel_compiler.h"
 
 #include <algorithm>
@@ -11,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/codegen/computation_partitioner.h"
+#include "core/codegen/emitter_pipeline.h"
 #include "core/codegen/fusion_analysis.h"
 #include "core/codegen/kernel_emitter.h"
 #include "core/ir/hlo_computation.h"
@@ -24,31 +25,9 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
-#include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/SCF/Utils/Utils.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassInstrumentation.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/Transforms/Passes.h"
 
 namespace passlab {
 namespace {
@@ -160,54 +139,14 @@ bool Disabled(const CpuCompileOptions& o, const std::string& name) {
   return std::find(o.disabled_passes.begin(), o.disabled_passes.end(), name) != o.disabled_passes.end();
 }
 
-absl::Status RunEmitterPipeline(mlir::ModuleOp module, const CpuCompileOptions& o, const std::string& kernel) {
-  for (const std::string& name : o.disabled_passes) {
-    auto it = std::find_if(PassList().begin(), PassList().end(), [&](const EmitterPassInfo& p) { return p.name == name; });
-    if (it == PassList().end()) {
-      return absl::InvalidArgumentError(StrCat("codegen: unknown emitter pass '", name, "'"));
-    }
-    if (!it->optional) {
-      return absl::InvalidArgumentError(StrCat("codegen: emitter pass '", name,
-                                               "' is required (lowering to LLVM needs it)"));
-    }
-  }
-  mlir::PassManager pm(module->getContext());
-  if (o.observer) pm.addInstrumentation(std::make_unique<ObserverInstrumentation>(o.observer, o.observer_wants_text, kernel));
-  // The inliner's default nested pipeline (canonicalize) is left empty so
-  // that canonicalize is its own, separately disableable pass.
-  if (!Disabled(o, "inline")) {
-    pm.addPass(mlir::createInlinerPass(llvm::StringMap<mlir::OpPassManager>{}, [](mlir::OpPassManager&) {}));
-  }
-  if (!Disabled(o, "canonicalize")) pm.addPass(mlir::createCanonicalizerPass());
-  if (!Disabled(o, "cse")) pm.addPass(mlir::createCSEPass());
-  if (!Disabled(o, "loop-invariant-code-motion")) pm.addPass(mlir::createLoopInvariantCodeMotionPass());
-  if (!Disabled(o, "unroll") && o.unroll > 1) pm.addPass(std::make_unique<UnrollInnermostLoopsPass>(o.unroll));
-  if (!Disabled(o, "expand-math")) pm.addPass(std::make_unique<ExpandMathPass>());
-  if (!Disabled(o, "symbol-dce")) pm.addPass(mlir::createSymbolDCEPass());
-  pm.addPass(mlir::createConvertMathToFuncs());
-  mlir::arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(mlir::arith::createArithExpandOpsPass(expand));
-  pm.addPass(mlir::createSCFToControlFlowPass());
-  mlir::ConvertMathToLLVMPassOptions math_options;
-  math_options.approximateLog1p = false;
-  pm.addPass(mlir::createConvertMathToLLVMPass(math_options));
-  pm.addPass(mlir::createConvertMathToLibmPass());
-  pm.addPass(mlir::memref::createExpandStridedMetadataPass());
-  pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(mlir::createArithToLLVMConversionPass());
-  pm.addPass(mlir::createConvertControlFlowToLLVMPass());
-  pm.addPass(mlir::createConvertFuncToLLVMPass());
-  pm.addPass(mlir::createReconcileUnrealizedCastsPass());
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(module->getContext(), [&](mlir::Diagnostic& d) {
-    diagnostics += d.str() + "\n";
-    return mlir::success();
-  });
-  if (mlir::failed(pm.run(module))) {
-    return absl::InternalError(StrCat("codegen: emitter pipeline failed for ", kernel, ": ", diagnostics));
-  }
-  return absl::OkStatus();
+absl::Status RunCpuEmitterPipeline(mlir::ModuleOp module, const CpuCompileOptions& o, const std::string& kernel) {
+  EmitterPipelineTarget target;
+  target.passes = &PassList();
+  target.error_prefix = "codegen";
+  target.lowered_to = "LLVM";
+  target.unroll = o.unroll;
+  target.math_to_libm = true;
+  return RunEmitterPipeline(module, target, o.disabled_passes, o.observer, o.observer_wants_text, kernel);
 }
 
 // ---------------------------------------------------------------------------
@@ -314,18 +253,7 @@ void InitializeLlvmOnce() {
   });
 }
 
-std::unique_ptr<mlir::MLIRContext> MakeContext() {
-  mlir::DialectRegistry registry;
-  registry.insert<mlir::func::FuncDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
-                  mlir::scf::SCFDialect, mlir::memref::MemRefDialect, mlir::cf::ControlFlowDialect,
-                  mlir::LLVM::LLVMDialect>();
-  mlir::func::registerInlinerExtension(registry);
-  mlir::registerBuiltinDialectTranslation(registry);
-  mlir::registerLLVMDialectTranslation(registry);
-  auto context = std::make_unique<mlir::MLIRContext>(registry, mlir::MLIRContext::Threading::DISABLED);
-  context->loadAllAvailableDialects();
-  return context;
-}
+std::unique_ptr<mlir::MLIRContext> MakeContext() { return MakeEmitterContext(mlir::DialectRegistry()); }
 
 // An instruction's text without its own and its operands' names (operands
 // become their positions in `names`), so identical kernels share a key.
@@ -456,7 +384,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> CpuKernelCompiler::Compile(const
   KernelEmitter emitter(context.get(), instruction);
   absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = emitter.Emit();
   if (!module.ok()) return module.status();
-  if (absl::Status s = RunEmitterPipeline(**module, options_, instruction.name()); !s.ok()) return s;
+  if (absl::Status s = RunCpuEmitterPipeline(**module, options_, instruction.name()); !s.ok()) return s;
 
   std::unique_ptr<llvm::TargetMachine> tm = HostTargetMachine();
   if (tm == nullptr) return absl::InternalError("codegen: cannot create a host TargetMachine");
@@ -468,26 +396,9 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> CpuKernelCompiler::Compile(const
     tuning.LoopVectorization = vectorize;
     tuning.SLPVectorization = vectorize;
     tuning.LoopUnrolling = true;
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm_ptr, tuning);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
     m->setDataLayout(tm_ptr->createDataLayout());
     m->setTargetTriple(tm_ptr->getTargetTriple());
-    llvm::OptimizationLevel level = opt_level >= 3   ? llvm::OptimizationLevel::O3
-                                    : opt_level == 2 ? llvm::OptimizationLevel::O2
-                                    : opt_level == 1 ? llvm::OptimizationLevel::O1
-                                                     : llvm::OptimizationLevel::O0;
-    llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
-                                      ? pb.buildO0DefaultPipeline(level)
-                                      : pb.buildPerModuleDefaultPipeline(level);
-    mpm.run(*m, mam);
+    RunLlvmPipeline(*m, tm_ptr, opt_level, tuning);
     return llvm::Error::success();
   };
   mlir::ExecutionEngineOptions engine_options;

@@ -1,22 +1,27 @@
 // The GPU code generator: the shared elemental emitter (kernel_emitter.h)
-// with seed 000's GPU entry functions, lowered through the gpu/NVVM dialects
-// to LLVM's NVPTX backend. See gpu_kernel_compiler.h.
+// with seed 000's GPU entry functions, lowered by the shared emitter
+// pipeline (emitter_pipeline.h) through the gpu/NVVM dialects to LLVM's
+// NVPTX backend. See gpu_kernel_compiler.h.
 #include "core/codegen/gpu_kernel_compiler.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <utility>
 
+#include "core/codegen/emitter_pipeline.h"
+#include "core/codegen/fusion_analysis.h"
 #include "core/codegen/kernel_emitter.h"
+#include "core/ir/str_util.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -24,21 +29,16 @@
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/LLVMCommon/LoweringOptions.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
-#include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/DialectConversion.h"
-#include "mlir/Transforms/Passes.h"
 
 namespace passlab {
 namespace {
@@ -682,74 +682,21 @@ struct GpuToNvvmPass : public mlir::PassWrapper<GpuToNvvmPass, mlir::OperationPa
   }
 };
 
-bool Disabled(const GpuCompileOptions& o, const std::string& name) {
-  return std::find(o.disabled_passes.begin(), o.disabled_passes.end(), name) != o.disabled_passes.end();
-}
-
 absl::Status RunGpuEmitterPipeline(mlir::ModuleOp module, const GpuCompileOptions& o, const std::string& kernel) {
-  for (const std::string& name : o.disabled_passes) {
-    auto it = std::find_if(GpuPassList().begin(), GpuPassList().end(),
-                           [&](const EmitterPassInfo& p) { return p.name == name; });
-    if (it == GpuPassList().end()) {
-      return absl::InvalidArgumentError(StrCat("gpu codegen: unknown emitter pass '", name, "'"));
-    }
-    if (!it->optional) {
-      return absl::InvalidArgumentError(
-          StrCat("gpu codegen: emitter pass '", name, "' is required (lowering to NVVM/LLVM needs it)"));
-    }
-  }
-  mlir::PassManager pm(module->getContext());
-  if (o.observer) pm.addInstrumentation(std::make_unique<ObserverInstrumentation>(o.observer, o.observer_wants_text, kernel));
-  if (!Disabled(o, "inline")) {
-    pm.addPass(mlir::createInlinerPass(llvm::StringMap<mlir::OpPassManager>{}, [](mlir::OpPassManager&) {}));
-  }
-  if (!Disabled(o, "canonicalize")) pm.addPass(mlir::createCanonicalizerPass());
-  if (!Disabled(o, "cse")) pm.addPass(mlir::createCSEPass());
-  if (!Disabled(o, "loop-invariant-code-motion")) pm.addPass(mlir::createLoopInvariantCodeMotionPass());
-  if (!Disabled(o, "expand-math")) pm.addPass(std::make_unique<ExpandMathPass>());
-  if (!Disabled(o, "symbol-dce")) pm.addPass(mlir::createSymbolDCEPass());
-  pm.addPass(mlir::createConvertMathToFuncs());
-  mlir::arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(mlir::arith::createArithExpandOpsPass(expand));
-  pm.addPass(mlir::createSCFToControlFlowPass());
-  // Before math-to-llvm: transcendental math ops become libdevice calls
-  // (NVPTX cannot select llvm.tanh & co. without approximation flags).
-  pm.addPass(std::make_unique<GpuToNvvmPass>());
-  mlir::ConvertMathToLLVMPassOptions math_options;
-  math_options.approximateLog1p = false;
-  pm.addPass(mlir::createConvertMathToLLVMPass(math_options));
-  pm.addPass(mlir::memref::createExpandStridedMetadataPass());
-  pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(mlir::createArithToLLVMConversionPass());
-  pm.addPass(mlir::createConvertControlFlowToLLVMPass());
-  mlir::ConvertFuncToLLVMPassOptions func_options;
-  func_options.useBarePtrCallConv = true;
-  pm.addPass(mlir::createConvertFuncToLLVMPass(func_options));
-  pm.addPass(mlir::createReconcileUnrealizedCastsPass());
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(module->getContext(), [&](mlir::Diagnostic& d) {
-    diagnostics += d.str() + "\n";
-    return mlir::success();
-  });
-  if (mlir::failed(pm.run(module))) {
-    return absl::InternalError(StrCat("gpu codegen: emitter pipeline failed for ", kernel, ": ", diagnostics));
-  }
-  return absl::OkStatus();
+  EmitterPipelineTarget target;
+  target.passes = &GpuPassList();
+  target.error_prefix = "gpu codegen";
+  target.lowered_to = "NVVM/LLVM";
+  target.before_math_to_llvm = [] { return std::make_unique<GpuToNvvmPass>(); };
+  target.bare_pointer_calls = true;
+  return RunEmitterPipeline(module, target, o.disabled_passes, o.observer, o.observer_wants_text, kernel);
 }
 
 std::unique_ptr<mlir::MLIRContext> MakeGpuContext() {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::func::FuncDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
-                  mlir::scf::SCFDialect, mlir::memref::MemRefDialect, mlir::cf::ControlFlowDialect,
-                  mlir::LLVM::LLVMDialect, mlir::gpu::GPUDialect, mlir::NVVM::NVVMDialect>();
-  mlir::func::registerInlinerExtension(registry);
-  mlir::registerBuiltinDialectTranslation(registry);
-  mlir::registerLLVMDialectTranslation(registry);
+  registry.insert<mlir::gpu::GPUDialect, mlir::NVVM::NVVMDialect>();
   mlir::registerNVVMDialectTranslation(registry);
-  auto context = std::make_unique<mlir::MLIRContext>(registry, mlir::MLIRContext::Threading::DISABLED);
-  context->loadAllAvailableDialects();
-  return context;
+  return MakeEmitterContext(std::move(registry));
 }
 
 void InitializeNvptxOnce() {
@@ -799,23 +746,7 @@ absl::StatusOr<std::string> LlvmToPtx(llvm::Module& module, const std::string& e
   for (llvm::Function& f : module) {
     if (!f.isDeclaration() && f.getName() != entry) f.setLinkage(llvm::GlobalValue::InternalLinkage);
   }
-  if (o.llvm_opt_level > 0) {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::OptimizationLevel level = o.llvm_opt_level >= 3   ? llvm::OptimizationLevel::O3
-                                    : o.llvm_opt_level == 2 ? llvm::OptimizationLevel::O2
-                                                            : llvm::OptimizationLevel::O1;
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
-    mpm.run(module, mam);
-  }
+  if (o.llvm_opt_level > 0) RunLlvmPipeline(module, tm.get(), o.llvm_opt_level);
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
   llvm::legacy::PassManager codegen;
