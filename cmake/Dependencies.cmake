@@ -9,6 +9,9 @@ find_package(benchmark REQUIRED CONFIG)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+# KissFFT (libkissfft-dev): the runtime's fft routine uses its C++ template
+# (kissfft.hh, float and double); the package's .pc names the float build.
+pkg_check_modules(KISSFFT REQUIRED IMPORTED_TARGET kissfft-float)
 find_path(DTL_INCLUDE_DIR dtl/dtl.hpp REQUIRED)
 add_library(passlab_dtl INTERFACE)
 # oneDNN 2.6 (v2 API) and OpenBLAS 0.3 (config gives variables only) for the

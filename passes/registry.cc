@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
+
 #include "passes/autotune/gemm_algorithm_picker.h"
 #include "passes/autotune/gpu_conv_algorithm_picker.h"
 #include "passes/expanders/convolution_4d_expander.h"
@@ -272,7 +274,21 @@ void AddCollectivePasses(std::vector<PassRegistryEntry>& r) {
 void AddLibraryCallPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"cublas-gemm-rewriter", "GemmRewriter", "libcall",
                "Rewrites float dots into __blas$gemm calls, folding alpha, beta*C, bias and relu into the call.",
-               false, "", Factory<GemmRewriter>()});
+               false, "", Factory<GemmRewriter>(),
+               {{"bias_mode", PassOptionType::kString, "kBias",
+                 "kBias, or kNoBias (fold no add into a gemm, so summed gemms stay independent)"},
+                {"compute_capability", PassOptionType::kString, "9.0",
+                 "the CUDA compute capability (major.minor) the calls are for: sizes the workspace"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 GemmRewriterOptions o;
+                 if (v.GetString("bias_mode") == "kNoBias") o.bias_mode = GemmRewriterOptions::BiasMode::kNoBias;
+                 int major = 0;
+                 std::string cc = v.GetString("compute_capability");
+                 if (absl::SimpleAtoi(cc.substr(0, cc.find('.')), &major)) {
+                   o.compute_capability_major = major;
+                 }
+                 return std::make_unique<GemmRewriter>(o);
+               }});
   r.push_back({"cublas-pad-for-gemms", "CublasPadForGemms", "libcall",
                "Pads bf16 dots' M, K and N to multiples of 8 with zeros and slices the product back.", false, "",
                Factory<CublasPadForGemms>()});
@@ -364,7 +380,14 @@ void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"layout-assignment", "GpuLayoutAssignment", "layout",
                "Chooses layouts (entry layouts honoured, conv/gemm constraints, propagation) and inserts the "
                "layout-changing copies they need. Only a tiled entry layout needs it (kernels read plain layouts).",
-               false, "", Factory<GpuLayoutAssignment>()});
+               false, "", Factory<GpuLayoutAssignment>(),
+               {{"xla_gpu_experimental_pack_dot_operands_along_k_dimension", PassOptionType::kBool, "false",
+                 "dot operands computed from sub-byte values get their contracting dimensions most minor"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<GpuLayoutAssignment>(GpuLayoutAssignmentOptions{
+                     .pack_dot_operands_along_k_dimension =
+                         v.GetBool("xla_gpu_experimental_pack_dot_operands_along_k_dimension")});
+               }});
   r.push_back({"cublas-gemm-broadcast-folding-rewriter", "GemmBroadcastFoldingRewriter", "libcall",
                "Folds a broadcast adding only a gemm operand's batch dimensions into the call (batch stride 0).",
                false, "", Factory<GemmBroadcastFoldingRewriter>()});
@@ -377,9 +400,36 @@ void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
                "order otherwise; marks the module scheduled.",
                false, "", Factory<LatencyHidingScheduler>()});
   r.push_back({"rematerialization", "Rematerialization", "prepare",
-               "Under a memory limit, recomputes cheap values (elementwise, broadcast, iota) next to late uses "
-               "to cut a scheduled computation's peak live bytes.",
-               false, "", Factory<Rematerialization>()});
+               "Under a memory limit, tracks a scheduled module's live bytes and recomputes (or compresses) "
+               "values next to their later uses wherever the limit is exceeded, also inside called computations.",
+               false, "", Factory<Rematerialization>(),
+               {{"memory_limit_bytes", PassOptionType::kInt, "-1", "peak bytes allowed, output included; -1: no limit"},
+                {"block_size_limit", PassOptionType::kInt, "1", "most consecutive instructions rematerialized at once"},
+                {"block_rematerialization_factor", PassOptionType::kFloat, "1",
+                 "effort on blocks larger than one, relative to single instructions"},
+                {"min_remat_size", PassOptionType::kInt, "0", "smallest buffer (bytes) considered"},
+                {"recompute", PassOptionType::kBool, "true", "strategy: recompute values"},
+                {"compress", PassOptionType::kBool, "true", "strategy: keep values in a compact layout"},
+                {"host_offload", PassOptionType::kBool, "false", "strategy: offload to host memory (not modelled)"},
+                {"remat_algorithm", PassOptionType::kString, "always_remat",
+                 "always_remat, or peak_priority (rematerialize at the highest peak first)"},
+                {"shape_size_function", PassOptionType::kString, "byte_size_of",
+                 "byte_size_of (ShapeUtil::ByteSizeOf, 8-byte pointers) or pad_minor_to_64"},
+                {"compact_shape_function", PassOptionType::kString, "identity",
+                 "identity or swap_two_minor_dims: the layout compression copies to"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<Rematerialization>(RematerializationOptions{
+                     .memory_limit_bytes = v.GetInt("memory_limit_bytes"),
+                     .block_size_limit = v.GetInt("block_size_limit"),
+                     .block_rematerialization_factor = v.GetFloat("block_rematerialization_factor"),
+                     .min_remat_size = v.GetInt("min_remat_size"),
+                     .recompute = v.GetBool("recompute"),
+                     .compress = v.GetBool("compress"),
+                     .host_offload = v.GetBool("host_offload"),
+                     .remat_algorithm = v.GetString("remat_algorithm"),
+                     .shape_size_function = v.GetString("shape_size_function"),
+                     .compact_shape_function = v.GetString("compact_shape_function")});
+               }});
   r.push_back({"sanitize-constant-names", "SanitizeConstantNames", "prepare",
                "Renames constants to legal, module-unique LLVM/PTX symbols.", false, "",
                Factory<SanitizeConstantNames>()});

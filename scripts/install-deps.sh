@@ -14,7 +14,7 @@ $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends 
   libabsl-dev libfmt-dev libcli11-dev nlohmann-json3-dev libdtl-dev libre2-dev libxxhash-dev \
   zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
-  libdnnl-dev libopenblas-dev \
+  libdnnl-dev libopenblas-dev libkissfft-dev \
   libimgui-dev libglfw3-dev libstb-dev \
   xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl-mesa0 fonts-dejavu-core \
   clang libclang-rt-14-dev \

@@ -180,15 +180,18 @@ void AddLayoutAssignmentCases(std::vector<CaseSpec>& r) {
                "CHECK-DAG: [[P0:%[^ ]+]] = f8e4m3fn[128,5120]{1,0} parameter(0)\n"
                "CHECK-DAG: [[P1:%[^ ]+]] = f8e4m3fn[5120,10240]{0,1} parameter(1)\n"
                "CHECK-DAG: ROOT {{.*}} = f32[128,10240]{1,0} dot([[P0]], [[P1]])\n"});
-  r.push_back({"LayoutAssignmentTest.AutoLayoutS4DotContractingMinorLhs", {},
+  r.push_back({"LayoutAssignmentTest.AutoLayoutS4DotContractingMinorLhs",
+               {"xla_gpu_experimental_pack_dot_operands_along_k_dimension=true"},
                "CHECK-DAG: = s4[5120,128]{0,1{{[^}]*}}} parameter(0)\n"
                "CHECK-DAG: = bf16[5120,10240]{1,0} parameter(1)\n"
                "CHECK-DAG: ROOT {{.*}} = bf16[128,10240]{1,0} dot(\n"});
-  r.push_back({"LayoutAssignmentTest.AutoLayoutS4DotContractingMinorRhs", {},
+  r.push_back({"LayoutAssignmentTest.AutoLayoutS4DotContractingMinorRhs",
+               {"xla_gpu_experimental_pack_dot_operands_along_k_dimension=true"},
                "CHECK-DAG: = bf16[5120,128]{1,0} parameter(0)\n"
                "CHECK-DAG: = s4[5120,10240]{0,1{{[^}]*}}} parameter(1)\n"
                "CHECK-DAG: ROOT {{.*}} = bf16[128,10240]{1,0} dot(\n"});
-  r.push_back({"LayoutAssignmentTest.AutoLayoutS4DotFollowingTheChain", {},
+  r.push_back({"LayoutAssignmentTest.AutoLayoutS4DotFollowingTheChain",
+               {"xla_gpu_experimental_pack_dot_operands_along_k_dimension=true"},
                "CHECK-DAG: = s4[3072,128]{0,1{{[^}]*}}} parameter(0)\n"
                "CHECK-DAG: = bf16[3072,128]{0,1} parameter(1)\n"
                "CHECK-DAG: = bf16[3072,9216]{1,0} parameter(2)\n"
@@ -215,20 +218,155 @@ void AddLayoutAssignmentCases(std::vector<CaseSpec>& r) {
                "CHECK: = f32[1,10,20]{0,2,1} reshape(\n"});
 }
 
-// xla/backends/gpu/transforms/gemm_rewriter_test.cc. The parameterized
-// fixture runs with and without cuBLASLt, so the call's target is either.
+// xla/backends/gpu/transforms/gemm_rewriter_test.cc. DotWithBias and
+// DotWithoutBias construct the pass with se::CudaComputeCapability{} (0.0:
+// the pre-Hopper workspace their directives check), DotWithoutBias with
+// BiasMode::kNoBias. The parameterized fixture runs with cuBLASLt, so XLA's
+// call is `__cublas$lt$matmul` (`__cublas$gemm` without it); passlab spells
+// the same cuBLAS gemm call `__blas$gemm` (core/libcall/library_call.h: the
+// `__cublas$` spelling marks a call from an XLA:GPU dump, whose recorded
+// algorithm the runtime ignores), so the target may be any of the three.
 void AddGemmRewriterCases(std::vector<CaseSpec>& r) {
+  r.push_back({"GemmRewriteTest.DotWithBias", {"compute_capability=0.0"}});
+  r.push_back({"GemmRewriteTest.DotWithoutBias", {"compute_capability=0.0", "bias_mode=kNoBias"}});
   for (std::string_view test : {"ParameterizedGemmRewriteTest.DoNotUpconvertOutput",
                                 "ParameterizedGemmRewriteTest.UnsupportedMixTypeGemm"}) {
     r.push_back({test, {},
                  "CHECK-DAG: ROOT {{.*}} convert(" OPERAND("G") ")\n"
                  "CHECK-DAG: [[G]] = {{.*}} get-tuple-element(" OPERAND("C") "), index=0\n"
-                 "CHECK-DAG: [[C]] = {{.*}} custom-call({{.*}}custom_call_target=\"__cublas${{(gemm|lt\\$matmul)}}\"\n"});
+                 "CHECK-DAG: [[C]] = {{.*}} custom-call({{.*}}custom_call_target=\"{{__cublas\\$gemm|__cublas\\$lt\\$matmul|__blas\\$gemm}}\"\n"});
+  }
+}
+
+// xla/backends/gpu/transforms/gemm_broadcast_folding_rewriter_test.cc: the
+// tests that run the pass alone run GemmRewriter (default options) on the
+// module first; the pass matches the gemm calls it makes.
+void AddGemmBroadcastFoldingCases(std::vector<CaseSpec>& r) {
+  for (std::string_view test : {"GemmBroadcastFoldingRewriteTest.BroadcastedStridedRewriteRhsPassChanged",
+                                "GemmBroadcastFoldingRewriteTest.BroadcastedStridedRewriteLhsPassChanged",
+                                "GemmBroadcastFoldingRewriteTest.LHSBatchDimNonZero",
+                                "GemmBroadcastFoldingRewriteTest.RHSBatchDimNonZero"}) {
+    r.push_back({test, {}, "", {"cublas-gemm-rewriter"}});
   }
 }
 #undef OPERAND
 
 }  // namespace
+
+// xla/hlo/transforms/simplifiers/hlo_rematerialization_test.cc: the
+// fixtures' RunHloRematerialization (sizes by ByteSizeOf with 8-byte
+// pointers; block_size_limit 1, block_rematerialization_factor 1,
+// min_remat_size 0 unless a test passes others) and each test's memory
+// limit. New instructions must carry ".remat" (CheckForRematInInstructionNames),
+// which the patterns use to tell a rematerialized fusion from the original.
+void AddRematerializationCases(std::vector<CaseSpec>& r) {
+  r.push_back({"RecomputeAndCompressHloRematerializationTest.",
+               {"recompute=true", "compress=true", "host_offload=false", "block_size_limit=1",
+                "block_rematerialization_factor=1", "min_remat_size=0", "remat_algorithm=always_remat",
+                "shape_size_function=byte_size_of", "compact_shape_function=identity"}});
+  // add(multiply, fusion != fus): the test's matcher wants the fusion as
+  // the root's operand itself (op::Add(op::Multiply(), AllOf(op::Fusion(),
+  // Ne(fusion)))).
+  r.push_back({"RecomputeAndCompressHloRematerializationTest.RematTupleShape",
+               {"memory_limit_bytes=11264"},
+               "CHECK-LABEL: ENTRY\n"
+               "CHECK-DAG: ROOT {{%[^ ]+}} = f32[1024]{0} add([[M:%[^ ,]+]], [[F:%[^ )]*[.]remat[^ )]*]])\n"
+               "CHECK-DAG: [[M]] = f32[1024]{0} multiply(\n"
+               "CHECK-DAG: [[F]] = {{.*}} fusion(\n"});
+  // multiply(add(multiply, gte(F)), gte(F)): one fusion F != fus for both.
+  r.push_back({"RecomputeAndCompressHloRematerializationTest.RematTupleShapeDoubleUse",
+               {"memory_limit_bytes=11264"},
+               "CHECK-LABEL: ENTRY\n"
+               "CHECK-DAG: ROOT {{%[^ ]+}} = f32[1024]{0} multiply([[A:%[^ ,]+]], [[G0:%[^ )]+]])\n"
+               "CHECK-DAG: [[A]] = f32[1024]{0} add([[M:%[^ ,]+]], [[G1:%[^ )]+]])\n"
+               "CHECK-DAG: [[M]] = f32[1024]{0} multiply(\n"
+               "CHECK-DAG: [[G1]] = f32[1024]{0} get-tuple-element([[F:%[^ )]*[.]remat[^ )]*]])\n"
+               "CHECK-DAG: [[G0]] = f32[1024]{0} get-tuple-element([[F]])\n"
+               "CHECK-DAG: [[F]] = (f32[1024]{0}, f32[1024]{0}) fusion(\n"});
+  // add(fusion != tuple, != fus; add).
+  r.push_back({"RecomputeAndCompressHloRematerializationTest.RematThroughTuple",
+               {"memory_limit_bytes=11264"},
+               "CHECK-LABEL: ENTRY\n"
+               "CHECK-DAG: ROOT {{%[^ ]+}} = f32[1024]{0} add([[F:%[^ ,]*[.]remat[^ ,]*]], [[A:%[^ )]+]])\n"
+               "CHECK-DAG: [[F]] = {{.*}} fusion(\n"
+               "CHECK-DAG: [[A]] = f32[1024]{0} add(\n"});
+  // The root stays; ag.remat takes the next channel id.
+  r.push_back({"RecomputeAndCompressHloRematerializationTest.AllGatherChannelId",
+               {"memory_limit_bytes=14336"},
+               "CHECK-DAG: %ag = f32[1024,1]{1,0} all-gather({{.*}}channel_id=1\n"
+               "CHECK-DAG: %ag.remat = f32[1024,1]{1,0} all-gather({{.*}}channel_id=2\n"
+               "CHECK-DAG: ROOT %slice.1 = f32[1]{0} slice(\n"});
+  // tuple(reduce, fusion(fusion != fus)).
+  r.push_back({"RecomputeAndCompressHloRematerializationTest.RematTupleArgFusion",
+               {"memory_limit_bytes=11264"},
+               "CHECK-LABEL: ENTRY\n"
+               "CHECK-DAG: ROOT {{%[^ ]+}} = {{.*}} tuple([[R:%[^ ,]+]], [[F1:%[^ )]+]])\n"
+               "CHECK-DAG: [[R]] = f32[] reduce(\n"
+               "CHECK-DAG: [[F1]] = f32[1024]{0} fusion([[F0:%[^ )]*[.]remat[^ )]*]])\n"
+               "CHECK-DAG: [[F0]] = (f32[1024]{0}, f32[1024]{0}) fusion(\n"});
+  // As RematTupleShapeDoubleUse; the clone's fused custom-call keeps its
+  // (scheduled) called computation.
+  r.push_back({"RecomputeAndCompressHloRematerializationTest.RematFusionUpdateSchedule",
+               {"memory_limit_bytes=11264"},
+               "CHECK-LABEL: ENTRY\n"
+               "CHECK-DAG: ROOT {{%[^ ]+}} = f32[1024]{0} multiply([[A:%[^ ,]+]], [[G0:%[^ )]+]])\n"
+               "CHECK-DAG: [[A]] = f32[1024]{0} add([[M:%[^ ,]+]], [[G1:%[^ )]+]])\n"
+               "CHECK-DAG: [[M]] = f32[1024]{0} multiply(\n"
+               "CHECK-DAG: [[G1]] = f32[1024]{0} get-tuple-element([[F:%[^ )]*[.]remat[^ )]*]])\n"
+               "CHECK-DAG: [[G0]] = f32[1024]{0} get-tuple-element([[F]])\n"
+               "CHECK-DAG: [[F]] = (f32[1024]{0}, f32[1024]{0}) fusion(\n"});
+  // Only changed is checked.
+  r.push_back({"RecomputeAndCompressHloRematerializationTest.PeakFirstRematerializesSmallValuesAndSubComputations",
+               {"memory_limit_bytes=0", "remat_algorithm=peak_priority"}});
+  // The callback pairs each original with its remats: these groups.
+  r.push_back({"RecomputeAndCompressHloRematerializationTest.RematCallbackIsCalled",
+               {"memory_limit_bytes=14336"},
+               "CHECK-DAG: %constant_x.remat{{[.0-9]*}} = \n"
+               "CHECK-DAG: %constant_source_8_user.remat{{[.0-9]*}} = \n"
+               "CHECK-DAG: %res_param_add.remat{{[.0-9]*}} = \n"
+               "CHECK-DAG: %res_param_add.remat{{[.0-9]*}} = \n"
+               "CHECK-DAG: %p1_bcast.remat{{[.0-9]*}} = \n"
+               "CHECK-DAG: %p0_bcast.remat{{[.0-9]*}} = \n"});
+  // f4653.remat after f4651.remat, bitcast.remat.2 right after it reading it
+  // (the presence of tan_f4653, op_1.remat, op_6.remat is not transcribed).
+  r.push_back({"RecomputeAndCompressHloRematerializationTest.PeakPriorityRematIgnoresDeadInstructionsInPlaceBefore",
+               {"memory_limit_bytes=25600", "remat_algorithm=peak_priority", "block_size_limit=32"},
+               "CHECK: %f4651.remat = \n"
+               "CHECK: %f4653.remat = \n"
+               "CHECK-NEXT: %bitcast.remat.2 = {{.*}} bitcast(%f4653.remat)\n"});
+
+  // CompressingRematerializationTest: compress only, ShapeSizePadMinorTo64,
+  // ChooseCompactLayoutForShape.
+  r.push_back({"CompressingRematerializationTest.",
+               {"recompute=false", "compress=true", "host_offload=false", "block_size_limit=1",
+                "block_rematerialization_factor=1", "min_remat_size=0", "remat_algorithm=always_remat",
+                "shape_size_function=pad_minor_to_64", "compact_shape_function=swap_two_minor_dims"}});
+  r.push_back({"CompressingRematerializationTest.OnlyRematBigBuffer",
+               {"memory_limit_bytes=30720", "min_remat_size=10240"},
+               "CHECK-DAG: %reduce.1 = f32[] reduce([[U:%[^ ,]+]], %constant)\n"
+               "CHECK-DAG: [[U]] = {{.*}} copy([[C:%[^ )]+]])\n"
+               "CHECK-DAG: [[C]] = {{.*}} copy(%broadcast.0)\n"
+               "CHECK-DAG: %reduce.2 = f32[] reduce(%broadcast.1, %constant)\n"});
+  r.push_back({"CompressingRematerializationTest.SingleRemat",
+               {"memory_limit_bytes=30720"},
+               "CHECK-DAG: %reduce.1 = f32[] reduce([[U:%[^ ,]+]], %constant)\n"
+               "CHECK-DAG: [[U]] = {{.*}} copy([[C:%[^ )]+]])\n"
+               "CHECK-DAG: [[C]] = {{.*}} copy(%broadcast.0)\n"});
+
+  // OffloadingRematerializationTest: host offload only (to memory space 5;
+  // the test's bandwidths and flop rates are not options: offload is not
+  // modelled). res_4 goes to the host and back before res_9; res_3, read
+  // through a bitcast, stays.
+  r.push_back({"OffloadingRematerializationTest.",
+               {"recompute=false", "compress=false", "host_offload=true", "block_size_limit=1",
+                "block_rematerialization_factor=1", "min_remat_size=0", "shape_size_function=byte_size_of"}});
+  r.push_back({"OffloadingRematerializationTest.SkipOffloadWhenBitcastIsInvolved",
+               {"memory_limit_bytes=10240"},
+               "CHECK-DAG: %res_9 = f32[1024]{0} add(%res_8, [[D:%[^ )]+]])\n"
+               "CHECK-DAG: [[D]] = {{.*}} copy-done(\n"
+               "CHECK-DAG: ROOT %res_11 = f32[1024]{0} tanh(%res_10)\n"
+               "CHECK-DAG: %res_10 = f32[1024]{0} add(%res_9, %bitcast)\n"});
+}
 
 std::vector<CaseSpec> LayoutAndFusionCases() {
   std::vector<CaseSpec> r;
@@ -236,6 +374,8 @@ std::vector<CaseSpec> LayoutAndFusionCases() {
   AddTransposeFoldingCases(r);
   AddLayoutAssignmentCases(r);
   AddGemmRewriterCases(r);
+  AddGemmBroadcastFoldingCases(r);
+  AddRematerializationCases(r);
   return r;
 }
 

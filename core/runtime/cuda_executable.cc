@@ -15,6 +15,7 @@
 #include "core/runtime/cuda_driver.h"
 #include "core/runtime/cuda_library_call.h"
 #include "core/runtime/host_buffer.h"
+#include "core/runtime/host_routine.h"
 #include "core/runtime/instruction_evaluator.h"
 #include "core/runtime/library_call_runner.h"
 
@@ -800,6 +801,16 @@ absl::Status DeviceProgram::AddHostThunk(const HloInstruction& inst, CudaExecuta
         inst, [runner](absl::Span<void* const> b) { return runner->Run(b); }, what));
     return absl::OkStatus();
   }
+  if (IsHostRoutineOpcode(inst.opcode())) {
+    absl::StatusOr<std::unique_ptr<HostRoutine>> r = CreateHostRoutine(inst);
+    if (!r.ok()) return r.status();
+    std::shared_ptr<HostRoutine> routine(std::move(*r));
+    thunks_.push_back(std::make_unique<HostThunk>(
+        inst, [routine](absl::Span<void* const> b) { return routine->Run(b); },
+        StrCat(HloOpcodeString(inst.opcode()), " (", why, ")")));
+    return absl::OkStatus();
+  }
+  // Anything else the host can run only through the reference evaluator.
   absl::StatusOr<std::unique_ptr<InstructionEvaluator>> ev = InstructionEvaluator::Create(inst);
   if (!ev.ok()) return ev.status();
   std::shared_ptr<InstructionEvaluator> evaluator(std::move(*ev));

@@ -1,7 +1,9 @@
 // Runs one HLO instruction on host buffers through the reference evaluator
-// (core/eval): the reference algorithm of library calls, and the runtime
-// routines XLA:CPU also runs as calls rather than emitted kernels (sort, fft,
-// cholesky, triangular-solve, topk, rng-bit-generator). Buffers follow
+// (core/eval): the "reference" algorithm of library calls (gemm, conv,
+// solver) and the CUDA runtime's host fallback for ops other than the host
+// routines. The CPU executable's thunks never use it: sort, fft, cholesky,
+// triangular-solve, topk and rng-bit-generator are host_routine.h's, and an
+// op without an emitter or a routine is an error. Buffers follow
 // core/codegen/compiled_kernel.h; values cross between buffers (layouts) and
 // literals (row-major) on every run.
 #ifndef PASSLAB_CORE_RUNTIME_INSTRUCTION_EVALUATOR_H_

@@ -6,6 +6,7 @@
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 #include "core/runtime/host_buffer.h"
+#include "core/runtime/host_routine.h"
 
 namespace passlab {
 namespace {
@@ -139,16 +140,20 @@ class CopyThunk : public Thunk {
   }
 };
 
+// sort, topk, fft, cholesky, triangular-solve, rng-bit-generator and
+// rng-get-and-update-state: the runtime's host routines (host_routine.h),
+// as XLA:CPU runs them as calls.
 class RoutineThunk : public Thunk {
  public:
-  RoutineThunk(const HloInstruction& inst, std::unique_ptr<InstructionEvaluator> ev)
-      : Thunk(inst), evaluator_(std::move(ev)) {}
+  RoutineThunk(const HloInstruction& inst, std::unique_ptr<HostRoutine> routine)
+      : Thunk(inst), routine_(std::move(routine)) {}
   KernelKind kind() const override { return KernelKind::kRuntimeRoutine; }
   std::string detail() const override { return std::string(HloOpcodeString(instruction_.opcode())); }
-  absl::Status Run(const Program& p, Frame& f, RunContext&) override { return evaluator_->Run(KernelBuffers(p, f)); }
+  absl::Status Run(const Program& p, Frame& f, RunContext&) override { return routine_->Run(KernelBuffers(p, f)); }
+  int64_t flops() const override { return routine_->flops(); }
 
  private:
-  std::unique_ptr<InstructionEvaluator> evaluator_;
+  std::unique_ptr<HostRoutine> routine_;
 };
 
 // The parameter leaves a nested program gets: the leaves of `operands`.
@@ -246,11 +251,6 @@ bool IsAlias(HloOpcode op) {
   return op == HloOpcode::kParameter || op == HloOpcode::kConstant || op == HloOpcode::kTuple ||
          op == HloOpcode::kGetTupleElement || op == HloOpcode::kBitcast || op == HloOpcode::kOptimizationBarrier ||
          op == HloOpcode::kDomain || op == HloOpcode::kAddDependency || op == HloOpcode::kAfterAll;
-}
-
-bool IsRuntimeRoutine(HloOpcode op) {
-  return op == HloOpcode::kSort || op == HloOpcode::kFft || op == HloOpcode::kCholesky ||
-         op == HloOpcode::kTriangularSolve || op == HloOpcode::kTopK || op == HloOpcode::kRngBitGenerator;
 }
 
 constexpr int64_t kMaxWhileIterations = int64_t{1} << 24;
@@ -372,11 +372,15 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
     thunks_.push_back(std::make_unique<CopyThunk>(inst));
     return absl::OkStatus();
   }
-  if (IsRuntimeRoutine(op) || op == HloOpcode::kCustomCall) {
-    absl::StatusOr<std::unique_ptr<InstructionEvaluator>> ev = InstructionEvaluator::Create(inst);
-    if (!ev.ok()) return ev.status();
-    thunks_.push_back(std::make_unique<RoutineThunk>(inst, std::move(*ev)));
+  if (IsHostRoutineOpcode(op)) {
+    absl::StatusOr<std::unique_ptr<HostRoutine>> r = CreateHostRoutine(inst);
+    if (!r.ok()) return r.status();
+    thunks_.push_back(std::make_unique<RoutineThunk>(inst, std::move(*r)));
     return absl::OkStatus();
+  }
+  if (op == HloOpcode::kCustomCall) {
+    return absl::UnimplementedError(StrCat(inst.name(), " (custom-call): the CPU runtime has no implementation of \"",
+                                           inst.custom_call_target(), "\""));
   }
   if (op == HloOpcode::kWhile) {
     absl::StatusOr<std::unique_ptr<Program>> cond = Build(*inst.while_condition(), {}, kernels);
@@ -419,14 +423,10 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
   }
   absl::StatusOr<std::unique_ptr<CompiledKernel>> k = kernels(inst);
   if (!k.ok() && absl::IsUnimplemented(k.status()) && op != HloOpcode::kFusion) {
-    // An unfused op the code generator has no emitter for yet still runs:
-    // as a reference routine (kind "routine" in the kernel table, so the gap
-    // is visible in every profile).
-    absl::StatusOr<std::unique_ptr<InstructionEvaluator>> ev = InstructionEvaluator::Create(inst);
-    if (ev.ok()) {
-      thunks_.push_back(std::make_unique<RoutineThunk>(inst, std::move(*ev)));
-      return absl::OkStatus();
-    }
+    // An unfused op the code generator has no emitter for: the executable
+    // is not built (no silent fallback to another implementation).
+    return absl::UnimplementedError(StrCat(inst.name(), " (", HloOpcodeString(op),
+                                           "): no emitter and no runtime routine: ", k.status().message()));
   }
   if (!k.ok()) return k.status();
   thunks_.push_back(std::make_unique<KernelThunk>(inst, std::move(*k)));

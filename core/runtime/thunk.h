@@ -6,9 +6,10 @@
 //
 // Kinds (XLA:CPU's): kernel (a CompiledKernel from the code generator),
 // library call (OpenBLAS/oneDNN), copy (layout-changing copy), runtime
-// routine (sort, fft, cholesky, triangular-solve, topk, rng-bit-generator
-// and non-library custom calls, run through the evaluator's semantics), and
-// control flow (while, conditional, call) around nested Programs.
+// routine (sort, fft, cholesky, triangular-solve, topk, rng-bit-generator,
+// rng-get-and-update-state: the runtime's own host routines,
+// host_routine.h), and control flow
+// (while, conditional, call) around nested Programs.
 #ifndef PASSLAB_CORE_RUNTIME_THUNK_H_
 #define PASSLAB_CORE_RUNTIME_THUNK_H_
 
@@ -22,7 +23,7 @@
 #include "absl/status/status.h"
 #include "core/codegen/compiled_kernel.h"
 #include "core/runtime/buffer_assignment.h"
-#include "core/runtime/instruction_evaluator.h"
+#include "core/runtime/host_routine.h"
 #include "core/runtime/kernel_record.h"
 #include "core/runtime/library_call_runner.h"
 

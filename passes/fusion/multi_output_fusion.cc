@@ -422,11 +422,34 @@ int64_t OperandIndex(const HloInstruction& user, const HloInstruction* operand) 
   return -1;
 }
 
+// A copy that moves elements to another layout: the physical transpose
+// that layout assignment leaves when it makes a transpose a bitcast. XLA
+// runs layout normalization first, which turns such copies into
+// transposes; passlab does not, so they count as transposes here.
+bool IsLayoutChangingCopy(const HloInstruction& h) {
+  if (h.opcode() != HloOpcode::kCopy || !h.shape().IsArray()) return false;
+  const Shape& in = h.operand(0)->shape();
+  const Shape& out = h.shape();
+  if (!in.has_layout() || !out.has_layout()) return false;
+  // The order of the dims that are not 1, minor to major.
+  auto order = [](const Shape& s) {
+    std::vector<int64_t> o;
+    for (int64_t d : s.layout().minor_to_major()) {
+      if (s.dimensions(d) != 1) o.push_back(d);
+    }
+    return o;
+  };
+  return order(in) != order(out);
+}
+
 // XLA's FusionHeroesAreCompatible: an empty string when the heroes may
 // share a kernel, else why not.
 std::string HeroesIncompatibility(const HloInstruction* hero1, const HloInstruction* hero2) {
   bool reduce1 = IsUnnestedReduction(*hero1), reduce2 = IsUnnestedReduction(*hero2);
   bool tiled1 = IsTiledTranspose(*hero1), tiled2 = IsTiledTranspose(*hero2);
+  if ((reduce1 && IsLayoutChangingCopy(*hero2)) || (IsLayoutChangingCopy(*hero1) && reduce2)) {
+    return "a transpose (a layout-changing copy) and a reduction";
+  }
   bool nested1 = hero1->opcode() == HloOpcode::kTranspose && !tiled1;
   bool nested2 = hero2->opcode() == HloOpcode::kTranspose && !tiled2;
   if (reduce1 && reduce2) {
@@ -889,10 +912,16 @@ class MultiOutputFuser {
   }
 
   // No other operand of `consumer` depends on `producer` (fusing would
-  // make a cycle).
+  // make a cycle). Nor does a control predecessor: the fusion inherits it,
+  // and one that reads the producer's value would then wait on the fusion
+  // that computes it (XLA's OperandReachableFromProducer checks operands
+  // only; the corpus's copy_insertion_test module with a control
+  // predecessor showed the cycle).
   bool OperandReachableFromProducer(const HloInstruction* producer, const HloInstruction* consumer) {
-    for (const HloInstruction* operand : consumer->operands()) {
-      if (operand != producer && reachability_.Reaches(producer, operand)) return true;
+    for (const auto* predecessors : {&consumer->operands(), &consumer->control_predecessors()}) {
+      for (const HloInstruction* p : *predecessors) {
+        if (p != producer && reachability_.Reaches(producer, p)) return true;
+      }
     }
     return false;
   }

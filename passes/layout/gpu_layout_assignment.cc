@@ -6,10 +6,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
+#include "passes/layout/bitcast_layouts.h"
 
 namespace passlab {
 namespace {
@@ -68,6 +70,33 @@ Layout WithOrder(const Layout& base, const Layout& order) {
 
 bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+// ---------------------------------------------------------------- reduces
+
+// XLA:GPU propagates a row-reduction layout to a reduce's input only when
+// the reduced dimensions hold at least 32 elements: below that the row
+// reduction's gain does not pay for the layout change
+// (GpuLayoutAssignment::PropagateReductionLayoutToOperand).
+constexpr int64_t kMinRowReductionSize = 32;
+
+// The input layout that makes a single-output reduce laid out as
+// `output_layout` a row reduction: the reduced dimensions most minor (the
+// last one most minor), the kept ones in the output's order above them.
+std::optional<Layout> RowReductionOperandLayout(const HloInstruction& reduce, const Layout& output_layout) {
+  if (reduce.shape().IsTuple() || reduce.operand_count() != 2) return std::nullopt;
+  const Shape& input = reduce.operand(0)->shape();
+  const std::vector<int64_t>& reduced = reduce.dimensions();
+  int64_t reduction_size = 1;
+  for (int64_t d : reduced) reduction_size *= input.dimensions(d);
+  if (reduction_size < kMinRowReductionSize) return std::nullopt;
+  std::vector<int64_t> m2m(reduced.rbegin(), reduced.rend());
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < input.rank(); ++d) {
+    if (!Contains(reduced, d)) kept.push_back(d);
+  }
+  for (int64_t output_dim : output_layout.minor_to_major()) m2m.push_back(kept[output_dim]);
+  return Layout(std::move(m2m));
+}
+
 // ---------------------------------------------------------------- dots
 
 // A dot operand's physical order the gemm reads directly: the batch
@@ -93,18 +122,65 @@ std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
   return out;
 }
 
+// Whether a value is packed (of a sub-byte type other than pred), or comes
+// from one through a chain of single-operand ops and elementwise binary ops
+// (XLA:GPU's IsPackedInstruction).
+bool IsPacked(const HloInstruction* inst, absl::flat_hash_set<const HloInstruction*>& visited) {
+  while (visited.insert(inst).second) {
+    const Shape& shape = inst->shape();
+    if (shape.IsArray() && shape.element_type() != PrimitiveType::kPred &&
+        PrimitiveBitWidth(shape.element_type()) < 8) {
+      return true;
+    }
+    if (inst->operand_count() != 1) {
+      if (!inst->IsElementwise() || inst->operand_count() != 2) return false;
+      return IsPacked(inst->operand(0), visited) || IsPacked(inst->operand(1), visited);
+    }
+    inst = inst->operand(0);
+  }
+  return false;
+}
+
+bool IsPacked(const HloInstruction* inst) {
+  absl::flat_hash_set<const HloInstruction*> visited;
+  return IsPacked(inst, visited);
+}
+
+bool IsF8ForGemm(PrimitiveType t) { return t == PrimitiveType::kF8E4M3FN || t == PrimitiveType::kF8E5M2FNUZ; }
+
+// Whether the gemm reads operand `i` only with its contracting dimensions
+// most minor: s8 x s8 -> s32 and fp8 gemms (both operands), and packed
+// sub-byte operands when the option packs them along k (XLA:GPU's
+// AddDotBackendConstraints).
+bool NeedsMinorContracting(const HloInstruction& dot, int64_t i, bool pack_along_k) {
+  const PrimitiveType lhs = dot.operand(0)->shape().element_type();
+  const PrimitiveType rhs = dot.operand(1)->shape().element_type();
+  const bool s8_to_s32 = dot.shape().element_type() == PrimitiveType::kS32 && lhs == PrimitiveType::kS8 &&
+                         rhs == PrimitiveType::kS8;
+  if (s8_to_s32 || (IsF8ForGemm(lhs) && IsF8ForGemm(rhs))) return true;
+  return pack_along_k && IsPacked(dot.operand(i));
+}
+
 // The layout a dot needs for operand `i` currently laid out as `current`:
 // kept when the gemm reads it directly, else batch-major row-major (lhs
-// [batch, m, k], rhs [batch, k, n]).
-Layout DotOperandLayout(const HloInstruction& dot, int64_t i, const Layout& current) {
+// [batch, m, k], rhs [batch, k, n]). Where the gemm needs the contracting
+// dimensions most minor, [batch, free, k] unless `current` already has them
+// there.
+Layout DotOperandLayout(const HloInstruction& dot, int64_t i, const Layout& current, bool pack_along_k) {
   const DotDimensionNumbers& d = dot.attrs().dot_dnums;
   const std::vector<int64_t>& batch = i == 0 ? d.lhs_batch_dimensions : d.rhs_batch_dimensions;
   const std::vector<int64_t>& contracting = i == 0 ? d.lhs_contracting_dimensions : d.rhs_contracting_dimensions;
   std::vector<int64_t> free = FreeDims(dot.operand(i)->shape().rank(), batch, contracting);
-  if (GemmReadsDirectly(current, batch, free, contracting)) return current;
+  const bool minor_contracting = NeedsMinorContracting(dot, i, pack_along_k);
+  const std::vector<int64_t>& m2m = current.minor_to_major();
+  const bool contracting_minor = std::all_of(m2m.begin(), m2m.begin() + std::min(m2m.size(), contracting.size()),
+                                             [&](int64_t dim) { return Contains(contracting, dim); });
+  if (GemmReadsDirectly(current, batch, free, contracting) && (!minor_contracting || contracting_minor)) {
+    return current;
+  }
   std::vector<int64_t> order = batch;
-  const std::vector<int64_t>& first = i == 0 ? free : contracting;
-  const std::vector<int64_t>& second = i == 0 ? contracting : free;
+  const std::vector<int64_t>& first = i == 0 || minor_contracting ? free : contracting;
+  const std::vector<int64_t>& second = i == 0 || minor_contracting ? contracting : free;
   order.insert(order.end(), first.begin(), first.end());
   order.insert(order.end(), second.begin(), second.end());
   return FromMajorToMinor(order);
@@ -193,9 +269,15 @@ std::optional<ConvRoles> ConvCallRoles(const HloInstruction& inst) {
 
 class ComputationLayouts {
  public:
+  // `auto_parameters`: the parameters whose layout the pass chooses (an
+  // entry parameter written without a layout is XLA's AUTO layout).
   ComputationLayouts(HloComputation& computation, const GpuLayoutAssignmentOptions& options,
-                     std::optional<Shape> result_layout)
-      : computation_(computation), options_(options), result_layout_(std::move(result_layout)) {}
+                     std::optional<Shape> result_layout,
+                     absl::flat_hash_set<const HloInstruction*> auto_parameters)
+      : computation_(computation),
+        options_(options),
+        result_layout_(std::move(result_layout)),
+        auto_parameters_(std::move(auto_parameters)) {}
 
   absl::StatusOr<bool> Run() {
     std::vector<HloInstruction*> order = computation_.MakeInstructionPostOrder();
@@ -208,6 +290,7 @@ class ComputationLayouts {
     bool changed = ApplyLayouts(order);
     for (HloInstruction* inst : order) changed |= InsertOperandCopies(inst);
     changed |= CopyRootIfNeeded();
+    changed |= FillMissingLayouts();
     return changed;
   }
 
@@ -226,19 +309,36 @@ class ComputationLayouts {
   void DecideForward(HloInstruction* inst) {
     if (!Assignable(inst->shape())) return;
     HloOpcode op = inst->opcode();
-    if (op == HloOpcode::kDot) {
-      chosen_[inst] = WithOrder(LayoutOf(inst->shape()), Layout::Default(inst->shape().rank()));
+    const Layout current = LayoutOf(inst->shape());
+    if (op == HloOpcode::kParameter && auto_parameters_.contains(inst)) return;  // decided by its users
+    if (op == HloOpcode::kDot || op == HloOpcode::kFft) {
+      // cuFFT reads and writes dim-0-major arrays.
+      chosen_[inst] = WithOrder(current, Layout::Default(inst->shape().rank()));
+      return;
+    }
+    if (op == HloOpcode::kRaggedAllToAll) {
+      // The ragged dimension (0) most major.
+      chosen_[inst] = MoveDimToMajor(Untiled(current), 0);
+      return;
+    }
+    if (op == HloOpcode::kTranspose || op == HloOpcode::kReshape) {
+      std::optional<Layout> in = Decided(inst->operand(0));
+      if (!in.has_value()) return;  // decided by its users
+      chosen_[inst] = BitcastResultLayout(*inst, *in);
       return;
     }
     if (op == HloOpcode::kGetTupleElement && inst->tuple_index() == 0) {
       auto it = conv_roles_.find(inst->operand(0));
       if (it != conv_roles_.end() && ConvResultMovable(inst->operand(0))) {
-        chosen_[inst] = WithOrder(LayoutOf(inst->shape()),
-                                  ConvRoleLayout(it->second.dnums, it->second.result, options_.conv_layout));
+        chosen_[inst] = WithOrder(current, ConvRoleLayout(it->second.dnums, it->second.result, options_.conv_layout));
         return;
       }
     }
     if (IsPropagatingElementwise(*inst)) {
+      if (std::optional<Layout> l = RowReductionLayoutForAllUsers(inst); l.has_value()) {
+        chosen_[inst] = WithOrder(current, *l);
+        return;
+      }
       for (const HloInstruction* operand : inst->operands()) {
         if (operand->shape().IsArray() && operand->shape().rank() == inst->shape().rank()) {
           std::optional<Layout> l = Decided(operand);
@@ -251,7 +351,40 @@ class ComputationLayouts {
       return;  // decided by its users
     }
     if (IsLayoutFreeProducer(op)) return;
-    chosen_[inst] = LayoutOf(inst->shape());
+    chosen_[inst] = current;
+  }
+
+  // A transpose or reshape of an operand laid out as `in`: a transpose, and
+  // a reshape whose layout would move elements, become bitcasts (a reshape
+  // keeps its size-1 dimensions where they were: XLA:GPU's
+  // ChooseOutputLayoutFromOperandLayout).
+  Layout BitcastResultLayout(const HloInstruction& inst, const Layout& in) const {
+    const Layout current = LayoutOf(inst.shape());
+    if (inst.opcode() == HloOpcode::kTranspose) {
+      return IsTiled(in) || IsTiled(current) ? current : WithOrder(current, TransposeOutputLayout(inst, in));
+    }
+    const std::vector<int64_t>& in_dims = inst.operand(0)->shape().dimensions();
+    if (IsTiled(in) || IsTiled(current) || ReshapeIsBitcast(in_dims, in, inst.shape().dimensions(), current)) {
+      return current;
+    }
+    std::optional<Layout> aligned = ReshapeBitcastLayout(in_dims, in, inst.shape().dimensions(), current);
+    return aligned.has_value() ? WithOrder(current, *aligned) : current;
+  }
+
+  // The row-reduction input layout every user of `inst` (reduces reading
+  // it as their input) wants, when they agree.
+  std::optional<Layout> RowReductionLayoutForAllUsers(const HloInstruction* inst) const {
+    std::optional<Layout> out;
+    if (inst->users().empty()) return std::nullopt;
+    for (const HloInstruction* user : inst->users()) {
+      if (user->opcode() != HloOpcode::kReduce || user->operand(0) != inst || user->operand(1) == inst) {
+        return std::nullopt;
+      }
+      std::optional<Layout> l = RowReductionOperandLayout(*user, Final(user));
+      if (!l.has_value() || (out.has_value() && *out != *l)) return std::nullopt;
+      out = l;
+    }
+    return out;
   }
 
   void DecideBackward(HloInstruction* inst) {
@@ -259,13 +392,38 @@ class ComputationLayouts {
     for (const HloInstruction* user : inst->users()) {
       for (int64_t i = 0; i < user->operand_count(); ++i) {
         if (user->operand(i) != inst) continue;
-        if (std::optional<Layout> need = Requirement(*user, i); need.has_value()) {
-          chosen_[inst] = Untiled(*need);
+        if (std::optional<Layout> want = Preference(*user, i); want.has_value()) {
+          chosen_[inst] = Untiled(*want);
           return;
         }
       }
     }
     chosen_[inst] = Untiled(LayoutOf(inst->shape()));
+  }
+
+  // The layout `user` would like operand `i` to have when the operand's
+  // layout is still free: what it needs, else the layout that makes a
+  // transpose or reshape a bitcast, or a reduce a row reduction.
+  std::optional<Layout> Preference(const HloInstruction& user, int64_t i) const {
+    if (std::optional<Layout> need = Requirement(user, i); need.has_value()) return need;
+    const HloInstruction* operand = user.operand(i);
+    std::optional<Layout> out = Decided(&user);
+    if (!Assignable(operand->shape()) || !out.has_value() || IsTiled(*out)) return std::nullopt;
+    switch (user.opcode()) {
+      case HloOpcode::kTranspose:
+        return WithOrder(LayoutOf(operand->shape()), TransposeOperandLayout(user, *out));
+      case HloOpcode::kReshape: {
+        std::optional<Layout> l = ReshapeBitcastLayout(user.shape().dimensions(), *out,
+                                                       operand->shape().dimensions(), LayoutOf(operand->shape()));
+        if (!l.has_value()) return std::nullopt;
+        return WithOrder(LayoutOf(operand->shape()), *l);
+      }
+      case HloOpcode::kReduce:
+        if (i != 0) return std::nullopt;
+        return RowReductionOperandLayout(user, *out);
+      default:
+        return std::nullopt;
+    }
   }
 
   // A convolution call's result layout may change when only
@@ -285,12 +443,37 @@ class ComputationLayouts {
     if (!Assignable(operand->shape())) return std::nullopt;
     if (IsPropagatingElementwise(user) && operand->shape().rank() == user.shape().rank()) return Decided(&user);
     if (user.opcode() == HloOpcode::kDot && i < 2) {
-      return WithOrder(Final(operand), DotOperandLayout(user, i, Final(operand)));
+      return WithOrder(Final(operand),
+                       DotOperandLayout(user, i, Final(operand), options_.pack_dot_operands_along_k_dimension));
     }
     if (auto it = conv_roles_.find(&user); it != conv_roles_.end()) {
       ConvRole role = it->second.operands[i];
       if (role == ConvRole::kNone) return std::nullopt;
       return WithOrder(Final(operand), ConvRoleLayout(it->second.dnums, role, options_.conv_layout));
+    }
+    switch (user.opcode()) {
+      case HloOpcode::kFft:
+        return WithOrder(Final(operand), Layout::Default(operand->shape().rank()));
+      case HloOpcode::kRaggedAllToAll:
+        // The input and the (aliased) output buffer share the result's
+        // layout.
+        if (i < 2) return Decided(&user);
+        break;
+      case HloOpcode::kReduce:
+        // A variadic reduce reads all its inputs in one layout (XLA's
+        // OperandLayoutAlwaysPropagateToSiblings): the first input's.
+        if (i > 0 && i < user.operand_count() / 2) return Untiled(Final(user.operand(0)));
+        break;
+      case HloOpcode::kCustomCall: {
+        // A custom call's declared operand layouts are mandatory.
+        const std::optional<std::vector<Shape>>& declared = user.attrs().operand_layout_constraints;
+        if (declared.has_value() && i < static_cast<int64_t>(declared->size()) && (*declared)[i].IsArray()) {
+          return LayoutOf((*declared)[i]);
+        }
+        break;
+      }
+      default:
+        break;
     }
     if (ReadsAnyLayout(user.opcode()) || IsPropagatingElementwise(user)) return std::nullopt;
     // A tuple declares its elements' layouts.
@@ -352,6 +535,26 @@ class ComputationLayouts {
     return changed;
   }
 
+  // Every array written without a layout gets the default one (XLA's
+  // layout assignment leaves no shape without a layout).
+  bool FillMissingLayouts() {
+    bool changed = false;
+    for (HloInstruction* inst : computation_.instructions()) {
+      changed |= FillMissingLayouts(*inst->mutable_shape());
+    }
+    return changed;
+  }
+  static bool FillMissingLayouts(Shape& shape) {
+    if (shape.IsTuple()) {
+      bool changed = false;
+      for (Shape& element : shape.mutable_tuple_shapes()) changed |= FillMissingLayouts(element);
+      return changed;
+    }
+    if (!shape.IsArray() || shape.has_layout()) return false;
+    shape.set_layout(Layout::Default(shape.rank()));
+    return shape.rank() > 0;  // a scalar's only layout prints as none
+  }
+
   bool CopyRootIfNeeded() {
     HloInstruction* root = computation_.root_instruction();
     if (!Assignable(root->shape())) return false;
@@ -365,6 +568,7 @@ class ComputationLayouts {
   HloComputation& computation_;
   const GpuLayoutAssignmentOptions& options_;
   std::optional<Shape> result_layout_;
+  absl::flat_hash_set<const HloInstruction*> auto_parameters_;
   absl::flat_hash_map<const HloInstruction*, Layout> original_;
   absl::flat_hash_map<const HloInstruction*, Layout> chosen_;
   absl::flat_hash_map<const HloInstruction*, ConvRoles> conv_roles_;
@@ -413,9 +617,48 @@ absl::StatusOr<bool> HonourEntryLayout(HloModule& module) {
   return changed;
 }
 
+// The entry parameters written without a layout (in the module's
+// entry_computation_layout when it has one, else on the parameter): XLA's
+// AUTO layout, which the pass chooses from the parameter's users. (An entry
+// result written without a layout takes the default layout.)
+absl::flat_hash_set<const HloInstruction*> AutoLayoutParameters(const HloModule& module) {
+  absl::flat_hash_set<const HloInstruction*> out;
+  const HloComputation* entry = module.entry_computation();
+  const std::optional<ProgramShape>& entry_layout = module.config().entry_computation_layout;
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) {
+    const HloInstruction* param = entry->parameter_instruction(i);
+    const Shape& declared = entry_layout.has_value() ? entry_layout->parameters[i] : param->shape();
+    if (declared.IsArray() && !declared.has_layout()) out.insert(param);
+  }
+  return out;
+}
+
+// Writes the layouts chosen for AUTO entry parameters and an AUTO result
+// into the module's entry_computation_layout (XLA's
+// PropagateComputationLayouts).
+bool RecordChosenEntryLayouts(HloModule& module) {
+  std::optional<ProgramShape>& entry_layout = module.config().entry_computation_layout;
+  if (!entry_layout.has_value()) return false;
+  bool changed = false;
+  const HloComputation* entry = module.entry_computation();
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) {
+    Shape& declared = entry_layout->parameters[i];
+    if (declared.IsArray() && !declared.has_layout()) {
+      declared = entry->parameter_instruction(i)->shape();
+      changed |= declared.rank() > 0;
+    }
+  }
+  if (entry_layout->result.IsArray() && !entry_layout->result.has_layout()) {
+    entry_layout->result = entry->root_instruction()->shape();
+    changed |= entry_layout->result.rank() > 0;
+  }
+  return changed;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> GpuLayoutAssignment::RunImpl(HloModule& module, PassRunContext*) {
+  const absl::flat_hash_set<const HloInstruction*> auto_parameters = AutoLayoutParameters(module);
   absl::StatusOr<bool> changed = HonourEntryLayout(module);
   if (!changed.ok()) return changed.status();
   const std::optional<ProgramShape>& entry_layout = std::as_const(module).config().entry_computation_layout;
@@ -423,10 +666,13 @@ absl::StatusOr<bool> GpuLayoutAssignment::RunImpl(HloModule& module, PassRunCont
     if (c->IsFusionComputation()) continue;
     std::optional<Shape> result;
     if (c == module.entry_computation() && entry_layout.has_value()) result = entry_layout->result;
-    absl::StatusOr<bool> c_changed = ComputationLayouts(*c, options_, result).Run();
+    absl::flat_hash_set<const HloInstruction*> auto_here;
+    if (c == module.entry_computation()) auto_here = auto_parameters;
+    absl::StatusOr<bool> c_changed = ComputationLayouts(*c, options_, result, std::move(auto_here)).Run();
     if (!c_changed.ok()) return c_changed.status();
     *changed |= *c_changed;
   }
+  *changed |= RecordChosenEntryLayouts(module);
   return *changed;
 }
 

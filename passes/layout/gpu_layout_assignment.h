@@ -4,7 +4,12 @@
 //
 //  - Entry layouts are honoured: parameters take the layouts of the
 //    module's entry_computation_layout (when it has one) and the root is
-//    copied into the result layout. Tiled entry layouts (seed 002) stay on
+//    copied into the result layout. An entry parameter written without a
+//    layout (in the entry_computation_layout, or on the parameter of a
+//    module built without one) is XLA's AUTO layout: it takes what its users want (through
+//    elementwise ops, transposes and reshapes), and the choice is recorded
+//    in the entry_computation_layout. Every array left without a layout
+//    gets the default one. Tiled entry layouts (seed 002) stay on
 //    the parameters and the result; kernels only ever read and write plain
 //    (untiled) layouts, reached through copies.
 //  - Library-call constraints: convolution calls get NHWC- or NCHW-style
@@ -12,11 +17,19 @@
 //    minor, or spatial most minor) and HWIO / OIHW filters; dots get
 //    operand layouts the BLAS gemm reads without packing (batch dimensions
 //    most major, the free and contracting groups contiguous) and a
-//    batch-major row-major result.
+//    batch-major row-major result; s8->s32 and fp8 gemms (and, with the
+//    option, packed sub-byte operands) read their contracting dimensions
+//    most minor. cuFFT reads and writes dim-0-major arrays; custom calls'
+//    operand_layout_constraints are mandatory; ragged-all-to-all has its
+//    ragged dimension most major, its input and output buffer laid out as
+//    its result; a variadic reduce reads all inputs in one layout.
 //  - Propagation: elementwise ops take the layout of their first operand
-//    whose layout is decided (forward); broadcasts, constants, iotas and
-//    elementwise ops of only such values take the layout their users need
-//    (backward). Everything else keeps its layout.
+//    whose layout is decided (forward), unless they only feed reduces over
+//    at least 32 elements, which want a row-reduction input; broadcasts,
+//    constants, iotas, AUTO parameters and elementwise ops of only such
+//    values take the layout their users need (backward). Transposes, and
+//    reshapes whose layout would move elements, become bitcasts of their operand (a reshape's size-1
+//    dimensions stay where they were). Everything else keeps its layout.
 //  - Copies: an operand whose layout differs from what its user needs
 //    (elementwise ops need their own layout, library calls their
 //    constraint, layout-sensitive users — tuples, control flow, bitcasts,
@@ -42,6 +55,10 @@ struct GpuLayoutAssignmentOptions {
   // oneDNN reorders either into its blocked format; feature-minor reads
   // contiguous channel vectors and matches b01f models without copies.
   ConvLayout conv_layout = ConvLayout::kNhwc;
+  // XLA's xla_gpu_experimental_pack_dot_operands_along_k_dimension: dot
+  // operands computed from sub-byte (packed) values get their contracting
+  // dimensions most minor, so the packed elements of one row sit together.
+  bool pack_dot_operands_along_k_dimension = false;
 };
 
 class GpuLayoutAssignment : public HloModulePass {

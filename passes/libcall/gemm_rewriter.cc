@@ -1,5 +1,6 @@
 #include "passes/libcall/gemm_rewriter.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "core/ir/hlo_computation.h"
@@ -83,6 +84,8 @@ class GemmRewriteVisitor : public HloRewriteVisitor {
   }
 
   absl::Status HandleAdd(HloInstruction* add) override {
+    // BiasMode::kNoBias: no add joins a gemm (XLA's HandleAdd returns first).
+    if (options_.bias_mode == GemmRewriterOptions::BiasMode::kNoBias) return absl::OkStatus();
     for (int side = 0; side < 2; ++side) {
       std::optional<Gemm> g = FoldableGemm(add, add->mutable_operand(side));
       if (!g) continue;
@@ -151,11 +154,50 @@ class GemmRewriteVisitor : public HloRewriteVisitor {
   const GemmRewriterOptions& options_;
 };
 
+// XLA's GemmConfig::kDefaultWorkspace and kHopperWorkspace.
+constexpr int64_t kDefaultWorkspaceBytes = int64_t{4} << 20;
+constexpr int64_t kHopperWorkspaceBytes = int64_t{32} << 20;
+
+// Runs after the folds (which match array-shaped calls), as XLA's
+// GemmWorkspaceRewriteVisitor runs after its GemmRewriterVisitor.
+class GemmWorkspaceVisitor : public HloRewriteVisitor {
+ public:
+  explicit GemmWorkspaceVisitor(const GemmRewriterOptions& options) : options_(options) {}
+
+  // gemm(A, B, ...): T => get-tuple-element(gemm(A, B, ...): (T, s8[w]), 0)
+  absl::Status HandleCustomCall(HloInstruction* call) override {
+    if (ClassifyLibraryCall(*call) != LibraryCallKind::kGemm || !call->shape().IsArray()) return absl::OkStatus();
+    // The library may at worst re-lay every operand out in its own tiling,
+    // so more workspace than the operands' bytes is never needed (XLA's
+    // rule for __cublas$gemm).
+    int64_t operand_bytes = 0;
+    for (const HloInstruction* operand : call->operands()) operand_bytes += operand->shape().byte_size();
+    int64_t workspace = options_.compute_capability_major >= 9 ? kHopperWorkspaceBytes : kDefaultWorkspaceBytes;
+    workspace = std::min(workspace, operand_bytes);
+    Shape shape = Shape::Tuple({call->shape(), Shape(PrimitiveType::kS8, {workspace})});
+    std::unique_ptr<HloInstruction> with_workspace = call->CloneWithNewOperands(shape, call->operands());
+    // An output aliased to C now is element 0 of the tuple.
+    for (OutputOperandAlias& alias : with_workspace->mutable_attrs().output_to_operand_aliasing) {
+      alias.output_index.insert(alias.output_index.begin(), 0);
+    }
+    HloInstruction* new_call = AddInstruction(call, std::move(with_workspace));
+    return ReplaceWithNewInstruction(call, HloInstruction::CreateGetTupleElement(new_call, 0));
+  }
+
+ private:
+  const GemmRewriterOptions& options_;
+};
+
 }  // namespace
 
 absl::StatusOr<bool> GemmRewriter::RunImpl(HloModule& module, PassRunContext*) {
   GemmRewriteVisitor visitor(*this, options_);
-  return visitor.RunOnModule(module);
+  absl::StatusOr<bool> folded = visitor.RunOnModule(module);
+  if (!folded.ok()) return folded.status();
+  GemmWorkspaceVisitor workspace(options_);
+  absl::StatusOr<bool> with_workspace = workspace.RunOnModule(module);
+  if (!with_workspace.ok()) return with_workspace.status();
+  return *folded || *with_workspace;
 }
 
 }  // namespace passlab

@@ -2,10 +2,14 @@
 // end to end: modules with cholesky, the Householder QR calls, topk,
 // stochastic-convert, width-changing bitcast-convert and rng compile and
 // run on the CPU backend with the full gpu pipeline and with each expander
-// (and the solver rewriter in front of cholesky_expander) disabled:
-// whatever an expander leaves behind the runtime still runs. All but rng
-// match the evaluator; rng is checked for its distribution (the expanded
-// draw is another stream than the evaluator's).
+// (and the solver rewriter in front of cholesky_expander) disabled. What an
+// expander leaves behind runs where the runtime implements it (cholesky,
+// topk, rng-bit-generator: host routines); the rest (the QR calls,
+// stochastic-convert, width-changing bitcast-convert, rng) has no emitter
+// or routine, and the executable is refused with an error naming the
+// instruction and its opcode. All but rng match the evaluator; rng is
+// checked for its distribution (the expanded draw is another stream than
+// the evaluator's).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,6 +49,16 @@ std::string ExpectMatchesEvaluator(const std::string& text, const std::vector<st
   return first;
 }
 
+// With `disabled`, the module keeps an op the CPU backend cannot run: the
+// executable is not created, and the error names `what` ("name (opcode)").
+void ExpectUnimplementedWithout(const std::string& text, const std::string& disabled, const std::string& what) {
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  VariantRun r = OptimizeAndRun(text, disabled, MakeRandomArguments(*(*m)->entry_computation(), 3));
+  EXPECT_EQ(r.error.rfind("compile: ", 0), 0u) << "disabled: '" << disabled << "': " << r.error;
+  EXPECT_NE(r.error.find(what), std::string::npos) << "disabled: '" << disabled << "': " << r.error;
+}
+
 // x x^T + 6 I per batch member: positive definite for every x.
 constexpr char kCholesky[] = R"(HloModule cholesky
 ENTRY e {
@@ -68,8 +82,8 @@ TEST(LinalgRngExpandersTest, CholeskyRunsWhicheverPassTakesIt) {
   EXPECT_NE(optimized.find("__lapack$potrf"), std::string::npos) << optimized;
 }
 
-TEST(LinalgRngExpandersTest, QrCallsRunExpandedOrAsRoutines) {
-  std::string optimized = ExpectMatchesEvaluator(R"(HloModule qr
+TEST(LinalgRngExpandersTest, QrCallsRunExpandedOnly) {
+  const std::string text = R"(HloModule qr
 ENTRY e {
   a = f32[2,5,3] parameter(0)
   qr = (f32[2,5,3], f32[2,3]) custom-call(a), custom_call_target="Qr"
@@ -77,8 +91,10 @@ ENTRY e {
   taus = f32[2,3] get-tuple-element(qr), index=1
   q = f32[2,5,3] custom-call(r, taus), custom_call_target="ProductOfElementaryHouseholderReflectors"
   ROOT t = (f32[2,5,3], f32[2,5,3]) tuple(q, r)
-})", {"", "qr_expander"});
+})";
+  std::string optimized = ExpectMatchesEvaluator(text, {""});
   EXPECT_EQ(optimized.find("custom_call_target=\"Qr\""), std::string::npos) << optimized;
+  ExpectUnimplementedWithout(text, "qr_expander", "qr (custom-call)");
 }
 
 TEST(LinalgRngExpandersTest, TopkRunsAsSortOrRoutine) {
@@ -90,18 +106,20 @@ ENTRY e {
   EXPECT_EQ(optimized.find(" topk("), std::string::npos) << optimized;
 }
 
-TEST(LinalgRngExpandersTest, StochasticConvertRunsDecomposedOrAsRoutine) {
-  std::string optimized = ExpectMatchesEvaluator(R"(HloModule stochastic
+TEST(LinalgRngExpandersTest, StochasticConvertRunsDecomposedOnly) {
+  const std::string text = R"(HloModule stochastic
 ENTRY e {
   x = f32[8,16] parameter(0)
   random = u32[8,16] parameter(1)
   ROOT c = s32[8,16] stochastic-convert(x, random)
-})", {"", "stochastic_convert_decomposer"});
+})";
+  std::string optimized = ExpectMatchesEvaluator(text, {""});
   EXPECT_EQ(optimized.find("stochastic-convert("), std::string::npos) << optimized;
+  ExpectUnimplementedWithout(text, "stochastic_convert_decomposer", "c (stochastic-convert)");
 }
 
-TEST(LinalgRngExpandersTest, WidthChangingBitcastConvertRunsExpandedOrAsIs) {
-  std::string optimized = ExpectMatchesEvaluator(R"(HloModule bitcast
+TEST(LinalgRngExpandersTest, WidthChangingBitcastConvertRunsExpandedOnly) {
+  const std::string text = R"(HloModule bitcast
 ENTRY e {
   x = f32[4,8] parameter(0)
   bytes = u8[4,8,4] bitcast-convert(x)
@@ -109,8 +127,10 @@ ENTRY e {
   ones = u8[4,8,4] broadcast(one), dimensions={}
   bumped = u8[4,8,4] xor(bytes, ones)
   ROOT y = f32[4,8] bitcast-convert(bumped)
-})", {"", "bitcast_dtypes_expander"});
+})";
+  std::string optimized = ExpectMatchesEvaluator(text, {""});
   EXPECT_EQ(optimized.find("u8[4,8,4]{2,1,0} bitcast-convert("), std::string::npos) << optimized;
+  ExpectUnimplementedWithout(text, "bitcast_dtypes_expander", "bytes (bitcast-convert)");
 }
 
 TEST(LinalgRngExpandersTest, RngRunsWithAndWithoutTheExpanders) {
@@ -124,7 +144,9 @@ ENTRY e {
   n = f32[32,32] rng(mu, sigma), distribution=rng_normal
   ROOT t = (f32[32,32], f32[32,32]) tuple(u, n)
 })";
-  for (const std::string d : {"", "rng-expander", "rng-bit-generator-expander"}) {
+  // Without RngExpander the rng ops stay, and rng has no CPU implementation.
+  ExpectUnimplementedWithout(text, "rng-expander", " (rng): no emitter and no runtime routine");
+  for (const std::string d : {"", "rng-bit-generator-expander"}) {
     VariantRun r = OptimizeAndRun(text, d, {});
     ASSERT_EQ(r.error, "") << "disabled: '" << d << "'";
     if (d.empty()) {

@@ -73,7 +73,7 @@ ENTRY e {
 })");
   EXPECT_TRUE(r.changed);
   ExpectModuleVerifies(r);
-  EXPECT_TRUE(Matches(r.text, {"f16[4,4]{1,0} pad(%a", "f16[4,4]{1,0} pad(%b", "f16[4,4]{1,0} custom-call(",
+  EXPECT_TRUE(Matches(r.text, {"f16[4,4]{1,0} pad(%a", "f16[4,4]{1,0} pad(%b", "(f16[4,4]{1,0}, s8[64]{0}) custom-call(",
                                "__blas$gemm", "f16[2,1]{1,0} slice("}))
       << r.text;
 }

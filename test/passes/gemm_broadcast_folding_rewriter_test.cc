@@ -86,6 +86,41 @@ ENTRY e {
   EXPECT_TRUE(Matches(r.text, {"broadcast(%w)", "ROOT", "tuple(%g, %wb)"})) << r.text;
 }
 
+TEST(GemmBroadcastFoldingRewriterTest, FoldsIntoTheTupleShapedCallGemmRewriterMakes) {
+  // XLA's GemmBroadcastFoldingRewriteTest.BroadcastedStridedRewriteRhsPassChanged
+  // (gemm_broadcast_folding_rewriter_test.cc): GemmRewriter's call returns
+  // (result, s8[workspace]); the broadcast rhs folds into it all the same.
+  PassResult r = RunFolding(R"(
+ENTRY AddDotsFunc {
+  x = f32[3,2,2] parameter(0)
+  y = f32[2,2] parameter(1)
+  y_broadcast = f32[3,2,2] broadcast(y), dimensions={1,2}
+  g = (f32[3,2,2], s8[96]) custom-call(x, y_broadcast), custom_call_target="__blas$gemm", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_batch_dimensions":["0"],"lhs_contracting_dimensions":["2"],"rhs_batch_dimensions":["0"],"rhs_contracting_dimensions":["1"]}}}
+  ROOT dot_a = f32[3,2,2] get-tuple-element(g), index=0
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"custom-call(%x, %y)", "\"rhs_batch_dimensions\":[]",
+                               "\"rhs_contracting_dimensions\":[\"0\"]", "NOT:broadcast("}))
+      << r.text;
+}
+
+TEST(GemmBroadcastFoldingRewriterTest, FoldsAfterGemmRewriterAsXlaTestRunsThem) {
+  // The same XLA test end to end: GemmRewriter, then the folding, on the dot.
+  auto pipeline = std::make_unique<HloPassPipeline>("gemm+fold");
+  pipeline->AddPass<GemmRewriter>();
+  pipeline->AddPass<GemmBroadcastFoldingRewriter>();
+  PassResult r = RunPass(std::move(pipeline), R"(
+ENTRY AddDotsFunc {
+  x = f32[3,2,2] parameter(0)
+  y = f32[2,2] parameter(1)
+  y_broadcast = f32[3,2,2] broadcast(y), dimensions={1,2}
+  ROOT dot_a = f32[3,2,2] dot(x, y_broadcast), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"custom-call(%x, %y)", "ROOT", "get-tuple-element(", "NOT:broadcast("})) << r.text;
+}
+
 // Corpus: dots rewritten to gemm calls (setup), then folded; each folded
 // module verifies and small ones compute what the unfolded calls computed.
 TEST(GemmBroadcastFoldingRewriterTest, CorpusGemmsOfBroadcastsFoldAndComputeTheSame) {

@@ -154,6 +154,253 @@ ENTRY e {
       << r.text;
 }
 
+// xla/service/layout_assignment.cc: no shape is left without a layout
+// (XLA's pass reassigns every layout and always answers changed).
+TEST(GpuLayoutAssignmentTest, GivesEveryShapeWithoutALayoutTheDefaultOne) {
+  // The parser gives every instruction a layout; a module built in code
+  // may have none.
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(R"(
+ENTRY e {
+  p = f32[4,8]{1,0} parameter(0)
+  i = s32[3]{0} parameter(1)
+  n = f32[4,8]{1,0} negate(p)
+  ROOT t = (f32[4,8]{1,0}, s32[3]{0}) tuple(n, i)
+})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  HloComputation* entry = (*m)->entry_computation();
+  for (HloInstruction* inst : entry->instructions()) {
+    if (inst->opcode() == HloOpcode::kNegate) inst->mutable_shape()->clear_layout();
+    if (inst->opcode() == HloOpcode::kTuple) inst->mutable_shape()->ClearLayoutRecursively();
+  }
+  absl::StatusOr<bool> changed = GpuLayoutAssignment().Run(**m);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_TRUE(*changed);
+  std::string text = PrintModule(**m);
+  EXPECT_TRUE(Matches(text, {"f32[4,8]{1,0} negate(", "(f32[4,8]{1,0}, s32[3]{0}) tuple("})) << text;
+}
+
+TEST(GpuLayoutAssignmentTest, KeepsAModuleWhoseLayoutsAreAllWrittenAndAgree) {
+  EXPECT_FALSE(RunLayoutAssignment(R"(
+ENTRY e {
+  p = f32[4,8]{1,0} parameter(0)
+  ROOT n = f32[4,8]{1,0} negate(p)
+})").changed);
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc, FftLayout: cuFFT
+// reads and writes dim-0-major arrays; the transpose after it becomes a
+// bitcast and the root a copy into the result layout.
+TEST(GpuLayoutAssignmentTest, FftReadsAndWritesDimZeroMajor) {
+  PassResult r = RunLayoutAssignment(R"(
+ENTRY e {
+  input = c64[8,32]{0,1} parameter(0)
+  fft = c64[8,32] fft(input), fft_type=FFT, fft_length={32}
+  ROOT transpose = c64[32,8] transpose(fft), dimensions={1,0}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"c64[8,32]{1,0} copy(%input)", "c64[8,32]{1,0} fft(%copy)",
+                               "c64[32,8]{0,1} transpose(%fft)", "ROOT", "c64[32,8]{1,0} copy(%transpose)"}))
+      << r.text;
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc,
+// CustomCallConstrainedAlias: operand_layout_constraints are mandatory.
+TEST(GpuLayoutAssignmentTest, CustomCallOperandLayoutConstraintsAreMandatory) {
+  PassResult r = RunLayoutAssignment(R"(
+ENTRY e {
+  a = f32[2,5,5]{2,1,0} parameter(0)
+  b = f32[2,5,5]{1,2,0} parameter(1)
+  c = (f32[2,5,5]{1,2,0}, s8[16]{0}) custom-call(a, b), custom_call_target="dummy_call", operand_layout_constraints={f32[2,5,5]{1,2,0}, f32[2,5,5]{1,2,0}}, output_to_operand_aliasing={{0}: (1, {})}, custom_call_has_side_effect=true
+  ROOT g = f32[2,5,5]{1,2,0} get-tuple-element(c), index=0
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[2,5,5]{1,2,0} copy(%a)", "custom-call(%copy, %b)", "NOT:copy(%b)"})) << r.text;
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc,
+// ReduceOperandLayout: the elementwise producer of a reduce over >= 32
+// elements takes the row-reduction layout (reduced dimensions most minor).
+TEST(GpuLayoutAssignmentTest, ReduceInputGetsRowReductionLayout) {
+  PassResult r = RunLayoutAssignment(std::string(kAddF32Reducer) + R"(
+ENTRY e {
+  p = f32[3,8,2,4,5]{4,3,2,1,0} parameter(0)
+  n = f32[3,8,2,4,5]{4,3,2,1,0} negate(p)
+  z = f32[] constant(0)
+  ROOT r = f32[3,2,5]{2,1,0} reduce(n, z), dimensions={1,3}, to_apply=add
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[3,8,2,4,5]{3,1,4,2,0} copy(%p)", "f32[3,8,2,4,5]{3,1,4,2,0} negate(%copy)",
+                               "reduce(%n, %z)"}))
+      << r.text;
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc,
+// ReduceOperandLayoutSmallReductionDimension: below 32 reduced elements the
+// input keeps its layout.
+TEST(GpuLayoutAssignmentTest, KeepsSmallReductionInputLayout) {
+  EXPECT_FALSE(RunLayoutAssignment(std::string(kAddF32Reducer) + R"(
+ENTRY e {
+  p = f32[3,16,2,5]{3,2,1,0} parameter(0)
+  n = f32[3,16,2,5]{3,2,1,0} negate(p)
+  z = f32[] constant(0)
+  ROOT r = f32[3,2,5]{2,1,0} reduce(n, z), dimensions={1}, to_apply=add
+})").changed);
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc,
+// VariadicReduceSameOperandLayout: all inputs of a variadic reduce share
+// one layout.
+TEST(GpuLayoutAssignmentTest, VariadicReduceInputsShareOneLayout) {
+  PassResult r = RunLayoutAssignment(R"(
+reducer {
+  a0 = s32[] parameter(0)
+  a1 = f32[] parameter(1)
+  b0 = s32[] parameter(2)
+  b1 = f32[] parameter(3)
+  m = s32[] add(a0, b0)
+  s = f32[] add(a1, b1)
+  ROOT t = (s32[], f32[]) tuple(m, s)
+}
+
+ENTRY e {
+  p0 = f32[4,3,2]{2,1,0} parameter(0)
+  p1 = s32[2,3,4]{2,1,0} parameter(1)
+  t = s32[4,3,2]{0,1,2} transpose(p1), dimensions={2,1,0}
+  zero = f32[] constant(0)
+  one = s32[] constant(1)
+  ROOT r = (s32[4,2]{0,1}, f32[4,2]{1,0}) reduce(t, p0, one, zero), dimensions={1}, to_apply=reducer
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[4,3,2]{0,1,2} copy(%p0)", "reduce(%t, %copy, %one, %zero)"})) << r.text;
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc,
+// RaggedAllToAllLayoutSetRaggedDimToMajor: the ragged dimension most
+// major; input and output buffer laid out as the result.
+TEST(GpuLayoutAssignmentTest, RaggedAllToAllHasRaggedDimensionMostMajor) {
+  PassResult r = RunLayoutAssignment(R"(
+ENTRY e {
+  input = f32[16,4,8]{0,2,1} parameter(0)
+  output = f32[32,4,8]{0,1,2} parameter(1)
+  input_offsets = s32[2]{0} parameter(2)
+  send_sizes = s32[2]{0} parameter(3)
+  output_offsets = s32[2]{0} parameter(4)
+  recv_sizes = s32[2]{0} parameter(5)
+  ROOT ra2a = f32[32,4,8]{0,1,2} ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1}}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[16,4,8]{1,2,0} copy(%input)", "f32[32,4,8]{1,2,0} copy(%output)",
+                               "f32[32,4,8]{1,2,0} ragged-all-to-all(%copy, %copy.1,", "ROOT",
+                               "f32[32,4,8]{0,1,2} copy(%ra2a)"}))
+      << r.text;
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc,
+// AutoLayoutE4M3ContractingMinorFirst: fp8 gemms read both operands with
+// the contracting dimension most minor; AUTO parameters (written without a
+// layout in the entry_computation_layout) take those layouts without
+// copies.
+TEST(GpuLayoutAssignmentTest, Fp8DotAutoParametersGetContractingDimensionMinor) {
+  PassResult r = RunLayoutAssignment(R"(
+HloModule m, entry_computation_layout={(f8e4m3fn[4,8], f8e4m3fn[8,6])->f32[4,6]{1,0}}
+
+ENTRY e {
+  p0 = f8e4m3fn[4,8] parameter(0)
+  p1 = f8e4m3fn[8,6] parameter(1)
+  ROOT dot = f32[4,6] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"entry_computation_layout={(f8e4m3fn[4,8]{1,0}, f8e4m3fn[8,6]{0,1})->f32[4,6]{1,0}}",
+                               "f8e4m3fn[4,8]{1,0} parameter(0)", "f8e4m3fn[8,6]{0,1} parameter(1)",
+                               "f32[4,6]{1,0} dot(%p0, %p1)", "NOT:copy("}))
+      << r.text;
+}
+
+// The same dot with written parameter layouts: the rhs is copied.
+TEST(GpuLayoutAssignmentTest, Fp8DotCopiesRowMajorRhs) {
+  PassResult r = RunLayoutAssignment(R"(
+ENTRY e {
+  p0 = f8e4m3fn[4,8]{1,0} parameter(0)
+  p1 = f8e4m3fn[8,6]{1,0} parameter(1)
+  ROOT dot = f32[4,6]{1,0} dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f8e4m3fn[8,6]{0,1} copy(%p1)", "dot(%p0, %copy)"})) << r.text;
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc,
+// AutoLayoutS4DotContractingMinorLhs: with
+// xla_gpu_experimental_pack_dot_operands_along_k_dimension an operand
+// converted from s4 gets its contracting dimension most minor, up the
+// chain to its AUTO parameter; without the option it stays row-major.
+TEST(GpuLayoutAssignmentTest, PackedDotOperandContractingMinorWithOption) {
+  constexpr char kHlo[] = R"(
+HloModule m, entry_computation_layout={(s4[8,4], bf16[8,6])->bf16[4,6]{1,0}}
+
+ENTRY e {
+  p0 = s4[8,4] parameter(0)
+  p0.c = bf16[8,4] convert(p0)
+  p1 = bf16[8,6] parameter(1)
+  ROOT dot = bf16[4,6] dot(p0.c, p1), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+})";
+  PassResult packed = RunLayoutAssignment(kHlo, {.pack_dot_operands_along_k_dimension = true});
+  EXPECT_TRUE(packed.changed);
+  EXPECT_TRUE(Matches(packed.text, {"s4[8,4]{0,1", "parameter(0)", "bf16[8,4]{0,1} convert(%p0)",
+                                    "bf16[8,6]{1,0} parameter(1)", "bf16[4,6]{1,0} dot(%p0.c, %p1)", "NOT:copy("}))
+      << packed.text;
+  PassResult plain = RunLayoutAssignment(kHlo);
+  EXPECT_TRUE(Matches(plain.text, {"s4[8,4]{1,0", "parameter(0)", "NOT:copy("})) << plain.text;
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc,
+// DotSetsNonMandatoryConstraintIfAutoLayout: an AUTO parameter takes the
+// layout that makes the transpose and reshape to the dot operand bitcasts.
+TEST(GpuLayoutAssignmentTest, AutoParameterFollowsDotThroughTransposeAndReshape) {
+  PassResult r = RunLayoutAssignment(R"(
+HloModule t, entry_computation_layout={(f16[6,4]{1,0}, f16[2,4,5])->f16[6,10]{1,0}}
+
+ENTRY e {
+  p0 = f16[6,4] parameter(0)
+  p1 = f16[2,4,5] parameter(1)
+  t1 = f16[2,5,4] transpose(p1), dimensions={0,2,1}
+  r1 = f16[10,4] reshape(t1)
+  ROOT dot = f16[6,10] dot(p0, r1), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"entry_computation_layout={(f16[6,4]{1,0}, f16[2,4,5]{1,2,0})->f16[6,10]{1,0}}",
+                               "f16[2,4,5]{1,2,0} parameter(1)", "f16[2,5,4]{2,1,0} transpose(%p1)",
+                               "f16[10,4]{1,0} reshape(%t1)", "NOT:copy("}))
+      << r.text;
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc,
+// ReshapeBitcastMinimizeChangesAdjustNonDegenerate: a reshape whose layout
+// would move elements becomes a bitcast, its size-1 dimension kept most
+// minor as written; the add follows it and no copy is needed.
+TEST(GpuLayoutAssignmentTest, ReshapeBecomesBitcastKeepingItsSizeOneDimension) {
+  PassResult r = RunLayoutAssignment(R"(
+ENTRY e {
+  p0 = f32[4,6]{1,0} parameter(0)
+  reshape = f32[1,4,6]{0,1,2} reshape(p0)
+  ROOT out = f32[1,4,6]{0,2,1} add(reshape, reshape)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[1,4,6]{0,2,1} reshape(%p0)", "f32[1,4,6]{0,2,1} add(%reshape, %reshape)",
+                               "NOT:copy("}))
+      << r.text;
+}
+
+// xla/backends/gpu/transforms/layout_assignment_test.cc,
+// ReshapeBitcastMinimizeChanges: a reshape that already is a bitcast keeps
+// its layout.
+TEST(GpuLayoutAssignmentTest, KeepsBitcastReshapeLayout) {
+  EXPECT_FALSE(RunLayoutAssignment(R"(
+ENTRY e {
+  p0 = f32[4,6]{1,0} parameter(0)
+  ROOT reshape = f32[1,4,1,6]{0,2,3,1} reshape(p0)
+})").changed);
+}
+
 // Corpus: every module with dots or convolutions (the latter rewritten into
 // library calls first) gets layouts that pass the layout-sensitive
 // verifier, and small ones compute what they computed before.

@@ -234,6 +234,53 @@ ENTRY computation {
       << r.text;
 }
 
+TEST(GpuMultiOutputFusionTest, KeepsProducerWhenTheConsumerWaitsOnAnotherOfItsUsers) {
+  // d3 must run after n (a control predecessor), and n reads d0: fusing d0
+  // into d3's fusion would make the fusion wait on n, which waits on the
+  // fusion (a cycle). The corpus's copy_insertion_test.cc module with a
+  // "Pin" custom call showed it.
+  PassResult r = RunPass(std::make_unique<GpuMultiOutputFusion>(), R"(
+ENTRY e {
+  p0 = f32[16] parameter(0)
+  p1 = f32[16] parameter(1)
+  w = f32[16,16] parameter(2)
+  d0 = f32[16] add(p0, p1)
+  d1 = f32[16] add(p1, p1)
+  n = f32[16] dot(d0, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  d3 = f32[16] add(d0, d1), control-predecessors={n}
+  ROOT t = (f32[16], f32[16]) tuple(d3, n)
+})");
+  EXPECT_FALSE(r.changed) << r.text;
+  ExpectModuleVerifies(r);
+}
+
+// Layout assignment makes a transpose a bitcast and leaves the data
+// movement to a copy (XLA:GPU's layout assignment); without XLA's layout
+// normalization that copy is the transpose, and a transpose and a row
+// reduction do not share a kernel (XLA's FusionHeroesAreCompatible).
+TEST(GpuMultiOutputFusionTest, KeepsAReductionApartFromALayoutChangingCopySibling) {
+  PassResult r = RunPass(std::make_unique<GpuMultiOutputFusion>(), R"(
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT r = f32[] add(x, y) }
+reduce_fusion {
+  p = f32[64,256]{1,0} parameter(0)
+  t = f32[64,256]{1,0} tanh(p)
+  z = f32[] constant(0)
+  ROOT s = f32[64]{0} reduce(t, z), dimensions={1}, to_apply=add
+}
+copy_fusion {
+  p = f32[64,256]{1,0} parameter(0)
+  tr = f32[256,64]{0,1} transpose(p), dimensions={1,0}
+  ROOT c = f32[256,64]{1,0} copy(tr)
+}
+ENTRY e {
+  a = f32[64,256]{1,0} parameter(0)
+  s = f32[64]{0} fusion(a), kind=kInput, calls=reduce_fusion
+  c = f32[256,64]{1,0} fusion(a), kind=kLoop, calls=copy_fusion
+  ROOT o = (f32[64]{0}, f32[256,64]{1,0}) tuple(s, c)
+})");
+  EXPECT_FALSE(r.changed) << r.text;
+}
+
 TEST(GpuMultiOutputFusionTest, CorpusModulesStayValidAndComputeTheSame) {
   CorpusRunStats stats = RunOnCorpus([] { return std::make_unique<GpuMultiOutputFusion>(); });
   if (stats.modules == 0) GTEST_SKIP() << "no corpus at ../shared/corpus";
