@@ -562,10 +562,13 @@ std::vector<PassRegistryEntry> MakeRegistry() {
        "Dead-code elimination: removes unused side-effect-free instructions and computations.",
        false, "", Factory<HloDCE>(),
        {{"remove_dead_parameters_from_entry_computation", PassOptionType::kBool, "false",
-         "also remove unused entry parameters and their entry layout entries"}},
+         "also remove unused entry parameters and their entry layout entries"},
+        {"use_call_analysis", PassOptionType::kBool, "false",
+         "also remove unused parameters of computations called by fusions, calls and async-starts, with the callers' operands"}},
        [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
          HloDceOptions o;
          o.remove_dead_parameters_from_entry_computation = v.GetBool("remove_dead_parameters_from_entry_computation");
+         o.use_call_analysis = v.GetBool("use_call_analysis");
          return std::make_unique<HloDCE>(o);
        }},
   };

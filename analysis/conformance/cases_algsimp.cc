@@ -208,10 +208,11 @@ std::vector<CaseSpec> AlgebraicSimplifierCases() {
        "CHECK-DAG: [[DS:%[^ ]+]] = {{.*}} dynamic-slice([[P0]], [[P2]], [[C]], [[C]])\n"
        "CHECK-DAG: [[A:%[^ ]+]] = {{.*}} add([[DS]], [[P1]])\n"
        "CHECK: ROOT {{.*}} dynamic-update-slice([[P0]], [[A]], [[P2]], [[C]], [[C]])\n"},
-      {"AlgebraicSimplifierTest.ScalarMultiplyReduction", {},
+      {"AlgebraicSimplifierTest.ScalarMultiplyReduction", {"enable_scalar_multiply_reduction=true"},
        "CHECK: [[C:%[^ ]+]] = f32[] constant(0.5545{{[0-9]*}})\n"
        "CHECK: [[B:%[^ ]+]] = {{.*}} broadcast([[C]])\n"
        "CHECK: ROOT {{.*}} multiply({{%[^ ]+}}, [[B]])\n"},
+      {"AlgebraicSimplifierTest.ScalarMultiplyReductionMultiUser", {"enable_scalar_multiply_reduction=true"}},
       {"DotOfConcatSimplificationTest.DotOfConcatRank3LhsRank1Rhs", {"enable_dot_strength_reduction=false"}},
       {"AlgebraicSimplifierTest.GatherOfPad", {},
        "CHECK: ENTRY\n"

@@ -14,6 +14,17 @@ std::vector<CaseSpec> ControlFlowCases() {
        "CHECK-DAG: = f32[2,3]{1,0} parameter(0)\n"
        "CHECK-DAG: = f32[2,3]{1,0} parameter(1)\n"
        "CHECK-NOT: parameter(2)\n"},
+      // hlo_dce_test.cc: HloDCE(remove_cross_partition_collective_ops=false,
+      // use_call_analysis=true); the start keeps one operand, parameter(0),
+      // and the wrapped and called computations one parameter each.
+      {"HloDceTest.UnusedAsyncParameter", {"use_call_analysis=true"},
+       "CHECK: %[[INNER:[^ ]+]] ({{[^,]*}}) -> (s32[]) {\n"
+       "CHECK-NOT: parameter(1)\n"
+       "CHECK: ENTRY\n"
+       "CHECK-DAG: [[P0:%[^ ]+]] = s32[] parameter(0)\n"
+       "CHECK-DAG: parameter(1)\n"
+       "CHECK: = ((s32[]), (s32[]), s32[]) call-start([[P0]]), to_apply=%[[INNER]]\n"
+       "CHECK: ROOT {{.*}} = (s32[]) call-done(\n"},
       // xla/hlo/transforms/simplifiers/dot_merger_test.cc: every test builds
       // DotMerger(max_size_to_merge=INT64_MAX) unless it says otherwise.
       // Where a matcher takes either operand order, the directives give the

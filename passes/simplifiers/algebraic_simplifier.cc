@@ -285,6 +285,7 @@ const std::vector<OptionField>& OptionFields() {
       {{"enable_remove_no_op_reduce_precision", PassOptionType::kBool, "false", "Remove reduce-precision to the operand's precision."}, &O::enable_remove_no_op_reduce_precision},
       {{"supports_non_canonical_dots", PassOptionType::kBool, "true", "Allow rewrites that produce non-canonical dots."}, &O::supports_non_canonical_dots},
       {{"enable_move_dot_param_to_rhs", PassOptionType::kBool, "false", "Move parameter-like dot operands to the right."}, &O::enable_move_dot_param_to_rhs},
+      {{"enable_scalar_multiply_reduction", PassOptionType::kBool, "false", "Move scalar multipliers around a convolution to its smallest side."}, &O::enable_scalar_multiply_reduction},
       {{"executing_on_cpu", PassOptionType::kBool, "false", "Target CPU (divide by broadcast as multiply; fewer dot strength reductions)."}, &O::executing_on_cpu},
       {{"use_associative_reordering", PassOptionType::kBool, "false", "Reorder dot chains and dots of reverse/pad/broadcast."}, &O::use_associative_reordering},
       {{"raise_slice_and_reduce_through_dot", PassOptionType::kBool, "false", "Move slices and reduces of dots onto the operands."}, &O::raise_slice_and_reduce_through_dot},

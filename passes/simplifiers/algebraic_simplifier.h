@@ -76,6 +76,10 @@ struct AlgebraicSimplifierOptions {
   // the flops by more than raise_slice_and_reduce_through_dot_threshold.
   bool raise_slice_and_reduce_through_dot = false;
   double raise_slice_and_reduce_through_dot_threshold = 2.0;
+  // conv(A*c1, B*c2) => conv(A, B)*(c1*c2) with the multiply on the smallest
+  // of the conv's operands and result (f32 and bf16 convs; scalar constant
+  // multipliers on either side, and one above the conv).
+  bool enable_scalar_multiply_reduction = false;
   // Target CPU: A / broadcast(B) => A * broadcast(1 / B), and dot strength
   // reduction only for dots of batch and contracting dims alone.
   bool executing_on_cpu = false;

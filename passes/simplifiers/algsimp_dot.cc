@@ -1,7 +1,8 @@
 // AlgebraicSimplifier rules over dot, in the order XLA's HandleDot tries them
 // (xla/hlo/transforms/simplifiers/algebraic_simplifier.cc): zero-sized dots,
 // dots without contraction as multiplies, and strength reduction of dots
-// where one side has only batch and contracting dims to multiply + reduce.
+// where one side has only batch and contracting dims to multiply + reduce;
+// and HandleConvolution's scalar multiply reduction.
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -756,6 +757,134 @@ void DotRulesInto(std::vector<Rule>& rules) {
   }));
 }
 
+// XLA's IsOpCodeMultiplyCommutative less select: select(p, A*c, B) is not
+// select(p, A, B)*c, so passlab does not look through selects.
+bool CommutesWithScalarMultiply(const HloInstruction* i) {
+  return i->opcode() == O::kMultiply || i->opcode() == O::kTranspose || i->opcode() == O::kReshape;
+}
+
+// multiply(X, broadcast(c)) (either order) with c a floating-point scalar
+// constant: the operand index of X; XLA's MultiplyAnyOrder(m::Op(),
+// m::Broadcast(m::ConstantScalar())).
+std::optional<int64_t> ScalarMultiplyOperand(const HloInstruction* i) {
+  if (i->opcode() != O::kMultiply) return std::nullopt;
+  for (int64_t k : {0, 1}) {
+    const HloInstruction* b = i->operand(1 - k);
+    if (b->opcode() == O::kBroadcast && IsEffectiveScalarConstant(b->operand(0)) && IsFloat(b->operand(0))) return k;
+  }
+  return std::nullopt;
+}
+
+float ScalarMultiplier(const HloInstruction* multiply, int64_t operand) {
+  return static_cast<float>(multiply->operand(1 - operand)->operand(0)->literal().GetDouble(0));
+}
+
+// `inst` feeds `user` once and nothing else: changing its value changes only
+// `user`'s.
+bool OnlyFeeds(const HloInstruction* inst, const HloInstruction* user) {
+  return inst->user_count() == 1 && std::count(user->operands().begin(), user->operands().end(), inst) == 1;
+}
+
+// XLA's ScalarMultiplyReduction (HandleConvolution with
+// enable_scalar_multiply_reduction). The scalar multiplies below the conv's
+// larger sides, and one above it, are bypassed, and their product multiplies
+// the smallest side. Unlike XLA, passlab only edits instructions whose value
+// feeds nothing else, so other users keep their values.
+HloInstruction* ReduceScalarMultiplies(HloInstruction* conv, RuleContext& ctx) {
+  PrimitiveType type = conv->shape().element_type();
+  if (type != PrimitiveType::kBF16 && type != PrimitiveType::kF32) return nullptr;
+  HloInstruction* lhs = Op(conv, 0);
+  HloInstruction* rhs = Op(conv, 1);
+  const int64_t conv_size = conv->shape().element_count();
+  const int64_t lhs_size = lhs->shape().element_count();
+  const int64_t rhs_size = rhs->shape().element_count();
+  // (instruction, its user, operand index, whether it feeds only that user)
+  struct Use {
+    HloInstruction* inst;
+    HloInstruction* user;
+    int64_t index;
+    bool exclusive;
+  };
+  std::vector<Use> below;
+  bool above = false;
+  HloInstruction* target = nullptr;
+  auto look_below = [&](int64_t k) { below.push_back({Op(conv, k), conv, k, OnlyFeeds(Op(conv, k), conv)}); };
+  if (conv_size <= std::min(lhs_size, rhs_size)) {
+    target = conv;
+    if (conv_size < lhs_size) look_below(0);
+    if (conv_size < rhs_size) look_below(1);
+  } else if (lhs_size <= rhs_size) {
+    target = lhs;
+    if (lhs_size < rhs_size) look_below(1);
+    above = lhs_size < conv_size && conv->user_count() == 1;
+  } else {
+    target = rhs;
+    if (rhs_size < lhs_size) look_below(0);
+    above = rhs_size < conv_size && conv->user_count() == 1;
+  }
+  // Depth first, last pushed first, as XLA multiplies the values in.
+  std::vector<float> values;
+  std::vector<Use> bypasses;  // user's operand `index` becomes `inst`
+  while (!below.empty()) {
+    Use u = below.back();
+    below.pop_back();
+    if (!CommutesWithScalarMultiply(u.inst)) continue;
+    if (std::optional<int64_t> k = ScalarMultiplyOperand(u.inst)) {
+      values.push_back(ScalarMultiplier(u.inst, *k));
+      HloInstruction* x = Op(u.inst, *k);
+      bypasses.push_back({x, u.user, u.index, false});
+      below.push_back({x, u.user, u.index, u.exclusive && OnlyFeeds(x, u.inst)});
+      continue;
+    }
+    // Looking inside changes this instruction's value.
+    if (!u.exclusive) continue;
+    for (int64_t k = 0; k < u.inst->operand_count(); ++k) {
+      below.push_back({Op(u.inst, k), u.inst, k, OnlyFeeds(Op(u.inst, k), u.inst)});
+    }
+  }
+  // Above: the first scalar multiply up the chain of single users.
+  HloInstruction* multiply_above = nullptr;
+  int64_t multiply_above_operand = 0;
+  for (HloInstruction *prev = conv, *cur = above ? conv->users()[0] : nullptr; cur != nullptr;) {
+    if (!CommutesWithScalarMultiply(cur) || !OnlyFeeds(prev, cur)) break;
+    if (std::optional<int64_t> k = ScalarMultiplyOperand(cur); k.has_value() && Op(cur, *k) == prev) {
+      values.push_back(ScalarMultiplier(cur, *k));
+      multiply_above = cur;
+      multiply_above_operand = *k;
+      break;
+    }
+    if (cur->user_count() != 1) break;
+    prev = cur;
+    cur = cur->users()[0];
+  }
+  if (values.empty()) return nullptr;
+  float multiplier = 1.0f;
+  for (float v : values) multiplier *= v;
+  HloInstruction* scale = ctx.Constant(target->shape(), static_cast<double>(multiplier));
+  HloInstruction* scaled = ctx.Binary(O::kMultiply, target, scale);
+  for (const Use& b : bypasses) b.user->ReplaceOperandWith(b.index, b.inst);
+  if (multiply_above != nullptr && !multiply_above->ReplaceAllUsesWith(Op(multiply_above, multiply_above_operand)).ok()) {
+    return nullptr;
+  }
+  if (target == lhs) {
+    conv->ReplaceOperandWith(0, scaled);
+  } else if (target == rhs) {
+    conv->ReplaceOperandWith(1, scaled);
+  } else if (!conv->ReplaceAllUsesWith(scaled).ok()) {
+    return nullptr;
+  }
+  return conv;
+}
+
+void ConvolutionRulesInto(std::vector<Rule>& rules) {
+  // conv(A*c1, B*c2) => conv(A, B)*(c1*c2), on the conv's smallest side
+  rules.push_back(R(O::kConvolution, "scalar multiplies around conv => one on its smallest side",
+                    [](HloInstruction* i, RuleContext& ctx) -> HloInstruction* {
+                      if (!ctx.options().enable_scalar_multiply_reduction) return nullptr;
+                      return ReduceScalarMultiplies(i, ctx);
+                    }));
+}
+
 }  // namespace
 
 // XLA's HloCostAnalysis::GetDotFlops: 2 * |result| * product of the lhs
@@ -817,6 +946,7 @@ bool IsParameterLike(const HloInstruction* inst) {
 std::vector<Rule> DotRules() {
   std::vector<Rule> rules;
   DotRulesInto(rules);
+  ConvolutionRulesInto(rules);
   return rules;
 }
 

@@ -1235,6 +1235,27 @@ void ReverseConcatPadRules(std::vector<Rule>& rules) {
   }));
 }
 
+bool PlainLayout(const Shape& s);
+
+// The shape of copy(A) whose memory matches copy(bitcast(A)) when the bitcast
+// moves no element but permutes A's dims (perm[i]: the A dim of bitcast dim
+// i): A's dims, laid out in the copy's dim order mapped back through perm.
+std::optional<Shape> CopyShapeThroughBitcast(const Shape& a, const Shape& bitcast, const Shape& copy) {
+  if (!PlainLayout(a) || !PlainLayout(bitcast) || !PlainLayout(copy) || a.rank() != bitcast.rank()) return std::nullopt;
+  const std::vector<int64_t>& in = a.layout().minor_to_major();
+  const std::vector<int64_t>& out = bitcast.layout().minor_to_major();
+  std::vector<int64_t> perm(a.rank());
+  for (size_t k = 0; k < out.size(); ++k) perm[out[k]] = in[k];
+  for (int64_t d = 0; d < a.rank(); ++d) {
+    if (bitcast.dimensions(d) != a.dimensions(perm[d])) return std::nullopt;
+  }
+  Shape shape = a;
+  Layout layout = copy.layout();
+  for (int64_t& d : layout.mutable_minor_to_major()) d = perm[d];
+  shape.set_layout(layout);
+  return shape;
+}
+
 // ---------------------------------------------------------------- copy, bitcast, misc
 void CopyBitcastMiscRules(std::vector<Rule>& rules) {
   // copy(copy(A)) => copy(A), or A when the layouts agree
@@ -1272,9 +1293,7 @@ void CopyBitcastMiscRules(std::vector<Rule>& rules) {
   rules.push_back(R(O::kBitcast, "bitcast(unary(bitcast(A))) => bitcast(unary(A))", [](HloInstruction* i, RuleContext& ctx) -> HloInstruction* {
     if (!i->control_predecessors().empty()) return nullptr;
     HloInstruction* u = Op(i, 0);
-    // A copy may change the layout, so it is not a plain elementwise op here.
-    if (!u->IsElementwise() || Is(u, O::kCopy) || u->operand_count() != 1 || u->user_count() != 1 ||
-        !Is(Op(u, 0), O::kBitcast)) {
+    if (!u->IsElementwise() || u->operand_count() != 1 || u->user_count() != 1 || !Is(Op(u, 0), O::kBitcast)) {
       return nullptr;
     }
     HloInstruction* inner = Op(u, 0);
@@ -1283,7 +1302,16 @@ void CopyBitcastMiscRules(std::vector<Rule>& rules) {
     if (u->shape().element_type() != t || inner->shape().element_type() != t || a->shape().element_type() != t) return nullptr;
     auto untiled = [](const HloInstruction* x) { return !x->shape().has_layout() || x->shape().layout().tiles().empty(); };
     if (!untiled(inner) || !untiled(a)) return nullptr;
-    HloInstruction* nu = ctx.Add(u->CloneWithNewOperands(a->shape(), {a}));
+    Shape shape = a->shape();
+    // XLA clones a copy with A's layout too, which drops the copy's layout
+    // change; passlab gives the new copy the layout that lays A's elements
+    // out in the old copy's order, and skips copies it cannot.
+    if (Is(u, O::kCopy)) {
+      std::optional<Shape> s = CopyShapeThroughBitcast(a->shape(), inner->shape(), u->shape());
+      if (!s.has_value()) return nullptr;
+      shape = *s;
+    }
+    HloInstruction* nu = ctx.Add(u->CloneWithNewOperands(shape, {a}));
     return ctx.Add(HloInstruction::CreateBitcast(i->shape(), nu));
   }));
   // bitcast(bitcast(A)) => bitcast(A), or A when the shapes agree

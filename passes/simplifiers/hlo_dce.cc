@@ -1,5 +1,9 @@
 #include "passes/simplifiers/hlo_dce.h"
 
+#include <functional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -38,20 +42,104 @@ absl::StatusOr<bool> RemoveDeadEntryParameters(HloModule& module) {
   return changed;
 }
 
+// Each computation's callers: the instructions that call it. An async-update
+// or async-done shares its start's computation; the start is the caller.
+using CallerMap = absl::flat_hash_map<const HloComputation*, std::vector<HloInstruction*>>;
+
+CallerMap FindCallers(const HloModule& module) {
+  CallerMap callers;
+  for (HloComputation* c : module.MakeComputationPostOrder()) {
+    for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
+      if (inst->opcode() == HloOpcode::kAsyncUpdate || inst->opcode() == HloOpcode::kAsyncDone) continue;
+      for (HloComputation* callee : inst->called_computations()) callers[callee].push_back(inst);
+    }
+  }
+  return callers;
+}
+
+// XLA's IsSafelyRemovable for a parameter of a non-entry computation: every
+// caller passes operands one to one (fusion, call, async-start) and there is
+// at least one to fix.
+bool CallersCanDropOperands(const std::vector<HloInstruction*>& callers) {
+  if (callers.empty()) return false;
+  for (const HloInstruction* caller : callers) {
+    HloOpcode op = caller->opcode();
+    if (op != HloOpcode::kFusion && op != HloOpcode::kCall && op != HloOpcode::kAsyncStart) return false;
+  }
+  return true;
+}
+
+// Drops operand `number` of `caller`; an async-start (and the async-updates
+// that carry its shape) also drops that operand's shape from element {0}.
+void DropCallerOperand(HloInstruction* caller, int64_t number) {
+  caller->RemoveOperandAt(number);
+  if (caller->opcode() != HloOpcode::kAsyncStart) return;
+  std::vector<HloInstruction*> carriers = {caller};
+  for (size_t k = 0; k < carriers.size(); ++k) {
+    std::vector<Shape>& operand_shapes = carriers[k]->mutable_shape()->mutable_tuple_shapes()[0].mutable_tuple_shapes();
+    operand_shapes.erase(operand_shapes.begin() + number);
+    for (HloInstruction* user : carriers[k]->users()) {
+      if (user->opcode() == HloOpcode::kAsyncUpdate) carriers.push_back(user);
+    }
+  }
+}
+
+// Removes the dead instructions of `c`, users before operands.
+absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* c, const std::function<void()>& on_removed) {
+  bool changed = false;
+  // Reverse post order: users before operands, so one sweep removes chains.
+  std::vector<HloInstruction*> order = c->MakeInstructionPostOrder();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    HloInstruction* inst = *it;
+    if (!IsDead(inst)) continue;
+    on_removed();
+    if (absl::Status s = c->RemoveInstruction(inst); !s.ok()) return s;
+    changed = true;
+  }
+  return changed;
+}
+
+// XLA's RemoveDeadParameters with a call graph: the unused parameters of a
+// non-entry computation go, highest number first, and so does the matching
+// operand of every caller. Callers' operands left unused are removed when
+// the callers' computations are swept (they come later in post order).
+absl::StatusOr<bool> RemoveDeadCalleeParameters(HloComputation* c, const CallerMap& callers) {
+  if (c->IsEntryComputation()) return false;
+  auto it = callers.find(c);
+  if (it == callers.end() || !CallersCanDropOperands(it->second)) return false;
+  std::vector<HloInstruction*> parameters = c->parameter_instructions();
+  bool changed = false;
+  for (auto p = parameters.rbegin(); p != parameters.rend(); ++p) {
+    HloInstruction* parameter = *p;
+    if (parameter->user_count() != 0 || parameter->IsRoot() || !parameter->control_successors().empty() ||
+        !parameter->control_predecessors().empty()) {
+      continue;
+    }
+    int64_t number = parameter->parameter_number();
+    if (absl::Status s = c->RemoveParameter(number); !s.ok()) return s;
+    for (HloInstruction* caller : it->second) DropCallerOperand(caller, number);
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> HloDCE::RunImpl(HloModule& module, PassRunContext*) {
   bool changed = false;
+  CallerMap callers;
+  if (options_.use_call_analysis) callers = FindCallers(module);
+  // Post order: callees before callers, so the operands a callee's removed
+  // parameters leave unused are swept with their caller's computation.
   for (HloComputation* c : module.MakeComputationPostOrder()) {
-    // Reverse post order: users before operands, so one sweep removes chains.
-    std::vector<HloInstruction*> order = c->MakeInstructionPostOrder();
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      HloInstruction* inst = *it;
-      if (!IsDead(inst)) continue;
-      BumpCounter("removed instructions");
-      if (absl::Status s = c->RemoveInstruction(inst); !s.ok()) return s;
-      changed = true;
-    }
+    absl::StatusOr<bool> removed = RemoveDeadInstructions(c, [&] { BumpCounter("removed instructions"); });
+    if (!removed.ok()) return removed.status();
+    changed |= *removed;
+    if (!options_.use_call_analysis) continue;
+    absl::StatusOr<bool> parameters = RemoveDeadCalleeParameters(c, callers);
+    if (!parameters.ok()) return parameters.status();
+    if (*parameters) BumpCounter("removed parameters");
+    changed |= *parameters;
   }
   if (options_.remove_dead_parameters_from_entry_computation) {
     absl::StatusOr<bool> removed = RemoveDeadEntryParameters(module);

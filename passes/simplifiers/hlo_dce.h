@@ -1,6 +1,9 @@
 // HloDCE ("dce"): removes instructions whose values nobody uses (not roots,
 // not parameters, without side effects or control successors), in every
-// computation, then computations that nothing calls any more.
+// computation, then computations that nothing calls any more. With
+// use_call_analysis it also removes the unused parameters of computations
+// whose every caller is a fusion, call or async-start, and those callers'
+// operands (XLA's HloDCE with a call graph).
 // Runs anywhere; guarantees no dead instruction is left.
 #ifndef PASSLAB_PASSES_SIMPLIFIERS_HLO_DCE_H_
 #define PASSLAB_PASSES_SIMPLIFIERS_HLO_DCE_H_
@@ -16,6 +19,11 @@ struct HloDceOptions {
   // computation layout. Left alone when the module aliases or donates
   // parameters (their numbers would move).
   bool remove_dead_parameters_from_entry_computation = false;
+  // XLA's option of that name: find each computation's callers, so that an
+  // unused parameter of a computation called only by fusions, calls and
+  // async-starts goes, with the callers' operand (and the async-start's
+  // operand shape) for it; operands left dead go too.
+  bool use_call_analysis = false;
 };
 
 class HloDCE : public HloModulePass {

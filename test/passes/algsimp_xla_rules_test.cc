@@ -537,5 +537,134 @@ ENTRY dot {
   EXPECT_NE(text3.find("reduce("), std::string::npos) << text3;
 }
 
+AlgebraicSimplifierOptions WithScalarMultiplyReduction() {
+  AlgebraicSimplifierOptions o = OneSweep();
+  o.enable_scalar_multiply_reduction = true;
+  return o;
+}
+
+// ScalarMultiplyReduction (XLA's test at smaller sizes): the conv's result
+// is its smallest side, so the multipliers of both operands (0.5 two levels
+// down, 1.109 on the rhs) go and their product scales the result.
+TEST(AlgsimpXlaRulesTest, ScalarMultiplyReductionMovesMultipliersToConvResult) {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  param0 = f32[4,8,16]{2,1,0} parameter(0)
+  constant.0 = f32[] constant(0.5)
+  broadcast.0 = f32[4,8,16]{2,1,0} broadcast(constant.0), dimensions={}
+  multiply.0 = f32[4,8,16]{2,1,0} multiply(param0, broadcast.0)
+  param1 = f32[4,8,16]{2,1,0} parameter(1)
+  multiply.1 = f32[4,8,16]{2,1,0} multiply(multiply.0, param1)
+  param2 = f32[4,8,8]{2,1,0} parameter(2)
+  constant.1 = f32[] constant(1.109)
+  broadcast.1 = f32[4,8,8]{2,1,0} broadcast(constant.1), dimensions={}
+  multiply.2 = f32[4,8,8]{2,1,0} multiply(param2, broadcast.1)
+  ROOT convolution = f32[16,8,1]{1,0,2} convolution(multiply.1, multiply.2), window={size=4}, dim_labels=0fb_0io->bf0
+})";
+  PassResult r = Simplify(text, WithScalarMultiplyReduction());
+  ASSERT_TRUE(r.changed) << r.text;
+  const HloInstruction* root = r.module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kMultiply) << r.text;
+  EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kConvolution);
+  EXPECT_EQ(root->operand(0)->operand(0)->operand(0)->name(), "param0") << r.text;
+  EXPECT_EQ(root->operand(0)->operand(1)->name(), "param2") << r.text;
+  ASSERT_EQ(root->operand(1)->opcode(), HloOpcode::kBroadcast);
+  EXPECT_EQ(root->operand(1)->operand(0)->literal().GetDouble(0), static_cast<double>(0.5f * 1.109f));
+  // Off by default, as in XLA.
+  EXPECT_FALSE(Simplify(text).changed);
+}
+
+// ScalarMultiplyReductionMultiUser: the rhs is the smallest side, but the
+// conv has two users, so the multiply above it stays.
+TEST(AlgsimpXlaRulesTest, ScalarMultiplyReductionKeepsMultiplyOfSharedConv) {
+  PassResult r = Simplify(R"(HloModule m
+ENTRY e {
+  param0 = f32[4,8,8] parameter(0)
+  param1 = f32[16,8,1] parameter(1)
+  convolution = f32[4,8,16] convolution(param0, param1), window={size=1}, dim_labels=0bf_oi0->0bf
+  constant.1 = f32[] constant(0.5)
+  broadcast.1 = f32[4,8,16] broadcast(constant.1), dimensions={}
+  multiply.1 = f32[4,8,16] multiply(convolution, broadcast.1)
+  param2 = f32[4,8,16] parameter(2)
+  multiply.2 = f32[4,8,16] multiply(convolution, param2)
+  ROOT add.1 = f32[4,8,16] add(multiply.1, multiply.2)
+})",
+                          WithScalarMultiplyReduction());
+  EXPECT_FALSE(r.changed) << r.text;
+}
+
+// With a single user the multiply above the conv moves onto its smallest
+// side, the rhs: the root becomes the conv of the scaled rhs.
+TEST(AlgsimpXlaRulesTest, ScalarMultiplyReductionMovesMultiplyFromAboveConv) {
+  PassResult r = Simplify(R"(HloModule m
+ENTRY e {
+  param0 = f32[4,8,8] parameter(0)
+  param1 = f32[16,8,1] parameter(1)
+  convolution = f32[4,8,16] convolution(param0, param1), window={size=1}, dim_labels=0bf_oi0->0bf
+  constant.1 = f32[] constant(0.5)
+  broadcast.1 = f32[4,8,16] broadcast(constant.1), dimensions={}
+  ROOT multiply.1 = f32[4,8,16] multiply(convolution, broadcast.1)
+})",
+                          WithScalarMultiplyReduction());
+  ASSERT_TRUE(r.changed) << r.text;
+  const HloInstruction* root = r.module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kConvolution) << r.text;
+  EXPECT_EQ(root->operand(0)->name(), "param0");
+  ASSERT_EQ(root->operand(1)->opcode(), HloOpcode::kMultiply) << r.text;
+  EXPECT_EQ(root->operand(1)->operand(0)->name(), "param1");
+}
+
+// Passlab's guard (XLA has none): a multiply below an instruction that also
+// feeds another user stays, since bypassing it would change that user too.
+TEST(AlgsimpXlaRulesTest, ScalarMultiplyReductionKeepsMultiplyUnderSharedOperand) {
+  PassResult r = Simplify(R"(HloModule m
+ENTRY e {
+  param0 = f32[4,8,16] parameter(0)
+  constant.0 = f32[] constant(0.5)
+  broadcast.0 = f32[4,8,16] broadcast(constant.0), dimensions={}
+  multiply.0 = f32[4,8,16] multiply(param0, broadcast.0)
+  param1 = f32[4,8,16] parameter(1)
+  multiply.1 = f32[4,8,16] multiply(multiply.0, param1)
+  param2 = f32[4,8,8] parameter(2)
+  convolution = f32[16,8,1] convolution(multiply.1, param2), window={size=4}, dim_labels=0fb_0io->bf0
+  ROOT t = (f32[16,8,1], f32[4,8,16]) tuple(convolution, multiply.1)
+})",
+                          WithScalarMultiplyReduction());
+  EXPECT_FALSE(r.changed) << r.text;
+}
+
+// CopyBitcastCopyDimSize1 (layout sensitive): the transpose is a bitcast,
+// then bitcast(copy(bitcast(p))) => bitcast(copy(p)) and the outer copy,
+// which moves no bytes past the size-1 dim, a bitcast. XLA gives the new
+// copy p's own layout, which drops the copy's transposition; passlab lays p
+// out in the old copy's order ({0,2,1}), so the values stay.
+TEST(AlgsimpXlaRulesTest, CopyBitcastCopyDimSize1KeepsCopyOrder) {
+  AlgebraicSimplifierOptions options = OneSweep();
+  options.is_layout_sensitive = true;
+  PassResult r = Simplify(R"(HloModule m
+ENTRY test {
+  param.8 = f32[9,1,12]{2,1,0} parameter(0)
+  transpose.1 = f32[1,12,9]{1,0,2} transpose(param.8), dimensions={1,2,0}
+  copy.4 = f32[1,12,9]{2,1,0} copy(transpose.1)
+  bitcast.15 = f32[1,108]{1,0} bitcast(copy.4)
+  ROOT copy.1 = f32[1,108]{0,1} copy(bitcast.15)
+})",
+                          options);
+  ASSERT_TRUE(r.changed) << r.text;
+  EXPECT_TRUE(Matches(r.text, {"f32[9,1,12]{0,2,1} copy(%param.8)", "f32[1,108]{1,0} bitcast(",
+                               "ROOT", "f32[1,108]{0,1} bitcast("}))
+      << r.text;
+  // A copy under a bitcast that regroups dims (not a permutation) stays.
+  PassResult kept = Simplify(R"(HloModule m
+ENTRY test {
+  p = f32[6,4]{1,0} parameter(0)
+  b = f32[4,6]{1,0} bitcast(p)
+  c = f32[4,6]{0,1} copy(b)
+  ROOT r = f32[24]{0} bitcast(c)
+})",
+                             options);
+  EXPECT_TRUE(Matches(kept.text, {"f32[4,6]{0,1} copy(%b)"})) << kept.text;
+}
+
 }  // namespace
 }  // namespace passlab

@@ -232,5 +232,82 @@ ENTRY e {
   EXPECT_FALSE(*HloDCE(options).Run(**m3));
 }
 
+HloDceOptions WithCallAnalysis() {
+  HloDceOptions o;
+  o.use_call_analysis = true;
+  return o;
+}
+
+// XLA's hlo_dce_test.cc, HloDceTest.UnusedAsyncParameter: with
+// use_call_analysis the called computation's unused parameter goes, and so
+// do the wrapped computation's parameter, the start's operand and its shape;
+// the entry keeps both parameters.
+TEST(HloDceTest, RemovesUnusedParameterThroughAsyncCall) {
+  const char* text = R"(HloModule main
+ENTRY main {
+  arg.0 = s32[] parameter(0)
+  arg.1 = s32[] parameter(1)
+  call-start.0 = ((s32[], s32[]), (s32[]), s32[]) call-start(arg.0, arg.1), to_apply={
+    arg.0 = s32[] parameter(0)
+    arg.1 = s32[] parameter(1)
+    ROOT tuple.0 = (s32[]) tuple(arg.0)
+  }, async_execution_thread="thread"
+  ROOT call-done.0 = (s32[]) call-done(call-start.0)
+})";
+  PassResult r = RunPass(std::make_unique<HloDCE>(WithCallAnalysis()), text);
+  ASSERT_TRUE(r.changed) << r.text;
+  EXPECT_TRUE(VerifyModule(*r.module).ok()) << r.text;
+  HloComputation* entry = r.module->entry_computation();
+  EXPECT_EQ(entry->num_parameters(), 2);
+  HloInstruction* start = entry->root_instruction()->mutable_operand(0);
+  ASSERT_EQ(start->opcode(), HloOpcode::kAsyncStart);
+  ASSERT_EQ(start->operand_count(), 1);
+  EXPECT_EQ(start->operand(0), entry->parameter_instruction(0));
+  EXPECT_EQ(start->shape().tuple_shapes(0).tuple_shapes_size(), 1);
+  EXPECT_EQ(start->async_wrapped_computation()->num_parameters(), 1);
+  EXPECT_EQ(start->async_wrapped_instruction()->called_computations()[0]->num_parameters(), 1);
+  // Without call analysis (XLA's default) the parameters stay.
+  EXPECT_FALSE(RunPass(std::make_unique<HloDCE>(), text).changed);
+}
+
+// XLA's hlo_dce_test.cc, HloDceTest.UnusedCalledParameter: the call loses
+// the operand for the callee's unused parameter; an operand left unused in
+// the caller goes too, but a callee whose caller is a while keeps its
+// parameter (the while cannot drop an operand).
+TEST(HloDceTest, RemovesUnusedCalledParameterAndDeadOperand) {
+  PassResult r = RunPass(std::make_unique<HloDCE>(WithCallAnalysis()), R"(HloModule main
+callee {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT t = (s32[]) tuple(a)
+}
+ENTRY main {
+  arg.0 = s32[] parameter(0)
+  arg.1 = s32[] parameter(1)
+  neg = s32[] negate(arg.1)
+  ROOT call.0 = (s32[]) call(arg.0, neg), to_apply=callee
+})");
+  ASSERT_TRUE(r.changed) << r.text;
+  EXPECT_TRUE(Matches(r.text, {"callee (a: s32[]) -> (s32[])", "NOT:negate(", "call(%arg.0), to_apply=%callee"}))
+      << r.text;
+  PassResult kept = RunPass(std::make_unique<HloDCE>(WithCallAnalysis()), R"(HloModule main
+cond {
+  p = (s32[], s32[]) parameter(0)
+  ROOT c = pred[] constant(false)
+}
+body {
+  p = (s32[], s32[]) parameter(0)
+  one = s32[] constant(1)
+  two = s32[] constant(2)
+  ROOT p2 = (s32[], s32[]) tuple(one, two)
+}
+ENTRY main {
+  arg.0 = s32[] parameter(0)
+  t = (s32[], s32[]) tuple(arg.0, arg.0)
+  ROOT w = (s32[], s32[]) while(t), condition=cond, body=body
+})");
+  EXPECT_TRUE(Matches(kept.text, {"cond (p: (s32[], s32[])) -> pred[]", "body (p: (s32[], s32[]))"})) << kept.text;
+}
+
 }  // namespace
 }  // namespace passlab
