@@ -29,4 +29,20 @@ if "$passlab" eval "$tmp/mm.hlo" --input "$tmp/out/output_1.npy" --input "$tmp/o
 fi
 grep -q "parameter 1 ('b') is f32\[3,2\] but" "$tmp/err" || fail "unclear error: $(cat "$tmp/err")"
 "$passlab" eval "$tmp/mm.hlo" --random-inputs 7 --format json | grep -q '"checksum"' || fail "json summary"
+# A module whose shapes disagree is refused before anything evaluates,
+# optimizes, runs or plans it (XLA verifies before compiling): one error
+# naming the file and the instruction, exit 1, by every command.
+printf 'HloModule m\nENTRY e {\n  a = f32[2,3] parameter(0)\n  b = f32[4,5] parameter(1)\n  ROOT d = f32[2,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n' > "$tmp/baddot.hlo"
+for args in "eval $tmp/baddot.hlo --random-inputs 1" "run $tmp/baddot.hlo" "opt $tmp/baddot.hlo -o $tmp/o.hlo" \
+            "ablate $tmp/baddot.hlo --dry-run" "bisect $tmp/baddot.hlo"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$passlab" $args > "$tmp/stdout" 2> "$tmp/err"
+  code=$?
+  set -e
+  [ "$code" = 1 ] || fail "$args: exit $code: $(cat "$tmp/err")"
+  grep -q "baddot.hlo: the input does not verify: .*instruction 'd'.*contracting dimension" "$tmp/err" \
+    || fail "$args: $(cat "$tmp/err")"
+  [ ! -s "$tmp/stdout" ] || fail "$args printed output for an invalid module: $(cat "$tmp/stdout")"
+done
 echo "cli_eval: OK"

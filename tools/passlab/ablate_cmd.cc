@@ -292,6 +292,11 @@ int RunAblate(AblateOptions o) {
   absl::StatusOr<std::vector<AblationVariant>> plan = MakePlan(o, occurrences);
   if (!plan.ok()) return ReportError(plan.status());
 
+  // The input first, so that a plan is never printed for a missing file,
+  // an unknown model or a module that does not verify.
+  auto module = LoadVerifiedModule(o.file, *o.source);
+  if (!module.ok()) return ReportError(module.status());
+
   if (o.dry_run && !slurm) {
     int runs = 0;
     fmt::print("{:<44} {:<18} {}\n", "variant", "kind", "filter");
@@ -317,8 +322,6 @@ int RunAblate(AblateOptions o) {
     return ReportError(absl::InvalidArgumentError("ablate --executor slurm: --out DIR is required (a directory every node sees)"));
   }
   if (o.out.empty()) return ReportError(absl::InvalidArgumentError("ablate: --out DIR is required (or --dry-run)"));
-  auto module = LoadModule(o.file, *o.source);
-  if (!module.ok()) return ReportError(module.status());
 
   AblationOptions a;
   a.out_dir = o.out;

@@ -69,7 +69,7 @@ void AddBisectCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--seed", *seed, "Seed of the random arguments for the evaluator check");
   cmd->add_option("--tolerance", *tolerance, "Absolute and relative tolerance of the evaluator check");
   cmd->callback([=, &result] {
-    auto input = LoadModule(*file, *source);
+    auto input = LoadVerifiedModule(*file, *source);
     if (!input.ok()) {
       result.exit_code = ReportError(input.status());
       return;

@@ -48,6 +48,10 @@ struct ModelSource {
 std::shared_ptr<ModelSource> AddModelSourceOptions(CLI::App* cmd, bool with_model_flag = true);
 absl::StatusOr<std::unique_ptr<HloModule>> BuildModelFromSource(const std::string& name, const ModelSource& source);
 absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& file, const ModelSource& source);
+// LoadModule, then the verifier (XLA verifies a module before compiling
+// it): what evaluates, optimizes or runs a module never sees one whose
+// shapes disagree ("FILE: the input does not verify: ...").
+absl::StatusOr<std::unique_ptr<HloModule>> LoadVerifiedModule(const std::string& file, const ModelSource& source);
 
 // Prints "passlab: error: <message>" to stderr and returns 1.
 int ReportError(const absl::Status& status);

@@ -70,7 +70,7 @@ void AddEvalCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--output-dir", *out_dir, "Write each output leaf as DIR/output_<i>.npy");
   cmd->add_option("--format", *format, "Summary format")->check(CLI::IsMember({"text", "json"}));
   cmd->callback([=, &result] {
-    auto module = LoadModule(*file, *source);
+    auto module = LoadVerifiedModule(*file, *source);
     if (!module.ok()) {
       result.exit_code = ReportError(module.status());
       return;

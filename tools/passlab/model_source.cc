@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/ir/str_util.h"
+#include "core/verify/hlo_verifier.h"
 #include "models/model_registry.h"
 #include "tools/passlab/commands.h"
 
@@ -57,6 +58,16 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& file, c
   if (any_model_option) return absl::InvalidArgumentError("model options (--batch, --dtype, ...) need --model NAME");
   if (file.empty()) return absl::InvalidArgumentError("no input: give FILE (or '-' for stdin) or --model NAME");
   return LoadHloFile(file);
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> LoadVerifiedModule(const std::string& file, const ModelSource& source) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = LoadModule(file, source);
+  if (!module.ok()) return module;
+  if (absl::Status s = VerifyModule(**module); !s.ok()) {
+    const std::string what = file.empty() ? StrCat("model ", source.model) : (file == "-" ? "<stdin>" : file);
+    return absl::InvalidArgumentError(StrCat(what, ": the input does not verify: ", s.message()));
+  }
+  return module;
 }
 
 }  // namespace passlab

@@ -294,7 +294,7 @@ int RunOpt(OptOptions o) {
   if (!o.pipeline.empty() && !o.passes.empty()) {
     return ReportError(absl::InvalidArgumentError("--pipeline and --passes cannot be used together"));
   }
-  auto module = LoadModule(o.file, *o.source);
+  auto module = LoadVerifiedModule(o.file, *o.source);
   if (!module.ok()) return ReportError(module.status());
   absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildPipeline(o);
   if (!pipeline.ok()) return ReportError(pipeline.status());

@@ -199,7 +199,7 @@ int Report(const RunOptions& o, const ProfileResult& profile, const CudaProfile*
 }
 
 int RunRun(const RunOptions& o) {
-  auto module = LoadModule(o.file, *o.source);
+  auto module = LoadVerifiedModule(o.file, *o.source);
   if (!module.ok()) return ReportError(module.status());
   // Both backends run one device: a replicated or partitioned program
   // would run as one participant and compute something else.
