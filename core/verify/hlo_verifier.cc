@@ -1,6 +1,7 @@
 #include "core/verify/hlo_verifier.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
@@ -78,6 +79,17 @@ absl::Status CheckShapeLayouts(const HloInstruction& inst) {
         if (s.dimensions(i) < 0 && s.dimensions(i) != Shape::kUnboundedSize) {
           result = Fail(inst, "shape", StrCat("dimension ", i, " of ", s.ToString(), " is negative"));
         }
+      }
+      // XLA's ShapeUtil::ValidateShape: the element count and byte size
+      // must fit in 64 bits.
+      int64_t bytes = std::max<int64_t>(PrimitiveByteWidth(s.element_type()), 1);
+      for (int64_t i = 0; result.ok() && i < s.rank(); ++i) {
+        const int64_t d = s.dimensions(i);
+        if (d <= 0) continue;
+        if (bytes > std::numeric_limits<int64_t>::max() / d) {
+          result = Fail(inst, "shape", StrCat(s.ToString(), " has more bytes than fit in 64 bits"));
+        }
+        bytes *= d;
       }
     }
   });

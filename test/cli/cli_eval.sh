@@ -45,4 +45,28 @@ for args in "eval $tmp/baddot.hlo --random-inputs 1" "run $tmp/baddot.hlo" "opt 
     || fail "$args: $(cat "$tmp/err")"
   [ ! -s "$tmp/stdout" ] || fail "$args printed output for an invalid module: $(cat "$tmp/stdout")"
 done
+# Arrays beyond the memory budget (this machine's memory, or
+# PASSLAB_MEMORY_BUDGET) and shapes whose size overflows: one error, exit 1,
+# never an abort.
+printf 'HloModule m\nENTRY e {\n  a = f32[4096,4096] parameter(0)\n  ROOT n = f32[4096,4096] negate(a)\n}\n' > "$tmp/big.hlo"
+for cmd in verify "eval --random-inputs 1" run; do
+  set +e
+  # shellcheck disable=SC2086
+  PASSLAB_MEMORY_BUDGET=1M "$passlab" $cmd "$tmp/big.hlo" > "$tmp/stdout" 2> "$tmp/err"
+  code=$?
+  set -e
+  [ "$code" = 1 ] || fail "$cmd over budget: exit $code: $(cat "$tmp/err")"
+  grep -q "instruction 'a' has shape f32\[4096,4096\]{1,0} of 67108864 bytes, more than the memory budget of 1048576 bytes" "$tmp/err" \
+    || fail "$cmd over budget: $(cat "$tmp/err")"
+done
+PASSLAB_MEMORY_BUDGET=1G "$passlab" verify "$tmp/big.hlo" > /dev/null || fail "within budget refused"
+if PASSLAB_MEMORY_BUDGET=lots "$passlab" verify "$tmp/big.hlo" 2> "$tmp/err"; then fail "bad budget accepted"; fi
+grep -q "PASSLAB_MEMORY_BUDGET='lots' is not a positive byte count" "$tmp/err" || fail "$(cat "$tmp/err")"
+printf 'HloModule m\nENTRY e {\n  ROOT a = f32[10000000000000,10000000000000] parameter(0)\n}\n' > "$tmp/overflow.hlo"
+set +e
+"$passlab" eval "$tmp/overflow.hlo" --random-inputs 1 > /dev/null 2> "$tmp/err"
+code=$?
+set -e
+[ "$code" = 1 ] || fail "overflowing shape: exit $code: $(cat "$tmp/err")"
+grep -q "more bytes than fit in 64 bits" "$tmp/err" || fail "$(cat "$tmp/err")"
 echo "cli_eval: OK"

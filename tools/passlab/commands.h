@@ -51,7 +51,11 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& file, c
 // LoadModule, then the verifier (XLA verifies a module before compiling
 // it): what evaluates, optimizes or runs a module never sees one whose
 // shapes disagree ("FILE: the input does not verify: ...").
+// It also rejects a module with an array larger than the memory budget
+// (this machine's physical memory, or PASSLAB_MEMORY_BUDGET: bytes with an
+// optional K/M/G/T suffix).
 absl::StatusOr<std::unique_ptr<HloModule>> LoadVerifiedModule(const std::string& file, const ModelSource& source);
+absl::Status CheckMemoryBudget(const HloModule& module, const std::string& what);
 
 // Prints "passlab: error: <message>" to stderr and returns 1.
 int ReportError(const absl::Status& status);

@@ -91,6 +91,10 @@ void AddVerifyCommand(CLI::App& app, CommandResult& result) {
       result.exit_code = ReportError(s);
       return;
     }
+    if (absl::Status s = CheckMemoryBudget(**module, file->empty() ? source->model : *file); !s.ok()) {
+      result.exit_code = ReportError(s);
+      return;
+    }
     fmt::print("{}: OK ({} computations, {} instructions)\n", file->empty() ? source->model : *file, (*module)->computation_count(),
                (*module)->instruction_count());
   });

@@ -2,6 +2,10 @@
 // file and registers itself through commands.h.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <new>
+#include <stdexcept>
+
 #include "tools/passlab/commands.h"
 
 int main(int argc, char** argv) {
@@ -23,6 +27,19 @@ int main(int argc, char** argv) {
   passlab::AddAblateCommand(app, result, argc, argv);
   passlab::AddConformCommand(app, result);
   passlab::AddVersionCommand(app, result);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    // The last line of defence: inputs are checked against the memory
+    // budget first (LoadVerifiedModule); an allocation that still fails is an
+    // error, never an abort.
+    std::fprintf(stderr, "passlab: error: out of memory (an allocation failed; see PASSLAB_MEMORY_BUDGET)\n");
+    return 1;
+  } catch (const std::length_error& e) {
+    std::fprintf(stderr, "passlab: error: an allocation too large to represent: %s\n", e.what());
+    return 1;
+  }
   return result.exit_code;
 }

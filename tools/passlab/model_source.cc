@@ -1,5 +1,9 @@
 // The model flags shared by every subcommand that reads a module.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <limits>
 
 #include "core/ir/str_util.h"
 #include "core/verify/hlo_verifier.h"
@@ -60,13 +64,54 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& file, c
   return LoadHloFile(file);
 }
 
+absl::StatusOr<int64_t> MemoryBudgetBytes() {
+  if (const char* env = std::getenv("PASSLAB_MEMORY_BUDGET"); env != nullptr && *env != '\0') {
+    std::string text(env);
+    int64_t scale = 1;
+    const char unit = text.back();
+    if (unit == 'K' || unit == 'M' || unit == 'G' || unit == 'T') {
+      scale = int64_t{1} << (unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 40);
+      text.pop_back();
+    }
+    int64_t n = 0;
+    if (!SimpleAtoi(text, &n) || n <= 0 || n > std::numeric_limits<int64_t>::max() / scale) {
+      return absl::InvalidArgumentError(StrCat("PASSLAB_MEMORY_BUDGET='", env,
+                                               "' is not a positive byte count (e.g. 4G, 512M, 1000000)"));
+    }
+    return n * scale;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(pages) * page;
+}
+
+absl::Status CheckMemoryBudget(const HloModule& module, const std::string& what) {
+  absl::StatusOr<int64_t> budget = MemoryBudgetBytes();
+  if (!budget.ok()) return budget.status();
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* inst : c->instructions()) {
+      absl::Status over;
+      ForEachSubshape(inst->shape(), [&](const Shape& s, const ShapeIndex&) {
+        if (!over.ok() || !s.IsArray() || s.byte_size() <= *budget) return;
+        over = absl::ResourceExhaustedError(
+            StrCat(what, ": instruction '", inst->name(), "' has shape ", s.ToString(), " of ", s.byte_size(),
+                   " bytes, more than the memory budget of ", *budget,
+                   " bytes (this machine's memory; set PASSLAB_MEMORY_BUDGET to change it)"));
+      });
+      if (!over.ok()) return over;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<HloModule>> LoadVerifiedModule(const std::string& file, const ModelSource& source) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = LoadModule(file, source);
   if (!module.ok()) return module;
+  const std::string what = file.empty() ? StrCat("model ", source.model) : (file == "-" ? "<stdin>" : file);
   if (absl::Status s = VerifyModule(**module); !s.ok()) {
-    const std::string what = file.empty() ? StrCat("model ", source.model) : (file == "-" ? "<stdin>" : file);
     return absl::InvalidArgumentError(StrCat(what, ": the input does not verify: ", s.message()));
   }
+  if (absl::Status s = CheckMemoryBudget(**module, what); !s.ok()) return s;
   return module;
 }
 

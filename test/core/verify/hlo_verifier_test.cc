@@ -45,6 +45,17 @@ TEST(VerifierTest, AcceptsFixtures) {
   }
 }
 
+// XLA's ShapeUtil::ValidateShape: an array whose byte size does not fit in
+// 64 bits is invalid (f32[1e13,1e13] passed before and aborted the
+// evaluator); a merely huge one is valid (the CLI's memory budget refuses it).
+TEST(VerifierTest, ShapeWhoseBytesOverflow) {
+  ExpectError("HloModule m\nENTRY e {\n  ROOT a = f32[10000000000000,10000000000000] parameter(0)\n}\n", "'a'", "shape",
+              "more bytes than fit in 64 bits");
+  auto m = Parse("HloModule m\nENTRY e {\n  ROOT a = f32[100000000000] parameter(0)\n}\n");
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(VerifyModule(*m).ok());
+}
+
 TEST(VerifierTest, ShapeMismatch) {
   ExpectError("ENTRY e {\n p = f32[2,3] parameter(0)\n ROOT n = f32[3,2] negate(p)\n}", "'n'", "shape",
               "inferred f32[2,3] but the instruction has f32[3,2]");
