@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/ir/close_matches.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -12,22 +13,6 @@ namespace {
 
 bool HasRegexCharacters(std::string_view s) {
   return s.find_first_of(".*+?[]()|^$\\{}") != std::string_view::npos;
-}
-
-// Levenshtein distance, for "did you mean".
-int EditDistance(std::string_view a, std::string_view b) {
-  std::vector<int> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    int prev = row[0];
-    row[0] = static_cast<int>(i);
-    for (size_t j = 1; j <= b.size(); ++j) {
-      int cur = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      prev = cur;
-    }
-  }
-  return row[b.size()];
 }
 
 std::vector<std::string> Components(const std::string& path) {

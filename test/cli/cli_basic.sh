@@ -54,4 +54,11 @@ grep -q "^-  %" "$tmp/changed.txt" || fail "print-changed diff has no removed li
 # diff, unified and structural.
 "$passlab" diff "$src/test/hlo/all_opcodes.hlo" "$tmp/opt.hlo" --structural > "$tmp/sdiff"
 grep -q "instructions" "$tmp/sdiff" || fail "structural diff summary"
+# A mistyped command: exit 2, the close match and the list of commands.
+set +e
+"$passlab" runn "$src/test/hlo/gelu.hlo" > /dev/null 2> "$tmp/err"
+code=$?
+set -e
+[ "$code" = 2 ] || fail "mistyped command: exit $code"
+grep -q "unknown command 'runn'; did you mean 'run'? (commands: fmt, verify" "$tmp/err" || fail "$(cat "$tmp/err")"
 echo "cli_basic: OK"

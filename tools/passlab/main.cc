@@ -2,10 +2,14 @@
 // file and registers itself through commands.h.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "core/ir/close_matches.h"
 #include "tools/passlab/commands.h"
 
 int main(int argc, char** argv) {
@@ -27,6 +31,18 @@ int main(int argc, char** argv) {
   passlab::AddAblateCommand(app, result, argc, argv);
   passlab::AddConformCommand(app, result);
   passlab::AddVersionCommand(app, result);
+  // A mistyped command is named with its close matches (CLI11 alone says
+  // only that a subcommand is required).
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+  if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    std::vector<std::string> close = passlab::CloseMatches(argv[1], names);
+    std::string all;
+    for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+    std::fprintf(stderr, "passlab: error: unknown command '%s'%s (commands: %s)\n", argv[1],
+                 close.empty() ? "" : ("; did you mean '" + close.front() + "'?").c_str(), all.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
