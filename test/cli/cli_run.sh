@@ -76,4 +76,9 @@ if "$passlab" run "$tmp/r.hlo" 2> "$tmp/e5"; then fail "replicated module accept
 grep -q "module has 2 replicas; the CPU backend runs one device" "$tmp/e5" || fail "replicas message: $(cat "$tmp/e5")"
 if "$passlab" run "$tmp/r.hlo" --device cuda 2> "$tmp/e6"; then fail "replicated module accepted on cuda"; fi
 grep -q "module has 2 replicas; the CUDA backend runs one device" "$tmp/e6" || fail "cuda replicas message: $(cat "$tmp/e6")"
+# Numeric flags state their range in plain numbers.
+if "$passlab" run --model mlp --repeats 0 2> "$tmp/range"; then fail "--repeats 0 accepted"; fi
+grep -q -- "--repeats: must be greater than 0, got 0" "$tmp/range" || fail "range message: $(cat "$tmp/range")"
+if "$passlab" run --model mlp --warmup -1 2> "$tmp/range"; then fail "--warmup -1 accepted"; fi
+grep -q -- "--warmup: must be at least 0, got -1" "$tmp/range" || fail "range message: $(cat "$tmp/range")"
 echo "cli_run: ok"

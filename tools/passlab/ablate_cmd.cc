@@ -376,13 +376,13 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
                   "PASS.OPTION=VALUE by XLA's option names, for every variant (repeatable; recorded in the manifest)");
   AddXlaFlagOptions(cmd, o->xla);
   cmd->add_option("--repeats", o->repeats, "Timed repetitions per variant")->check(CLI::Range(2, 100000));
-  cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(NonNegative());
   cmd->add_option("--timeout", o->timeout_s, "Seconds a worker may take for one step (compile, one run)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--jobs", o->jobs, "Variants compiling at once (timing runs never overlap)")->check(CLI::PositiveNumber);
+      ->check(Positive());
+  cmd->add_option("--jobs", o->jobs, "Variants compiling at once (timing runs never overlap)")->check(Positive());
   cmd->add_option("--block", o->block, "Variants timed round-robin together (each holds its program in memory)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", o->threads, "Kernel threads per variant")->check(CLI::NonNegativeNumber);
+      ->check(Positive());
+  cmd->add_option("--threads", o->threads, "Kernel threads per variant")->check(NonNegative());
   cmd->add_flag("--no-control", o->no_control,
                 "Do not time the baseline program inside each variant's process (faster; the comparison then "
                 "crosses processes and is noisier)");
@@ -391,7 +391,7 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
                   "until within it or --max-repeats")
       ->check(CLI::Range(0.0, 50.0));
   cmd->add_option("--max-repeats", o->max_repeats, "Repetitions at most per variant with --target-ci (default: 3x --repeats)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--device", o->device,
                   "Where variants run: cpu, or cuda (GPU kernels from the NVPTX code generator, cuBLASLt/cuDNN "
                   "calls, CUPTI kernel times)")
@@ -416,9 +416,9 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_option("--gres", o->slurm.gres, "slurm: generic resources per task (gpu:1)");
   cmd->add_option("--time", o->slurm.time, "slurm: time limit per task (minutes, or H:MM:SS)");
   cmd->add_option("--array-parallelism", o->slurm.array_parallelism, "slurm: array tasks running at once")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("--run-task", o->run_task, "Run array task K of the Slurm sweep in --out (what ablate.sbatch runs)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--merge", o->merge_dir, "Merge a Slurm sweep's task results in DIR into its reports");
   cmd->add_option("--status", o->status_dir, "Progress of the Slurm sweep in DIR (and squeue/sacct, if installed)");
   cmd->add_option("--resubmit-missing", o->resubmit_dir,

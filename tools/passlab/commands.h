@@ -12,6 +12,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace passlab {
@@ -59,6 +60,12 @@ absl::Status CheckMemoryBudget(const HloModule& module, const std::string& what)
 
 // Prints "passlab: error: <message>" to stderr and returns 1.
 int ReportError(const absl::Status& status);
+
+// Range checks for numeric flags whose errors say the range in plain
+// numbers ("--repeats: must be greater than 0, got 0"; CLI11's own
+// PositiveNumber prints the largest double).
+CLI::Validator Positive();
+CLI::Validator NonNegative();
 
 }  // namespace passlab
 

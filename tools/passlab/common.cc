@@ -1,4 +1,7 @@
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -35,5 +38,29 @@ int ReportError(const absl::Status& status) {
   std::fprintf(stderr, "%s\n", message.c_str());
   return 1;
 }
+
+namespace {
+
+CLI::Validator NumberAtLeast(double min, bool strict, const std::string& description) {
+  return CLI::Validator(
+      [min, strict](std::string& text) -> std::string {
+        double v = 0;
+        size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          return StrCat("'", text, "' is not a number");
+        }
+        if (used != text.size()) return StrCat("'", text, "' is not a number");
+        if (strict ? v > min : v >= min) return "";
+        return StrCat(strict ? "must be greater than " : "must be at least ", min, ", got ", text);
+      },
+      description);
+}
+
+}  // namespace
+
+CLI::Validator Positive() { return NumberAtLeast(0, /*strict=*/true, "> 0"); }
+CLI::Validator NonNegative() { return NumberAtLeast(0, /*strict=*/false, ">= 0"); }
 
 }  // namespace passlab

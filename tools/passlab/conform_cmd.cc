@@ -166,10 +166,10 @@ void AddConformCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--ratchet", o->ratchet,
                   "File of 'PASS HELD' lines: exit 1 when a pass holds fewer cases than its line says");
   cmd->add_option("--filecheck", o->filecheck, "LLVM FileCheck binary (default: llvm-22's)");
-  cmd->add_option("--seed", o->seed, "Seed of the evaluator's random arguments")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o->seed, "Seed of the evaluator's random arguments")->check(NonNegative());
   cmd->add_flag("--no-eval", o->no_eval, "Do not compare values before/after on the evaluator");
   cmd->add_option("--eval-timeout", o->eval_timeout_s, "Seconds the evaluator may take for one case (then: not compared)")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_flag("--show-held", o->show_held, "List every case, not only the failures");
   cmd->callback([o, &result] { result.exit_code = Run(*o); });
 }

@@ -18,18 +18,18 @@ std::shared_ptr<ModelSource> AddModelSourceOptions(CLI::App* cmd, bool with_mode
   if (with_model_flag) {
     cmd->add_option("--model", s->model, "Build this registered model (see `passlab model --list`)")->group(group);
   }
-  cmd->add_option("--batch", s->batch, "Model: batch size")->group(group)->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", s->batch, "Model: batch size")->group(group)->check(Positive());
   cmd->add_option("--image-size", s->image_size, "Model: image height = width (PINN: grid points per side)")
-      ->group(group)->check(CLI::PositiveNumber);
-  cmd->add_option("--classes", s->classes, "Model: number of classes")->group(group)->check(CLI::PositiveNumber);
+      ->group(group)->check(Positive());
+  cmd->add_option("--classes", s->classes, "Model: number of classes")->group(group)->check(Positive());
   cmd->add_option("--dtype", s->dtype, "Model: element type")->group(group)->check(CLI::IsMember({"f32", "bf16", "f64"}));
-  cmd->add_option("--depth", s->depth, "Model: hidden layers (MLP, PINN)")->group(group)->check(CLI::PositiveNumber);
+  cmd->add_option("--depth", s->depth, "Model: hidden layers (MLP, PINN)")->group(group)->check(Positive());
   cmd->add_option("--model-width,--width", s->width, "Model: hidden width (ResNet: base width, 64)")
-      ->group(group)->check(CLI::PositiveNumber);
+      ->group(group)->check(Positive());
   cmd->add_option("--layout", s->layout, "Model: image layout")->group(group)->check(CLI::IsMember({"nhwc", "nchw"}));
-  cmd->add_option("--seq-len", s->seq_len, "Model: sequence length")->group(group)->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", s->heads, "Model: attention heads")->group(group)->check(CLI::PositiveNumber);
-  cmd->add_option("--vocab", s->vocab, "Model: vocabulary size")->group(group)->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", s->seq_len, "Model: sequence length")->group(group)->check(Positive());
+  cmd->add_option("--heads", s->heads, "Model: attention heads")->group(group)->check(Positive());
+  cmd->add_option("--vocab", s->vocab, "Model: vocabulary size")->group(group)->check(Positive());
   cmd->add_flag("--inference", s->inference, "Model: forward-only variant (ResNet)")->group(group);
   return s;
 }

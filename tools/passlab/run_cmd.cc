@@ -287,8 +287,8 @@ void AddRunCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--pipeline", o->pipeline, "Pipeline before compiling ('none' to compile the input as is)");
   cmd->add_option("--disable", o->disable, "Pass filters to skip: name, name:N, pipe/name, @ID, regex");
   cmd->add_option("--device", o->device, "Backend")->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--repeats", o->repeats, "Timed runs")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(NonNegative());
+  cmd->add_option("--repeats", o->repeats, "Timed runs")->check(Positive());
   cmd->add_flag("--check", o->check, "Compare the outputs with the evaluator (fails with the worst mismatch)");
   cmd->add_option("--tolerance", o->tolerance, "Absolute and relative tolerance of --check");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs");
