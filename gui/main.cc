@@ -157,7 +157,7 @@ int Main(int argc, char** argv) {
   app.add_option("--open", o.open, "HLO text file to open (same as FILE)");
   app.add_option("--model", o.model, "Build this registered model (default options)");
   app.add_option("--screenshot", o.screenshot, "Render headless, write the window as PNG and exit");
-  app.add_option("--frames", o.frames, "Frames rendered after every job is done (screenshot mode)")->check(CLI::PositiveNumber);
+  app.add_option("--frames", o.frames, "Frames rendered after every job is done (screenshot mode)")->check(CLI::Range(1, 1000000));
   app.add_option("--select-pass", o.select_pass, "Select an occurrence: @ID, ID, NAME or NAME:N");
   app.add_option("--panel", o.panel, "Tab to show: ir, kernels, emitter, ablation");
   app.add_flag("--no-compile", o.no_compile, "Do not compile after loading (auto-compile off)");
