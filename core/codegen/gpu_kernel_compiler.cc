@@ -126,23 +126,6 @@ class GpuKernelEmitter : public KernelEmitter {
     block_id_ = mlir::gpu::BlockIdOp::create(b_, loc_, mlir::gpu::Dimension::x);
   }
 
-  // Output leaves grouped by dims and layout (as the CPU's loop nests).
-  std::vector<std::vector<int64_t>> LeafGroups(std::vector<int64_t> order) {
-    std::vector<std::vector<int64_t>> groups;
-    for (int64_t i : order) {
-      bool placed = false;
-      for (auto& g : groups) {
-        const Shape& s = leaves_[g[0]].shape;
-        if (s.dimensions() == leaves_[i].shape.dimensions() && MinorToMajor(s) == MinorToMajor(leaves_[i].shape)) {
-          g.push_back(i);
-          placed = true;
-          break;
-        }
-      }
-      if (!placed) groups.push_back({i});
-    }
-    return groups;
-  }
   std::vector<int64_t> AllLeaves() const {
     std::vector<int64_t> order;
     for (int64_t i = 0; i < static_cast<int64_t>(leaves_.size()); ++i) order.push_back(i);

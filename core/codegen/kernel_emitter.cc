@@ -653,14 +653,8 @@ absl::Status KernelEmitter::EmitStores(const std::vector<int64_t>& group, const 
   return absl::OkStatus();
 }
 
-absl::Status KernelEmitter::EmitNests() {
-  // Group leaves by dims and layout: each group is one loop nest.
+std::vector<std::vector<int64_t>> KernelEmitter::LeafGroups(const std::vector<int64_t>& order) const {
   std::vector<std::vector<int64_t>> groups;
-  std::vector<int64_t> order;
-  for (int64_t i = 0; i < static_cast<int64_t>(leaves_.size()); ++i) order.push_back(i);
-  // Batch norm: the statistics (leaves 1, 2) are computed before output 0
-  // reads them.
-  if (batch_norm_) order = {1, 2, 0};
   for (int64_t i : order) {
     bool placed = false;
     for (auto& g : groups) {
@@ -673,6 +667,17 @@ absl::Status KernelEmitter::EmitNests() {
     }
     if (!placed) groups.push_back({i});
   }
+  return groups;
+}
+
+absl::Status KernelEmitter::EmitNests() {
+  // Group leaves by dims and layout: each group is one loop nest.
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < static_cast<int64_t>(leaves_.size()); ++i) order.push_back(i);
+  // Batch norm: the statistics (leaves 1, 2) are computed before output 0
+  // reads them.
+  if (batch_norm_) order = {1, 2, 0};
+  std::vector<std::vector<int64_t>> groups = LeafGroups(order);
   for (size_t g = 0; g < groups.size(); ++g) {
     const Shape& s = leaves_[groups[g][0]].shape;
     std::vector<int64_t> mtm = MinorToMajor(s);

@@ -265,6 +265,9 @@ class KernelEmitter {
   // loop nest per group (tiled for transposes, blocked for column
   // reductions, rows of the minor dim otherwise).
   absl::Status EmitNests();
+  // Output leaves grouped by dims and layout, in `order`: each group is one
+  // loop nest (CPU) or one thread mapping (GPU).
+  std::vector<std::vector<int64_t>> LeafGroups(const std::vector<int64_t>& order) const;
 
   // --- scatter and select-and-scatter (kernel_emitter_scatter.cc) -------------------
   // The scatter kernel's second nest (the CPU's entry function): the updates
