@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "core/eval/eval_internal.h"
 #include "core/ir/str_util.h"
@@ -13,17 +14,13 @@
 namespace passlab::eval {
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 // The operand's dims that are neither batch nor contracting, in order.
 std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
                               const std::vector<int64_t>& contracting,
                               const std::vector<int64_t>& also_excluded = {}) {
   std::vector<int64_t> free;
   for (int64_t i = 0; i < rank; ++i) {
-    if (!Contains(batch, i) && !Contains(contracting, i) && !Contains(also_excluded, i)) free.push_back(i);
+    if (!absl::c_linear_search(batch, i) && !absl::c_linear_search(contracting, i) && !absl::c_linear_search(also_excluded, i)) free.push_back(i);
   }
   return free;
 }
@@ -59,8 +56,8 @@ absl::StatusOr<Literal> EvalRaggedDot(const HloInstruction& inst, Operands ops) 
   const int64_t ragged = a.lhs_ragged_dims[0];
   const int64_t lhs_rank = lhs.shape().rank(), rhs_rank = rhs.shape().rank();
   enum { kNonContracting, kContracting, kBatch } mode =
-      Contains(d.lhs_batch_dimensions, ragged)         ? kBatch
-      : Contains(d.lhs_contracting_dimensions, ragged) ? kContracting
+      absl::c_linear_search(d.lhs_batch_dimensions, ragged)         ? kBatch
+      : absl::c_linear_search(d.lhs_contracting_dimensions, ragged) ? kContracting
                                                        : kNonContracting;
   const std::vector<int64_t> lhs_free = FreeDims(lhs_rank, d.lhs_batch_dimensions, d.lhs_contracting_dimensions);
   const std::vector<int64_t> rhs_free =

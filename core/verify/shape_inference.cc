@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/algorithm/container.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/str_util.h"
 
@@ -647,13 +648,12 @@ absl::StatusOr<Shape> InferRaggedDot(const HloInstruction& inst) {
   if (ragged < 0 || ragged >= lhs.rank()) {
     return Err(inst, StrCat("lhs ragged dimension ", ragged, " is out of range [0, ", lhs.rank(), ")"));
   }
-  auto has = [](const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
-  const bool batch = has(d.lhs_batch_dimensions, ragged);
-  const bool contracting = has(d.lhs_contracting_dimensions, ragged);
+  const bool batch = absl::c_linear_search(d.lhs_batch_dimensions, ragged);
+  const bool contracting = absl::c_linear_search(d.lhs_contracting_dimensions, ragged);
   const int64_t groups = sizes.dimensions(sizes.rank() - 1);
   for (int64_t g : a.rhs_group_dims) {
     if (g < 0 || g >= rhs.rank()) return Err(inst, StrCat("rhs group dimension ", g, " is out of range"));
-    if (has(d.rhs_batch_dimensions, g) || has(d.rhs_contracting_dimensions, g)) {
+    if (absl::c_linear_search(d.rhs_batch_dimensions, g) || absl::c_linear_search(d.rhs_contracting_dimensions, g)) {
       return Err(inst, "the rhs group dimension cannot be a batch or contracting dimension");
     }
   }

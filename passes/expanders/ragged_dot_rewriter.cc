@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
@@ -11,8 +12,6 @@
 
 namespace passlab {
 namespace {
-
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 HloComputation* ScalarAdd(HloModule* module, PrimitiveType type) {
   auto add = std::make_unique<HloComputation>("add");
@@ -98,7 +97,7 @@ absl::StatusOr<HloInstruction*> RaggedDotRewriter::ExpandInstruction(HloInstruct
   // The group dim goes where group_sizes has it (after its prefix dims).
   const int64_t new_dim = sizes->shape().rank() - 1;
   DotDimensionNumbers nd;
-  if (Contains(d.lhs_contracting_dimensions, ragged)) {
+  if (absl::c_linear_search(d.lhs_contracting_dimensions, ragged)) {
     // [b,m,k] x [b,k,n] -> [g,b,m,n]: both operands masked per group, the
     // group dim first and batched.
     const int64_t k = std::find(d.lhs_contracting_dimensions.begin(), d.lhs_contracting_dimensions.end(), ragged) -
@@ -111,7 +110,7 @@ absl::StatusOr<HloInstruction*> RaggedDotRewriter::ExpandInstruction(HloInstruct
     for (int64_t x : d.rhs_batch_dimensions) nd.rhs_batch_dimensions.push_back(x + 1);
     for (int64_t x : d.lhs_contracting_dimensions) nd.lhs_contracting_dimensions.push_back(x + 1);
     for (int64_t x : d.rhs_contracting_dimensions) nd.rhs_contracting_dimensions.push_back(x + 1);
-  } else if (Contains(d.lhs_batch_dimensions, ragged)) {
+  } else if (absl::c_linear_search(d.lhs_batch_dimensions, ragged)) {
     nd = d;  // each batch element is its own group: a plain dot
   } else {
     // [b,m,k] x [g,b,k,n] -> [b,m,n]: the masked lhs contracts its new group

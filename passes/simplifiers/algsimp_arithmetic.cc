@@ -48,10 +48,6 @@ Shape WithType(const Shape& s, PrimitiveType t) {
   return r;
 }
 
-Rule R(HloOpcode op, std::string_view name, std::function<HloInstruction*(HloInstruction*, RuleContext&)> f) {
-  return {op, name, std::move(f)};
-}
-
 // ---------------------------------------------------------------- add
 void AddRules(std::vector<Rule>& rules) {
   // A + 0 => A

@@ -15,12 +15,6 @@ namespace {
 
 using O = HloOpcode;
 
-Rule R(HloOpcode op, std::string_view name, std::function<HloInstruction*(HloInstruction*, RuleContext&)> f) {
-  return {op, name, std::move(f)};
-}
-
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 // XLA's SupportedDotPrecisionConfig: no algorithm, or plain f32; the GPU
 // simplifier (gpu_compute_capability set; xla/backends/gpu/transforms/
 // algebraic_simplifier.cc) also takes the bf16 and tf32 algorithms of dots

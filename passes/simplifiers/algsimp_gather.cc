@@ -12,12 +12,6 @@ namespace {
 
 using O = HloOpcode;
 
-Rule R(HloOpcode op, std::string_view name, std::function<HloInstruction*(HloInstruction*, RuleContext&)> f) {
-  return {op, name, std::move(f)};
-}
-
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 // XLA's ops with at most this many operand elements become selects
 // (AlgebraicSimplifierOptions::very_small_gather_size).
 constexpr int64_t kVerySmallGatherSize = 4;

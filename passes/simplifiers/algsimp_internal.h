@@ -5,10 +5,12 @@
 #ifndef PASSLAB_PASSES_SIMPLIFIERS_ALGSIMP_INTERNAL_H_
 #define PASSLAB_PASSES_SIMPLIFIERS_ALGSIMP_INTERNAL_H_
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/ir/hlo_computation.h"
@@ -61,6 +63,11 @@ struct Rule {
   std::function<HloInstruction*(HloInstruction* inst, RuleContext& ctx)> apply;
 };
 
+// A named rule for `op` (the rule lists of algsimp_*.cc are built from these).
+inline Rule R(HloOpcode op, std::string_view name, std::function<HloInstruction*(HloInstruction*, RuleContext&)> f) {
+  return {op, name, std::move(f)};
+}
+inline bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 inline HloInstruction* Op(HloInstruction* i, int64_t k) { return i->mutable_operand(k); }
 inline bool IsFloat(const HloInstruction* i) { return IsFloatingPointType(i->shape().element_type()); }
 inline bool IsInt(const HloInstruction* i) { return IsIntegralType(i->shape().element_type()); }

@@ -15,10 +15,6 @@ using O = HloOpcode;
 
 bool Is(const HloInstruction* i, HloOpcode op) { return i->opcode() == op; }
 
-Rule R(HloOpcode op, std::string_view name, std::function<HloInstruction*(HloInstruction*, RuleContext&)> f) {
-  return {op, name, std::move(f)};
-}
-
 // The reducer applies `op` to its two parameters (either order).
 bool ReducerIs(const HloInstruction* reduce, HloOpcode op) {
   std::optional<HloOpcode> r = ScalarReducerOpcode(reduce->to_apply());
@@ -32,8 +28,6 @@ Shape DeleteDimensions(const Shape& s, const std::vector<int64_t>& dims) {
   }
   return Shape(s.element_type(), kept);
 }
-
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 // Single-input reduce: operand 0 the input, operand 1 the init value.
 bool IsSingleReduce(const HloInstruction* r) { return r->operand_count() == 2 && !r->shape().IsTuple(); }

@@ -15,10 +15,6 @@ using O = HloOpcode;
 
 bool Is(const HloInstruction* i, HloOpcode op) { return i->opcode() == op; }
 
-Rule R(HloOpcode op, std::string_view name, std::function<HloInstruction*(HloInstruction*, RuleContext&)> f) {
-  return {op, name, std::move(f)};
-}
-
 // XLA's CommonFactors (xla/util.cc): the (i, j) bounds where the products of
 // a[0:i] and b[0:j] agree, from (0, 0) to (|a|, |b|).
 std::vector<std::pair<int64_t, int64_t>> CommonFactors(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
