@@ -25,6 +25,7 @@
 
 #include "core/ir/str_util.h"
 #include "gui/panels.h"
+#include "passes/pipelines/pipelines.h"
 
 namespace passlab::gui {
 namespace {
@@ -96,6 +97,7 @@ struct Options {
   std::string file;
   std::string open;
   std::string model;
+  std::string pipeline = "gpu";
   std::string screenshot;
   int frames = 3;
   std::string select_pass;
@@ -156,6 +158,7 @@ int Main(int argc, char** argv) {
   app.add_option("file", o.file, "HLO text file to open");
   app.add_option("--open", o.open, "HLO text file to open (same as FILE)");
   app.add_option("--model", o.model, "Build this registered model (default options)");
+  app.add_option("--pipeline", o.pipeline, "Pipeline: gpu (today's XLA:GPU, default) or gpu-2021 (seed 003's era)");
   app.add_option("--screenshot", o.screenshot, "Render headless, write the window as PNG and exit");
   app.add_option("--frames", o.frames, "Frames rendered after every job is done (screenshot mode)")->check(CLI::Range(1, 1000000));
   app.add_option("--select-pass", o.select_pass, "Select an occurrence: @ID, ID, NAME or NAME:N");
@@ -193,6 +196,10 @@ int Main(int argc, char** argv) {
   }
   // Checked before any window opens, like the device: an unknown pass,
   // option or value exits 2 naming it.
+  if (absl::StatusOr<std::unique_ptr<HloPassPipeline>> p = BuildNamedPipeline(o.pipeline); !p.ok()) {
+    std::fprintf(stderr, "passlab-gui: error: --pipeline: %s\n", std::string(p.status().message()).c_str());
+    return 2;
+  }
   absl::StatusOr<PassOptionOverrides> pass_options = ParsePassOptionOverrides(o.pass_options);
   if (!pass_options.ok()) {
     std::fprintf(stderr, "passlab-gui: error: --pass-option: %s\n", std::string(pass_options.status().message()).c_str());
@@ -228,6 +235,7 @@ int Main(int argc, char** argv) {
   AppState state;
   InitAppState(state, headless ? "" : RecentFilesPath());
   state.auto_compile = !o.no_compile;
+  if (o.pipeline != state.pipeline_name) SetPipeline(state, o.pipeline);
   state.pass_options = *pass_options;
   if (!state.pass_options.empty()) {
     Log(state, LogLevel::kInfo, "pipeline", StrCat("pass options: ", FormatPassOptionOverrides(state.pass_options)));

@@ -168,7 +168,17 @@ void DrawGroup(AppState& state, UiState& ui, int64_t index) {
 void DrawPipelinePanel(AppState& state, UiState& ui) {
   ImGui::TextColored(colors::kAccent, "Pipeline");
   ImGui::SameLine();
-  ImGui::TextColored(colors::kDim, "'%s', %zu occurrences", state.pipeline_name.c_str(), state.occurrences.size());
+  ImGui::TextColored(colors::kDim, "%zu occurrences", state.occurrences.size());
+  // Today's XLA:GPU or the seed era's (seed 003's table 1).
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("gpu-2021 (seed 003) ").x + 30);
+  if (ImGui::BeginCombo("##pipeline", state.pipeline_name.c_str())) {
+    for (const char* name : {"gpu", "gpu-2021"}) {
+      if (ImGui::Selectable(name, state.pipeline_name == name)) SetPipeline(state, name);
+    }
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("gpu: today's XLA:GPU default path; gpu-2021: XLA:GPU of seed 003's era");
   ImGui::SetNextItemWidth(-FLT_MIN);
   ImGui::InputTextWithHint("##filter", "filter passes", &ui.pipeline_filter);
   if (ImGui::SmallButton("all")) ApplyPreset(state, PassPreset::kAll);

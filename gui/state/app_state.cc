@@ -235,6 +235,26 @@ void InitAppState(AppState& state, std::string recent_files_path) {
   BuildGroups(state, (*pipeline)->name());
 }
 
+bool SetPipeline(AppState& state, const std::string& name) {
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(name);
+  if (!pipeline.ok()) {
+    Log(state, LogLevel::kError, "pipeline", std::string(pipeline.status().message()));
+    return false;
+  }
+  if (Running(state.compile_job)) state.compile_job->Cancel();
+  state.pipeline_name = name;
+  state.occurrences = (*pipeline)->Occurrences();
+  state.enabled.assign(state.occurrences.size(), 1);
+  BuildGroups(state, (*pipeline)->name());
+  state.pipeline_result = nullptr;
+  state.selected_occurrence = -1;
+  state.selected_run = -1;
+  Log(state, LogLevel::kInfo, "pipeline",
+      StrCat("'", (*pipeline)->name(), "': ", state.occurrences.size(), " occurrences"));
+  if (state.auto_compile) StartCompile(state);
+  return true;
+}
+
 void Log(AppState& state, LogLevel level, std::string where, std::string message) {
   state.log.push_back({level, std::move(where), std::move(message), NowSeconds() - state.start_time_s});
 }

@@ -234,6 +234,13 @@ void InitAppState(AppState& state, std::string recent_files_path = "");
 
 void Log(AppState& state, LogLevel level, std::string where, std::string message);
 
+// Switches the pipeline the Pipeline panel shows and compiles with ("gpu",
+// today's XLA:GPU; "gpu-2021", the seed era's; or a sub-pipeline): every
+// occurrence enabled again, the selection cleared, a loaded module
+// recompiled when auto-compile is on. An unknown name is logged and
+// changes nothing; returns whether it switched.
+bool SetPipeline(AppState& state, const std::string& name);
+
 // Starts loading (on a job); the result lands on the next Poll after it is
 // done, and then (with auto_compile) a compile starts.
 void LoadFile(AppState& state, const std::string& path);

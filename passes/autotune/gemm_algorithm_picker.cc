@@ -3,7 +3,7 @@
 namespace passlab {
 
 absl::StatusOr<bool> GemmAlgorithmPicker::RunImpl(HloModule& module, PassRunContext*) {
-  return PickLibraryCallAlgorithms(module, options_, /*convolutions=*/false, *this);
+  return PickLibraryCallAlgorithms(module, options_, LibraryCallFamily::kGemms, *this);
 }
 
 }  // namespace passlab

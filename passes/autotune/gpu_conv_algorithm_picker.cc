@@ -3,7 +3,7 @@
 namespace passlab {
 
 absl::StatusOr<bool> GpuConvAlgorithmPicker::RunImpl(HloModule& module, PassRunContext*) {
-  return PickLibraryCallAlgorithms(module, options_, /*convolutions=*/true, *this);
+  return PickLibraryCallAlgorithms(module, options_, LibraryCallFamily::kConvolutions, *this);
 }
 
 }  // namespace passlab

@@ -77,10 +77,12 @@ double MaxRelativeError(const std::vector<double>& got, const std::vector<double
 
 // A passlab-spelled call (XLA:GPU's spellings carry cuDNN/cuBLAS ids the
 // runtime ignores) of the family, with no algorithm chosen yet.
-bool NeedsTuning(const HloInstruction& inst, bool convolutions) {
+bool NeedsTuning(const HloInstruction& inst, LibraryCallFamily family) {
   std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
   if (!kind) return false;
-  if (convolutions != IsConvolutionKind(*kind)) return false;
+  const bool convolutions = IsConvolutionKind(*kind);
+  if (family == LibraryCallFamily::kConvolutions && !convolutions) return false;
+  if (family == LibraryCallFamily::kGemms && convolutions) return false;
   if (!convolutions) {
     if (inst.custom_call_target() != kGemmCallTarget) return false;
     absl::StatusOr<GemmBackendConfig> c = ParseGemmBackendConfig(inst);
@@ -93,11 +95,11 @@ bool NeedsTuning(const HloInstruction& inst, bool convolutions) {
 
 class PickerVisitor : public HloRewriteVisitor {
  public:
-  PickerVisitor(const AutotuneOptions& options, bool convolutions, HloPassInterface& pass)
-      : options_(options), convolutions_(convolutions), pass_(pass) {}
+  PickerVisitor(const AutotuneOptions& options, LibraryCallFamily family, HloPassInterface& pass)
+      : options_(options), family_(family), pass_(pass) {}
 
   absl::Status HandleCustomCall(HloInstruction* call) override {
-    if (!NeedsTuning(*call, convolutions_)) return absl::OkStatus();
+    if (!NeedsTuning(*call, family_)) return absl::OkStatus();
     absl::StatusOr<AutotuneOutcome> outcome = AutotuneLibraryCall(*call, options_);
     if (!outcome.ok()) {
       pass_.BumpCounter("left to the runtime's default (no algorithm ran)");
@@ -106,7 +108,7 @@ class PickerVisitor : public HloRewriteVisitor {
     pass_.BumpCounter(outcome->from_cache ? "cache hits" : "tuned");
     pass_.BumpCounter(StrCat("chose ", outcome->result.algorithm_name));
     std::string config;
-    if (convolutions_) {
+    if (IsConvolutionKind(*ClassifyLibraryCall(*call))) {
       absl::StatusOr<ConvBackendConfig> c = ParseConvBackendConfig(*call);
       if (!c.ok()) return c.status();
       c->algo_id = outcome->result.algorithm;
@@ -125,14 +127,14 @@ class PickerVisitor : public HloRewriteVisitor {
 
  private:
   const AutotuneOptions& options_;
-  bool convolutions_;
+  LibraryCallFamily family_;
   HloPassInterface& pass_;
 };
 
 }  // namespace
 
-absl::StatusOr<bool> PickLibraryCallAlgorithms(HloModule& module, const AutotuneOptions& options, bool convolutions,
-                                               HloPassInterface& pass) {
+absl::StatusOr<bool> PickLibraryCallAlgorithms(HloModule& module, const AutotuneOptions& options,
+                                               LibraryCallFamily family, HloPassInterface& pass) {
   if (options.level <= 0) return false;
   AutotuneOptions resolved = options;
   AutotuneCache& cache = options.cache != nullptr ? *options.cache : AutotuneCache::Global();
@@ -145,7 +147,7 @@ absl::StatusOr<bool> PickLibraryCallAlgorithms(HloModule& module, const Autotune
     if (!deny.ok()) return deny.status();
     resolved.deny_list.insert(resolved.deny_list.end(), deny->begin(), deny->end());
   }
-  PickerVisitor visitor(resolved, convolutions, pass);
+  PickerVisitor visitor(resolved, family, pass);
   absl::StatusOr<bool> changed = visitor.RunOnModule(module);
   if (!changed.ok()) return changed.status();
   if (!options.cache_path.empty()) {

@@ -81,13 +81,20 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
 class HloModule;
 class HloPassInterface;
 
-// What both picker passes do: tunes every passlab-spelled library call of
-// one family (convolutions, or gemms) whose algorithm is not set yet, and
+// Which library calls a picker tunes.
+enum class LibraryCallFamily {
+  kConvolutions,  // DNN convolution calls (GpuConvAlgorithmPicker)
+  kGemms,         // BLAS gemm calls (GemmAlgorithmPicker)
+  kAll,           // every library call (today's config-assigner)
+};
+
+// What the picker passes do: tunes every passlab-spelled library call of
+// `family` whose algorithm is not set yet, and
 // writes the choice into its backend_config (algo_id / selected_algorithm),
 // which the runtime honours. Calls no algorithm can run are left unset (the
 // runtime's default) and counted. Counters go to `pass`.
-absl::StatusOr<bool> PickLibraryCallAlgorithms(HloModule& module, const AutotuneOptions& options, bool convolutions,
-                                               HloPassInterface& pass);
+absl::StatusOr<bool> PickLibraryCallAlgorithms(HloModule& module, const AutotuneOptions& options,
+                                               LibraryCallFamily family, HloPassInterface& pass);
 
 }  // namespace passlab
 

@@ -52,6 +52,7 @@ absl::StatusOr<bool> TransposeFolding::RunImpl(HloModule& module, PassRunContext
     if (c->IsFusionComputation()) continue;
     for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
       if (inst->opcode() == HloOpcode::kDot) {
+        if (options_.dot_rule == TransposeFoldingOptions::DotRule::kNever) continue;
         if (inst->operand(0)->shape().rank() < 2 || inst->operand(1)->shape().rank() < 2) continue;
         Fold fold{inst, {}};
         for (int64_t i = 0; i < 2; ++i) {

@@ -24,6 +24,7 @@ struct TransposeFoldingOptions {
   enum class DotRule {
     kRowColumn,  // XLA's default, IsRowColumnTransposeDotOperand
     kAlways,     // every non-identity transpose operand
+    kNever,      // none (XLA:GPU's simplification loop: convolutions only)
   };
   // Which convolution operands fold (XLA's transposable_conv_operands).
   enum class ConvRule {

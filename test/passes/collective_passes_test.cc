@@ -10,6 +10,7 @@
 #include "passes/collectives/all_reduce_simplifier.h"
 #include "passes/collectives/async_collective_creator.h"
 #include "passes/collectives/reduce_scatter_creator.h"
+#include "passes/pipelines/gpu_2021_pipeline.h"
 #include "passes/pipelines/pipelines.h"
 #include "passes/registry.h"
 #include "test/passes/collective_pass_util.h"
@@ -449,7 +450,7 @@ TEST(CollectivePipelinesTest, RegisteredAndInXlaOrder) {
                            "async-collective-creator", "reduce-scatter-creator"}) {
     EXPECT_NE(FindRegisteredPass(name), nullptr) << name;
   }
-  std::unique_ptr<HloPassPipeline> gpu = BuildGpuPipeline();
+  std::unique_ptr<HloPassPipeline> gpu = gpu2021::BuildGpuPipeline();
   std::vector<std::string> paths;
   for (const PassOccurrence& o : gpu->Occurrences()) paths.push_back(o.pipeline_path + "/" + o.pass_name);
   auto position = [&](const std::string& needle) -> int64_t {
@@ -464,7 +465,7 @@ TEST(CollectivePipelinesTest, RegisteredAndInXlaOrder) {
   int64_t combiner = position("post-fusion optimization/all-reduce-combiner");
   int64_t async = position("post-fusion optimization/async-collective-creator");
   ASSERT_GE(folder, 0);
-  EXPECT_GT(folder, position("gpu/optimization/"));
+  EXPECT_GT(folder, position("gpu-2021/optimization/"));
   EXPECT_LT(folder, creator);
   EXPECT_LT(creator, position("conv_canonicalization/"));
   EXPECT_GT(combiner, horizontal);

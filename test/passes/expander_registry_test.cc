@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/ir/str_util.h"
+#include "passes/pipelines/gpu_2021_pipeline.h"
 #include "passes/pipelines/pipelines.h"
 #include "passes/registry.h"
 #include "test/passes/pass_test_util.h"
@@ -18,23 +19,23 @@ struct Expected {
 };
 
 constexpr Expected kPasses[] = {
-    {"stable-sort-expander", "gpu/optimization", false},
-    {"select_and_scatter_expander", "gpu/optimization", false},
-    {"convolution_4d_expander", "gpu/optimization", false},
-    {"conditional-canonicalizer", "gpu/optimization", false},
-    {"scatter_simplifier", "gpu/optimization", false},
-    {"slice-sinker", "gpu/optimization/simplification", true},
-    {"convert-mover", "gpu/optimization/simplification-2", true},
-    {"gpusolver-rewriter", "gpu/conv_canonicalization", false},
-    {"triangular-solve-rewriter", "gpu/post-layout_assignment", false},
-    {"dot_dimension_sorter", "gpu/post-layout_assignment", false},
-    {"cudnn_pad_for_convolutions", "gpu/post-layout_assignment", false},
-    {"rng-expander", "gpu/optimization", false},
-    {"qr_expander", "gpu/optimization", false},
-    {"cholesky_expander", "gpu/conv_canonicalization", false},
-    {"topk-decomposer", "gpu/optimization", false},
-    {"stochastic_convert_decomposer", "gpu/optimization", false},
-    {"bitcast_dtypes_expander", "gpu/optimization/simplification", true},
+    {"stable-sort-expander", "gpu-2021/optimization", false},
+    {"select_and_scatter_expander", "gpu-2021/optimization", false},
+    {"convolution_4d_expander", "gpu-2021/optimization", false},
+    {"conditional-canonicalizer", "gpu-2021/optimization", false},
+    {"scatter_simplifier", "gpu-2021/optimization", false},
+    {"slice-sinker", "gpu-2021/optimization/simplification", true},
+    {"convert-mover", "gpu-2021/optimization/simplification-2", true},
+    {"gpusolver-rewriter", "gpu-2021/conv_canonicalization", false},
+    {"triangular-solve-rewriter", "gpu-2021/post-layout_assignment", false},
+    {"dot_dimension_sorter", "gpu-2021/post-layout_assignment", false},
+    {"cudnn_pad_for_convolutions", "gpu-2021/post-layout_assignment", false},
+    {"rng-expander", "gpu-2021/optimization", false},
+    {"qr_expander", "gpu-2021/optimization", false},
+    {"cholesky_expander", "gpu-2021/conv_canonicalization", false},
+    {"topk-decomposer", "gpu-2021/optimization", false},
+    {"stochastic_convert_decomposer", "gpu-2021/optimization", false},
+    {"bitcast_dtypes_expander", "gpu-2021/optimization/simplification", true},
 };
 
 TEST(ExpanderRegistryTest, EntriesCreatePassesWithTheirNamesAndAreOptional) {
@@ -48,7 +49,7 @@ TEST(ExpanderRegistryTest, EntriesCreatePassesWithTheirNamesAndAreOptional) {
 
 TEST(ExpanderRegistryTest, GpuPipelineRunsThemWhereXlaDoes) {
   std::vector<PassOccurrence> occ;
-  BuildGpuPipeline()->EnumerateOccurrences("", false, occ);
+  gpu2021::BuildGpuPipeline()->EnumerateOccurrences("", false, occ);
   for (const Expected& e : kPasses) {
     const PassOccurrence* found = nullptr;
     for (const PassOccurrence& o : occ) {
@@ -88,7 +89,7 @@ ENTRY e {
   std::vector<Literal> args = MakeRandomArguments(*(*m)->entry_computation(), 5);
   absl::StatusOr<Literal> before = HloEvaluator().Evaluate(**m, args);
   ASSERT_TRUE(before.ok()) << before.status().message();
-  absl::StatusOr<bool> changed = BuildGpuPipeline()->Run(**m);
+  absl::StatusOr<bool> changed = gpu2021::BuildGpuPipeline()->Run(**m);
   ASSERT_TRUE(changed.ok()) << changed.status().message();
   PrintOptions options;
   options.print_metadata = false;

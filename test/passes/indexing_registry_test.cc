@@ -2,6 +2,7 @@
 // passes under their XLA names.
 #include <gtest/gtest.h>
 
+#include "passes/pipelines/gpu_2021_pipeline.h"
 #include "passes/pipelines/pipelines.h"
 #include "test/passes/pass_test_util.h"
 #include "passes/registry.h"
@@ -27,7 +28,7 @@ TEST(IndexingRegistryTest, RegistryStaysSorted) {
 
 TEST(IndexingRegistryTest, GpuPipelineRunsThem) {
   std::vector<PassOccurrence> occ;
-  BuildGpuPipeline()->EnumerateOccurrences("", false, occ);
+  gpu2021::BuildGpuPipeline()->EnumerateOccurrences("", false, occ);
   auto find = [&](std::string_view name) {
     for (const PassOccurrence& o : occ) {
       if (o.pass_name == name) return &o;

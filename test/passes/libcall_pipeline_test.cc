@@ -5,6 +5,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "core/libcall/library_call.h"
+#include "passes/pipelines/gpu_2021_pipeline.h"
 #include "passes/pipelines/pipelines.h"
 #include "passes/registry.h"
 #include "test/passes/checked_pass_util.h"
@@ -13,8 +14,16 @@ namespace passlab {
 namespace {
 
 constexpr std::string_view kLibraryCallPasses[] = {
-    "conv-rewriter",        "cudnn-fused-convolution-rewriter", "conv-padding-legalization", "cublas-pad-for-gemms",
-    "cublas-gemm-rewriter", "gpu-conv-algorithm-picker",        "gemm-algorithm-picker"};
+    "conv-rewriter",         "cudnn-fused-convolution-rewriter", "conv-padding-legalization", "cublas-pad-for-gemms",
+    "cublas-gemm-rewriter",  "gpu-conv-algorithm-picker",        "gemm-algorithm-picker",     "config-assigner"};
+
+int64_t FirstOccurrence(const std::vector<PassOccurrence>& occ, std::string_view name) {
+  for (const PassOccurrence& o : occ) {
+    if (o.pass_name == name) return o.id;
+  }
+  ADD_FAILURE() << name << " is not in the pipeline";
+  return -1;
+}
 
 TEST(LibcallPipelineTest, RegistryEntriesCreatePassesWithTheirNames) {
   for (std::string_view name : kLibraryCallPasses) {
@@ -25,16 +34,12 @@ TEST(LibcallPipelineTest, RegistryEntriesCreatePassesWithTheirNames) {
   }
 }
 
-TEST(LibcallPipelineTest, GpuPipelineRunsThemInXlaOrder) {
+// The seed era (seed 003's table 1): convolution algorithms picked before
+// fusion, gemm algorithms right after the gemm rewriter.
+TEST(LibcallPipelineTest, Gpu2021PipelineRunsThemInSeedOrder) {
   std::vector<PassOccurrence> occ;
-  BuildGpuPipeline()->EnumerateOccurrences("", false, occ);
-  auto first = [&](std::string_view name) -> int64_t {
-    for (const PassOccurrence& o : occ) {
-      if (o.pass_name == name) return o.id;
-    }
-    ADD_FAILURE() << name << " is not in the gpu pipeline";
-    return -1;
-  };
+  gpu2021::BuildGpuPipeline()->EnumerateOccurrences("", false, occ);
+  auto first = [&](std::string_view name) { return FirstOccurrence(occ, name); };
   EXPECT_LT(first("dot_decomposer"), first("conv-rewriter"));  // optimization first
   EXPECT_LT(first("conv-rewriter"), first("cudnn-fused-convolution-rewriter"));
   EXPECT_LT(first("cudnn-fused-convolution-rewriter"), first("conv-padding-legalization"));
@@ -43,14 +48,44 @@ TEST(LibcallPipelineTest, GpuPipelineRunsThemInXlaOrder) {
   EXPECT_LT(first("transpose-folding"), first("cublas-gemm-rewriter"));
   EXPECT_LT(first("cublas-gemm-rewriter"), first("gpu-conv-algorithm-picker"));
   EXPECT_LT(first("gpu-conv-algorithm-picker"), first("gemm-algorithm-picker"));
+  EXPECT_LT(first("gemm-algorithm-picker"), first("fusion"));
   for (const PassOccurrence& o : occ) {
     if (o.pass_name == "conv-rewriter") {
-      EXPECT_EQ(o.pipeline_path, "gpu/conv_canonicalization");
+      EXPECT_EQ(o.pipeline_path, "gpu-2021/conv_canonicalization");
     }
+    EXPECT_NE(o.pass_name, "config-assigner");
   }
 }
 
-TEST(LibcallPipelineTest, GpuPipelineLeavesCallsThatComputeTheSame) {
+// Today's XLA:GPU (gpu_compiler.cc, nvptx_compiler.cc): convolutions in
+// conv_canonicalization, gemm padding then the gemm rewriter in hlo
+// normalization, and one config assigner after fusion (in the "autotuner"
+// pipeline) instead of the two pickers.
+TEST(LibcallPipelineTest, GpuPipelineRunsThemInTodaysXlaOrder) {
+  std::vector<PassOccurrence> occ;
+  BuildGpuPipeline()->EnumerateOccurrences("", false, occ);
+  auto first = [&](std::string_view name) { return FirstOccurrence(occ, name); };
+  EXPECT_LT(first("dot_decomposer"), first("conv-rewriter"));
+  EXPECT_LT(first("conv-rewriter"), first("cudnn-fused-convolution-rewriter"));
+  EXPECT_LT(first("cudnn-fused-convolution-rewriter"), first("conv-padding-legalization"));
+  EXPECT_LT(first("conv-padding-legalization"), first("cudnn_pad_for_convolutions"));
+  EXPECT_LT(first("cudnn_pad_for_convolutions"), first("layout-assignment"));
+  EXPECT_LT(first("layout-assignment"), first("cublas-pad-for-gemms"));
+  EXPECT_LT(first("cublas-pad-for-gemms"), first("cublas-gemm-rewriter"));
+  EXPECT_LT(first("cublas-gemm-rewriter"), first("multi_output_fusion"));
+  EXPECT_LT(first("multi_output_fusion"), first("config-assigner"));
+  for (const PassOccurrence& o : occ) {
+    if (o.pass_name == "conv-rewriter") EXPECT_EQ(o.pipeline_path, "gpu/conv_canonicalization");
+    if (o.pass_name == "cublas-gemm-rewriter") EXPECT_EQ(o.pipeline_path, "gpu/hlo normalization");
+    if (o.pass_name == "config-assigner") EXPECT_EQ(o.pipeline_path, "gpu/autotuner");
+    EXPECT_NE(o.pass_name, "gpu-conv-algorithm-picker");
+    EXPECT_NE(o.pass_name, "gemm-algorithm-picker");
+  }
+}
+
+TEST(LibcallPipelineTest, BothPipelinesLeaveCallsThatComputeTheSame) {
+  for (auto build : {BuildGpuPipeline, gpu2021::BuildGpuPipeline}) {
+  SCOPED_TRACE(build()->name());
   // conv + bias + relu, its gradients, and a dense layer with bias.
   auto m = ParseHloModule(R"(
 ENTRY e {
@@ -78,7 +113,7 @@ ENTRY e {
   std::vector<Literal> args = MakeRandomArguments(*(*m)->entry_computation(), 5);
   absl::StatusOr<Literal> before = HloEvaluator().Evaluate(**m, args);
   ASSERT_TRUE(before.ok()) << before.status().message();
-  absl::StatusOr<bool> changed = BuildGpuPipeline()->Run(**m);
+  absl::StatusOr<bool> changed = build()->Run(**m);
   ASSERT_TRUE(changed.ok()) << changed.status().message();
   std::map<std::string, int> targets;
   for (HloInstruction* i : (*m)->entry_computation()->instructions()) {
@@ -93,6 +128,7 @@ ENTRY e {
   absl::StatusOr<Literal> after = HloEvaluator().Evaluate(**m, args);
   ASSERT_TRUE(after.ok()) << after.status().message();
   EXPECT_TRUE(CompareLiterals(*before, *after, {.abs = 1e-4, .rel = 1e-4}).ok());
+  }
 }
 
 }  // namespace

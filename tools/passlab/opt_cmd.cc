@@ -163,6 +163,9 @@ int ListPasses(const OptOptions& o) {
       BuildNamedPipeline(o.pipeline.empty() ? "default" : o.pipeline);
   if (!pipeline.ok()) return ReportError(pipeline.status());
   const std::vector<PassOccurrence>& occurrences = (*pipeline)->Occurrences();
+  // XLA's passes passlab does not run, in their place in today's pipeline.
+  std::vector<NotModelledPass> not_modelled;
+  if ((*pipeline)->name() == "gpu") not_modelled = NotModelledPasses();
   if (o.format == "json") {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const PassRegistryEntry& e : PassRegistry()) {
@@ -188,7 +191,15 @@ int ListPasses(const OptOptions& o) {
                        {"occurrence", p.occurrence_index}, {"fixed_point", p.in_fixed_point}});
       }
       j["occurrences"] = occ;
+      j["modelled"] = true;
       out.push_back(j);
+    }
+    for (const NotModelledPass& n : not_modelled) {
+      out.push_back({{"name", n.xla_name},
+                     {"modelled", false},
+                     {"reason", n.reason},
+                     {"occurrences", nlohmann::ordered_json::array({{{"pipeline", n.pipeline_path},
+                                                                     {"after", n.after}}})}});
     }
     fmt::print("{}\n", out.dump(2));
     return 0;
@@ -220,10 +231,41 @@ int ListPasses(const OptOptions& o) {
     fmt::print("{:<{}}  {:<{}}  {:<8}  {:>4}  {:<{}}  {}\n", e.name, name_w, e.group, group_w,
                e.required ? "yes" : "no", count[std::string(e.name)], Join(where[std::string(e.name)], ","), where_w, e.description);
   }
+  // Each not-modelled pass goes after the first occurrence of the pass it
+  // follows in its sub-pipeline (or before the sub-pipeline's first pass).
+  std::map<size_t, std::vector<const NotModelledPass*>> before_row;
+  for (const NotModelledPass& n : not_modelled) {
+    size_t row = occurrences.size();
+    for (size_t i = 0; i < occurrences.size(); ++i) {
+      const PassOccurrence& p = occurrences[i];
+      if (p.pipeline_path.rfind(n.pipeline_path, 0) != 0) continue;
+      if (n.after.empty()) {
+        row = i;
+        break;
+      }
+      if (p.pass_name == n.after) {
+        row = i + 1;
+        break;
+      }
+    }
+    before_row[row].push_back(&n);
+  }
+  auto print_not_modelled = [&](size_t row) {
+    for (const NotModelledPass* n : before_row[row]) {
+      fmt::print("{:>4}  {:<{}}  {:<{}}  not modelled: {}\n", "--", n->pipeline_path, path_w, n->xla_name, name_w,
+                 n->reason);
+    }
+  };
   fmt::print("\n{:>4}  {:<{}}  {:<{}}  {}\n", "id", "pipeline", path_w, "pass", name_w, "occurrence");
-  for (const PassOccurrence& p : occurrences) {
+  for (size_t i = 0; i < occurrences.size(); ++i) {
+    print_not_modelled(i);
+    const PassOccurrence& p = occurrences[i];
     fmt::print("{:>4}  {:<{}}  {:<{}}  {}{}\n", StrCat("@", p.id), p.pipeline_path, path_w, p.pass_name, name_w,
                p.occurrence_index, p.in_fixed_point ? " (fixed point)" : "");
+  }
+  print_not_modelled(occurrences.size());
+  if (!not_modelled.empty()) {
+    fmt::print("\n{} of XLA's passes on this path are not modelled (--, with the reason)\n", not_modelled.size());
   }
   return 0;
 }

@@ -42,7 +42,7 @@ namespace {
 struct RunOptions {
   std::string file;
   std::shared_ptr<ModelSource> source;
-  std::string pipeline = "default";
+  std::string pipeline = "gpu";
   std::string disable;
   std::string enable_only;                // from --xla_enable_hlo_passes_only
   std::vector<std::string> pass_options;  // --pass-option PASS.OPTION=VALUE
@@ -284,7 +284,7 @@ void AddRunCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("run", "Optimize, compile and run a module; time every kernel");
   cmd->add_option("file", o->file, "HLO text file ('-' for stdin)");
   o->source = AddModelSourceOptions(cmd);
-  cmd->add_option("--pipeline", o->pipeline, "Pipeline before compiling ('none' to compile the input as is)");
+  cmd->add_option("--pipeline", o->pipeline, "Pipeline before compiling: gpu (today's XLA:GPU, the default), gpu-2021 (seed 003's era), a sub-pipeline, or 'none' to compile the input as is");
   cmd->add_option("--disable", o->disable, "Pass filters to skip: name, name:N, pipe/name, @ID, regex");
   cmd->add_option("--device", o->device, "Backend")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(NonNegative());
@@ -309,6 +309,8 @@ void AddRunCommand(CLI::App& app, CommandResult& result) {
       return;
     }
     resolved.xla = *xla;
+    // Reports name the pipeline itself ("default" is today's "gpu").
+    if (resolved.pipeline == "default") resolved.pipeline = "gpu";
     result.exit_code = RunRun(resolved);
   });
 }
