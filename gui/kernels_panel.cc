@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/ir/str_util.h"
 #include "gui/panels.h"
 
 namespace passlab::gui {
@@ -52,6 +53,7 @@ void SortRows(const KernelSummary& s, ImGuiTableSortSpecs* specs, std::vector<in
       case 4: return cmp(r.median_ns, q.median_ns);
       case 5: return cmp(r.share, q.share);
       case 6: return cmp(r.bytes, q.bytes);
+      case 7: return cmp(r.estimate_ns, q.estimate_ns);
     }
     return 0;
   };
@@ -205,7 +207,7 @@ void DrawKernelsPanel(AppState& state, UiState& ui) {
   const float avail = ImGui::GetContentRegionAvail().y;
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("##kernels", 7, flags, ImVec2(0, avail * 0.5f))) {
+  if (ImGui::BeginTable("##kernels", 8, flags, ImVec2(0, avail * 0.5f))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableSetupColumn("kind");
@@ -214,6 +216,9 @@ void DrawKernelsPanel(AppState& state, UiState& ui) {
     ImGui::TableSetupColumn("median us", ImGuiTableColumnFlags_PreferSortDescending);
     ImGui::TableSetupColumn("share", ImGuiTableColumnFlags_PreferSortDescending | ImGuiTableColumnFlags_WidthFixed, 110);
     ImGui::TableSetupColumn("bytes", ImGuiTableColumnFlags_PreferSortDescending);
+    // Priority fusion's cost model for the device that ran (per call).
+    ImGui::TableSetupColumn(run->cost_model.empty() ? "estimate us" : StrCat("est. us (", run->cost_model, ")").c_str(),
+                            ImGuiTableColumnFlags_PreferSortDescending);
     ImGui::TableHeadersRow();
     ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs();
     if ((specs != nullptr && specs->SpecsDirty) || ui.kernel_order_for != &s || ui.kernel_order.size() != s.rows.size()) {
@@ -250,6 +255,17 @@ void DrawKernelsPanel(AppState& state, UiState& ui) {
         ImGui::Text("%5.1f%%", row.share * 100);
         ImGui::TableSetColumnIndex(6);
         ImGui::TextUnformatted(FormatBytes(row.bytes).c_str());
+        ImGui::TableSetColumnIndex(7);
+        if (row.estimate_ns >= 0) {
+          // Dim when the model is within 2x of the measurement.
+          const double ratio = row.median_ns > 0 ? static_cast<double>(row.estimate_ns) / row.median_ns : 0;
+          const bool off = ratio > 2 || ratio < 0.5;
+          ImGui::TextColored(off ? ImVec4(1.0f, 0.7f, 0.3f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%.1f",
+                             row.estimate_ns / 1e3);
+          if (ImGui::IsItemHovered()) ImGui::SetTooltip("estimate / measured median = %.2f", ratio);
+        } else {
+          ImGui::TextColored(colors::kDim, "-");
+        }
       }
     }
     ImGui::EndTable();

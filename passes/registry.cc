@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 
+#include "passes/autotune/config_assigner.h"
 #include "passes/autotune/gemm_algorithm_picker.h"
 #include "passes/autotune/gpu_conv_algorithm_picker.h"
 #include "passes/expanders/convolution_4d_expander.h"
@@ -35,18 +36,26 @@
 #include "passes/expanders/rng_expander.h"
 #include "passes/expanders/scatter_expander.h"
 #include "passes/fusion/fusion_merger.h"
+#include "passes/fusion/fusion_wrapper.h"
 #include "passes/fusion/horizontal_input_fusion.h"
 #include "passes/fusion/horizontal_loop_fusion.h"
 #include "passes/fusion/instruction_fusion.h"
 #include "passes/fusion/multi_output_fusion.h"
+#include "passes/fusion/priority_fusion.h"
 #include "passes/fusion/variadic_op_splitter.h"
 #include "passes/gpu/reduction_degenerate_dim_remover.h"
 #include "passes/gpu/reduction_dimension_grouper.h"
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/layout/broadcast_canonicalizer.h"
 #include "passes/layout/gpu_layout_assignment.h"
+#include "passes/layout/layout_normalization.h"
+#include "passes/layout/move_copy_to_users.h"
+#include "passes/layout/reduce_decomposer.h"
+#include "passes/layout/reshape_decomposer.h"
 #include "passes/prepare/copy_insertion.h"
+#include "passes/prepare/hlo_memory_scheduler.h"
 #include "passes/prepare/latency_hiding_scheduler.h"
 #include "passes/prepare/rematerialization.h"
 #include "passes/prepare/sanitize_constant_names.h"
@@ -67,6 +76,12 @@
 #include "passes/simplifiers/conditional_simplifier.h"
 #include "passes/simplifiers/convert_mover.h"
 #include "passes/simplifiers/dot_dimension_sorter.h"
+#include "passes/libcall/dot_normalizer.h"
+#include "passes/simplifiers/dot_dimension_merger.h"
+#include "passes/simplifiers/dot_dimension_normalizer.h"
+#include "passes/simplifiers/dot_strength_reduction.h"
+#include "passes/simplifiers/gemv_rewriter.h"
+#include "passes/simplifiers/scatter_slice_simplifier.h"
 #include "passes/simplifiers/dot_merger.h"
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/float_normalization.h"
@@ -84,6 +99,10 @@
 #include "passes/simplifiers/while_loop_invariant_code_motion.h"
 #include "passes/simplifiers/tuple_simplifier.h"
 #include "passes/simplifiers/zero_sized_hlo_elimination.h"
+#include "passes/fusion/copy_fusion.h"
+#include "passes/libcall/cudnn_simplify_padding.h"
+#include "passes/prepare/optimize_input_output_buffer_alias.h"
+#include "passes/simplifiers/simplify_fp_conversions.h"
 
 namespace passlab {
 namespace {
@@ -95,6 +114,32 @@ std::function<std::unique_ptr<HloPassInterface>()> Factory() {
 
 // Gather/scatter/rng expanders and friends (issue 4's second batch), kept in
 // their own list so concurrent registry edits merge cleanly.
+// Today's XLA:GPU passes: simplify-fp-conversions, cudnn_simplify_padding,
+// optimize_input_output_buffer_alias, copy_fusion.
+void AddTodaysGpuPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"simplify-fp-conversions", "SimplifyFPConversions", "simplifiers",
+               "Collapses chains of two or more float converts into one convert from the chain's input "
+               "(may raise precision: f32->bf16->f32 becomes exact).",
+               false, "", Factory<SimplifyFPConversions>()});
+  r.push_back({"cudnn_simplify_padding", "CudnnSimplifyPadding", "libcall",
+               "Folds slice+pad after a convolution call into the pad when the sliced output features are known "
+               "zero (zero-padded or zero constant filter).",
+               false, "", Factory<CudnnSimplifyPadding>()});
+  r.push_back({"optimize_input_output_buffer_alias", "OptimizeInputOutputBufferAlias", "prepare",
+               "Adds may-alias input_output_alias entries pairing entry parameter leaves with result leaves of the "
+               "same byte size (largest first, per memory space).",
+               false, "", Factory<OptimizeInputOutputBufferAlias>(),
+               {{"registered_buffer_donor_only", PassOptionType::kBool, "false",
+                 "only parameters listed in buffer_donor may donate (XLA:GPU's pipeline sets true)"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<OptimizeInputOutputBufferAlias>(OptimizeInputOutputBufferAliasOptions{
+                     .registered_buffer_donor_only = v.GetBool("registered_buffer_donor_only")});
+               }});
+  r.push_back({"copy_fusion", "CopyFusion", "fusion",
+               "Makes same-layout copies of an entry fusion's outputs extra outputs of the fusion (multi-output).",
+               false, "", Factory<CopyFusion>()});
+}
+
 void AddIndexingPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"dot-merger", "DotMerger", "simplifiers",
                "Merges dots sharing an operand into one dot over concatenated operands, then slices.", false, "",
@@ -307,6 +352,10 @@ void AddLibraryCallPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"gemm-algorithm-picker", "GemmAlgorithmPicker", "autotune",
                "Autotunes each gemm call over the BLAS library's algorithms; records the fastest.", false, "",
                Factory<GemmAlgorithmPicker>()});
+  r.push_back({"config-assigner", "ConfigAssigner", "autotune",
+               "Today's single autotuner: picks every library call's algorithm (gemms and convolutions) after "
+               "fusion, with one device-keyed cache.",
+               false, "", Factory<ConfigAssigner>()});
 }
 
 // XLA:GPU's remaining expanders and simplifiers (issue 7), in their own list
@@ -372,10 +421,134 @@ void AddExpanderPasses(std::vector<PassRegistryEntry>& r) {
                "", Factory<StableSortExpander>()});
 }
 
+// XLA:GPU's layout-normalization passes (ReshapeDecomposer, MoveCopyToUsers,
+// LayoutNormalization, BroadcastCanonicalizer, ReduceDecomposer), in their
+// own list so concurrent registry edits merge cleanly. None is required:
+// every kernel reads any plain layout.
+void AddLayoutNormalizationPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"layout_normalization", "LayoutNormalization", "layout",
+               "Rewrites array ops to compute on descending layouts, with bitcasts from and to the original "
+               "shapes (copies and transposes become physical transposes).",
+               false, "", Factory<LayoutNormalization>()});
+  r.push_back({"reshape-decomposer", "ReshapeDecomposer", "layout",
+               "Makes every reshape a bitcast, with copies (physical transposes) before or after it where the "
+               "layouts need them.",
+               true,
+               "layout_normalization rewrites only reshapes that are bitcasts and stops the pipeline on any "
+               "other (as XLA's LayoutNormalization does)",
+               Factory<ReshapeDecomposer>()});
+  r.push_back({"move_copy_to_users", "MoveCopyToUsers", "layout",
+               "Sinks layout-changing copies below the layout-preserving ops using them (elementwise, slices, "
+               "pad, reduce-window, concatenate); reduces read the copy's operand.",
+               false, "", Factory<MoveCopyToUsers>()});
+  r.push_back({"broadcast_canonicalizer", "BroadcastCanonicalizer", "layout",
+               "Sorts broadcast dimensions, transposing the operand first.", false, "",
+               Factory<BroadcastCanonicalizer>()});
+  r.push_back({"reduce-decomposer", "ReduceDecomposer", "layout",
+               "Gives variadic reduce inputs one layout and makes each reduce keep its input's layout, a copy "
+               "after it giving the output layout.",
+               false, "", Factory<ReduceDecomposer>(),
+               {{"allow_custom_layout_for_contiguous_reductions", PassOptionType::kBool, "false",
+                 "XLA:GPU's predicate: reductions from or to contiguous dimensions keep their output layout"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<ReduceDecomposer>(ReduceDecomposerOptions{
+                     .allow_custom_layout_for_contiguous_reductions =
+                         v.GetBool("allow_custom_layout_for_contiguous_reductions")});
+               }});
+}
+
+// XLA:GPU's dot normalization passes (DotStrengthReduction, the dimension
+// normalizer/merger, DotNormalizer, GemvRewriter) and the scatter-slice
+// simplifier, in their own list so concurrent registry edits merge cleanly.
+void AddDotNormalizationPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"dot-strength-reduction", "DotStrengthReduction", "simplifiers",
+               "Rewrites vector-vector dots, and small or Triton-unsupported matrix-vector dots, as broadcast + "
+               "multiply + reduce.",
+               false, "", Factory<DotStrengthReduction>(),
+               {{"compute_capability", PassOptionType::kString, "9.0",
+                 "the CUDA compute capability (major.minor) Triton's gemm support is checked for"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 DotStrengthReductionOptions o;
+                 std::string cc = v.GetString("compute_capability");
+                 const size_t dot = cc.find('.');
+                 int major = 0, minor = 0;
+                 if (absl::SimpleAtoi(cc.substr(0, dot), &major)) o.compute_capability_major = major;
+                 if (dot != std::string::npos && absl::SimpleAtoi(cc.substr(dot + 1), &minor)) {
+                   o.compute_capability_minor = minor;
+                 }
+                 return std::make_unique<DotStrengthReduction>(o);
+               }});
+  r.push_back({"dot_dimension_normalizer", "DotDimensionNormalizer", "simplifiers",
+               "Merges each dot operand's contracting (optionally non-contracting) dimensions into one, folding "
+               "the reshape/transpose chains feeding it.",
+               false, "", Factory<DotDimensionNormalizer>(),
+               {{"normalize_noncontracting_dimensions", PassOptionType::kBool, "false",
+                 "also merge each operand's non-contracting dimensions into one"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<DotDimensionNormalizer>(DotDimensionNormalizerOptions{
+                     .normalize_noncontracting_dimensions = v.GetBool("normalize_noncontracting_dimensions")});
+               }});
+  r.push_back({"dot_dimension_merger", "DotDimensionMerger", "simplifiers",
+               "Merges a dot's consecutive batch dimensions (logically and in the layout) into one by reshapes.",
+               false, "", Factory<DotDimensionMerger>()});
+  r.push_back({"dot_normalizer", "DotNormalizer", "libcall",
+               "Gives a dot without contracting dimensions a size-1 one (bitcasts of the operands).", false, "",
+               Factory<DotNormalizer>()});
+  r.push_back({"gemv-rewriter", "GemvRewriter", "simplifiers",
+               "Adds a size-1 dimension to the vector of a matrix-vector dot and its product, making it a gemm.",
+               false, "", Factory<GemvRewriter>(),
+               {{"is_layout_sensitive", PassOptionType::kBool, "true",
+                 "after layout assignment: bitcasts, and an error on non-descending layouts (else reshapes, and "
+                 "such dots skipped)"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<GemvRewriter>(
+                     GemvRewriterOptions{.is_layout_sensitive = v.GetBool("is_layout_sensitive")});
+               }});
+  r.push_back({"scatter-slice-simplifier", "ScatterSliceSimplifier", "simplifiers",
+               "Shrinks a scatter whose uses all slice the same leading part (through elementwise ops) to that part.",
+               false, "", Factory<ScatterSliceSimplifier>()});
+}
+
 // The layout-assignment, gemm broadcast folding and ir-emit-prepare passes
 // (issue 7), in their own list so concurrent registry edits merge cleanly.
 // None is required: every emitter and library runner reads any plain layout
 // through its strides, so the default layouts run as they are.
+void AddMemorySchedulerPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"hlo-memory-scheduler", "HloMemoryScheduler", "prepare",
+               "Schedules each computation to keep peak memory low (list, dfs or post order; by default the one "
+               "with the smallest simulated peak), then XLA:GPU's start/done post-processing; marks the module "
+               "scheduled.",
+               false, "", Factory<HloMemoryScheduler>(),
+               {{"algorithm", PassOptionType::kString, "default", "default (smallest peak of the three), list, dfs or postorder"},
+                {"gpu_postprocess", PassOptionType::kBool, "true",
+                 "XLA:GPU's PostProcessSchedule: sync collectives' starts before their dones, async starts early, dones late"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 HloMemorySchedulerOptions o;
+                 o.algorithm = v.GetString("algorithm");
+                 o.gpu_postprocess = v.GetBool("gpu_postprocess");
+                 return std::make_unique<HloMemoryScheduler>(o);
+               }});
+}
+
+// Today's XLA:GPU fusion (priority fusion on a performance model) and the
+// wrapper that turns the remaining kernels into fusions.
+void AddPriorityFusionPasses(std::vector<PassRegistryEntry>& r) {
+  r.push_back({"priority-fusion", "PriorityFusion", "fusion",
+               "Fuses producers into all their users in the order of the time the GPU performance model says "
+               "each fusion saves.",
+               false, "", Factory<PriorityFusion>(),
+               {{"device", PassOptionType::kString, "H100",
+                 "the device the performance model estimates for: H100, H200, A100, A6000 or cpu"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 PriorityFusionOptions o;
+                 o.device = v.GetString("device");
+                 return std::make_unique<PriorityFusion>(o);
+               }});
+  r.push_back({"fusion-wrapper", "FusionWrapper", "fusion",
+               "Wraps every op still unfused that the emitters run as a kernel into a fusion of its own.", false,
+               "", Factory<FusionWrapper>()});
+}
+
 void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
   r.push_back({"layout-assignment", "GpuLayoutAssignment", "layout",
                "Chooses layouts (entry layouts honoured, conv/gemm constraints, propagation) and inserts the "
@@ -577,6 +750,11 @@ std::vector<PassRegistryEntry> MakeRegistry() {
   AddLibraryCallPasses(r);
   AddExpanderPasses(r);
   AddLayoutPasses(r);
+  AddPriorityFusionPasses(r);
+  AddDotNormalizationPasses(r);
+  AddLayoutNormalizationPasses(r);
+  AddMemorySchedulerPasses(r);
+  AddTodaysGpuPasses(r);
   AddCollectivePasses(r);
   std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return r;

@@ -5,7 +5,8 @@ namespace passlab::conformance {
 const std::vector<CaseSpec>& AllCaseSpecs() {
   static const auto* all = [] {
     auto* v = new std::vector<CaseSpec>();
-    for (auto list : {AlgebraicSimplifierCases, ControlFlowCases, LayoutAndFusionCases, ExpanderAndCollectiveCases}) {
+    for (auto list : {AlgebraicSimplifierCases, ControlFlowCases, LayoutAndFusionCases, ExpanderAndCollectiveCases,
+                      LayoutNormalizationCases, DotNormalizationCases, PriorityFusionCases}) {
       std::vector<CaseSpec> part = list();
       v->insert(v->end(), part.begin(), part.end());
     }

@@ -43,6 +43,9 @@ std::vector<CaseSpec> AlgebraicSimplifierCases();    // cases_algsimp.cc
 std::vector<CaseSpec> ControlFlowCases();            // cases_control_flow.cc: while/conditional/call/cse/dce/dot-merger
 std::vector<CaseSpec> LayoutAndFusionCases();        // cases_layout_fusion.cc: layout, fusion, remat, transpose folding
 std::vector<CaseSpec> ExpanderAndCollectiveCases();  // cases_expanders.cc: expanders, collectives, reductions
+std::vector<CaseSpec> LayoutNormalizationCases();    // cases_layout_normalization.cc: layout normalization group
+std::vector<CaseSpec> DotNormalizationCases();       // cases_dot_normalization.cc: dot normalization, scatter slices
+std::vector<CaseSpec> PriorityFusionCases();         // cases_priority_fusion.cc: priority-fusion, fusion-wrapper
 
 // Every entry of the lists above.
 const std::vector<CaseSpec>& AllCaseSpecs();

@@ -610,8 +610,52 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitOp(const HloInstruction* h
       // Same bytes: the physical offset in the result's layout names the
       // operand element at that offset in the operand's layout.
       const Shape& os = h->operand(0)->shape();
+      const PrimitiveType from = os.element_type();
       Value linear = Linearize(idx, PhysicalStrides(shape));
-      return one(operand_at(0, Delinearize(linear, os.dimensions(), MinorToMajor(os))));
+      const int64_t from_bits = PrimitiveBitWidth(from), to_bits = PrimitiveBitWidth(t);
+      if (from == t || from_bits == to_bits) {
+        absl::StatusOr<Value> x = operand_at(0, Delinearize(linear, os.dimensions(), MinorToMajor(os)));
+        if (!x.ok() || from == t) return one(x);
+        // An XLA bitcast may also change the element type of the same width
+        // (algsimp's no-op bitcast-convert => bitcast): reinterpret the bits.
+        Value c = mlir::arith::BitcastOp::create(b_, loc_, StorageType(t), ToStorage(*x, from));
+        return std::vector<Value>{FromStorage(c, t)};
+      }
+      // A width-changing bitcast (algsimp's bitcast-convert => bitcast when
+      // the minor dimension is contiguous): the narrow elements are the wide
+      // one's bytes, least significant first (little-endian).
+      auto as_int = [&](Value v, PrimitiveType type) {
+        Value bits = ToStorage(v, type);
+        mlir::Type int_type = b_.getIntegerType(PrimitiveBitWidth(type));
+        return bits.getType() == int_type ? bits : mlir::arith::BitcastOp::create(b_, loc_, int_type, bits).getResult();
+      };
+      auto from_int = [&](Value bits, PrimitiveType type) {
+        Value s = StorageType(type) == bits.getType() ? bits
+                                                      : mlir::arith::BitcastOp::create(b_, loc_, StorageType(type), bits).getResult();
+        return FromStorage(s, type);
+      };
+      if (to_bits < from_bits) {
+        const int64_t k = from_bits / to_bits;
+        absl::StatusOr<Value> x = operand_at(0, Delinearize(Div(linear, k), os.dimensions(), MinorToMajor(os)));
+        if (!x.ok()) return x.status();
+        mlir::Type wide = b_.getIntegerType(from_bits);
+        Value shift = mlir::arith::IndexCastOp::create(b_, loc_, wide, Mul(Rem(linear, k), to_bits));
+        Value shifted = mlir::arith::ShRUIOp::create(b_, loc_, as_int(*x, from), shift);
+        Value narrow = mlir::arith::TruncIOp::create(b_, loc_, b_.getIntegerType(to_bits), shifted);
+        return std::vector<Value>{from_int(narrow, t)};
+      }
+      const int64_t k = to_bits / from_bits;
+      mlir::Type wide = b_.getIntegerType(to_bits);
+      Value acc = mlir::arith::ConstantIntOp::create(b_, loc_, wide, 0);
+      for (int64_t j = 0; j < k; ++j) {
+        absl::StatusOr<Value> x =
+            operand_at(0, Delinearize(Add(Mul(linear, k), C(j)), os.dimensions(), MinorToMajor(os)));
+        if (!x.ok()) return x.status();
+        Value part = mlir::arith::ExtUIOp::create(b_, loc_, wide, as_int(*x, from));
+        Value shift = mlir::arith::ConstantIntOp::create(b_, loc_, wide, j * from_bits);
+        acc = mlir::arith::OrIOp::create(b_, loc_, acc, mlir::arith::ShLIOp::create(b_, loc_, part, shift));
+      }
+      return std::vector<Value>{from_int(acc, t)};
     }
     case HloOpcode::kSlice: {
       Index in(shape.rank());

@@ -57,8 +57,11 @@ KernelSummary SummarizeRecords(absl::Span<const KernelRecord> records, int64_t s
 }
 
 std::string FormatKernelTable(const KernelSummary& summary, int64_t max_rows) {
-  std::string out = absl::StrFormat("%-40s %-8s %7s %12s %12s %7s  %s\n", "name", "kind", "calls", "total", "median",
-                                    "share", "detail");
+  const bool estimates = std::any_of(summary.rows.begin(), summary.rows.end(),
+                                     [](const KernelSummaryRow& r) { return r.estimate_ns >= 0; });
+  std::string out = absl::StrFormat("%-40s %-8s %7s %12s %12s", "name", "kind", "calls", "total", "median");
+  if (estimates) StrAppend(&out, absl::StrFormat(" %12s", "estimate"));
+  StrAppend(&out, absl::StrFormat(" %7s  %s\n", "share", "detail"));
   int64_t shown = 0;
   for (const KernelSummaryRow& r : summary.rows) {
     if (max_rows > 0 && shown == max_rows) {
@@ -66,8 +69,10 @@ std::string FormatKernelTable(const KernelSummary& summary, int64_t max_rows) {
       break;
     }
     std::string share = r.kind == KernelKind::kControlFlow ? "-" : absl::StrFormat("%.1f%%", 100 * r.share);
-    StrAppend(&out, absl::StrFormat("%-40s %-8s %7d %12s %12s %7s  %s\n", r.name, KernelKindName(r.kind), r.calls,
-                                    Time(r.total_ns), Time(r.median_ns), share, r.detail));
+    StrAppend(&out, absl::StrFormat("%-40s %-8s %7d %12s %12s", r.name, KernelKindName(r.kind), r.calls,
+                                    Time(r.total_ns), Time(r.median_ns)));
+    if (estimates) StrAppend(&out, absl::StrFormat(" %12s", r.estimate_ns >= 0 ? Time(r.estimate_ns) : "-"));
+    StrAppend(&out, absl::StrFormat(" %7s  %s\n", share, r.detail));
     ++shown;
   }
   StrAppend(&out, absl::StrFormat("kernel time %s in %d step%s (%s per step)\n", Time(summary.kernel_ns),

@@ -26,6 +26,9 @@ struct KernelSummaryRow {
   double share = 0;  // of kernel_ns; 0 for control flow
   int64_t bytes = 0;  // read + written, all calls
   int64_t flops = 0;  // all calls
+  // A cost model's estimate of one call (-1: none), shown beside the
+  // measured median so a user sees where the model is wrong.
+  int64_t estimate_ns = -1;
 };
 
 struct KernelSummary {
@@ -36,7 +39,8 @@ struct KernelSummary {
 
 KernelSummary SummarizeRecords(absl::Span<const KernelRecord> records, int64_t steps = 1);
 
-// A fixed-width text table ("name kind calls total median share"), at most
+// A fixed-width text table ("name kind calls total median share"; with an
+// "estimate" column after the median when any row has one), at most
 // `max_rows` rows (0: all) and a totals line.
 std::string FormatKernelTable(const KernelSummary& summary, int64_t max_rows = 0);
 

@@ -119,6 +119,7 @@ absl::StatusOr<SortComparator> SortComparator::Compile(const HloInstruction& sor
       case HloOpcode::kCopy:
         break;
       case HloOpcode::kBitcastConvert:
+      case HloOpcode::kBitcast:  // of a scalar: XLA's no-op bitcast-convert
         if (PrimitiveBitWidth(s.type) != PrimitiveBitWidth(s.operand_type)) {
           return NotSupported(sort, *inst, "width-changing bitcast-convert");
         }
@@ -260,6 +261,7 @@ void SortComparator::Evaluate(absl::Span<const uint8_t* const> operands, int64_t
       case HloOpcode::kSelect: r = x != 0 ? y : slots[s.operands[2]]; break;
       case HloOpcode::kConvert: r = Convert(s, x); break;
       case HloOpcode::kBitcastConvert:
+      case HloOpcode::kBitcast:
       case HloOpcode::kCopy: r = x; break;
       case HloOpcode::kNegate:
         r = IsFloatingPointType(s.type) ? x ^ (uint64_t{1} << (PrimitiveBitWidth(s.type) - 1))

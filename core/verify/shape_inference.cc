@@ -894,6 +894,24 @@ int64_t MinOperands(HloOpcode op) {
   }
 }
 
+namespace {
+
+// An elementwise result is laid out like its (first) operand, as XLA's
+// InferUnaryOpShape and InferElementwiseBinaryOpShape keep the operand's
+// layout: `abs(x)` written without a shape gets x's minor_to_major.
+absl::StatusOr<Shape> WithOperandLayout(absl::StatusOr<Shape> inferred, const Shape& operand) {
+  if (!inferred.ok() || !inferred->IsArray() || !operand.IsArray() || !operand.has_layout() ||
+      operand.rank() != inferred->rank()) {
+    return inferred;
+  }
+  Layout layout = Layout::Default(inferred->rank());
+  layout.mutable_minor_to_major() = operand.layout().minor_to_major();
+  inferred->set_layout(std::move(layout));
+  return inferred;
+}
+
+}  // namespace
+
 absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& inst) {
   int arity = HloOpcodeArity(inst.opcode());
   int64_t needed = MinOperands(inst.opcode());
@@ -924,14 +942,14 @@ absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& inst) {
         return Err(inst, "needs exponent_bits >= 1 and mantissa_bits >= 0");
       }
       if (inst.opcode() == HloOpcode::kCopy && !operand(0).IsArray()) return operand(0);
-      return InferUnary(inst);
+      return WithOperandLayout(InferUnary(inst), operand(0));
     case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2: case HloOpcode::kCompare:
     case HloOpcode::kComplex: case HloOpcode::kDivide: case HloOpcode::kMaximum: case HloOpcode::kMinimum:
     case HloOpcode::kMultiply: case HloOpcode::kOr: case HloOpcode::kPower: case HloOpcode::kRemainder:
     case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:
     case HloOpcode::kStochasticConvert: case HloOpcode::kSubtract: case HloOpcode::kXor:
     case HloOpcode::kMulhi:
-      return InferBinary(inst);
+      return WithOperandLayout(InferBinary(inst), operand(0));
     case HloOpcode::kClamp: {
       const Shape& x = operand(1);
       for (int i : {0, 2}) {

@@ -20,6 +20,7 @@
 #include "core/verify/shape_inference.h"
 #include "models/model_registry.h"
 #include "passes/autotune/library_call_autotuner.h"
+#include "analysis/kernel_estimates.h"
 #include "passes/pipelines/pipelines.h"
 #include "passes/registry.h"
 
@@ -492,6 +493,13 @@ void StartRun(AppState& state) {
         r->kernel_ms_median = Median(profile->kernel_ms);
         r->wall_ms_median = Median(profile->wall_ms);
         r->profile = std::move(*profile);
+        // Priority fusion's cost model beside each measured kernel.
+        absl::StatusOr<std::optional<DeviceDescription>> cost =
+            CostModelDevice("auto", settings.device == "cuda" ? r->device_description : "");
+        if (cost.ok() && cost->has_value()) {
+          AddCostModelEstimates(*module, **cost, r->profile.summary);
+          r->cost_model = (*cost)->name;
+        }
         return std::shared_ptr<const RunResult>(r);
       });
 }

@@ -153,6 +153,7 @@ struct RunResult {
   double kernel_ms_median = 0;
   double wall_ms_median = 0;         // on cuda: of untraced steps
   double traced_wall_ms_median = 0;  // cuda: of the CUPTI-traced steps
+  std::string cost_model;            // the device whose estimates the rows carry
 };
 
 // ---- emitter panel ----------------------------------------------------------

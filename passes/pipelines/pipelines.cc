@@ -38,15 +38,27 @@
 #include "passes/fusion/horizontal_input_fusion.h"
 #include "passes/fusion/horizontal_loop_fusion.h"
 #include "passes/fusion/instruction_fusion.h"
+#include "passes/fusion/fusion_wrapper.h"
 #include "passes/fusion/multi_output_fusion.h"
+#include "passes/fusion/priority_fusion.h"
 #include "passes/fusion/variadic_op_splitter.h"
 #include "passes/gpu/reduction_degenerate_dim_remover.h"
 #include "passes/gpu/reduction_dimension_grouper.h"
 #include "passes/gpu/reduction_layout_normalizer.h"
 #include "passes/gpu/reduction_splitter.h"
 #include "passes/gpu/tree_reduction_rewriter.h"
+#include "passes/layout/broadcast_canonicalizer.h"
 #include "passes/layout/gpu_layout_assignment.h"
+#include "passes/layout/layout_normalization.h"
+#include "passes/layout/move_copy_to_users.h"
+#include "passes/layout/reduce_decomposer.h"
+#include "passes/layout/reshape_decomposer.h"
+#include "passes/libcall/cudnn_simplify_padding.h"
+#include "passes/prepare/optimize_input_output_buffer_alias.h"
+#include "passes/simplifiers/simplify_fp_conversions.h"
+#include "passes/fusion/copy_fusion.h"
 #include "passes/prepare/copy_insertion.h"
+#include "passes/prepare/hlo_memory_scheduler.h"
 #include "passes/prepare/latency_hiding_scheduler.h"
 #include "passes/prepare/rematerialization.h"
 #include "passes/prepare/sanitize_constant_names.h"
@@ -69,6 +81,12 @@
 #include "passes/simplifiers/convert_mover.h"
 #include "passes/simplifiers/dot_dimension_sorter.h"
 #include "passes/simplifiers/dot_merger.h"
+#include "passes/simplifiers/dot_dimension_merger.h"
+#include "passes/simplifiers/dot_dimension_normalizer.h"
+#include "passes/simplifiers/dot_strength_reduction.h"
+#include "passes/simplifiers/gemv_rewriter.h"
+#include "passes/simplifiers/scatter_slice_simplifier.h"
+#include "passes/libcall/dot_normalizer.h"
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/float_normalization.h"
 #include "passes/simplifiers/gather_simplifier.h"
@@ -200,8 +218,10 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   s.AddPass<GatherExpander>(GatherExpander::Mode::kEliminateSimpleGathers);
   s.AddPass<ScatterSimplifier>();
   s.AddPass<ScatterExpander>(ScatterExpander::Mode::kEliminateSimpleScatters);
-  //@@ScatterSliceSimplifier
-  //@@DotStrengthReduction
+  s.AddPass<ScatterSliceSimplifier>();
+  // Dots too small for a library call become multiply + reduce (on the
+  // H100's rules: XLA passes the device's compute capability).
+  s.AddPass<DotStrengthReduction>();
   s.AddPass<AlgebraicSimplifier>(GpuAlgsimpOptions(AlgsimpMode::kLayoutInsensitive));
   s.AddPass<SortSimplifier>();
   s.AddPass<TupleSimplifier>();
@@ -222,7 +242,7 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   s.AddPass<HloDCE>();
   // Outside the loop today (in 2021 it was inside).
   pipeline->AddPass<DotMerger>();
-  //@@DotDimensionNormalizer
+  pipeline->AddPass<DotDimensionNormalizer>(DotDimensionNormalizerOptions{.normalize_noncontracting_dimensions = true});
   pipeline->AddPass<TransposeFolding>();
   auto& simplification2 = pipeline->AddPass<HloPassFix<HloPassPipeline>>("simplification-2");
   simplification2.pass().AddPass<ConvertMover>();
@@ -255,7 +275,8 @@ std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   pipeline->AddPass<CallInliner>();
   pipeline->AddPass<TupleSimplifier>();
   pipeline->AddPass<HloPassFix<AlgebraicSimplifier>>(GpuAlgsimpOptions(AlgsimpMode::kConvCanonicalization));
-  //@@CudnnSimplifyPadding
+  // Pads CudnnPadForConvolutions added that the algsimp above left.
+  pipeline->AddPass<CudnnSimplifyPadding>();
   auto& mover = pipeline->AddPass<HloPassFix<HloPassPipeline>>("reshape_mover_after_conv_canonicalization");
   mover.pass().AddPass<ReshapeMover>();
   mover.pass().AddPass<AlgebraicSimplifier>(GpuAlgsimpOptions(AlgsimpMode::kConvCanonicalization));
@@ -271,7 +292,9 @@ std::unique_ptr<HloPassPipeline> BuildLayoutAssignmentPipeline() {
   auto pipeline = std::make_unique<HloPassPipeline>("layout assignment");
   pipeline->AddPass<FlattenCallGraph>();
   pipeline->AddPass<GpuLayoutAssignment>();
-  //@@OptimizeInputOutputBufferAlias
+  // Donated entry parameters alias outputs of their size.
+  pipeline->AddPass<OptimizeInputOutputBufferAlias>(
+      OptimizeInputOutputBufferAliasOptions{.registered_buffer_donor_only = true});
   return pipeline;
 }
 
@@ -279,7 +302,13 @@ std::unique_ptr<HloPassPipeline> BuildLayoutNormalizationPipeline() {
   // XLA:GPU's "layout normalization" (RunLayoutNormalizationPasses): every
   // op on descending layouts, physical transposes and bitcasts only.
   auto pipeline = std::make_unique<HloPassPipeline>("layout normalization");
-  //@@LayoutNormalizationPasses
+  // Non-bitcast reshapes become copy + bitcast first (LayoutNormalization
+  // requires it); copies move toward their users, where they may meet.
+  pipeline->AddPass<ReshapeDecomposer>();
+  pipeline->AddPass<HloPassFix<MoveCopyToUsers>>();
+  pipeline->AddPass<LayoutNormalization>();
+  pipeline->AddPass<HloPassFix<AlgebraicSimplifier>>(GpuAlgsimpOptions(AlgsimpMode::kLayoutNormalization));
+  pipeline->AddPass<BroadcastCanonicalizer>();
   pipeline->AddPass<ScatterSimplifier>();
   return pipeline;
 }
@@ -287,7 +316,7 @@ std::unique_ptr<HloPassPipeline> BuildLayoutNormalizationPipeline() {
 std::unique_ptr<HloPassPipeline> BuildNvptxPostLayoutPart1Pipeline() {
   // nvptx_compiler.cc's "nvptx post-layout_assignment part 1".
   auto pipeline = std::make_unique<HloPassPipeline>("nvptx post-layout_assignment part 1");
-  //@@DotDimensionMerger
+  pipeline->AddPass<DotDimensionMerger>();
   return pipeline;
 }
 
@@ -300,8 +329,16 @@ std::unique_ptr<HloPassPipeline> BuildHloNormalizationPipeline() {
   TransposeFoldingOptions dots_only;
   dots_only.conv_rule = TransposeFoldingOptions::ConvRule::kNever;
   pipeline->AddPass<TransposeFolding>(dots_only);
-  //@@ReshapeDecomposer+ReduceDecomposer
-  //@@DotNormalizer+DotDimensionNormalizer+GemvRewriter
+  pipeline->AddPass<ReshapeDecomposer>();
+  // Reductions to or from contiguous dimensions keep their layout (XLA's
+  // IsReductionFromOrToContiguousDimensions predicate).
+  pipeline->AddPass<ReduceDecomposer>(ReduceDecomposerOptions{.allow_custom_layout_for_contiguous_reductions = true});
+  pipeline->AddPass<DotNormalizer>();
+  // XLA runs these two when Triton gemm is enabled (the H100 default) to
+  // prepare dots for GemmFusion, which passlab does not model (see
+  // NotModelledPasses); the dots they leave go to the GemmRewriter below.
+  pipeline->AddPass<DotDimensionNormalizer>(DotDimensionNormalizerOptions{.normalize_noncontracting_dimensions = true});
+  pipeline->AddPass<GemvRewriter>();
   // AddPaddingForGpublasGemms: gemm dims padded for the tensor cores.
   pipeline->AddPass<CublasPadForGemms>(CublasPadForGemmsOptions{PrimitiveType::kBF16, 8});
   pipeline->AddPass<CublasPadForGemms>(CublasPadForGemmsOptions{PrimitiveType::kF16, 8});
@@ -309,32 +346,41 @@ std::unique_ptr<HloPassPipeline> BuildHloNormalizationPipeline() {
   // AddGemmRewriterPasses.
   pipeline->AddPass<GemmRewriter>();
   pipeline->AddPass<GemmBroadcastFoldingRewriter>();
-  //@@ReshapeDecomposer+LayoutNormalization
+  // The gemm rewriter's bitcasts and reshapes, normalized again.
+  pipeline->AddPass<ReshapeDecomposer>();
+  pipeline->AddPass<LayoutNormalization>();
   pipeline->AddPass<HloPassFix<AlgebraicSimplifier>>(GpuAlgsimpOptions(AlgsimpMode::kPostLayoutAssignment));
   pipeline->AddPass<ScatterSimplifier>();
-  //@@BroadcastCanonicalizer
+  pipeline->AddPass<BroadcastCanonicalizer>();
   pipeline->AddPass<ReductionDegenerateDimRemover>();
   pipeline->AddPass<ReductionLayoutNormalizer>();
   pipeline->AddPass<ReductionDimensionGrouper>();
   pipeline->AddPass<HloPassFix<ReductionSplitter>>();
   pipeline->AddPass<HloPassFix<TreeReductionRewriter>>();
-  // XLA's float_normalization sub-pipeline: one FloatNormalization per
-  // narrow type (passlab's support table covers bf16).
-  auto& floats = pipeline->AddPass<HloPassPipeline>("float_normalization");
-  floats.AddPass<FloatNormalization>();
-  //@@SimplifyFPConversions(floats)
   return pipeline;
 }
 
 std::unique_ptr<HloPassPipeline> BuildPostLayoutAssignmentPipeline() {
   // XLA:GPU's "post-layout_assignment" (OptimizeHloPostLayoutAssignment).
   auto pipeline = std::make_unique<HloPassPipeline>("post-layout_assignment");
+  // XLA's float_normalization sub-pipeline (add_float_normalization): one
+  // FloatNormalization per narrow type (passlab's support table covers
+  // bf16), then, with xla_allow_excess_precision (on by default), the
+  // convert round trips it leaves collapse.
+  auto add_float_normalization = [&] {
+    auto& floats = pipeline->AddPass<HloPassPipeline>("float_normalization");
+    floats.AddPass<FloatNormalization>();
+    floats.AddPass<SimplifyFPConversions>();
+  };
+  add_float_normalization();
   pipeline->AddPass<GemmBroadcastFoldingRewriter>();
-  //@@ReshapeDecomposer+LayoutNormalization(post)
+  pipeline->AddPass<ReshapeDecomposer>();
+  pipeline->AddPass<LayoutNormalization>();
   pipeline->AddPass<ScatterSimplifier>();
+  add_float_normalization();
   pipeline->AddPass<TupleSimplifier>();
   pipeline->AddPass<HloPassFix<AlgebraicSimplifier>>(GpuAlgsimpOptions(AlgsimpMode::kPostLayoutAssignment));
-  //@@SimplifyFPConversions(post)
+  pipeline->AddPass<SimplifyFPConversions>();
   pipeline->AddPass<HloCSE>();
   return pipeline;
 }
@@ -351,7 +397,9 @@ std::unique_ptr<HloPassPipeline> BuildFusionPipeline() {
   // forms every producer-consumer fusion, then siblings share kernels.
   auto pipeline = std::make_unique<HloPassPipeline>("fusion");
   pipeline->AddPass<VariadicOpSplitter>();
-  //@@PriorityFusion
+  // Producers fused into all their consumers in order of the GPU
+  // performance model's estimated benefit (H100's entry).
+  pipeline->AddPass<PriorityFusion>();
   pipeline->AddPass<HloCSE>(HloCseOptions{.only_fusion_computations = true});
   pipeline->AddPass<HloDCE>();
   pipeline->AddPass<GpuMultiOutputFusion>();
@@ -390,7 +438,7 @@ std::unique_ptr<HloPassPipeline> BuildAutotunerPipeline() {
   // XLA:GPU's "autotuner": every op not yet in a fusion gets one, then the
   // single config assigner picks each library call's algorithm.
   auto pipeline = std::make_unique<HloPassPipeline>("autotuner");
-  //@@FusionWrapper(autotuner)
+  pipeline->AddPass<FusionWrapper>();
   pipeline->AddPass<ConfigAssigner>();
   return pipeline;
 }
@@ -401,7 +449,8 @@ std::unique_ptr<HloPassPipeline> BuildPreSchedulingCopyInsertionPipeline() {
   auto pipeline = std::make_unique<HloPassPipeline>("pre-scheduling-copy-insertion");
   pipeline->AddPass<HloDCE>();
   pipeline->AddPass<CopyInsertion>();
-  //@@CopyFusion
+  // Copies of fusion results become extra outputs of the fusion.
+  pipeline->AddPass<CopyFusion>();
   pipeline->AddPass<SanitizeConstantNames>();
   return pipeline;
 }
@@ -409,7 +458,7 @@ std::unique_ptr<HloPassPipeline> BuildPreSchedulingCopyInsertionPipeline() {
 std::unique_ptr<HloPassPipeline> BuildPreSchedulingPipeline() {
   // XLA:GPU's "pre-scheduling-passes" (RunPreSchedulingPasses).
   auto pipeline = std::make_unique<HloPassPipeline>("pre-scheduling-passes");
-  //@@FusionWrapper(pre-scheduling)
+  pipeline->AddPass<FusionWrapper>();
   return pipeline;
 }
 
@@ -418,7 +467,9 @@ std::unique_ptr<HloPassPipeline> BuildPostSchedulingPipeline() {
   auto pipeline = std::make_unique<HloPassPipeline>("post-scheduling-passes");
   auto& remat = pipeline->AddPass<HloPassPipeline>("remat-pipeline");
   remat.AddPass<Rematerialization>();
-  //@@FusionWrapper(post-scheduling)
+  // Rematerialization may have cloned unfused ops.
+  auto& wrapper = pipeline->AddPass<HloPassPipeline>("fusion-wrapper");
+  wrapper.AddPass<FusionWrapper>();
   auto& names = pipeline->AddPass<HloPassPipeline>("sanitize-constant-names");
   names.AddPass<SanitizeConstantNames>();
   return pipeline;
@@ -447,8 +498,11 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   pipeline->AddPipeline(BuildAutotunerPipeline());
   pipeline->AddPipeline(BuildPreSchedulingCopyInsertionPipeline());
   pipeline->AddPipeline(BuildPreSchedulingPipeline());
-  // ScheduleGpuModule: no pipeline of its own in XLA.
-  //@@HloMemoryScheduler
+  // ScheduleGpuModule: no pipeline of its own in XLA. One GPU without a
+  // profile runs the memory-minimizing scheduler (DefaultMemoryScheduler);
+  // the latency-hiding scheduler is off by default
+  // (xla_gpu_enable_latency_hiding_scheduler=false).
+  pipeline->AddPass<HloMemoryScheduler>();
   pipeline->AddPipeline(BuildPostSchedulingPipeline());
   return pipeline;
 }
@@ -530,7 +584,7 @@ const std::vector<NotModelledPass>& NotModelledPasses() {
        "fuses an iota into a sort for the CUB sort custom call, which passlab lacks"},
       {"gpu/post-fusion optimization", "", "rename_fusions",
        "renames fusions after their heroes for profiles; passlab names kernels by their heroes itself"},
-      {"gpu/post-scheduling-passes", "", "fusion-block-level-rewriter",
+      {"gpu/post-scheduling-passes", "fusion-wrapper", "fusion-block-level-rewriter",
        "Triton: block-level (Triton) emission of loop fusions; passlab emits them through its own MLIR"},
   };
   return *passes;

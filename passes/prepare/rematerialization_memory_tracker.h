@@ -3,6 +3,8 @@
 // analysis, and the tracker of live bytes as the schedule is walked, as in
 // XLA's hlo_rematerialization.cc / hlo_rematerialization_data_structures.cc
 // (HloRematInstructionList, MemoryUsageTracker) over TuplePointsToAnalysis.
+// PointsTo is also the memory scheduler's buffer model
+// (hlo_memory_scheduler.cc).
 #ifndef PASSLAB_PASSES_PREPARE_REMATERIALIZATION_MEMORY_TRACKER_H_
 #define PASSLAB_PASSES_PREPARE_REMATERIALIZATION_MEMORY_TRACKER_H_
 

@@ -19,11 +19,11 @@ H
 
 # XLA_FLAGS as a JAX user sets it: algsimp off, a pass passlab lacks and a
 # flag it does not model are warnings.
-XLA_FLAGS="--xla_disable_hlo_passes=algsimp,priority-fusion --xla_gpu_enable_triton_gemm=false" \
+XLA_FLAGS="--xla_disable_hlo_passes=algsimp,triton-softmax-rewriter --xla_gpu_enable_triton_gemm=false" \
   "$passlab" opt "$tmp/m.hlo" --stats -o "$tmp/out.hlo" 2> "$tmp/err" || fail "XLA_FLAGS opt: $(cat "$tmp/err")"
 grep -q "warning: XLA_FLAGS: not modelled by passlab, ignored: --xla_gpu_enable_triton_gemm" "$tmp/err" \
   || fail "no flag warning: $(cat "$tmp/err")"
-grep -q "warning: --xla_disable_hlo_passes: 'priority-fusion' is an XLA pass passlab does not model; ignored" "$tmp/err" \
+grep -q "warning: --xla_disable_hlo_passes: 'triton-softmax-rewriter' is an XLA pass passlab does not model; ignored" "$tmp/err" \
   || fail "no pass warning: $(cat "$tmp/err")"
 grep -Eq "algsimp \(@[0-9]+\) +skipped|algsimp \(@[0-9]+\)\s+skipped" "$tmp/err" || grep -q "skipped" "$tmp/err" \
   || fail "algsimp not skipped: $(cat "$tmp/err")"

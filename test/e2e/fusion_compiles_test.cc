@@ -18,6 +18,7 @@
 #include "core/verify/hlo_verifier.h"
 #include "core/verify/shape_inference.h"
 #include "test/corpus_util.h"
+#include "passes/pipelines/gpu_2021_pipeline.h"
 #include "passes/pipelines/pipelines.h"
 
 namespace passlab {
@@ -64,8 +65,8 @@ TEST(FusionCompilesTest, EveryFusionTheFusionPipelinesBuildCompiles) {
       }
     }
     std::unique_ptr<HloModule> original = module.Clone();
-    std::unique_ptr<HloPassPipeline> fusion = BuildFusionPipeline();
-    if (!fusion->Run(module).ok() || !BuildHorizontalFusionPipeline()->Run(module).ok()) {
+    std::unique_ptr<HloPassPipeline> fusion = gpu2021::BuildFusionPipeline();
+    if (!fusion->Run(module).ok() || !gpu2021::BuildHorizontalFusionPipeline()->Run(module).ok()) {
       ADD_FAILURE() << "the fusion pipelines failed on\n" << text;
       continue;
     }

@@ -54,8 +54,9 @@ TEST(GpuPipelinesTest, SeedEraSubPipelinesInSeedOrder) {
 
 TEST(GpuPipelinesTest, FusionIsTodaysOrTheSeedErasButNeverBoth) {
   std::set<std::string> today, seed;
-  for (const PassOccurrence& o : BuildGpuPipeline()->Occurrences()) today.insert(o.pass_name);
-  for (const PassOccurrence& o : gpu2021::BuildGpuPipeline()->Occurrences()) seed.insert(o.pass_name);
+  std::unique_ptr<HloPassPipeline> gpu = BuildGpuPipeline(), old = gpu2021::BuildGpuPipeline();
+  for (const PassOccurrence& o : gpu->Occurrences()) today.insert(o.pass_name);
+  for (const PassOccurrence& o : old->Occurrences()) seed.insert(o.pass_name);
   // Deleted from XLA in 2024 (fusion, fusion_merger) and 2025 (horizontal).
   for (const char* gone : {"fusion", "fusion_merger", "gpu_horizontal_loop_fusion", "gpu_horizontal_input_fusion",
                            "gpu-conv-algorithm-picker", "gemm-algorithm-picker", "gpusolver-rewriter"}) {
@@ -68,7 +69,8 @@ TEST(GpuPipelinesTest, FusionIsTodaysOrTheSeedErasButNeverBoth) {
 
 TEST(GpuPipelinesTest, EveryOccurrenceIsARegisteredPass) {
   for (auto build : {BuildGpuPipeline, gpu2021::BuildGpuPipeline}) {
-    for (const PassOccurrence& o : build()->Occurrences()) {
+    std::unique_ptr<HloPassPipeline> pipeline = build();
+    for (const PassOccurrence& o : pipeline->Occurrences()) {
       EXPECT_NE(FindRegisteredPass(o.pass_name), nullptr) << o.pipeline_path << " " << o.pass_name;
     }
   }

@@ -19,6 +19,7 @@
 #include "analysis/ablation/worker.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_printer.h"
+#include "analysis/ablation/compare.h"
 #include "passes/pipelines/pipelines.h"
 #include "tools/passlab/commands.h"
 #include "tools/passlab/xla_flags.h"
@@ -61,6 +62,8 @@ struct AblateOptions {
   SlurmOptions slurm;
   int run_task = -1;
   std::string merge_dir, status_dir, resubmit_dir;
+  std::vector<std::string> compare;  // --compare DIR1 DIR2 [...]
+  std::string format = "md";         // of --compare: md | json
   std::vector<std::string> argv;
 };
 
@@ -257,6 +260,16 @@ absl::Status ResolveAblateXlaFlags(AblateOptions& o) {
 }
 
 int RunAblate(AblateOptions o) {
+  if (!o.compare.empty()) {
+    absl::StatusOr<nlohmann::ordered_json> c = CompareAblationSweeps(o.compare);
+    if (!c.ok()) return ReportError(c.status());
+    if (o.format == "json") {
+      fmt::print("{}\n", c->dump(2));
+    } else {
+      fmt::print("{}", RenderComparisonMarkdown(*c));
+    }
+    return 0;
+  }
   if (absl::Status s = ResolveAblateXlaFlags(o); !s.ok()) return ReportError(s);
   if (o.report_only) {
     if (o.out.empty()) return ReportError(absl::InvalidArgumentError("--report-only needs --out DIR"));
@@ -408,6 +421,11 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
       ->check(CLI::IsMember({"holm", "bh"}));
   cmd->add_option("--trace-variant", o->trace_variants, "Also write this variant's Chrome trace (repeatable)");
   cmd->add_flag("--dry-run", o->dry_run, "Print the plan and exit");
+  cmd->add_option("--compare", o->compare,
+                  "Put finished sweeps side by side (2 or more DIRs): per pass each sweep's change and CI, sign "
+                  "agreement and rank correlation against the first, what differs in their manifests")
+      ->expected(2, 1000);
+  cmd->add_option("--format", o->format, "Output of --compare: md | json")->check(CLI::IsMember({"md", "json"}));
   cmd->add_flag("--report-only", o->report_only,
                 "Rebuild the reports of --out DIR from its results (e.g. with another --metric or --threshold)");
   cmd->add_option("--executor", o->executor, "local (this machine) | slurm (a job array; needs --out on a shared file system)")

@@ -14,10 +14,12 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "analysis/cuda_profile.h"
+#include "analysis/kernel_estimates.h"
 #include "analysis/profile_run.h"
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/eval/hlo_evaluator.h"
@@ -27,6 +29,7 @@
 #include "core/runtime/library_threads.h"
 #include "core/eval/random_inputs.h"
 #include "core/codegen/gpu_kernel_compiler.h"
+#include "core/ir/hlo_computation.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/runtime/chrome_trace.h"
@@ -58,6 +61,10 @@ struct RunOptions {
   std::string format = "text";
   int threads = 0;
   int64_t max_rows = 25;
+  // The cost model whose estimate of each kernel is shown beside its time:
+  // "auto" (the CPU entry on --device cpu, the GPU's on cuda), a device name
+  // of passes/fusion/gpu_performance_model.h, or "none".
+  std::string cost_model = "auto";
   std::string emitter_dump;     // directory for MLIR after every emitter pass
   std::string emitter_disable;  // emitter passes to skip
 };
@@ -90,8 +97,8 @@ absl::Status Optimize(HloModule& module, const RunOptions& o) {
 // CudaProfile, with --device cuda): writes --output-dir and --trace,
 // checks, and prints the table and the per-step figures (text or JSON).
 // The exit code: 1 when --check fails.
-int Report(const RunOptions& o, const ProfileResult& profile, const CudaProfile* cuda, double optimize_ms,
-           const Literal* expected, const EmitterDump& emitter_dump) {
+int Report(const RunOptions& o, const HloModule& module, const ProfileResult& profile, const CudaProfile* cuda,
+           double optimize_ms, const Literal* expected, const EmitterDump& emitter_dump) {
   std::vector<const Literal*> leaves;
   FlattenLeaves(profile.result, leaves);
   if (!o.output_dir.empty()) {
@@ -118,7 +125,11 @@ int Report(const RunOptions& o, const ProfileResult& profile, const CudaProfile*
     if (!out) return ReportError(absl::InternalError(StrCat("cannot write trace '", o.trace, "'")));
   }
   const ExecutableMemory& mem = profile.memory;
-  const KernelSummary& summary = profile.summary;
+  KernelSummary summary = profile.summary;
+  absl::StatusOr<std::optional<DeviceDescription>> cost_device =
+      CostModelDevice(o.cost_model, cuda != nullptr ? cuda->device : "");
+  if (!cost_device.ok()) return ReportError(cost_device.status());
+  if (cost_device->has_value()) AddCostModelEstimates(module, **cost_device, summary);
   if (o.format == "json") {
     nlohmann::json j;
     j["device"] = o.device;
@@ -145,9 +156,11 @@ int Report(const RunOptions& o, const ProfileResult& profile, const CudaProfile*
     for (const KernelSummaryRow& r : summary.rows) {
       rows.push_back({{"name", r.name}, {"computation", r.computation}, {"kind", KernelKindName(r.kind)},
                       {"detail", r.detail}, {"calls", r.calls}, {"total_ns", r.total_ns},
-                      {"median_ns", r.median_ns}, {"share", r.share}, {"bytes", r.bytes}, {"flops", r.flops}});
+                      {"median_ns", r.median_ns}, {"share", r.share}, {"bytes", r.bytes}, {"flops", r.flops},
+                      {"estimate_ns", r.estimate_ns}});
     }
     j["kernels"] = rows;
+    if (cost_device->has_value()) j["cost_model"] = (*cost_device)->name;
     if (expected != nullptr) {
       j["check"] = {{"ok", check_ok}, {"message", check_message}};
     }
@@ -155,6 +168,10 @@ int Report(const RunOptions& o, const ProfileResult& profile, const CudaProfile*
   } else {
     if (cuda != nullptr) fmt::print("device             {}\n", cuda->device);
     fmt::print("{}", FormatKernelTable(summary, o.max_rows));
+    if (cost_device->has_value()) {
+      fmt::print("estimate: the '{}' cost model's time for one call (priority fusion's model)\n",
+                 (*cost_device)->name);
+    }
     fmt::print("\nsteps              {} (after {} warm-up)\n", o.repeats, o.warmup);
     if (cuda != nullptr) {
       fmt::print("kernel time/step   {:.3f} ms (median sum of device kernels, CUPTI)\n", Median(profile.kernel_ms));
@@ -259,7 +276,7 @@ int RunRun(const RunOptions& o) {
       return ReportError(absl::Status(profile.status().code(), StrCat("--device cuda: ", profile.status().message())));
     }
     if (absl::Status s = emitter_dump.Finish(); !s.ok()) return ReportError(s);
-    return Report(o, *profile, &*profile, optimize_ms, o.check ? &*expected : nullptr, emitter_dump);
+    return Report(o, **module, *profile, &*profile, optimize_ms, o.check ? &*expected : nullptr, emitter_dump);
   }
 
   CpuCompileOptions copts;
@@ -274,7 +291,7 @@ int RunRun(const RunOptions& o) {
   absl::StatusOr<ProfileResult> profile = CompileAndProfile(**module, args, popts);
   if (!profile.ok()) return ReportError(profile.status());
   if (absl::Status s = emitter_dump.Finish(); !s.ok()) return ReportError(s);
-  return Report(o, *profile, nullptr, optimize_ms, o.check ? &*expected : nullptr, emitter_dump);
+  return Report(o, **module, *profile, nullptr, optimize_ms, o.check ? &*expected : nullptr, emitter_dump);
 }
 
 }  // namespace
@@ -297,6 +314,9 @@ void AddRunCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--threads", o->threads, "Kernel threads (0 = all cores, 1 = calling thread only)");
   cmd->add_option("--max-rows", o->max_rows, "Kernel table rows (0 = all)");
+  cmd->add_option("--cost-model", o->cost_model,
+                  "Show each kernel's estimate under this cost model: auto (cpu, or the CUDA device's GPU), "
+                  "H100, H200, A100, A6000, cpu, or none");
   cmd->add_option("--emitter-dump", o->emitter_dump, "Write each kernel's MLIR after every emitter pass to DIR/<kernel>/");
   cmd->add_option("--emitter-disable", o->emitter_disable, "Emitter passes to skip (comma-separated, e.g. vectorize,unroll)");
   cmd->add_option("--pass-option", o->pass_options, "PASS.OPTION=VALUE by XLA's option names (repeatable)");

@@ -1,0 +1,276 @@
+#include "analysis/ablation/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/ir/str_util.h"
+
+namespace passlab {
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double Num(const Json& v, const char* key) {
+  if (!v.is_object() || !v.contains(key) || !v[key].is_number()) return kNaN;
+  return v[key].get<double>();
+}
+
+std::vector<double> Ranks(const std::vector<double>& x) {
+  std::vector<size_t> order(x.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+  std::vector<double> rank(x.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && x[order[j + 1]] == x[order[i]]) ++j;
+    const double average = (static_cast<double>(i) + static_cast<double>(j)) / 2 + 1;
+    for (size_t k = i; k <= j; ++k) rank[order[k]] = average;
+    i = j + 1;
+  }
+  return rank;
+}
+
+// How a sweep is called in the table: pipeline, model and device, with the
+// directory's name when that does not tell the sweeps apart.
+std::vector<std::string> Labels(const std::vector<Json>& reports, const std::vector<std::string>& dirs) {
+  std::vector<std::string> labels;
+  for (const Json& r : reports) {
+    const Json& m = r.contains("manifest") ? r["manifest"] : Json::object();
+    std::string model = m.contains("model") && m["model"].is_object() ? m["model"].value("name", "")
+                        : m.contains("model") && m["model"].is_string() ? m["model"].get<std::string>()
+                                                                        : "";
+    labels.push_back(StrCat(m.value("pipeline", "?"), " ", model, " ", m.value("device", "")));
+  }
+  std::set<std::string> distinct(labels.begin(), labels.end());
+  if (distinct.size() != labels.size()) {
+    for (size_t i = 0; i < labels.size(); ++i) {
+      labels[i] = StrCat(std::filesystem::path(dirs[i]).filename().string(), " (", labels[i], ")");
+    }
+  }
+  return labels;
+}
+
+// Flattened manifest fields ("model.batch": 8) for the differences.
+void Flatten(const Json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      Flatten(it.value(), prefix.empty() ? it.key() : StrCat(prefix, ".", it.key()), out);
+    }
+    return;
+  }
+  out[prefix] = j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+std::string RatioCell(const OrderedJson& cell) {
+  if (cell.is_null()) return "–";
+  double r = Num(cell, "ratio");
+  std::string outcome = cell.value("outcome", "");
+  if (std::isnan(r)) return outcome.empty() ? "–" : outcome;
+  std::string text = fmt::format("{:+.1f}%", 100 * (r - 1));
+  double lo = Num(cell, "ci_low"), hi = Num(cell, "ci_high");
+  if (!std::isnan(lo) && !std::isnan(hi)) text += fmt::format(" [{:+.1f}, {:+.1f}]", 100 * (lo - 1), 100 * (hi - 1));
+  if (cell.value("significant", false)) text = StrCat("**", text, "**");
+  if (outcome == "wrong-result") text += " WRONG";
+  return text;
+}
+
+}  // namespace
+
+double SpearmanCorrelation(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size() || a.size() < 3) return kNaN;
+  std::vector<double> ra = Ranks(a), rb = Ranks(b);
+  const double n = static_cast<double>(a.size());
+  double ma = 0, mb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ma += ra[i] / n;
+    mb += rb[i] / n;
+  }
+  double cov = 0, va = 0, vb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    cov += (ra[i] - ma) * (rb[i] - mb);
+    va += (ra[i] - ma) * (ra[i] - ma);
+    vb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  if (va == 0 || vb == 0) return kNaN;
+  return cov / std::sqrt(va * vb);
+}
+
+OrderedJson CompareAblationReports(const std::vector<Json>& reports, const std::vector<std::string>& labels) {
+  OrderedJson out;
+  out["schema"] = "passlab.ablation-compare/1";
+  OrderedJson sweeps = OrderedJson::array();
+  // variant name -> one cell per sweep (null where a sweep lacks it).
+  std::map<std::string, std::vector<OrderedJson>> cells;
+  std::vector<std::string> order;
+  for (size_t s = 0; s < reports.size(); ++s) {
+    const Json& r = reports[s];
+    const Json& manifest = r.contains("manifest") ? r["manifest"] : Json::object();
+    const Json& variants = r.contains("variants") && r["variants"].is_array() ? r["variants"] : Json::array();
+    sweeps.push_back({{"label", labels[s]},
+                      {"pipeline", manifest.value("pipeline", "")},
+                      {"device", manifest.value("device", "")},
+                      {"metric", r.value("metric", "")},
+                      {"baseline_median_ns", Num(r.value("baseline", Json::object()), "median_ns")},
+                      {"variants", variants.size()}});
+    for (const Json& v : variants) {
+      std::string name = v.value("name", "");
+      if (name.empty()) continue;
+      auto [it, inserted] = cells.try_emplace(name, std::vector<OrderedJson>(reports.size()));
+      if (inserted) order.push_back(name);
+      OrderedJson cell;
+      for (const char* key : {"ratio", "ci_low", "ci_high", "p_adjusted"}) {
+        double x = Num(v, key);
+        cell[key] = std::isnan(x) ? OrderedJson(nullptr) : OrderedJson(x);
+      }
+      cell["significant"] = v.value("significant", false);
+      cell["outcome"] = v.contains("outcome") && v["outcome"].is_string() ? v["outcome"].get<std::string>() : "";
+      it->second[s] = cell;
+    }
+  }
+  out["sweeps"] = sweeps;
+  // Largest effect in any sweep first.
+  auto effect = [&](const std::string& name) {
+    double e = 0;
+    for (const OrderedJson& c : cells[name]) {
+      double r = c.is_null() ? kNaN : Num(c, "ratio");
+      if (!std::isnan(r) && r > 0) e = std::max(e, std::abs(std::log(r)));
+    }
+    return e;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+    return effect(a) > effect(b);
+  });
+  OrderedJson rows = OrderedJson::array();
+  for (const std::string& name : order) rows.push_back({{"name", name}, {"sweeps", cells[name]}});
+  out["variants"] = rows;
+
+  // Each sweep against the first.
+  OrderedJson agreement = OrderedJson::array();
+  for (size_t s = 1; s < reports.size(); ++s) {
+    std::vector<double> a, b;
+    int64_t considered = 0, same_sign = 0;
+    OrderedJson disagree = OrderedJson::array();
+    for (const std::string& name : order) {
+      const OrderedJson& x = cells[name][0];
+      const OrderedJson& y = cells[name][s];
+      if (x.is_null() || y.is_null()) continue;
+      double rx = Num(x, "ratio"), ry = Num(y, "ratio");
+      if (std::isnan(rx) || std::isnan(ry)) continue;
+      a.push_back(rx);
+      b.push_back(ry);
+      if (!x.value("significant", false) && !y.value("significant", false)) continue;
+      ++considered;
+      if ((rx - 1) * (ry - 1) > 0) {
+        ++same_sign;
+      } else {
+        disagree.push_back(name);
+      }
+    }
+    double rho = SpearmanCorrelation(a, b);
+    agreement.push_back({{"sweep", s},
+                         {"against", 0},
+                         {"common_variants", a.size()},
+                         {"significant_in_either", considered},
+                         {"same_sign", same_sign},
+                         {"disagreeing", disagree},
+                         {"spearman", std::isnan(rho) ? OrderedJson(nullptr) : OrderedJson(rho)}});
+  }
+  out["agreement"] = agreement;
+
+  // Manifest fields whose values differ between the sweeps.
+  std::vector<std::map<std::string, std::string>> flat(reports.size());
+  std::set<std::string> keys;
+  for (size_t s = 0; s < reports.size(); ++s) {
+    if (reports[s].contains("manifest")) Flatten(reports[s]["manifest"], "", flat[s]);
+    for (const auto& [k, v] : flat[s]) keys.insert(k);
+  }
+  OrderedJson differences = OrderedJson::array();
+  for (const std::string& k : keys) {
+    std::vector<std::string> values;
+    for (const auto& f : flat) values.push_back(f.count(k) ? f.at(k) : "(absent)");
+    if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == values[0]; })) continue;
+    differences.push_back({{"field", k}, {"values", values}});
+  }
+  out["manifest_differences"] = differences;
+  return out;
+}
+
+absl::StatusOr<OrderedJson> CompareAblationSweeps(const std::vector<std::string>& dirs) {
+  if (dirs.size() < 2) {
+    return absl::InvalidArgumentError(StrCat("--compare needs two or more sweep directories, got ", dirs.size()));
+  }
+  std::vector<Json> reports;
+  for (const std::string& dir : dirs) {
+    const std::string path = StrCat(dir, "/report.json");
+    std::ifstream in(path);
+    if (!in) return absl::NotFoundError(StrCat(path, ": cannot read (not a finished sweep directory?)"));
+    std::stringstream text;
+    text << in.rdbuf();
+    Json j = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) return absl::InvalidArgumentError(StrCat(path, ": not JSON"));
+    if (!j.contains("schema") || !j["schema"].is_string() ||
+        j["schema"].get<std::string>().rfind("passlab.ablation/", 0) != 0 || !j.contains("variants") ||
+        !j["variants"].is_array()) {
+      return absl::InvalidArgumentError(StrCat(path, ": not a passlab ablation report (schema passlab.ablation/N)"));
+    }
+    reports.push_back(std::move(j));
+  }
+  return CompareAblationReports(reports, Labels(reports, dirs));
+}
+
+std::string RenderComparisonMarkdown(const OrderedJson& c) {
+  std::string out = "# Sweeps side by side\n\n";
+  const OrderedJson& sweeps = c["sweeps"];
+  for (size_t s = 0; s < sweeps.size(); ++s) {
+    double base = Num(sweeps[s], "baseline_median_ns");
+    out += fmt::format("{}. **{}**: {} variants, metric {}, baseline median {}\n", s + 1,
+                       sweeps[s].value("label", ""), sweeps[s].value("variants", 0), sweeps[s].value("metric", ""),
+                       std::isnan(base) ? std::string("–") : fmt::format("{:.4f} ms", base / 1e6));
+  }
+  out += "\nChange when the variant's pass is disabled, with its 95% CI; **bold** = significant.\n\n| variant |";
+  for (const OrderedJson& s : sweeps) out += StrCat(" ", s.value("label", ""), " |");
+  out += "\n|---|";
+  for (size_t s = 0; s < sweeps.size(); ++s) out += "---|";
+  out += "\n";
+  for (const OrderedJson& row : c["variants"]) {
+    out += StrCat("| ", row.value("name", ""), " |");
+    for (const OrderedJson& cell : row["sweeps"]) out += StrCat(" ", RatioCell(cell), " |");
+    out += "\n";
+  }
+  out += "\n## Agreement with sweep 1\n\n";
+  for (const OrderedJson& a : c["agreement"]) {
+    size_t s = a.value("sweep", 0);
+    std::string rho = a["spearman"].is_number() ? fmt::format("{:.2f}", a["spearman"].get<double>()) : "n/a";
+    out += fmt::format(
+        "- **{}**: {} variants measured by both; of the {} significant in either, {} change in the same direction; "
+        "Spearman rank correlation of the ratios {}",
+        sweeps[s].value("label", ""), a.value("common_variants", 0), a.value("significant_in_either", 0),
+        a.value("same_sign", 0), rho);
+    if (!a["disagreeing"].empty()) {
+      std::vector<std::string> names;
+      for (const OrderedJson& n : a["disagreeing"]) names.push_back(n.get<std::string>());
+      out += StrCat("; opposite: ", Join(names, ", "));
+    }
+    out += ".\n";
+  }
+  out += "\n## What differs in the manifests\n\n";
+  if (c["manifest_differences"].empty()) out += "Nothing.\n";
+  for (const OrderedJson& d : c["manifest_differences"]) {
+    std::vector<std::string> values;
+    for (const OrderedJson& v : d["values"]) values.push_back(StrCat("`", v.get<std::string>(), "`"));
+    out += StrCat("- ", d.value("field", ""), ": ", Join(values, " / "), "\n");
+  }
+  return out;
+}
+
+}  // namespace passlab

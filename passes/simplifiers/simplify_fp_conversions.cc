@@ -1,0 +1,47 @@
+#include "passes/simplifiers/simplify_fp_conversions.h"
+
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_module.h"
+
+namespace passlab {
+namespace {
+
+bool IsFloatConvert(const HloInstruction* h) {
+  return h->opcode() == HloOpcode::kConvert && IsFloatingPointType(h->shape().element_type());
+}
+
+}  // namespace
+
+absl::StatusOr<bool> SimplifyFPConversions::RunImpl(HloModule& module, PassRunContext*) {
+  bool changed = false;
+  for (HloComputation* computation : module.MakeComputationPostOrder()) {
+    // Post order: a chain's inner converts are seen (and collapsed) first,
+    // so each instruction looks at an already-shortened chain. Collapsing
+    // removes only the instruction and its dead operands, which come
+    // earlier in the order.
+    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      HloInstruction* input = instruction;
+      int64_t chain_length = 0;
+      while (IsFloatConvert(input)) {
+        input = input->mutable_operand(0);
+        ++chain_length;
+      }
+      if (chain_length < 2) continue;
+      // convert<T>(...convert(x: T)) => x
+      if (instruction->shape().element_type() == input->shape().element_type()) {
+        if (absl::Status s = computation->ReplaceInstruction(instruction, input); !s.ok()) return s;
+        BumpCounter("removed convert chain");
+      } else {
+        // convert<T>(...convert(x)) => convert<T>(x)
+        absl::Status s = computation->ReplaceWithNewInstruction(
+            instruction, HloInstruction::CreateConvert(instruction->shape(), input));
+        if (!s.ok()) return s;
+        BumpCounter("collapsed convert chain");
+      }
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace passlab
