@@ -1,5 +1,5 @@
 // The GPU code generator on the models' real kernels, without a GPU: after
-// the default pipeline, every kernel the CPU backend compiles for ResNet-18,
+// today's pipeline and the seed era's, every kernel the CPU backend compiles for ResNet-18,
 // the MLP and the Laplace PINN also compiles to PTX, and ptxas (when the CUDA
 // toolkit is installed) accepts that PTX for sm_90.
 #include <gtest/gtest.h>
@@ -51,10 +51,11 @@ std::string PtxasAll(const std::vector<GpuKernel>& kernels) {
   return failures;
 }
 
-void CheckModel(const char* name, const ModelOptions& options) {
+void CheckModel(const char* name, const ModelOptions& options, const char* pipeline_name) {
+  SCOPED_TRACE(pipeline_name);
   absl::StatusOr<std::unique_ptr<HloModule>> module = BuildModel(name, options);
   ASSERT_TRUE(module.ok()) << module.status().message();
-  absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline("default", "");
+  absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(pipeline_name, "");
   ASSERT_TRUE(pipeline.ok()) << pipeline.status().message();
   ASSERT_TRUE(pipeline->pipeline->Run(**module).ok());
   // The kernels the CPU runtime asks for are the ones the GPU path must
@@ -84,12 +85,18 @@ void CheckModel(const char* name, const ModelOptions& options) {
   EXPECT_GT(kernels.size(), 2u) << name;
   std::string summary;
   for (const auto& [kind, count] : kinds) summary += StrCat(" ", EmitterKindName(kind), "=", count);
-  std::printf("%s: %zu GPU kernels:%s\n", name, kernels.size(), summary.c_str());
+  std::printf("%s (%s): %zu GPU kernels:%s\n", name, pipeline_name, kernels.size(), summary.c_str());
   if (!std::filesystem::exists(kPtxas)) {
     std::printf("(ptxas not found at %s: PTX not validated)\n", kPtxas);
     return;
   }
   EXPECT_EQ(PtxasAll(kernels), "") << name;
+}
+
+// Today's pipeline (priority fusion, layout normalization) and the seed
+// era's both compile to PTX.
+void CheckModel(const char* name, const ModelOptions& options) {
+  for (const char* pipeline : {"gpu", "gpu-2021"}) CheckModel(name, options, pipeline);
 }
 
 TEST(GpuKernelsTest, Mlp) {
@@ -106,6 +113,15 @@ TEST(GpuKernelsTest, LaplacePinn) {
   o.depth = 2;
   o.width = 8;
   CheckModel("laplace_pinn", o);
+}
+
+TEST(GpuKernelsTest, TransformerBlock) {
+  ModelOptions o;
+  o.batch = 2;
+  o.seq_len = 4;
+  o.width = 16;
+  o.heads = 2;
+  CheckModel("transformer_block", o);
 }
 
 TEST(GpuKernelsTest, ResNet18) {
