@@ -136,4 +136,14 @@ grep -q "bad.txt:1: .*no-such-pass" "$tmp/err" || fail "variant file error: $(ca
 grep -q "holds a sweep of a different module" "$tmp/err" || fail "out dir error: $(cat "$tmp/err")"
 ! "$passlab" ablate "${model[@]}" --sweep pairs --dry-run 2> "$tmp/err" || fail "pairs without top-k"
 grep -q "needs --top-k" "$tmp/err" || fail "pairs error"
+# Sweeps side by side: the adaptive and the loose sweep of the same module,
+# and the errors for a directory that holds no report.
+"$passlab" ablate --compare "$tmp/adaptive" "$tmp/loose" > "$tmp/cmp.md" || fail "compare: $(cat "$tmp/cmp.md")"
+grep -q "^| disable dce |" "$tmp/cmp.md" || fail "compare table: $(cat "$tmp/cmp.md")"
+grep -q "## Agreement with sweep 1" "$tmp/cmp.md" || fail "compare agreement: $(cat "$tmp/cmp.md")"
+"$passlab" ablate --compare "$tmp/adaptive" "$tmp/loose" --format json > "$tmp/cmp.json" || fail "compare json"
+grep -q '"schema": "passlab.ablation-compare/1"' "$tmp/cmp.json" || fail "compare json schema"
+! "$passlab" ablate --compare "$tmp/adaptive" "$tmp/nowhere" 2> "$tmp/err" || fail "compare of a missing sweep"
+grep -q "nowhere/report.json: cannot read" "$tmp/err" || fail "compare error: $(cat "$tmp/err")"
+! "$passlab" ablate --compare "$tmp/adaptive" 2> "$tmp/err" || fail "compare of one sweep accepted"
 echo PASS

@@ -20,6 +20,20 @@ HLO
 grep -q "check              ok" "$tmp/out" || fail "no check line: $(cat "$tmp/out")"
 grep -q "kernel time/step" "$tmp/out" || fail "no totals"
 grep -q '"traceEvents"' "$tmp/trace.json" || fail "no Chrome trace"
+# The cost model's estimate beside each kernel: the CPU entry by default, a
+# GPU's on request, none on request; an unknown device is an error.
+grep -q " estimate " "$tmp/out" || fail "no estimate column: $(cat "$tmp/out")"
+grep -q "estimate: the 'cpu' cost model" "$tmp/out" || fail "no estimate legend: $(cat "$tmp/out")"
+"$passlab" run "$tmp/m.hlo" --repeats 1 --cost-model H100 > "$tmp/o3" || fail "cost model H100: $(cat "$tmp/o3")"
+grep -q "estimate: the 'H100' cost model" "$tmp/o3" || fail "H100 legend: $(cat "$tmp/o3")"
+"$passlab" run "$tmp/m.hlo" --repeats 1 --cost-model none > "$tmp/o4" || fail "cost model none"
+! grep -q " estimate " "$tmp/o4" || fail "estimate column with --cost-model none"
+! "$passlab" run "$tmp/m.hlo" --repeats 1 --cost-model B200 2> "$tmp/err" > /dev/null || fail "unknown cost model accepted"
+grep -q "B200" "$tmp/err" && grep -q "H100" "$tmp/err" || fail "cost model error: $(cat "$tmp/err")"
+# Today's pipeline and the seed era's both run and name themselves.
+grep -q "pipeline 'gpu'" "$tmp/out" || fail "run does not name the pipeline: $(cat "$tmp/out")"
+"$passlab" run "$tmp/m.hlo" --repeats 1 --pipeline gpu-2021 --check > "$tmp/o5" || fail "gpu-2021: $(cat "$tmp/o5")"
+grep -q "pipeline 'gpu-2021'" "$tmp/o5" || fail "gpu-2021 not named: $(cat "$tmp/o5")"
 # Outputs as .npy files, as `passlab eval` writes them.
 "$passlab" run "$tmp/m.hlo" --repeats 1 --output-dir "$tmp/out_npy" > /dev/null || fail "run --output-dir"
 python3 -c "import sys

@@ -255,6 +255,43 @@ TEST_F(AppStateTest, RunTimesEveryKernelAndFindsItsHlo) {
   EXPECT_TRUE(state_.run_status.ok()) << state_.run_status;
 }
 
+TEST_F(AppStateTest, RunRowsCarryTheCostModelsEstimate) {
+  LoadFile(state_, file_);
+  WaitUntilIdle(state_);
+  state_.run_settings.repeats = 2;
+  StartRun(state_);
+  WaitUntilIdle(state_);
+  ASSERT_NE(state_.run_result, nullptr);
+  // On the CPU, priority fusion's cpu entry estimates every kernel.
+  EXPECT_EQ(state_.run_result->cost_model, "cpu");
+  int64_t estimated = 0;
+  for (const KernelSummaryRow& r : state_.run_result->profile.summary.rows) estimated += r.estimate_ns > 0;
+  EXPECT_GT(estimated, 0);
+}
+
+TEST_F(AppStateTest, SwitchingPipelineRebuildsTheTreeAndRecompiles) {
+  LoadFile(state_, file_);
+  WaitUntilIdle(state_);
+  EXPECT_EQ(state_.pipeline_name, "gpu");
+  EXPECT_FALSE(Ids("priority-fusion").empty());
+  EXPECT_TRUE(Ids("fusion_merger").empty());
+  ASSERT_TRUE(SetPipeline(state_, "gpu-2021"));
+  WaitUntilIdle(state_);
+  EXPECT_EQ(state_.pipeline_name, "gpu-2021");
+  EXPECT_TRUE(Ids("priority-fusion").empty());
+  EXPECT_FALSE(Ids("fusion_merger").empty());
+  EXPECT_EQ(state_.groups.front().path, "gpu-2021");
+  // Every occurrence enabled again, and the module compiled with it.
+  EXPECT_EQ(std::count(state_.enabled.begin(), state_.enabled.end(), 1),
+            static_cast<int64_t>(state_.occurrences.size()));
+  ASSERT_NE(state_.pipeline_result, nullptr);
+  EXPECT_EQ(state_.pipeline_result->occurrences.size(), state_.occurrences.size());
+  // An unknown name changes nothing and says why.
+  EXPECT_FALSE(SetPipeline(state_, "gpu-2019"));
+  EXPECT_EQ(state_.pipeline_name, "gpu-2021");
+  EXPECT_TRUE(HasError("pipeline", "unknown pipeline 'gpu-2019'"));
+}
+
 // Without a driver, a device or the backend built (this is what CI has), a
 // cuda run fails with the reason in the run status and the log, and a CPU
 // run right after works. Where a GPU is present the cuda run must succeed.
