@@ -116,22 +116,33 @@ struct Options {
   std::vector<std::string> pass_options;  // --pass-option PASS.OPTION=VALUE
 };
 
-// "@12", "12", "algsimp" (first occurrence) or "algsimp:1".
+// "@12", "12", "algsimp:1", or "algsimp": its first occurrence that ran in
+// the last compile (a sub-pipeline may skip itself, e.g. spmd-partitioner
+// on one partition), else its first.
 int64_t FindOccurrence(const AppState& state, std::string_view text) {
   if (!text.empty() && text[0] == '@') text.remove_prefix(1);
   if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(c); })) {
     return std::stoll(std::string(text));
   }
-  int64_t index = 0;
   std::string_view name = text;
   if (size_t colon = text.rfind(':'); colon != std::string_view::npos) {
     name = text.substr(0, colon);
-    index = std::stoll(std::string(text.substr(colon + 1)));
+    const int64_t index = std::stoll(std::string(text.substr(colon + 1)));
+    for (const PassOccurrence& o : state.occurrences) {
+      if (o.pass_name == name && o.occurrence_index == index) return o.id;
+    }
+    return -2;
   }
+  int64_t first = -2;
   for (const PassOccurrence& o : state.occurrences) {
-    if (o.pass_name == name && o.occurrence_index == index) return o.id;
+    if (o.pass_name != name) continue;
+    if (first == -2) first = o.id;
+    const PipelineResult* r = state.pipeline_result.get();
+    if (r != nullptr && o.id < static_cast<int64_t>(r->occurrences.size()) && r->occurrences[o.id].runs > 0) {
+      return o.id;
+    }
   }
-  return -2;
+  return first;
 }
 
 bool WritePng(const std::string& path, int width, int height) {
@@ -161,7 +172,7 @@ int Main(int argc, char** argv) {
   app.add_option("--pipeline", o.pipeline, "Pipeline: gpu (today's XLA:GPU, default) or gpu-2021 (seed 003's era)");
   app.add_option("--screenshot", o.screenshot, "Render headless, write the window as PNG and exit");
   app.add_option("--frames", o.frames, "Frames rendered after every job is done (screenshot mode)")->check(CLI::Range(1, 1000000));
-  app.add_option("--select-pass", o.select_pass, "Select an occurrence: @ID, ID, NAME or NAME:N");
+  app.add_option("--select-pass", o.select_pass, "Select an occurrence: @ID, ID, NAME:N, or NAME (its first occurrence that ran)");
   app.add_option("--panel", o.panel, "Tab to show: ir, kernels, emitter, ablation");
   app.add_flag("--no-compile", o.no_compile, "Do not compile after loading (auto-compile off)");
   app.add_flag("--run", o.run, "Run the optimized module on --device (Kernels panel)");

@@ -139,7 +139,7 @@ grep -q "needs --top-k" "$tmp/err" || fail "pairs error"
 # Sweeps side by side: the adaptive and the loose sweep of the same module,
 # and the errors for a directory that holds no report.
 "$passlab" ablate --compare "$tmp/adaptive" "$tmp/loose" > "$tmp/cmp.md" || fail "compare: $(cat "$tmp/cmp.md")"
-grep -q "^| disable dce |" "$tmp/cmp.md" || fail "compare table: $(cat "$tmp/cmp.md")"
+grep -q "^| tight |" "$tmp/cmp.md" || fail "compare table: $(cat "$tmp/cmp.md")"
 grep -q "## Agreement with sweep 1" "$tmp/cmp.md" || fail "compare agreement: $(cat "$tmp/cmp.md")"
 "$passlab" ablate --compare "$tmp/adaptive" "$tmp/loose" --format json > "$tmp/cmp.json" || fail "compare json"
 grep -q '"schema": "passlab.ablation-compare/1"' "$tmp/cmp.json" || fail "compare json schema"

@@ -384,7 +384,7 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_flag("--per-occurrence", o->per_occurrence, "disable-one: one variant per pass occurrence");
   cmd->add_option("--top-k", o->top_k, "pairs: every pair among the K passes that matter most");
   cmd->add_option("--variants", o->variants_file, "file: one 'NAME: FILTERS' or 'NAME: enable-only FILTERS' per line");
-  cmd->add_option("--pipeline", o->pipeline, "Pipeline to ablate");
+  cmd->add_option("--pipeline", o->pipeline, "Pipeline to ablate: gpu (today's XLA:GPU) or gpu-2021 (seed 003's era), or a sub-pipeline");
   cmd->add_option("--pass-option", o->pass_options,
                   "PASS.OPTION=VALUE by XLA's option names, for every variant (repeatable; recorded in the manifest)");
   AddXlaFlagOptions(cmd, o->xla);

@@ -64,7 +64,7 @@ void AddBisectCommand(CLI::App& app, CommandResult& result) {
   auto tolerance = std::make_shared<double>(1e-5);
   cmd->add_option("FILE", *file, "HLO text file");
   auto source = AddModelSourceOptions(cmd);
-  cmd->add_option("--pipeline", *pipeline_name, "Named pipeline");
+  cmd->add_option("--pipeline", *pipeline_name, "Named pipeline: gpu (today's XLA:GPU, the default) or gpu-2021 (seed 003's era)");
   cmd->add_option("--check", *check, "Command run as `CMD MODULE.hlo`; exit 0 means good (default: evaluator comparison)");
   cmd->add_option("--seed", *seed, "Seed of the random arguments for the evaluator check");
   cmd->add_option("--tolerance", *tolerance, "Absolute and relative tolerance of the evaluator check");

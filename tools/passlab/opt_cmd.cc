@@ -454,7 +454,7 @@ void AddOptCommand(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<OptOptions>();
   cmd->add_option("FILE", o->file, "HLO text file ('-' for stdin)");
   o->source = AddModelSourceOptions(cmd);
-  cmd->add_option("--pipeline", o->pipeline, "Named pipeline (see --list-passes)");
+  cmd->add_option("--pipeline", o->pipeline, "Named pipeline: gpu (today's XLA:GPU, the default), gpu-2021 (seed 003's era), or a sub-pipeline (see --list-passes)");
   cmd->add_option("--passes", o->passes, "Comma-separated passes to run instead of a pipeline");
   cmd->add_option("--disable", o->disable, "Pass filters to skip: name, name:N, pipe/name, @ID, regex");
   cmd->add_option("--enable-only", o->enable_only, "Run only passes matching these filters");
