@@ -114,7 +114,26 @@ struct Options {
   int width = 1280;
   int height = 800;
   std::vector<std::string> pass_options;  // --pass-option PASS.OPTION=VALUE
+  // --model's options, as `passlab --model` takes them (0 / "": default).
+  int64_t batch = 0, image_size = 0, classes = 0, depth = 0, model_width = 0, seq_len = 0, heads = 0, vocab = 0;
+  std::string dtype, layout;
+  bool inference = false;
 };
+
+// The model options given, as ModelOptions; whether any was given.
+bool ModelOptionsOf(const Options& o, ModelOptions& m) {
+  auto set = [](int64_t v, std::optional<int64_t>& field) {
+    if (v > 0) field = v;
+    return v > 0;
+  };
+  bool any = set(o.batch, m.batch) | set(o.image_size, m.image_size) | set(o.classes, m.classes) |
+             set(o.depth, m.depth) | set(o.model_width, m.width) | set(o.seq_len, m.seq_len) |
+             set(o.heads, m.heads) | set(o.vocab, m.vocab);
+  if (!o.dtype.empty()) m.dtype = *PrimitiveTypeFromName(o.dtype);
+  if (!o.layout.empty()) m.layout = o.layout == "nchw" ? ImageLayout::kNchw : ImageLayout::kNhwc;
+  m.inference = o.inference;
+  return any || !o.dtype.empty() || !o.layout.empty() || o.inference;
+}
 
 // "@12", "12", "algsimp:1", or "algsimp": its first occurrence that ran in
 // the last compile (a sub-pipeline may skip itself, e.g. spmd-partitioner
@@ -168,7 +187,23 @@ int Main(int argc, char** argv) {
   CLI::App app{"passlab-gui: toggle passes, read IR diffs, see kernels, run ablations"};
   app.add_option("file", o.file, "HLO text file to open");
   app.add_option("--open", o.open, "HLO text file to open (same as FILE)");
-  app.add_option("--model", o.model, "Build this registered model (default options)");
+  app.add_option("--model", o.model, "Build this registered model (its options: --batch, --image-size, ...)");
+  const char* model_group = "Model options (with --model, as passlab's)";
+  app.add_option("--batch", o.batch, "Model: batch size")->group(model_group)->check(CLI::PositiveNumber);
+  app.add_option("--image-size", o.image_size, "Model: image height = width (PINN: grid points per side)")
+      ->group(model_group)
+      ->check(CLI::PositiveNumber);
+  app.add_option("--classes", o.classes, "Model: number of classes")->group(model_group)->check(CLI::PositiveNumber);
+  app.add_option("--dtype", o.dtype, "Model: element type")->group(model_group)->check(CLI::IsMember({"f32", "bf16", "f64"}));
+  app.add_option("--depth", o.depth, "Model: hidden layers (MLP, PINN)")->group(model_group)->check(CLI::PositiveNumber);
+  app.add_option("--model-width", o.model_width, "Model: hidden width (ResNet: base width; --width is the window's)")
+      ->group(model_group)
+      ->check(CLI::PositiveNumber);
+  app.add_option("--layout", o.layout, "Model: image layout")->group(model_group)->check(CLI::IsMember({"nhwc", "nchw"}));
+  app.add_option("--seq-len", o.seq_len, "Model: sequence length")->group(model_group)->check(CLI::PositiveNumber);
+  app.add_option("--heads", o.heads, "Model: attention heads")->group(model_group)->check(CLI::PositiveNumber);
+  app.add_option("--vocab", o.vocab, "Model: vocabulary size")->group(model_group)->check(CLI::PositiveNumber);
+  app.add_flag("--inference", o.inference, "Model: forward-only variant (ResNet)")->group(model_group);
   app.add_option("--pipeline", o.pipeline, "Pipeline: gpu (today's XLA:GPU, default) or gpu-2021 (seed 003's era)");
   app.add_option("--screenshot", o.screenshot, "Render headless, write the window as PNG and exit");
   app.add_option("--frames", o.frames, "Frames rendered after every job is done (screenshot mode)")->check(CLI::Range(1, 1000000));
@@ -207,6 +242,11 @@ int Main(int argc, char** argv) {
   }
   // Checked before any window opens, like the device: an unknown pass,
   // option or value exits 2 naming it.
+  ModelOptions model_options;
+  if (ModelOptionsOf(o, model_options) && o.model.empty()) {
+    std::fprintf(stderr, "passlab-gui: error: model options (--batch, --dtype, ...) need --model NAME\n");
+    return 2;
+  }
   if (absl::StatusOr<std::unique_ptr<HloPassPipeline>> p = BuildNamedPipeline(o.pipeline); !p.ok()) {
     std::fprintf(stderr, "passlab-gui: error: --pipeline: %s\n", std::string(p.status().message()).c_str());
     return 2;
@@ -261,7 +301,7 @@ int Main(int argc, char** argv) {
   ui.emitter_diff.side_by_side = o.ir_view != "unified";
   ui.ir_text.search = o.search;
   if (!o.open.empty()) LoadFile(state, o.open);
-  if (!o.model.empty()) LoadModel(state, o.model, {});
+  if (!o.model.empty()) LoadModel(state, o.model, model_options);
   if (!o.report.empty()) {
     OpenAblationReport(state, o.report);
     ui.ablation_dir_input = o.report;

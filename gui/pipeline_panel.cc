@@ -98,6 +98,13 @@ void DrawOccurrenceRow(AppState& state, const PassOccurrence& occ) {
   if (ImGui::Selectable(occ.pass_name.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
     SelectOccurrence(state, occ.id);
   }
+  // A selection made elsewhere (--select-pass, the ablation panel) scrolls
+  // its row into view once.
+  static int64_t scrolled_to = -1;
+  if (selected && scrolled_to != occ.id) {
+    if (!ImGui::IsItemVisible()) ImGui::SetScrollHereY(0.3f);
+    scrolled_to = occ.id;
+  }
   ImGui::PopStyleColor();
   if (ImGui::IsItemHovered()) OccurrenceTooltip(state, occ, r);
   if (ImGui::BeginPopupContextItem("ctx")) {

@@ -47,4 +47,21 @@ xv --screenshot "$tmp/cuda.png" --open "$tmp/good.hlo" --run --device cuda --pan
 grep -Eq "\[error\] run: cuda: .*(no CUDA driver|no CUDA device|the cuda backend was not built)|\[info\] run: cuda:0" \
   "$tmp/out5" || fail "cuda run log: $(cat "$tmp/out5")"
 python3 "$src/test/gui/check_png.py" "$tmp/cuda.png" 1280 800 > /dev/null || fail "blank window after a cuda run"
+# Model options as the CLI takes them; without --model they are an error;
+# an unknown pipeline exits 2 before any window; gpu-2021 is a pipeline.
+xv --screenshot "$tmp/m.png" --model resnet18 --batch 2 --image-size 32 --model-width 8 --no-compile > "$tmp/out8" 2>&1 \
+  || fail "model options: $(cat "$tmp/out8")"
+grep -q "\[info\] load: resnet18 (batch 2, image 32, width 8)" "$tmp/out8" || fail "model options not used: $(cat "$tmp/out8")"
+set +e
+xv --screenshot "$tmp/m2.png" --batch 2 > "$tmp/out9" 2>&1
+code=$?
+xv --screenshot "$tmp/m3.png" --pipeline gpu-2019 > "$tmp/out10" 2>&1
+code2=$?
+set -e
+[ "$code" = 2 ] && grep -q "model options (--batch, --dtype, ...) need --model NAME" "$tmp/out9" \
+  || fail "model option without a model: exit $code: $(cat "$tmp/out9")"
+[ "$code2" = 2 ] && grep -q "unknown pipeline 'gpu-2019'" "$tmp/out10" || fail "bad pipeline: exit $code2: $(cat "$tmp/out10")"
+xv --screenshot "$tmp/old.png" --open "$tmp/good.hlo" --pipeline gpu-2021 > "$tmp/out11" 2>&1 \
+  || fail "gpu-2021: $(cat "$tmp/out11")"
+grep -q "\[info\] pipeline: 'gpu-2021'" "$tmp/out11" || fail "gpu-2021 not switched: $(cat "$tmp/out11")"
 echo "ok"
