@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
+#include <limits>
 #include <initializer_list>
 
 #include <fmt/format.h>
@@ -319,6 +321,7 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
     }
   }
 
+
   if (std::vector<std::vector<std::string>> tasks = SlurmTaskRows(report); !tasks.empty()) {
     md += "\n## Slurm tasks\n\nEach task timed its variants against its own baseline, on its node.\n\n";
     md += "| Task | State | Variants | Node | Machine |\n|---:|---|---:|---|---|\n";
@@ -347,8 +350,8 @@ nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report
   auto manifest_value = [&](std::initializer_list<const char*> keys,
                             ordered_json fallback) -> ordered_json {
     for (const ordered_json* scope :
-         {&manifest, manifest.is_object() && manifest.contains("machine") ? &manifest["machine"]
-                                                                          : &manifest}) {
+         {&manifest, manifest.is_object() && manifest.contains("machine") ? &manifest["machine"] : &manifest,
+          manifest.is_object() && manifest.contains("environment") ? &manifest["environment"] : &manifest}) {
       if (!scope->is_object()) continue;
       for (const char* key : keys) {
         if (scope->contains(key) && !(*scope)[key].is_null()) return (*scope)[key];
@@ -357,7 +360,14 @@ nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report
     return fallback;
   };
   ordered_json context;
+  // Google Benchmark's context always has a date: the sweep's, else now.
   context["date"] = manifest_value({"date", "started"}, "");
+  if (!context["date"].is_string() || context["date"].get<std::string>().empty()) {
+    const std::time_t now = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    context["date"] = buf;
+  }
   context["host_name"] = manifest_value({"host_name", "hostname", "host"}, "");
   context["executable"] = "passlab ablate";
   context["num_cpus"] = manifest_value({"num_cpus", "cores", "cpus"}, 0);
@@ -369,6 +379,20 @@ nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report
   context["passlab_schema"] = report["schema"];
   context["passlab_metric"] = report["metric"];
 
+  // One time unit for the file, the largest that keeps every sample >= 1
+  // (compare.py prints times with few digits: 0.15 ms would read 0).
+  double smallest_ns = std::numeric_limits<double>::infinity();
+  auto smallest = [&](const ordered_json& v) {
+    if (!v.contains("samples_ns") || !v["samples_ns"].is_array()) return;
+    for (const auto& x : v["samples_ns"]) {
+      if (x.is_number() && x.get<double>() > 0) smallest_ns = std::min(smallest_ns, x.get<double>());
+    }
+  };
+  smallest(report["baseline"]);
+  for (const ordered_json& v : report["variants"]) smallest(v);
+  const char* unit = smallest_ns >= 1e9 ? "s" : smallest_ns >= 1e6 ? "ms" : smallest_ns >= 1e3 ? "us" : "ns";
+  const double ns_per_unit = smallest_ns >= 1e9 ? 1e9 : smallest_ns >= 1e6 ? 1e6 : smallest_ns >= 1e3 ? 1e3 : 1;
+
   ordered_json benchmarks = ordered_json::array();
   int family = 0;
   auto add = [&](const ordered_json& v) {
@@ -376,7 +400,7 @@ nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report
     if (!samples.is_array() || samples.empty()) return;
     std::string name = TextField(v, "name");
     std::vector<double> ms;
-    for (const auto& s : samples) ms.push_back(s.get<double>() / 1e6);
+    for (const auto& s : samples) ms.push_back(s.get<double>() / ns_per_unit);
     int64_t n = static_cast<int64_t>(ms.size());
     auto entry = [&](const std::string& entry_name, const char* run_type) {
       ordered_json b;
@@ -395,7 +419,7 @@ nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report
       b["iterations"] = 1;
       b["real_time"] = ms[i];
       b["cpu_time"] = ms[i];
-      b["time_unit"] = "ms";
+      b["time_unit"] = unit;
       benchmarks.push_back(std::move(b));
     }
     double mean = 0;
@@ -416,7 +440,7 @@ nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report
       b["iterations"] = n;
       b["real_time"] = value;
       b["cpu_time"] = value;
-      b["time_unit"] = "ms";
+      b["time_unit"] = unit;
       benchmarks.push_back(std::move(b));
     }
     ++family;
