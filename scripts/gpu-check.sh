@@ -93,6 +93,10 @@ phase timing
 timeout 120 "$passlab" run --model resnet50 --device cuda --warmup 5 --repeats 50 --max-rows 25 \
   --trace "$out/resnet50.trace.json" > "$out/time_resnet50.log" 2>&1
 note "passlab resnet50 step (rc=$?)" "$(grep -E 'kernel time/step|wall time/step|traced step' "$out/time_resnet50.log" | awk '{print $1, $3, $4}' | tr '\n' ' ')"
+# The same step under the seed era's pipeline (today's is the default).
+timeout 120 "$passlab" run --model resnet50 --device cuda --pipeline gpu-2021 --warmup 5 --repeats 50 --max-rows 25 \
+  > "$out/time_resnet50_gpu2021.log" 2>&1
+note "passlab resnet50 step, gpu-2021 (rc=$?)" "$(grep -E 'kernel time/step|wall time/step' "$out/time_resnet50_gpu2021.log" | awk '{print $1, $3, $4}' | tr '\n' ' ')"
 if [[ -n "${GC_SKIP_JAX:-}" ]]; then
   note "jax resnet50 step" "skipped (GC_SKIP_JAX)"
 elif python3 -c 'import jax' 2> /dev/null; then
