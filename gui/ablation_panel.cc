@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "gui/ablation_heatmap.h"
 #include "gui/panels.h"
 
 namespace passlab::gui {
@@ -275,6 +276,7 @@ void DrawAblationPanel(AppState& state, UiState& ui) {
   const std::vector<int64_t> order = VariantsBySlowdown(*r);
   const float avail = ImGui::GetContentRegionAvail().y;
   ImGui::BeginChild("##chart_area", ImVec2(0, avail * 0.55f), false);
+  if (ImGui::CollapsingHeader("Passes x kernels")) DrawAblationHeatmap(state, *r);
   ImGui::TextColored(colors::kDim, "slowdown when the pass is disabled (ratio - 1); dashed: ±threshold; * significant");
   DrawChart(state, *r, order);
   bool header = false;

@@ -10,6 +10,8 @@
 #include <optional>
 #include <set>
 
+#include "analysis/ablation/heatmap.h"
+#include "analysis/ablation/compile_cost.h"
 #include "analysis/ablation/report_internal.h"
 #include "core/runtime/kernel_record.h"
 #include "analysis/ablation/stats.h"
@@ -611,6 +613,8 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     }
     out["host_ops"] = std::move(host_ops);
     out["kernel_diff_counts"] = v.kernels.empty() ? ordered_json(nullptr) : counts;
+    // Every kernel's time, for the passes x kernels heatmap (heatmap.h).
+    out["kernel_times_ns"] = v.kernels.empty() ? ordered_json(nullptr) : KernelTimesObject(KernelTimes(v));
     out["ir_diff"] = Field(detail, "ir_diff");
     out["snapshot"] = Field(detail, "snapshot");
     out["trace"] = Field(detail, "trace");
@@ -738,6 +742,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     pairs.push_back(std::move(p));
   }
   report["pairs"] = std::move(pairs);
+  report["compile_cost"] = BuildCompileCost(records, report["variants"]);
   report["summary"] = Summarize(report);
   report["warnings"] = std::move(warnings);
   return report;

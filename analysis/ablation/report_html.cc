@@ -8,6 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/ablation/environment.h"
+#include "analysis/ablation/heatmap.h"
+#include "analysis/ablation/compile_cost.h"
 #include "analysis/ablation/report_internal.h"
 
 namespace passlab {
@@ -617,6 +620,9 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   }
   if (!any && unchanged.empty()) h += "<p>No kernel lists were recorded.</p>\n";
 
+  h += RenderHeatmapHtml(report);
+
+  h += RenderCompileCostHtml(report);
   h += "<h2>How this was run</h2>\n";
   if (std::vector<std::vector<std::string>> tasks = SlurmTaskRows(report); !tasks.empty()) {
     h += "<p>A Slurm job array: each task timed its variants against its own baseline, on its node.</p>\n"
@@ -631,11 +637,12 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   h += "<table>\n<tbody>\n";
   for (const auto& [key, value] : report["manifest"].items()) {
     if (key == "tasks") continue;  // the table above
-    std::string text = value.is_string()
-                           ? value.get<std::string>()
-                           : value.dump(1, ' ', false, ordered_json::error_handler_t::replace);
-    h += fmt::format("<tr><th style=\"width:220px\">{}</th><td><pre>{}</pre></td></tr>\n",
-                     Escape(key), Escape(text));
+    if (key == "argv") continue;   // "command", as a list
+    // Nested objects (machine, environment) a row per field: "environment.versions.cudnn".
+    for (const auto& [field, text] : FlattenJsonFields(key, value)) {
+      h += fmt::format("<tr><th style=\"width:220px\">{}</th><td><pre>{}</pre></td></tr>\n", Escape(field),
+                       Escape(text));
+    }
   }
   h += "</tbody>\n</table>\n";
   h += fmt::format(

@@ -10,6 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/ablation/environment.h"
+#include "analysis/ablation/heatmap.h"
+#include "analysis/ablation/compile_cost.h"
 #include "analysis/ablation/report_internal.h"
 
 namespace passlab {
@@ -321,6 +324,7 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
     }
   }
 
+  md += RenderHeatmapMarkdown(report);
 
   if (std::vector<std::vector<std::string>> tasks = SlurmTaskRows(report); !tasks.empty()) {
     md += "\n## Slurm tasks\n\nEach task timed its variants against its own baseline, on its node.\n\n";
@@ -331,13 +335,15 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
     }
   }
 
+  md += RenderCompileCostMarkdown(report);
   md += "\n## Manifest\n\n| Key | Value |\n|---|---|\n";
   for (const auto& [key, value] : report["manifest"].items()) {
     if (key == "tasks") continue;  // the table above
-    std::string text = value.is_string()
-                           ? value.get<std::string>()
-                           : value.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
-    md += fmt::format("| {} | `{}` |\n", MdCell(key), MdCell(Excerpt(text, 400)));
+    if (key == "argv") continue;   // "command", as a list
+    // Nested objects (machine, environment) a row per field: "environment.versions.cudnn".
+    for (const auto& [field, text] : FlattenJsonFields(key, value)) {
+      md += fmt::format("| {} | `{}` |\n", MdCell(field), MdCell(Excerpt(text, 400)));
+    }
   }
   md += fmt::format("\nSchema `{}`; machine-readable: report.json, report.csv, gbench.json.\n",
                     TextField(report, "schema"));

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "analysis/ablation/environment.h"
 #include "analysis/ablation/report.h"
 #include "analysis/ablation/stats.h"
 #include "core/ir/str_util.h"
@@ -548,7 +549,8 @@ class Sweep {
           continue;
         }
         for (const char* key : {"optimize_ms", "compile_ms", "control_compile_ms", "kernels_compiled", "instructions",
-                                "autotune", "check", "error", "failed_pass", "snapshot"}) {
+                                "autotune", "check", "error", "failed_pass", "snapshot", "pass_times", "autotune_ms",
+                                "kernel_cache"}) {
           if (ready->contains(key)) slot.record[key] = (*ready)[key];
         }
         if (slot.record.contains("snapshot")) {
@@ -772,6 +774,8 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
   // Every worker loads and extends one algorithm-picker cache, so variants
   // share the baseline's choices (records say how many calls each tuned).
   manifest["autotune_cache"] = kAutotuneCacheFile;
+  // What `passlab ablate --reproduce` compares: build, versions, variables, clocks.
+  manifest["environment"] = CollectEnvironment(o.out_dir);
   return WriteFileAtomically((out / "manifest.json").string(), manifest.dump(2) + "\n");
 }
 

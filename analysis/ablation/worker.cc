@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "analysis/ablation/compile_cost.h"
 #include "analysis/cuda_profile.h"
 #include "analysis/ir_diff.h"
 #include "core/codegen/cpu_kernel_compiler.h"
@@ -316,6 +317,7 @@ class Worker {
       return optimized;
     }
     optimize_ms_ = MsSince(t0);
+    compile_cost_ = CompileCostFields(recorder);  // per-pass times, autotuning
     autotune_hits_ = autotune.hits();
     autotune_tuned_ = autotune.misses();
     if (!o_.autotune_cache.empty() && autotune_tuned_ > 0) {
@@ -327,10 +329,15 @@ class Worker {
 
     std::fprintf(stderr, "passlab-worker: compiling\n");
     Clock::time_point t1 = Clock::now();
+    const int64_t hits_before = CpuKernelCompiler::CacheHits(), misses_before = CpuKernelCompiler::CacheMisses();
     absl::StatusOr<std::unique_ptr<DeviceProgram>> exe = CompileFor(o_.device, *module_, o_.threads);
     if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message()));
     exe_ = std::move(*exe);
     compile_ms_ = MsSince(t1);
+    if (o_.device == "cpu") {
+      compile_cost_["kernel_cache"] = {{"hits", CpuKernelCompiler::CacheHits() - hits_before},
+                                       {"misses", CpuKernelCompiler::CacheMisses() - misses_before}};
+    }
 
     nlohmann::json check;
     if (!o_.reference_dir.empty() || o_.write_reference == "compiled") {
@@ -373,6 +380,7 @@ class Worker {
     // Library calls whose algorithm came from the shared cache / was tuned here.
     ready["autotune"] = {{"from_cache", autotune_hits_}, {"tuned", autotune_tuned_}};
     ready["instructions"] = module_->instruction_count();
+    ready.update(compile_cost_);  // pass_times, autotune_ms, kernel_cache
     if (control_ != nullptr) ready["control_compile_ms"] = control_compile_ms_;
     if (!check.is_null()) ready["check"] = check;
     channel_.Send(ready);
@@ -541,6 +549,7 @@ class Worker {
   std::unique_ptr<DeviceProgram> control_;
   std::string failed_pass_;
   double optimize_ms_ = 0, compile_ms_ = 0, control_compile_ms_ = 0;
+  nlohmann::json compile_cost_;  // compile_cost.h's record fields
   int64_t autotune_hits_ = 0, autotune_tuned_ = 0;
   std::vector<KernelRecord> all_, last_;
   int64_t steps_ = 0;

@@ -94,6 +94,7 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
       }
       r.variants.push_back(std::move(a));
     }
+    r.heatmap = BuildKernelHeatmap(nlohmann::ordered_json(j));
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(StrCat(path, ": ", e.what()));
   }
@@ -116,6 +117,46 @@ std::vector<int64_t> VariantsBySlowdown(const AblationReport& report) {
     return x.ratio > y.ratio;
   });
   return order;
+}
+
+HeatmapGeometry LayOutHeatmap(const KernelHeatmap& heatmap, float cell, float gap) {
+  HeatmapGeometry g;
+  g.cell = cell;
+  g.gap = gap;
+  g.column_x.resize(heatmap.columns.size());
+  float x = 0;
+  for (size_t k = 0; k < heatmap.groups.size(); ++k) {
+    if (k > 0) x += gap;
+    for (size_t i = 0; i < heatmap.groups[k].count; ++i) {
+      g.column_x[heatmap.groups[k].first + i] = x;
+      x += cell;
+    }
+  }
+  g.width = x;
+  g.height = cell * static_cast<float>(heatmap.rows.size());
+  return g;
+}
+
+std::pair<int64_t, int64_t> HeatmapCellAt(const HeatmapGeometry& geometry, const KernelHeatmap& heatmap, float x,
+                                          float y) {
+  if (x < 0 || y < 0 || x >= geometry.width || y >= geometry.height || geometry.cell <= 0) return {-1, -1};
+  const int64_t row = static_cast<int64_t>(y / geometry.cell);
+  // The last column starting at or before x, if x falls inside it.
+  auto it = std::upper_bound(geometry.column_x.begin(), geometry.column_x.end(), x);
+  if (it == geometry.column_x.begin()) return {-1, -1};
+  const int64_t column = static_cast<int64_t>(it - geometry.column_x.begin()) - 1;
+  if (x >= geometry.column_x[column] + geometry.cell) return {-1, -1};  // a gap between groups
+  if (row >= static_cast<int64_t>(heatmap.rows.size())) return {-1, -1};
+  return {row, column};
+}
+
+int64_t HeatmapRowVariant(const AblationReport& report, int64_t row) {
+  if (row < 0 || row >= static_cast<int64_t>(report.heatmap.rows.size())) return -1;
+  const std::string& name = report.heatmap.rows[row].variant;
+  for (size_t i = 0; i < report.variants.size(); ++i) {
+    if (report.variants[i].name == name) return static_cast<int64_t>(i);
+  }
+  return -1;
 }
 
 int64_t CountResultLines(const std::string& results_jsonl) {

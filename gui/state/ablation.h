@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "analysis/ablation/heatmap.h"
 
 namespace passlab::gui {
 
@@ -59,6 +61,9 @@ struct AblationReport {
   double baseline_median_ns = 0;
   std::vector<AblationKernel> baseline_kernels;
   std::vector<AblationVariant> variants;  // in file order
+  // The passes x kernels heatmap (analysis/ablation/heatmap.h), as report.html
+  // draws it; no rows when the report has no "kernel_times_ns".
+  KernelHeatmap heatmap;
 };
 
 // Reads DIR/report.json; errors name the file and the field.
@@ -68,6 +73,22 @@ absl::StatusOr<std::string> ReadVariantIrDiff(const AblationReport& report, cons
 
 // Measured variants sorted by slowdown (largest first), then the others.
 std::vector<int64_t> VariantsBySlowdown(const AblationReport& report);
+
+// Where the heatmap's cells are, `cell` pixels square, columns of different
+// hero kinds `gap` pixels apart; positions relative to the first cell.
+struct HeatmapGeometry {
+  float cell = 12;
+  float gap = 4;
+  std::vector<float> column_x;  // left edge of each column
+  float width = 0, height = 0;  // of the cell grid
+};
+HeatmapGeometry LayOutHeatmap(const KernelHeatmap& heatmap, float cell, float gap);
+// The cell under a point (relative to the first cell): {row, column}, or
+// {-1, -1} outside the grid or in a gap.
+std::pair<int64_t, int64_t> HeatmapCellAt(const HeatmapGeometry& geometry, const KernelHeatmap& heatmap, float x,
+                                          float y);
+// The index in report.variants of a heatmap row's variant, -1 when none.
+int64_t HeatmapRowVariant(const AblationReport& report, int64_t row);
 
 // A sweep in a child process; Poll() from the UI thread each frame.
 class AblationSweep {

@@ -563,6 +563,7 @@ void OpenAblationReport(AppState& state, const std::string& directory) {
   state.ablation.report = std::make_shared<const AblationReport>(std::move(*r));
   state.ablation.selected_variant = -1;
   state.ablation.selected_ir_diff.clear();
+  state.ablation.selected_kernel.clear();
   Log(state, LogLevel::kInfo, "ablation",
       StrCat("opened ", directory, ": ", state.ablation.report->variants.size(), " variants"));
 }
@@ -579,6 +580,15 @@ void SelectAblationVariant(AppState& state, int64_t index) {
     return;
   }
   state.ablation.selected_ir_diff = std::move(*diff);
+}
+
+void SelectAblationHeatmapCell(AppState& state, int64_t row, int64_t column) {
+  const AblationReport* report = state.ablation.report.get();
+  if (report == nullptr || column < 0 || column >= static_cast<int64_t>(report->heatmap.columns.size())) return;
+  const int64_t variant = HeatmapRowVariant(*report, row);
+  if (variant < 0) return;
+  SelectAblationVariant(state, variant);
+  state.ablation.selected_kernel = report->heatmap.columns[column].kernel;
 }
 
 void StartAblationSweep(AppState& state, const std::string& passlab_binary) {

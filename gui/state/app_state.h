@@ -171,6 +171,8 @@ struct AblationState {
   std::shared_ptr<const AblationReport> report;
   int64_t selected_variant = -1;
   std::string selected_ir_diff;  // text of the selected variant's IR diff
+  std::string selected_kernel;   // a baseline kernel picked in the heatmap ("" none)
+  float heatmap_cell = 16;       // the heatmap's cell size in pixels (the wheel zooms)
   std::unique_ptr<AblationSweep> sweep;
   std::string sweep_args = "--model mlp --repeats 3";  // what the panel's "Start" passes
   std::string sweep_out_dir = "/tmp/passlab-ablation";
@@ -288,6 +290,9 @@ std::vector<std::string> EmitterCandidates(const AppState& state);
 // Ablation: open a report directory or run `passlab ablate` next to `passlab`.
 void OpenAblationReport(AppState& state, const std::string& directory);
 void SelectAblationVariant(AppState& state, int64_t index);
+// A heatmap cell (report->heatmap's row and column): selects its variant and
+// kernel; out of range selects nothing.
+void SelectAblationHeatmapCell(AppState& state, int64_t row, int64_t column);
 void StartAblationSweep(AppState& state, const std::string& passlab_binary);
 void CancelAblationSweep(AppState& state);
 

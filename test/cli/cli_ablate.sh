@@ -57,6 +57,12 @@ for l in open('$tmp/out/results.jsonl'):
 [ "$(field 'no dce' autotune.tuned)" = 0 ] || fail "no dce tuned again: $(field 'no dce' autotune)"
 [ -s "$tmp/out/traces/baseline.json" ] || fail "no baseline trace"
 for f in report.json report.csv report.md report.html gbench.json; do [ -s "$tmp/out/$f" ] || fail "no $f"; done
+# The passes x kernels heatmap: each variant's time of every kernel, drawn in report.html.
+python3 -c "import json; r=json.load(open('$tmp/out/report.json')); v={v['name']:v for v in r['variants']}
+assert isinstance(v['no cse']['kernel_times_ns'], dict) and v['no cse']['kernel_times_ns'], v['no cse']
+assert v['boom']['kernel_times_ns'] is None, v['boom']['kernel_times_ns']" || fail "report.json kernel_times_ns"
+grep -q "<h2>Passes x kernels</h2>" "$tmp/out/report.html" || fail "report.html passes x kernels"
+grep -q "^## Passes x kernels" "$tmp/out/report.md" || fail "report.md passes x kernels"
 grep -q "Failures and required passes" "$tmp/log" || fail "no Markdown report on stdout: $(cat "$tmp/log")"
 python3 -c "import json; r=json.load(open('$tmp/out/report.json')); o={v['name']:v['outcome'] for v in r['variants']}
 assert r['schema']=='passlab.ablation/1'
@@ -146,4 +152,54 @@ grep -q '"schema": "passlab.ablation-compare/1"' "$tmp/cmp.json" || fail "compar
 ! "$passlab" ablate --compare "$tmp/adaptive" "$tmp/nowhere" 2> "$tmp/err" || fail "compare of a missing sweep"
 grep -q "nowhere/report.json: cannot read" "$tmp/err" || fail "compare error: $(cat "$tmp/err")"
 ! "$passlab" ablate --compare "$tmp/adaptive" 2> "$tmp/err" || fail "compare of one sweep accepted"
+# Compile cost against run-time benefit: a tiny disable-one sweep (the fusion
+# sub-pipeline's 5 passes) whose records carry per-pass times and the kernel
+# cache's counts, and whose reports put them next to the run-time effects.
+"$passlab" ablate "${model[@]}" --pipeline fusion --repeats 2 --warmup 0 --out "$tmp/cost" > "$tmp/log" 2>&1 \
+  || fail "compile-cost sweep: $(cat "$tmp/log")"
+grep -q '"pass_times":{.*"priority-fusion":{"ms":' "$tmp/cost/results.jsonl" || fail "records without pass_times"
+grep -q '"kernel_cache":{"hits":' "$tmp/cost/results.jsonl" || fail "records without kernel_cache"
+grep -q '"autotune_ms":' "$tmp/cost/results.jsonl" || fail "records without autotune_ms"
+python3 -c "import json
+c=json.load(open('$tmp/cost/report.json'))['compile_cost']
+assert c['baseline']['records_with_pass_times']>=1 and c['baseline']['kernel_cache_misses']>0, c['baseline']
+r={x['variant']:x for x in c['rows']}
+f=r['disable priority-fusion']
+assert f['pass_ms']>0 and f['pass_runs']==1 and f['compile_delta_ms'] is not None and f['quadrant'], f
+assert len(r)==5, r.keys()" || fail "report.json compile_cost"
+grep -q "^## Compile cost against run-time benefit" "$tmp/cost/report.md" || fail "report.md compile cost"
+grep -q "^| priority-fusion |" "$tmp/cost/report.md" || fail "report.md compile cost row"
+grep -q ">expensive and essential</text>" "$tmp/cost/report.html" || fail "report.html compile cost plot"
+# A sweep reproduced (issue 29 item 4): the manifest records the environment
+# and the command line; --reproduce prints what differs now and reruns the
+# recorded command with this build into another directory.
+echo "no cse: cse" > "$tmp/repro.txt"
+env -u OMP_NUM_THREADS "$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/repro.txt" --repeats 2 \
+  --warmup 0 --out "$tmp/orig" > "$tmp/log" 2>&1 || fail "sweep to reproduce: $(cat "$tmp/log")"
+python3 -c "import json
+m=json.load(open('$tmp/orig/manifest.json'))
+e=m['environment']
+for k in ('date','build','variables','versions','os','kernel','cpu','cpu_governor','gpu_clocks','autotune_cache_xxh64'):
+    assert k in e, k
+assert e['build']['git_commit'] and e['versions']['llvm'] and e['variables']['OMP_NUM_THREADS']=='unset', e
+assert m['argv'][1]=='ablate', m['argv']" || fail "manifest environment"
+grep -q "^| environment.versions.onednn | " "$tmp/orig/report.md" || fail "report.md environment rows"
+grep -q ">environment.build.git_commit</th>" "$tmp/orig/report.html" || fail "report.html environment rows"
+OMP_NUM_THREADS=3 "$passlab" ablate --reproduce "$tmp/orig" --out "$tmp/again" > "$tmp/log" 2>&1 \
+  || fail "reproduce: $(cat "$tmp/log")"
+grep -q "^build: the same as recorded, " "$tmp/log" || fail "reproduce build line: $(cat "$tmp/log")"
+grep -q "^  environment.variables.OMP_NUM_THREADS: unset -> 3$" "$tmp/log" || fail "reproduce diff: $(cat "$tmp/log")"
+grep -q "^rerunning the recorded command line" "$tmp/log" || fail "reproduce rerun line: $(cat "$tmp/log")"
+[ -f "$tmp/again/report.html" ] || fail "reproduced sweep has no report"
+grep -q '"PASSLAB_REPRODUCED_FROM": ' "$tmp/again/manifest.json" || fail "reproduced manifest does not say from where"
+grep -q "| cse (file) |" "$tmp/again/report.md" || fail "reproduced sweep lacks the recorded variant"
+! "$passlab" ablate --reproduce "$tmp/orig" 2> "$tmp/err" || fail "reproduce without --out accepted"
+grep -q "needs --out" "$tmp/err" || fail "reproduce --out error: $(cat "$tmp/err")"
+! "$passlab" ablate --reproduce "$tmp/orig" --out "$tmp/orig/" 2> "$tmp/err" || fail "reproduce into itself accepted"
+grep -q "another directory than" "$tmp/err" || fail "reproduce into itself error: $(cat "$tmp/err")"
+mkdir -p "$tmp/not-a-sweep"
+! "$passlab" ablate --reproduce "$tmp/not-a-sweep" --out "$tmp/x" 2> "$tmp/err" || fail "reproduce of a non-sweep"
+grep -q "is not a sweep directory (no manifest.json)" "$tmp/err" || fail "non-sweep error: $(cat "$tmp/err")"
+! "$passlab" ablate --reproduce "$tmp/nowhere" --out "$tmp/x" 2> "$tmp/err" || fail "reproduce of a missing dir"
+grep -q "is not a directory" "$tmp/err" || fail "missing dir error: $(cat "$tmp/err")"
 echo PASS

@@ -1,4 +1,5 @@
 #include "gui/state/ablation.h"
+#include "gui/state/app_state.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -81,6 +82,73 @@ TEST(AblationReportTest, NullFieldsReadAsAbsent) {
   EXPECT_DOUBLE_EQ(r->variants[0].kernel_diff[0].baseline_ns, 0.0);
   EXPECT_FALSE(r->variants[0].kernel_diff[0].host);  // absent: on the device
   EXPECT_TRUE(r->variants[0].kernel_diff[1].host);
+  std::filesystem::remove_all(dir);
+}
+
+// The fixture's "kernel_times_ns" (three variants) become the passes x
+// kernels heatmap that report.html draws too.
+TEST(AblationHeatmapTest, BuildsTheHeatmapFromKernelTimes) {
+  absl::StatusOr<AblationReport> r = LoadAblationReport(FixtureDir());
+  ASSERT_TRUE(r.ok()) << r.status();
+  const KernelHeatmap& map = r->heatmap;
+  // Largest |ratio - 1| first.
+  ASSERT_EQ(map.rows.size(), 3u);
+  EXPECT_EQ(map.rows[0].variant, "disable tree_reduction_rewriter");
+  EXPECT_EQ(map.rows[1].variant, "disable algsimp");
+  EXPECT_EQ(map.rows[2].variant, "disable transpose-folding");
+  // reduce.3 is touched twice (+80%, removed), add.2 once (-16.7%), dot.1
+  // never (+1.9%): hero kinds in that order.
+  ASSERT_EQ(map.columns.size(), 3u);
+  EXPECT_EQ(map.columns[0].kernel, "reduce.3");
+  EXPECT_EQ(map.columns[0].group, "reduction");
+  EXPECT_EQ(map.columns[1].group, "loop");
+  EXPECT_EQ(map.columns[2].group, "__blas$gemm/blas");
+  EXPECT_EQ(map.rows[2].cells[0].state, HeatmapCellState::kRemoved);
+  EXPECT_NEAR(map.rows[0].cells[0].change, 0.8, 1e-12);
+  ASSERT_EQ(map.rows[1].added.size(), 1u);
+  EXPECT_EQ(map.rows[1].added[0].kernel, "multiply.9");
+}
+
+TEST(AblationHeatmapTest, HitTestsCellsAndSkipsGroupGaps) {
+  absl::StatusOr<AblationReport> r = LoadAblationReport(FixtureDir());
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Three one-kernel groups, 10 pixels, 4 apart: columns at 0, 14, 28.
+  HeatmapGeometry g = LayOutHeatmap(r->heatmap, 10, 4);
+  EXPECT_EQ(g.column_x, (std::vector<float>{0, 14, 28}));
+  EXPECT_FLOAT_EQ(g.width, 38);
+  EXPECT_FLOAT_EQ(g.height, 30);
+  EXPECT_EQ(HeatmapCellAt(g, r->heatmap, 15, 25), (std::pair<int64_t, int64_t>{2, 1}));
+  EXPECT_EQ(HeatmapCellAt(g, r->heatmap, 0, 0), (std::pair<int64_t, int64_t>{0, 0}));
+  EXPECT_EQ(HeatmapCellAt(g, r->heatmap, 11, 5), (std::pair<int64_t, int64_t>{-1, -1}));  // the gap
+  EXPECT_EQ(HeatmapCellAt(g, r->heatmap, 5, 31), (std::pair<int64_t, int64_t>{-1, -1}));  // below the rows
+  EXPECT_EQ(HeatmapRowVariant(*r, 2), 4);  // "disable transpose-folding" is the report's fifth variant
+  EXPECT_EQ(HeatmapRowVariant(*r, 3), -1);
+}
+
+TEST(AblationHeatmapTest, ClickingACellSelectsVariantAndKernel) {
+  AppState state;
+  OpenAblationReport(state, FixtureDir());
+  ASSERT_NE(state.ablation.report, nullptr);
+  SelectAblationHeatmapCell(state, 1, 2);  // disable algsimp, dot.1
+  EXPECT_EQ(state.ablation.selected_variant, 0);
+  EXPECT_EQ(state.ablation.selected_kernel, "dot.1");
+  EXPECT_THAT(state.ablation.selected_ir_diff, HasSubstr("multiply.9"));
+  SelectAblationHeatmapCell(state, 7, 0);  // no such row: unchanged
+  EXPECT_EQ(state.ablation.selected_variant, 0);
+  OpenAblationReport(state, FixtureDir());
+  EXPECT_EQ(state.ablation.selected_kernel, "");
+}
+
+TEST(AblationHeatmapTest, OlderReportsHaveNoHeatmap) {
+  auto dir = std::filesystem::temp_directory_path() / ("passlab_abl_old_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "report.json") << R"({"schema":"passlab.ablation/1","baseline":{"median_ns":100.0,
+    "kernels":[{"name":"k","ns":100.0}]},"variants":[{"name":"disable x","outcome":"slower","ratio":1.5,
+    "kernel_diff":[{"name":"k","baseline_ns":100.0,"variant_ns":150.0,"change":"changed"}]}]})";
+  absl::StatusOr<AblationReport> r = LoadAblationReport(dir.string());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->heatmap.rows.empty());
+  EXPECT_EQ(r->heatmap.variants_without_times, 1u);
   std::filesystem::remove_all(dir);
 }
 

@@ -7,11 +7,14 @@
 // `--status DIR` and `--resubmit-missing DIR` the user's follow-ups.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/ablation/environment.h"
 #include "analysis/ablation/plan.h"
 #include "analysis/ablation/report.h"
 #include "analysis/ablation/runner.h"
@@ -64,6 +67,7 @@ struct AblateOptions {
   std::string merge_dir, status_dir, resubmit_dir;
   std::vector<std::string> compare;  // --compare DIR1 DIR2 [...]
   std::string format = "md";         // of --compare: md | json
+  std::string reproduce_dir;         // --reproduce DIR
   std::vector<std::string> argv;
 };
 
@@ -259,7 +263,83 @@ absl::Status ResolveAblateXlaFlags(AblateOptions& o) {
   return absl::OkStatus();
 }
 
+// --reproduce DIR: what differs between DIR's recorded environment and build
+// and this machine's and build now, then the recorded command line again,
+// with this build, into --out. The rerun re-invokes this binary with the
+// recorded arguments (--out replaced) from the recorded working directory,
+// so the same CLI parses them exactly as it did then; it never checks out or
+// builds the recorded commit.
+int Reproduce(const AblateOptions& o) {
+  namespace fs = std::filesystem;
+  const std::string& dir = o.reproduce_dir;
+  if (o.out.empty()) {
+    return ReportError(absl::InvalidArgumentError(
+        StrCat("--reproduce ", dir, " needs --out NEW_DIR (the rerun's directory; ", dir, " keeps the recorded sweep)")));
+  }
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return ReportError(absl::NotFoundError(StrCat("--reproduce: '", dir, "' is not a directory")));
+  const fs::path manifest_path = fs::path(dir) / "manifest.json";
+  if (!fs::exists(manifest_path, ec)) {
+    return ReportError(absl::NotFoundError(StrCat("--reproduce: '", dir, "' is not a sweep directory (no manifest.json)")));
+  }
+  std::ifstream in(manifest_path);
+  nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
+  if (manifest.is_discarded() || !manifest.is_object()) {
+    return ReportError(absl::InvalidArgumentError(StrCat("--reproduce: '", manifest_path.string(), "' is not a JSON object")));
+  }
+  const fs::path out = fs::absolute(o.out, ec);
+  if (fs::weakly_canonical(out, ec) == fs::weakly_canonical(fs::absolute(dir), ec)) {
+    return ReportError(absl::InvalidArgumentError(
+        StrCat("--reproduce: --out must be another directory than '", dir, "' (the recorded sweep stays as it is)")));
+  }
+  absl::StatusOr<std::vector<std::string>> args = ReproductionArguments(manifest, out.string());
+  if (!args.ok()) return ReportError(absl::InvalidArgumentError(StrCat("--reproduce '", dir, "': ", args.status().message())));
+
+  nlohmann::json now;
+  now["machine"] = DescribeMachine();
+  now["environment"] = CollectEnvironment(out.string());
+  fmt::print("reproducing {}: {}\n", dir, manifest.value("command", std::string("(no command recorded)")));
+  fmt::print("{}", RenderEnvironmentDifferences(manifest, now));
+  // Relative paths in the command (an HLO file, --variants) meant the recorded working directory.
+  std::string cwd = fs::current_path(ec).string();
+  if (manifest.contains("environment") && manifest["environment"].is_object()) {
+    std::string recorded_cwd = manifest["environment"].value("cwd", std::string());
+    if (!recorded_cwd.empty() && fs::is_directory(recorded_cwd, ec)) cwd = recorded_cwd;
+  }
+  const std::string exe = SelfExe();
+  fmt::print("rerunning the recorded command line with this build (re-parsed by this binary, --out replaced; the "
+             "recorded commit is not rebuilt), in {}:\n  {} {}\n",
+             cwd, exe, Join(*args, " "));
+  std::fflush(stdout);
+  std::vector<std::string> child_args = {exe};
+  child_args.insert(child_args.end(), args->begin(), args->end());
+  std::vector<char*> child_argv;
+  for (std::string& a : child_args) child_argv.push_back(a.data());
+  child_argv.push_back(nullptr);
+  // The rerun's manifest records where it came from (environment.variables).
+  setenv("PASSLAB_REPRODUCED_FROM", fs::absolute(dir, ec).string().c_str(), 1);
+  pid_t pid = fork();
+  if (pid < 0) return ReportError(absl::InternalError("--reproduce: fork failed"));
+  if (pid == 0) {
+    if (chdir(cwd.c_str()) != 0) _exit(127);
+    execv(exe.c_str(), child_argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return ReportError(absl::InternalError("--reproduce: waitpid failed"));
+  }
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (rc != 0) {
+    return ReportError(absl::InternalError(StrCat("--reproduce: the rerun of '", dir, "' failed (exit status ", rc, ")")));
+  }
+  fmt::print("reproduced {} into {}: {}/report.html; side by side: passlab ablate --compare {} {}\n", dir, out.string(),
+             out.string(), dir, out.string());
+  return 0;
+}
+
 int RunAblate(AblateOptions o) {
+  if (!o.reproduce_dir.empty()) return Reproduce(o);
   if (!o.compare.empty()) {
     absl::StatusOr<nlohmann::ordered_json> c = CompareAblationSweeps(o.compare);
     if (!c.ok()) return ReportError(c.status());
@@ -361,12 +441,14 @@ int RunAblate(AblateOptions o) {
   a.worker_exe = SelfExe();
   a.progress = isatty(2);
   a.manifest["command"] = Join(o.argv, " ");
+  a.manifest["argv"] = o.argv;  // what --reproduce re-parses
   a.manifest["passlab_version"] = "0.1.0";
   a.manifest["sweep"] = o.sweep;
   a.manifest["model"] = ModelJson(o);
   a.manifest["instructions"] = (*module)->instruction_count();
   if (slurm) return SubmitSlurm(o, a);
   if (absl::Status s = RunAblation(a); !s.ok()) return ReportError(s);
+  if (absl::Status s = RecordAutotuneCacheHash(o.out); !s.ok()) return ReportError(s);
   return WriteLocalReports(o);
 }
 
@@ -425,6 +507,9 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
                   "Put finished sweeps side by side (2 or more DIRs): per pass each sweep's change and CI, sign "
                   "agreement and rank correlation against the first, what differs in their manifests")
       ->expected(2, 1000);
+  cmd->add_option("--reproduce", o->reproduce_dir,
+                  "Rerun the sweep in DIR with this build into --out: prints what differs from the recorded "
+                  "environment and build, then re-invokes this binary with the recorded command line");
   cmd->add_option("--format", o->format, "Output of --compare: md | json")->check(CLI::IsMember({"md", "json"}));
   cmd->add_flag("--report-only", o->report_only,
                 "Rebuild the reports of --out DIR from its results (e.g. with another --metric or --threshold)");

@@ -287,7 +287,7 @@ TEST(AblationReportTest, SchemaAndBaseline) {
   for (const auto& [key, value] : report.items()) keys.push_back(key);
   EXPECT_THAT(keys, ::testing::ElementsAre("schema", "manifest", "metric", "threshold",
                                            "correction", "alpha", "baseline", "variants", "pairs",
-                                           "summary", "warnings"));
+                                           "compile_cost", "summary", "warnings"));
   EXPECT_EQ(report["schema"], "passlab.ablation/1");
   EXPECT_EQ(report["manifest"]["pipeline"], "gpu");
   EXPECT_EQ(report["metric"], "kernel_ns");
@@ -643,7 +643,7 @@ TEST(AblationReportTest, WritesEveryFileParseable) {
   size_t svgs = 0;
   for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
     ++svgs;
-  EXPECT_EQ(svgs, 2u);
+  EXPECT_EQ(svgs, 3u);  // the two charts and the passes x kernels heatmap
   EXPECT_THAT(html, HasSubstr("<a href=\"diffs/disable fusion.diff\">IR diff</a>"));
   EXPECT_THAT(html, HasSubstr("<details"));
   // The crash's two-line error is also shown whole.

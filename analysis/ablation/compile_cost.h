@@ -1,0 +1,71 @@
+// Compile cost against run-time benefit, per pass.
+//
+// The worker records what its compile cost: the wall time of every pass of
+// the pipeline, aggregated per pass name ("pass_times"), the part of it spent
+// autotuning (the config assigner and the algorithm pickers, "autotune_ms"),
+// and the kernel cache's hits and misses while the backend compiled the
+// variant ("kernel_cache"), so that a cache hit is not taken for a cheap
+// compile. The backend's own time (emitters and JIT) is the record's
+// "compile_ms", the pipeline's "optimize_ms".
+//
+// BuildCompileCost turns the records into the report's "compile_cost" object:
+// per disable-one (and pair) variant, the pass's own compile time (its total
+// over its runs, median over the baseline's records), the variant's total
+// compile time (optimize_ms + compile_ms) against the baseline's, and its
+// run-time effect (ratio, CI, significance) — and where it falls in the
+// cost/benefit plane. Records of sweeps older than these fields give null
+// (rendered as "–").
+#ifndef PASSLAB_ANALYSIS_ABLATION_COMPILE_COST_H_
+#define PASSLAB_ANALYSIS_ABLATION_COMPILE_COST_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace passlab {
+
+class PassRecorder;
+
+// Whether the pass autotunes (times candidate configurations or algorithms).
+bool IsAutotuningPass(std::string_view pass_name);
+
+// A worker's record fields from its pipeline's recorder: {"pass_times":
+// {PASS: {"ms": total, "runs": N}, ...}, "autotune_ms": ms}.
+nlohmann::json CompileCostFields(const PassRecorder& recorder);
+
+// The report's "compile_cost" object. `variants`: the report's variants
+// (with name, kind, passes, ratio, ci_low, ci_high, significant, outcome).
+nlohmann::ordered_json BuildCompileCost(const std::vector<nlohmann::json>& records,
+                                        const nlohmann::ordered_json& variants);
+
+// Where a row falls: "cheap and useless", "cheap and essential", "expensive
+// and useless", "expensive and essential", "harmful" (significantly faster
+// without the pass), or "" when its pass time or ratio is unknown. Cheap:
+// pass_ms below `cost_split_ms`; essential: significant and slower without.
+std::string CompileCostQuadrant(double pass_ms, double ratio, bool significant, double cost_split_ms);
+
+// The renderings of report["compile_cost"] ("" when the report has none).
+std::string RenderCompileCostMarkdown(const nlohmann::ordered_json& report);
+std::string RenderCompileCostHtml(const nlohmann::ordered_json& report);
+
+// The scatter plot's geometry, exposed for tests: a point per row with a
+// known pass time and ratio, in SVG user units.
+struct CompileCostPoint {
+  std::string label;
+  double x = 0, y = 0;  // position in the SVG
+  bool significant = false;
+  std::string quadrant;
+};
+struct CompileCostPlot {
+  double width = 0, height = 0;
+  double split_x = 0;  // the cost split's x
+  double zero_y = 0;   // y of "no change"
+  std::vector<CompileCostPoint> points;
+};
+CompileCostPlot LayOutCompileCostPlot(const nlohmann::ordered_json& compile_cost);
+
+}  // namespace passlab
+
+#endif  // PASSLAB_ANALYSIS_ABLATION_COMPILE_COST_H_

@@ -1,0 +1,249 @@
+#include "analysis/ablation/compile_cost.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "analysis/ablation/report.h"
+#include "core/pass/pass_recorder.h"
+#include "core/text/hlo_parser.h"
+
+namespace passlab {
+namespace {
+
+using json = nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr const char* kModule = R"(HloModule m
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p)
+}
+)";
+
+// One recorded run of `pass` that took `ms`.
+void RecordRun(PassRecorder& recorder, const HloModule& module, const std::string& pass, double ms) {
+  PassRunInfo info;
+  info.pass_name = pass;
+  info.run_seconds = ms / 1e3;
+  ASSERT_TRUE(recorder.BeforePass(info, module).ok());
+  ASSERT_TRUE(recorder.AfterPass(info, module, false, 1, 1, {}).ok());
+}
+
+TEST(CompileCostTest, AggregatesPassRunsByName) {
+  auto module = ParseHloModule(kModule);
+  ASSERT_TRUE(module.ok()) << module.status();
+  PassRecorder recorder(PassRecorderOptions{.snapshots = false});
+  RecordRun(recorder, **module, "algsimp", 2);
+  RecordRun(recorder, **module, "config-assigner", 40);
+  RecordRun(recorder, **module, "algsimp", 3);
+  RecordRun(recorder, **module, "gemm-algorithm-picker", 10);
+  json fields = CompileCostFields(recorder);
+  EXPECT_DOUBLE_EQ(fields["pass_times"]["algsimp"]["ms"].get<double>(), 5);
+  EXPECT_EQ(fields["pass_times"]["algsimp"]["runs"].get<int64_t>(), 2);
+  EXPECT_EQ(fields["pass_times"]["config-assigner"]["runs"].get<int64_t>(), 1);
+  // The config assigner and the pickers autotune; algsimp does not.
+  EXPECT_DOUBLE_EQ(fields["autotune_ms"].get<double>(), 50);
+  EXPECT_TRUE(IsAutotuningPass("gpu-conv-algorithm-picker"));
+  EXPECT_FALSE(IsAutotuningPass("algsimp"));
+}
+
+json Record(const std::string& variant, const std::string& kind, double optimize_ms, double compile_ms) {
+  return {{"variant", variant}, {"kind", kind}, {"status", "ok"}, {"optimize_ms", optimize_ms},
+          {"compile_ms", compile_ms}};
+}
+
+json BaselineRecord(double fusion_ms, double cse_ms, double compile_ms, int hits) {
+  json r = Record("baseline", "baseline", 100, compile_ms);
+  r["pass_times"] = {{"fusion", {{"ms", fusion_ms}, {"runs", 2}}},
+                     {"cse", {{"ms", cse_ms}, {"runs", 3}}},
+                     {"dce", {{"ms", 0.05}, {"runs", 4}}}};
+  r["autotune_ms"] = 20;
+  r["kernel_cache"] = {{"hits", hits}, {"misses", 10}};
+  return r;
+}
+
+ordered_json Variant(const std::string& name, const std::string& kind, std::vector<std::string> passes, double ratio,
+                     bool significant) {
+  return {{"name", name}, {"kind", kind}, {"passes", passes}, {"ratio", ratio}, {"ci_low", ratio - 0.01},
+          {"ci_high", ratio + 0.01}, {"significant", significant},
+          {"outcome", significant ? (ratio > 1 ? "slower" : "faster") : "no-change"}};
+}
+
+std::vector<json> Records() {
+  std::vector<json> records = {BaselineRecord(10, 0.5, 50, 0), BaselineRecord(12, 0.8, 60, 2),
+                               BaselineRecord(30, 0.3, 70, 4)};
+  records.push_back(Record("disable fusion", "disable-one", 90, 80));
+  records.push_back(Record("disable cse", "disable-one", 99, 61));
+  records.push_back(Record("disable dce", "disable-one", 100, 60));
+  records.push_back(Record("disable fusion + cse", "pair", 90, 85));
+  records.push_back(Record("add fusion", "add-one", 10, 20));
+  return records;
+}
+
+ordered_json Variants() {
+  return ordered_json::array({Variant("disable fusion", "disable-one", {"fusion"}, 1.5, true),
+                              Variant("disable cse", "disable-one", {"cse"}, 1.002, false),
+                              Variant("disable dce", "disable-one", {"dce"}, 0.97, true),
+                              Variant("disable fusion + cse", "pair", {"fusion", "cse"}, 1.6, true),
+                              Variant("add fusion", "add-one", {"fusion"}, 0.5, true)});
+}
+
+const ordered_json& Row(const ordered_json& cost, const std::string& variant) {
+  for (const ordered_json& row : cost["rows"]) {
+    if (row["variant"] == variant) return row;
+  }
+  static const ordered_json kNone;
+  ADD_FAILURE() << "no row for " << variant;
+  return kNone;
+}
+
+TEST(CompileCostTest, TakesMediansOverTheBaselinesRecords) {
+  ordered_json cost = BuildCompileCost(Records(), Variants());
+  const ordered_json& base = cost["baseline"];
+  EXPECT_DOUBLE_EQ(base["compile_ms"].get<double>(), 160);  // 100 + median(50, 60, 70)
+  EXPECT_DOUBLE_EQ(base["backend_ms"].get<double>(), 60);
+  EXPECT_DOUBLE_EQ(base["autotune_ms"].get<double>(), 20);
+  EXPECT_DOUBLE_EQ(base["kernel_cache_hits"].get<double>(), 2);
+  EXPECT_DOUBLE_EQ(base["kernel_cache_misses"].get<double>(), 10);
+  EXPECT_EQ(base["records_with_pass_times"].get<int64_t>(), 3);
+  // Per pass: median of (10, 12, 30) and of (0.5, 0.8, 0.3); most expensive first.
+  ASSERT_EQ(cost["pass_times"].size(), 3u);
+  EXPECT_EQ(cost["pass_times"][0]["pass"], "fusion");
+  EXPECT_DOUBLE_EQ(cost["pass_times"][0]["ms"].get<double>(), 12);
+  EXPECT_DOUBLE_EQ(cost["pass_times"][1]["ms"].get<double>(), 0.5);
+
+  const ordered_json& fusion = Row(cost, "disable fusion");
+  EXPECT_DOUBLE_EQ(fusion["pass_ms"].get<double>(), 12);
+  EXPECT_DOUBLE_EQ(fusion["pass_runs"].get<double>(), 2);
+  EXPECT_DOUBLE_EQ(fusion["compile_ms"].get<double>(), 170);
+  EXPECT_DOUBLE_EQ(fusion["compile_delta_ms"].get<double>(), 10);
+  EXPECT_DOUBLE_EQ(fusion["ratio"].get<double>(), 1.5);
+  EXPECT_TRUE(fusion["significant"].get<bool>());
+  // A pair costs both its passes.
+  EXPECT_DOUBLE_EQ(Row(cost, "disable fusion + cse")["pass_ms"].get<double>(), 12.5);
+  EXPECT_DOUBLE_EQ(Row(cost, "disable fusion + cse")["pass_runs"].get<double>(), 5);
+  // Add-one variants measure something else: no row.
+  EXPECT_EQ(cost["rows"].size(), 4u);
+  // The variants' records carry no cache counts.
+  EXPECT_TRUE(fusion["kernel_cache_hits"].is_null());
+}
+
+TEST(CompileCostTest, PlacesVariantsInQuadrants) {
+  ordered_json cost = BuildCompileCost(Records(), Variants());
+  // Split: 1% of the baseline's pipeline time (100 ms).
+  EXPECT_DOUBLE_EQ(cost["cost_split_ms"].get<double>(), 1);
+  EXPECT_EQ(Row(cost, "disable fusion")["quadrant"], "expensive and essential");
+  EXPECT_EQ(Row(cost, "disable cse")["quadrant"], "cheap and useless");
+  EXPECT_EQ(Row(cost, "disable dce")["quadrant"], "harmful");
+  EXPECT_EQ(CompileCostQuadrant(100, 1.001, false, 6.5), "expensive and useless");
+  EXPECT_EQ(CompileCostQuadrant(1, 1.2, true, 6.5), "cheap and essential");
+  EXPECT_EQ(CompileCostQuadrant(NAN, 1.2, true, 6.5), "");
+}
+
+TEST(CompileCostTest, SplitsAtTheMedianPassTimeWithoutAPipelineTime) {
+  std::vector<json> records = Records();
+  for (json& r : records) r.erase("optimize_ms");
+  ordered_json cost = BuildCompileCost(records, Variants());
+  // The rows' pass times: 12, 0.5, 0.05, 12.5.
+  EXPECT_DOUBLE_EQ(cost["cost_split_ms"].get<double>(), 6.25);
+  EXPECT_TRUE(Row(cost, "disable fusion")["compile_delta_ms"].is_null());
+}
+
+TEST(CompileCostTest, ScatterPointsLandInTheirQuadrants) {
+  ordered_json cost = BuildCompileCost(Records(), Variants());
+  CompileCostPlot plot = LayOutCompileCostPlot(cost);
+  ASSERT_EQ(plot.points.size(), 4u);
+  std::map<std::string, CompileCostPoint> by_label;
+  for (const CompileCostPoint& p : plot.points) {
+    EXPECT_GE(p.x, 0);
+    EXPECT_LE(p.x, plot.width);
+    EXPECT_GE(p.y, 0);
+    EXPECT_LE(p.y, plot.height);
+    by_label[p.label] = p;
+  }
+  const CompileCostPoint& fusion = by_label["fusion"];
+  EXPECT_GT(fusion.x, plot.split_x);  // expensive: right
+  EXPECT_LT(fusion.y, plot.zero_y);   // slower without it: up
+  EXPECT_TRUE(fusion.significant);
+  const CompileCostPoint& cse = by_label["cse"];
+  EXPECT_LT(cse.x, plot.split_x);               // cheap: left
+  EXPECT_NEAR(cse.y, plot.zero_y, 0.02 * plot.height);  // no effect: on the zero line
+  EXPECT_FALSE(cse.significant);
+  EXPECT_GT(by_label["dce"].y, plot.zero_y);  // faster without it: down
+  EXPECT_LT(by_label["dce"].x, cse.x);        // log scale keeps the order
+  EXPECT_EQ(by_label["fusion + cse"].quadrant, "expensive and essential");
+}
+
+ordered_json ReportWith(const ordered_json& cost) {
+  ordered_json report;
+  report["threshold"] = 0.01;
+  report["compile_cost"] = cost;
+  return report;
+}
+
+TEST(CompileCostTest, RendersTableAndPlot) {
+  ordered_json report = ReportWith(BuildCompileCost(Records(), Variants()));
+  std::string md = RenderCompileCostMarkdown(report);
+  EXPECT_THAT(md, HasSubstr("## Compile cost against run-time benefit"));
+  EXPECT_THAT(md, HasSubstr("| fusion | 12 ms | 2 | +10 ms | – | +50.0% |"));
+  EXPECT_THAT(md, HasSubstr("expensive and essential"));
+  EXPECT_THAT(md, HasSubstr("hits / misses 2 / 10"));
+  std::string html = RenderCompileCostHtml(report);
+  EXPECT_THAT(html, HasSubstr("<svg"));
+  EXPECT_THAT(html, HasSubstr(">cheap and useless</text>"));
+  EXPECT_THAT(html, HasSubstr(">expensive and essential</text>"));
+  EXPECT_THAT(html, HasSubstr("<td>fusion + cse</td>"));
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+}
+
+TEST(CompileCostTest, OldSweepsWithoutTheFieldsRenderDashes) {
+  // Records from before pass_times, autotune_ms and kernel_cache existed.
+  std::vector<json> records = {Record("baseline", "baseline", 100, 60), Record("disable fusion", "disable-one", 90, 80),
+                               Record("disable cse", "disable-one", 99, 61)};
+  ordered_json cost = BuildCompileCost(records, Variants());
+  EXPECT_TRUE(cost["baseline"]["autotune_ms"].is_null());
+  EXPECT_DOUBLE_EQ(cost["cost_split_ms"].get<double>(), 1);  // from the pipeline time, still known
+  const ordered_json& fusion = Row(cost, "disable fusion");
+  EXPECT_TRUE(fusion["pass_ms"].is_null());
+  EXPECT_EQ(fusion["quadrant"], "");
+  EXPECT_DOUBLE_EQ(fusion["compile_delta_ms"].get<double>(), 10);  // still known
+  // A variant with no records at all.
+  EXPECT_TRUE(Row(cost, "disable dce")["compile_delta_ms"].is_null());
+  ordered_json report = ReportWith(cost);
+  std::string md = RenderCompileCostMarkdown(report);
+  EXPECT_THAT(md, HasSubstr("| fusion | – | – | +10 ms | – | +50.0% |"));
+  EXPECT_THAT(md, HasSubstr("| dce | – | – | – | – |"));
+  std::string html = RenderCompileCostHtml(report);
+  EXPECT_THAT(html, Not(HasSubstr("<svg")));
+  EXPECT_THAT(html, HasSubstr("no plot"));
+  EXPECT_TRUE(LayOutCompileCostPlot(cost).points.empty());
+  // A report without the key at all renders nothing.
+  EXPECT_EQ(RenderCompileCostMarkdown(ordered_json::object()), "");
+  EXPECT_EQ(RenderCompileCostHtml(ordered_json::object()), "");
+}
+
+TEST(CompileCostTest, AblationReportCarriesAndRendersIt) {
+  std::vector<json> records = Records();
+  for (json& r : records) {
+    json samples = json::array();
+    for (int i = 0; i < 8; ++i) samples.push_back(1e6 * (r["kind"] == "baseline" ? 1.0 : 1.2) * (1 + 0.001 * i));
+    r["samples"] = {{"kernel_ns", samples}, {"kernel_copy_ns", samples}, {"wall_ns", samples}};
+    r["passes"] = json::array();
+  }
+  records[3]["passes"] = {"fusion"};
+  ordered_json report = BuildAblationReport(json::object(), records);
+  ASSERT_TRUE(report.contains("compile_cost"));
+  EXPECT_DOUBLE_EQ(Row(report["compile_cost"], "disable fusion")["pass_ms"].get<double>(), 12);
+  EXPECT_THAT(RenderAblationMarkdown(report), HasSubstr("## Compile cost against run-time benefit"));
+  EXPECT_THAT(RenderAblationHtml(report), HasSubstr("<h2>Compile cost against run-time benefit</h2>"));
+}
+
+}  // namespace
+}  // namespace passlab
