@@ -265,6 +265,15 @@ class Sweep {
         done_.insert(r.value("variant", ""));
       }
     }
+    // Rerunning with the same --out resumes: say so, and how far it got.
+    if (o_.task < 0 && (attempt_ > 0 || !done_.empty())) {
+      size_t measured = 0;
+      for (const AblationVariant& v : plan_) measured += done_.count(v.name);
+      std::fprintf(stderr,
+                   "passlab ablate: resuming the sweep in %s: %zu of %zu variants already measured (%d earlier "
+                   "block(s)); running the other %zu\n",
+                   o_.out_dir.c_str(), measured, plan_.size(), attempt_, plan_.size() - measured);
+    }
     // A sweep killed during a write leaves a torn last line: end it, so the
     // next record starts on a line of its own.
     std::string previous_text = ReadFile(results);

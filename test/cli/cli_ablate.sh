@@ -87,6 +87,8 @@ printf '{"variant":"no d' >> "$tmp/out/results.jsonl"
 PASSLAB_ABLATE_FAULT="crash:boom;hang:stuck;fail:broken" "$passlab" ablate "${model[@]}" --sweep file \
   --variants "$tmp/variants.txt" --repeats 3 --warmup 1 --timeout 15 --out "$tmp/out" > "$tmp/log" 2>&1 \
   || fail "resume: $(cat "$tmp/log")"
+grep -q "resuming the sweep in $tmp/out: .* variants already measured (1 earlier block(s)); running the other 1" "$tmp/log" \
+  || fail "resume not said on the console: $(cat "$tmp/log")"
 [ "$(grep -c '"variant":"no dce"' "$tmp/out/results.jsonl")" = 1 ] || fail "no dce not redone once"
 [ "$(grep -c '"variant":"boom"' "$tmp/out/results.jsonl")" = 1 ] || fail "finished variant ran again"
 [ "$(grep -c '"variant":"baseline"' "$tmp/out/results.jsonl")" = 2 ] || fail "resumed block has no baseline"
