@@ -126,16 +126,16 @@ nlohmann::json CompileCostFields(const PassRecorder& recorder) {
   return {{"pass_times", std::move(times)}, {"autotune_ms", autotune_ms}};
 }
 
-std::string CompileCostQuadrant(double pass_ms, double ratio, bool significant, double cost_split_ms) {
+std::string CompileCostQuadrant(double pass_ms, double ratio, bool clear_effect, double cost_split_ms) {
   if (!std::isfinite(pass_ms) || !std::isfinite(ratio)) return "";
-  if (significant && ratio < 1) return "harmful";
+  if (clear_effect && ratio < 1) return "harmful";
   const bool cheap = !std::isfinite(cost_split_ms) || pass_ms < cost_split_ms;
-  const bool essential = significant && ratio > 1;
+  const bool essential = clear_effect && ratio > 1;
   return fmt::format("{} and {}", cheap ? "cheap" : "expensive", essential ? "essential" : "useless");
 }
 
 nlohmann::ordered_json BuildCompileCost(const std::vector<nlohmann::json>& records,
-                                        const nlohmann::ordered_json& variants) {
+                                        const nlohmann::ordered_json& variants, double threshold) {
   std::vector<const json*> baseline;
   std::map<std::string, std::vector<const json*>> by_variant;
   for (const json& r : records) {
@@ -220,8 +220,13 @@ nlohmann::ordered_json BuildCompileCost(const std::vector<nlohmann::json>& recor
   const double split =
       std::isfinite(base_times.optimize_ms) ? kExpensiveShare * base_times.optimize_ms : MedianOf(costs);
   for (ordered_json& row : rows) {
-    row["quadrant"] = CompileCostQuadrant(NumberField(row, "pass_ms"), NumberField(row, "ratio"),
-                                          row["significant"].get<bool>(), split);
+    // A short sweep cannot reach significance after Holm's correction; a
+    // CI wholly beyond the threshold still says which side the pass is on.
+    const double lo = NumberField(row, "ci_low"), hi = NumberField(row, "ci_high");
+    const bool clear = row["significant"].get<bool>() || (std::isfinite(lo) && lo > 1 + threshold) ||
+                       (std::isfinite(hi) && hi < 1 - threshold);
+    row["clear_effect"] = clear;
+    row["quadrant"] = CompileCostQuadrant(NumberField(row, "pass_ms"), NumberField(row, "ratio"), clear, split);
   }
   out["cost_split_ms"] = Number(split);
   out["rows"] = std::move(rows);

@@ -37,14 +37,17 @@ nlohmann::json CompileCostFields(const PassRecorder& recorder);
 
 // The report's "compile_cost" object. `variants`: the report's variants
 // (with name, kind, passes, ratio, ci_low, ci_high, significant, outcome).
+// `threshold`: the report's smallest change that counts (0.01 = 1%).
 nlohmann::ordered_json BuildCompileCost(const std::vector<nlohmann::json>& records,
-                                        const nlohmann::ordered_json& variants);
+                                        const nlohmann::ordered_json& variants, double threshold = 0.01);
 
 // Where a row falls: "cheap and useless", "cheap and essential", "expensive
 // and useless", "expensive and essential", "harmful" (significantly faster
 // without the pass), or "" when its pass time or ratio is unknown. Cheap:
-// pass_ms below `cost_split_ms`; essential: significant and slower without.
-std::string CompileCostQuadrant(double pass_ms, double ratio, bool significant, double cost_split_ms);
+// pass_ms below `cost_split_ms`; essential: a clear effect (significant, or
+// the whole 95% CI beyond the threshold, for sweeps too short for the
+// corrected test to reach significance) and slower without the pass.
+std::string CompileCostQuadrant(double pass_ms, double ratio, bool clear_effect, double cost_split_ms);
 
 // The renderings of report["compile_cost"] ("" when the report has none).
 std::string RenderCompileCostMarkdown(const nlohmann::ordered_json& report);

@@ -742,7 +742,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     pairs.push_back(std::move(p));
   }
   report["pairs"] = std::move(pairs);
-  report["compile_cost"] = BuildCompileCost(records, report["variants"]);
+  report["compile_cost"] = BuildCompileCost(records, report["variants"], options.threshold);
   report["summary"] = Summarize(report);
   report["warnings"] = std::move(warnings);
   return report;

@@ -189,18 +189,21 @@ std::string RenderCompileCostHtml(const nlohmann::ordered_json& report) {
       "<text x=\"{:.1f}\" y=\"{}\" font-size=\"12\" fill=\"#8c96a8\">cheap and essential</text>\n"
       "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" fill=\"#8c96a8\" text-anchor=\"end\">expensive and useless</text>\n",
       kLeft + 8, band_y, right - 8, kTop + 18, kLeft + 8, kTop + 18, right - 8, band_y);
-  // Labels: the significant points and the most expensive ones.
+  // Labels: the points with a clear effect and the most expensive ones.
   std::vector<double> xs;
   for (const CompileCostPoint& p : plot.points) xs.push_back(p.x);
   std::sort(xs.begin(), xs.end(), std::greater<>());
   const double label_x = xs.size() >= kExpensiveLabels ? xs[kExpensiveLabels - 1] : -1;
   for (const CompileCostPoint& p : plot.points) {
     const bool above = p.y < plot.zero_y;
-    const char* color = !p.significant ? "#8c96a8" : above ? "#c8102e" : "#1a7f37";
+    // A clear effect (significant, or a CI wholly beyond the threshold) is
+    // coloured and labelled; only a significant one is filled.
+    const bool clear = p.significant || p.quadrant.find("essential") != std::string::npos || p.quadrant == "harmful";
+    const char* color = !clear ? "#8c96a8" : above ? "#c8102e" : "#1a7f37";
     svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\" stroke=\"{}\" stroke-width=\"1.5\">"
                        "<title>{}</title></circle>\n",
                        p.x, p.y, p.significant ? color : "white", color, Escape(p.label + " — " + p.quadrant));
-    if (p.significant || p.x >= label_x) {
+    if (clear || p.x >= label_x) {
       const bool left = p.x > right - 120;
       svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11.5\" fill=\"#1d2330\"{}>{}</text>\n",
                          left ? p.x - 8 : p.x + 8, p.y - 6, left ? " text-anchor=\"end\"" : "", Escape(p.label));
@@ -219,7 +222,8 @@ std::string RenderCompileCostHtml(const nlohmann::ordered_json& report) {
     h += "<figure>\n" + svg +
          "<figcaption>Each point is a pass: x its own compile time in the baseline, y the change of run time "
          "without it. Filled: significant. Dashed: 1% of the baseline's pipeline time (cheap to its left); shaded: within the "
-         "report's threshold of no change.</figcaption>\n</figure>\n";
+         "report's threshold of no change. A quadrant's \"essential\" (or \"harmful\") needs a clear effect: significant, "
+         "or its whole 95% CI beyond the threshold (a sweep too short for Holm's correction).</figcaption>\n</figure>\n";
   }
 
   h += "<table>\n<thead><tr><th>Passes</th><th class=\"num\">Own compile</th><th class=\"num\">Runs</th>"

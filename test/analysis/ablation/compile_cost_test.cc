@@ -147,6 +147,25 @@ TEST(CompileCostTest, PlacesVariantsInQuadrants) {
   EXPECT_EQ(CompileCostQuadrant(NAN, 1.2, true, 6.5), "");
 }
 
+TEST(CompileCostTest, ACiWhollyBeyondTheThresholdIsAClearEffect) {
+  // Too few pairs for Holm to reach significance, but the whole CI is +50%
+  // or more: essential, not useless. A CI straddling the threshold is not.
+  std::vector<nlohmann::json> records = Records();
+  ordered_json variants = Variants();
+  for (auto& v : variants) {
+    v["significant"] = false;
+  }
+  ordered_json cost = BuildCompileCost(records, variants, 0.01);
+  for (const auto& row : cost["rows"]) {
+    const double lo = row["ci_low"].is_number() ? row["ci_low"].get<double>() : NAN;
+    const bool clear = lo > 1.01 || (row["ci_high"].is_number() && row["ci_high"].get<double>() < 0.99);
+    EXPECT_EQ(row["clear_effect"].get<bool>(), clear) << row.dump();
+    if (clear && row["ratio"].get<double>() > 1) {
+      EXPECT_NE(row["quadrant"].get<std::string>().find("essential"), std::string::npos) << row.dump();
+    }
+  }
+}
+
 TEST(CompileCostTest, SplitsAtTheMedianPassTimeWithoutAPipelineTime) {
   std::vector<json> records = Records();
   for (json& r : records) r.erase("optimize_ms");
