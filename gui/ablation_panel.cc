@@ -163,9 +163,14 @@ void DrawChart(AppState& state, const AblationReport& r, const std::vector<int64
     std::snprintf(value, sizeof(value), "%+.1f%%%s", slowdown * 100, v.significant ? " *" : "");
     dl->AddText(ImVec2(x0 + plot_w + 8, y + 2), ImGui::GetColorU32(OutcomeColor(v.outcome)), value);
     if (row_hovered) {
-      ImGui::SetTooltip("%s\n%s: ratio %.4f [%.4f, %.4f], p(adj) %.3g%s\nmedian %.3f ms (baseline %.3f ms)\nclick for the kernel and IR diff",
-                        v.name.c_str(), v.outcome.c_str(), v.ratio, v.ci_low, v.ci_high, v.p_adjusted,
-                        v.significant ? ", significant" : "", v.median_ns / 1e6, r.baseline_median_ns / 1e6);
+      // The time beside the ratio is the variant's at the baseline's speed
+      // (ratio x baseline), so the two never disagree; its own process's
+      // median (which carries that process's speed) comes after.
+      ImGui::SetTooltip(
+          "%s\n%s: ratio %.4f [%.4f, %.4f], p(adj) %.3g%s\n%.3f ms at the baseline's speed (baseline %.3f ms)\n"
+          "%.3f ms median in its own process\nclick for the kernel and IR diff",
+          v.name.c_str(), v.outcome.c_str(), v.ratio, v.ci_low, v.ci_high, v.p_adjusted,
+          v.significant ? ", significant" : "", v.estimate_ns / 1e6, r.baseline_median_ns / 1e6, v.median_ns / 1e6);
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) SelectAblationVariant(state, i);
     }
   }

@@ -81,6 +81,7 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
       a.outcome = v.at("outcome").get<std::string>();
       a.median_ns = Field(v, "median_ns", 0.0);
       a.ratio = Field(v, "ratio", 1.0);
+      a.estimate_ns = Field(v, "estimate_ns", a.ratio * r.baseline_median_ns);
       a.ci_low = Field(v, "ci_low", a.ratio);
       a.ci_high = Field(v, "ci_high", a.ratio);
       a.p_adjusted = Field(v, "p_adjusted", 1.0);

@@ -39,7 +39,8 @@ struct AblationVariant {
   // slower | faster | no-change | wrong-result | verifier-failure |
   // compile-error | crash | timeout | required
   std::string outcome;
-  double median_ns = 0;
+  double median_ns = 0;    // in the variant's own process (its speed included)
+  double estimate_ns = 0;  // at the baseline's speed: ratio x the baseline's median
   double ratio = 1;
   double ci_low = 1;
   double ci_high = 1;

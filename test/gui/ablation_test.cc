@@ -32,6 +32,9 @@ TEST(AblationReportTest, ReadsTheFixtureReport) {
   EXPECT_TRUE(v.measured());
   EXPECT_EQ(v.kernel_diff.size(), 4u);
   EXPECT_EQ(v.kernel_diff[2].change, "added");
+  // The tooltip's time agrees with the ratio: ratio x baseline (the report
+  // predates estimate_ns; newer reports carry it).
+  EXPECT_DOUBLE_EQ(v.estimate_ns, 1.12 * 1000000);
   absl::StatusOr<std::string> diff = ReadVariantIrDiff(*r, v);
   ASSERT_TRUE(diff.ok()) << diff.status();
   EXPECT_THAT(*diff, HasSubstr("+  %multiply.9"));
