@@ -80,6 +80,7 @@ std::string FormatPercent(double fraction) {
 }
 
 using ordered_json = nlohmann::ordered_json;
+using ablation_internal::kMinPairsForCi;
 using ablation_internal::kOutcomeOrder;
 using ablation_internal::OutcomeRank;
 
@@ -311,7 +312,7 @@ ordered_json KernelDiff(const std::map<std::string, double>& baseline,
 
 bool IsMeasured(const ordered_json& variant) {
   std::string outcome = variant["outcome"];
-  return outcome == "slower" || outcome == "faster" || outcome == "no-change" ||
+  return outcome == "slower" || outcome == "faster" || outcome == "no-change" || outcome == "undecided" ||
          outcome == "wrong-result";
 }
 
@@ -526,6 +527,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   bool any_in_process = false;  // then two repetitions (ABBA) make one paired ratio
   std::vector<ordered_json> variants;
   std::vector<double> p_values;
+  std::vector<double> smallest_ps;  // per variant: its test's smallest possible p
   for (const PooledVariant& v : pooled) {
     const json& first = *v.first;
     ordered_json out;
@@ -577,9 +579,13 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     out["median_ns"] = Number(median);
     out["samples_ns"] = v.samples;
     out["ratio"] = Number(ci.estimate);
-    out["ci_low"] = Number(ci.low);
-    out["ci_high"] = Number(ci.high);
-    out["ci_half_width"] = Number(ci.RelativeHalfWidth());
+    // Fewer paired ratios than a percentile bootstrap needs: its "CI" would
+    // only be the range of those few numbers, so there is none.
+    const bool too_few_pairs = paired && paired_variant.size() < kMinPairsForCi;
+    out["ci_low"] = too_few_pairs ? ordered_json(nullptr) : Number(ci.low);
+    out["ci_high"] = too_few_pairs ? ordered_json(nullptr) : Number(ci.high);
+    out["ci_half_width"] = too_few_pairs ? ordered_json(nullptr) : Number(ci.RelativeHalfWidth());
+    if (paired) out["pairs"] = static_cast<int64_t>(paired_variant.size());
     out["comparison"] = in_process ? "in-process-control" : paired ? "paired-rounds" : "pooled";
     out["control_median_ns"] = in_process ? Number(Median(v.control)) : ordered_json(nullptr);
     // The variant's time at the baseline's speed: what the charts and tables
@@ -620,6 +626,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     out["trace"] = Field(detail, "trace");
     // A failed variant's partial samples are shown but not tested.
     p_values.push_back(status == "ok" && !std::isnan(ci.estimate) ? p_value : kNaN);
+    smallest_ps.push_back(smallest_p);
     if (!std::isnan(p_values.back())) {
       best_possible_p = std::isnan(best_possible_p) ? smallest_p : std::min(best_possible_p, smallest_p);
       if (paired) max_pairs = std::max<int64_t>(max_pairs, static_cast<int64_t>(paired_variant.size()));
@@ -630,6 +637,10 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   std::vector<double> adjusted = options.correction == PValueCorrection::kHolm
                                      ? HolmAdjust(p_values)
                                      : BenjaminiHochbergAdjust(p_values);
+  // The raw p a variant needs at the least to be significant after the
+  // correction (Holm's first step; Benjamini-Hochberg's too).
+  const int64_t tested_count = std::count_if(p_values.begin(), p_values.end(), [](double p) { return !std::isnan(p); });
+  const double smallest_needed_p = tested_count > 0 ? options.alpha / static_cast<double>(tested_count) : options.alpha;
   // Too few repetitions: even a variant whose every ratio points the same
   // way cannot reach significance (e.g. 10 paired ratios give p >= 0.002,
   // and Holm over 78 variants needs 0.05/78 = 0.00064 for the first).
@@ -673,6 +684,11 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
       out["outcome"] = "wrong-result";
     } else if (significant) {
       out["outcome"] = ratio > 1 ? "slower" : "faster";
+    } else if (std::abs(ratio - 1) > options.threshold && !std::isnan(smallest_ps[i]) &&
+               smallest_ps[i] >= smallest_needed_p) {
+      // A large change the test could not have called significant with
+      // these repetitions: not "no change".
+      out["outcome"] = "undecided";
     } else {
       out["outcome"] = "no-change";
     }

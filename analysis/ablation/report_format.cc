@@ -30,6 +30,7 @@ bool IsFailureOutcome(std::string_view outcome) {
 
 std::string OutcomeLabel(std::string_view outcome) {
   if (outcome == "no-change") return "no change";
+  if (outcome == "undecided") return "undecided (too few repetitions)";
   if (outcome == "wrong-result") return "WRONG RESULT";
   if (outcome == "compile-error") return "compile error";
   if (outcome == "verifier-failure") return "verifier failure";

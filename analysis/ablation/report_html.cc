@@ -406,6 +406,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   card("slower", count("slower"), "significantly slower");
   card("faster", count("faster"), "significantly faster");
   card("", count("no-change"), "no significant change");
+  if (count("undecided") > 0) card("", count("undecided"), "undecided (too few repetitions)");
   card(count("wrong-result") > 0 ? "bad" : "", count("wrong-result"), "wrong results");
   card(summary.value("failures", int64_t{0}) > 0 ? "bad" : "",
        summary.value("failures", int64_t{0}), "failures (crash, timeout, verifier, compile)");
@@ -416,16 +417,18 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       "<b>significant</b> when the Wilcoxon signed-rank test of its paired ratios to the "
       "baseline (the baseline program timed right beside it in its own process, so drift and "
       "differences between processes cancel) gives a {}-adjusted "
-      "p&nbsp;&lt;&nbsp;{:g} <i>and</i> the median ratio differs from 1 by more than {:g}%. Precision reached: "
-      "each ratio's 95% CI is within {} (median over variants), {} at worst.</p>\n",
+      "p&nbsp;&lt;&nbsp;{:g} <i>and</i> the median ratio differs from 1 by more than {:g}%. {}</p>\n",
       FormatMs(NumberField(baseline, "median_ns")), baseline["samples_ns"].size(),
       FormatHalfWidth(NumberField(baseline, "ci_half_width")),
       TextField(baseline, "snapshot").empty() && TextField(baseline, "trace").empty()
           ? ""
           : "; " + Links(baseline),
       correction, NumberField(report, "alpha"), threshold * 100,
-      FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
-      FormatHalfWidth(NumberField(summary, "max_ci_half_width")));
+      std::isnan(NumberField(summary, "median_ci_half_width"))
+          ? std::string("No ratio has a 95% CI: too few paired ratios per variant for a bootstrap.")
+          : fmt::format("Precision reached: each ratio's 95% CI is within {} (median over variants), {} at worst.",
+                        FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
+                        FormatHalfWidth(NumberField(summary, "max_ci_half_width"))));
 
   std::string effects;
   for (auto [outcome, verb] :

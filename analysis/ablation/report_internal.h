@@ -15,9 +15,12 @@ namespace passlab::ablation_internal {
 
 // Every outcome, in report order: measured ones, then failures (the
 // surprising ones first; "required" is expected, so last).
-inline constexpr const char* kOutcomeOrder[] = {"slower",           "faster",        "no-change",
+inline constexpr const char* kOutcomeOrder[] = {"slower",           "faster",        "undecided",    "no-change",
                                                 "wrong-result",     "crash",         "timeout",
                                                 "verifier-failure", "compile-error", "required"};
+// Paired ratios a percentile-bootstrap CI needs; with fewer the report
+// shows none.
+inline constexpr size_t kMinPairsForCi = 4;
 // Index in kOutcomeOrder; unknown outcomes after all of them.
 int OutcomeRank(std::string_view outcome);
 bool IsFailureOutcome(std::string_view outcome);

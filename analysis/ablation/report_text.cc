@@ -149,6 +149,11 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       "significant change (significant = {}-adjusted p < {:g} and a change of more "
       "than {:g}%).\n",
       count("slower"), count("faster"), count("no-change"), correction, alpha, threshold * 100);
+  if (count("undecided") > 0) {
+    md += fmt::format("- **{} undecided**: changes beyond the threshold that these repetitions cannot make "
+                      "significant (see the warning below).\n",
+                      count("undecided"));
+  }
   for (auto [outcome, verb] :
        {std::pair<const char*, const char*>{
             "slower", "Passes that help most (the program is slower without them)"},
@@ -197,12 +202,16 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       summary.value("failures", 0), summary.value("failures", 0) == 1 ? "" : "s", count("crash"),
       count("timeout"), count("verifier-failure"), count("compile-error"), count("required"),
       count("required") == 1 ? "" : "es");
-  md += fmt::format(
-      "- Precision reached: the 95% CI of each ratio is within {} (median) and {} "
-      "(worst, `{}`).\n",
-      FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
-      FormatHalfWidth(NumberField(summary, "max_ci_half_width")),
-      TextField(summary, "max_ci_half_width_variant"));
+  if (std::isnan(NumberField(summary, "median_ci_half_width"))) {
+    md += "- Precision: no ratio has a 95% CI (too few paired ratios per variant for a bootstrap).\n";
+  } else {
+    md += fmt::format(
+        "- Precision reached: the 95% CI of each ratio is within {} (median) and {} "
+        "(worst, `{}`).\n",
+        FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
+        FormatHalfWidth(NumberField(summary, "max_ci_half_width")),
+        TextField(summary, "max_ci_half_width_variant"));
+  }
   for (const auto& w : report["warnings"]) {
     md += "- **Warning:** " + (w.is_string() ? w.get<std::string>() : w.dump()) + "\n";
   }

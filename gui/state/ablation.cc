@@ -48,7 +48,7 @@ T Field(const nlohmann::json& j, const char* key, T fallback) {
 }  // namespace
 
 bool AblationVariant::measured() const {
-  return outcome == "slower" || outcome == "faster" || outcome == "no-change";
+  return outcome == "slower" || outcome == "faster" || outcome == "no-change" || outcome == "undecided";
 }
 
 absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) {

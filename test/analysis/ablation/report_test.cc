@@ -184,6 +184,37 @@ TEST(AblationReportTest, WarnsWhenTooFewRepetitionsCanBeSignificant) {
   EXPECT_THAT(warning, HasSubstr("--repeats 22"));
 }
 
+// Issue 29 item 5: a 10% effect the corrected test cannot call significant
+// with so few repetitions is "undecided", not "no change"; with fewer paired
+// ratios than a bootstrap CI needs there is no CI at all.
+TEST(AblationReportTest, TooFewRepetitionsAreUndecidedNotNoChange) {
+  ordered_json few = BuildAblationReport(Manifest(), UniformSweep(40, 5));
+  for (const auto& v : few["variants"]) {
+    EXPECT_EQ(v["outcome"], "undecided") << v.dump();
+    EXPECT_TRUE(v["ci_low"].is_number());  // 5 paired rounds: enough for a CI
+  }
+  EXPECT_THAT(RenderAblationMarkdown(few), HasSubstr("**40 undecided**"));
+  EXPECT_THAT(RenderAblationHtml(few), HasSubstr("undecided (too few repetitions)"));
+  ordered_json enough = BuildAblationReport(Manifest(), UniformSweep(40, 12));
+  for (const auto& v : enough["variants"]) EXPECT_EQ(v["outcome"], "slower");
+  // In-process control with 6 repetitions: 3 paired ratios, no CI.
+  std::vector<json> records = UniformSweep(3, 6);
+  for (json& r : records) {
+    if (r["kind"] == "baseline") continue;
+    json control = Samples(1.0);
+    while (control.size() > 6) control.erase(control.size() - 1);
+    r["control_samples"] = {{"kernel_ns", control}, {"control_first", json::array()}};
+    for (int i = 0; i < 6; ++i) r["control_samples"]["control_first"].push_back(i % 2 == 1);
+  }
+  ordered_json paired = BuildAblationReport(Manifest(), records);
+  for (const auto& v : paired["variants"]) {
+    EXPECT_EQ(v["pairs"], 3) << v.dump();
+    EXPECT_TRUE(v["ci_low"].is_null()) << v.dump();
+    EXPECT_TRUE(v["ci_high"].is_null());
+    EXPECT_TRUE(v["ratio"].is_number());
+  }
+}
+
 // A baseline that misses the evaluator (deep f32 training steps do, through
 // rounding): variants missing it in the same outputs by no more, or in new
 // outputs by no more than its worst, are judged by their timing; a larger
