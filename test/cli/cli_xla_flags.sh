@@ -46,10 +46,11 @@ grep -q "XLA_FLAGS: 'xla_dump_to=/tmp' is not a flag" "$tmp/err" || fail "bad XL
   || fail "dump: $(cat "$tmp/err")"
 [ -f "$tmp/dump/module_0000.mod.before_optimizations.txt" ] || fail "no before dump: $(ls "$tmp/dump")"
 [ -f "$tmp/dump/module_0000.mod.after_optimizations.txt" ] || fail "no after dump: $(ls "$tmp/dump")"
-ls "$tmp/dump" | grep -Eq '^module_0000\.mod\.0000\.[a-z_-]+\.after_[a-z_-]+\.before_dce\.txt$' \
-  || fail "no between-pass dump: $(ls "$tmp/dump")"
-ls "$tmp/dump" | grep -Eq '^module_0000\.mod\.[0-9]{4}\.[a-z_-]+\.after_dce\.before_[a-z_-]+\.txt$' \
-  || fail "no after-dce dump: $(ls "$tmp/dump")"
+ls "$tmp/dump" > "$tmp/dump.list"  # not piped into grep -q: under pipefail its early exit would fail ls
+grep -Eq '^module_0000\.mod\.0000\.[a-z_-]+\.after_[a-z_-]+\.before_dce\.txt$' "$tmp/dump.list" \
+  || fail "no between-pass dump: $(cat "$tmp/dump.list")"
+grep -Eq '^module_0000\.mod\.[0-9]{4}\.[a-z_-]+\.after_dce\.before_[a-z_-]+\.txt$' "$tmp/dump.list" \
+  || fail "no after-dce dump: $(cat "$tmp/dump.list")"
 if "$passlab" opt "$tmp/m.hlo" --xla_dump_hlo_pass_re=dce 2> "$tmp/err" > /dev/null; then fail "pass re without dir"; fi
 grep -q "needs --xla_dump_to" "$tmp/err" || fail "pass re message: $(cat "$tmp/err")"
 
