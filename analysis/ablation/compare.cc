@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/ablation/stats.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -23,21 +24,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 double Num(const Json& v, const char* key) {
   if (!v.is_object() || !v.contains(key) || !v[key].is_number()) return kNaN;
   return v[key].get<double>();
-}
-
-std::vector<double> Ranks(const std::vector<double>& x) {
-  std::vector<size_t> order(x.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
-  std::vector<double> rank(x.size());
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i;
-    while (j + 1 < order.size() && x[order[j + 1]] == x[order[i]]) ++j;
-    const double average = (static_cast<double>(i) + static_cast<double>(j)) / 2 + 1;
-    for (size_t k = i; k <= j; ++k) rank[order[k]] = average;
-    i = j + 1;
-  }
-  return rank;
 }
 
 // How a sweep is called in the table: pipeline, model and device, with the
@@ -85,25 +71,6 @@ std::string RatioCell(const OrderedJson& cell) {
 }
 
 }  // namespace
-
-double SpearmanCorrelation(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size() || a.size() < 3) return kNaN;
-  std::vector<double> ra = Ranks(a), rb = Ranks(b);
-  const double n = static_cast<double>(a.size());
-  double ma = 0, mb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    ma += ra[i] / n;
-    mb += rb[i] / n;
-  }
-  double cov = 0, va = 0, vb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    cov += (ra[i] - ma) * (rb[i] - mb);
-    va += (ra[i] - ma) * (ra[i] - ma);
-    vb += (rb[i] - mb) * (rb[i] - mb);
-  }
-  if (va == 0 || vb == 0) return kNaN;
-  return cov / std::sqrt(va * vb);
-}
 
 OrderedJson CompareAblationReports(const std::vector<Json>& reports, const std::vector<std::string>& labels) {
   OrderedJson out;

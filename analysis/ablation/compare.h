@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "analysis/ablation/stats.h"  // SpearmanCorrelation
 
 namespace passlab {
 
@@ -24,10 +25,6 @@ absl::StatusOr<nlohmann::ordered_json> CompareAblationSweeps(const std::vector<s
 // The same from reports in memory (labels: how each sweep is named).
 nlohmann::ordered_json CompareAblationReports(const std::vector<nlohmann::json>& reports,
                                               const std::vector<std::string>& labels);
-
-// Spearman's rank correlation of paired samples (average ranks for ties);
-// NaN with fewer than three pairs or when either side is constant.
-double SpearmanCorrelation(const std::vector<double>& a, const std::vector<double>& b);
 
 // The comparison as Markdown: one table, then the agreement and the
 // manifest differences.

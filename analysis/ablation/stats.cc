@@ -294,4 +294,23 @@ double SmallestMannWhitneyP(int64_t a, int64_t b) {
   return std::erfc(z / std::sqrt(2.0));
 }
 
+double SpearmanCorrelation(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size() || a.size() < 3) return std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> ra = RankPooled(a, {}).rank, rb = RankPooled(b, {}).rank;
+  const double n = static_cast<double>(a.size());
+  double ma = 0, mb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ma += ra[i] / n;
+    mb += rb[i] / n;
+  }
+  double cov = 0, va = 0, vb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    cov += (ra[i] - ma) * (rb[i] - mb);
+    va += (ra[i] - ma) * (ra[i] - ma);
+    vb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  if (va == 0 || vb == 0) return std::numeric_limits<double>::quiet_NaN();
+  return cov / std::sqrt(va * vb);
+}
+
 }  // namespace passlab

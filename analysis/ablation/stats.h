@@ -96,6 +96,11 @@ WilcoxonResult WilcoxonSignedRank(std::span<const double> differences);
 // approximation's beyond. 1 when there is nothing to test. With too few
 // repetitions this is above what the multiple-testing correction needs.
 double SmallestWilcoxonP(int64_t n);
+
+// Spearman's rank correlation of paired samples (midranks for ties): how
+// alike two sweeps order their variants. NaN with fewer than three pairs or
+// when either side is constant.
+double SpearmanCorrelation(const std::vector<double>& a, const std::vector<double>& b);
 double SmallestMannWhitneyP(int64_t a, int64_t b);
 
 // Multiple-testing adjustments over a family of p-values, in input order.
