@@ -1,4 +1,5 @@
 #include "passes/prepare/hlo_memory_scheduler.h"
+#include "passes/prepare/schedule_util.h"
 
 #include <algorithm>
 #include <cassert>
@@ -655,19 +656,12 @@ absl::StatusOr<bool> HloMemoryScheduler::RunImpl(HloModule& module, PassRunConte
   bool changed = false;
   for (HloComputation* c : module.MakeComputationPostOrder()) {
     auto it = sequences.find(c);
-    if (it == sequences.end() || it->second == c->instructions()) continue;
-    if (absl::Status s = c->SetInstructionSequence(it->second); !s.ok()) {
-      return absl::InternalError(StrCat(name(), ": ", s.message()));
-    }
-    BumpCounter("computations reordered");
-    changed = true;
+    if (it == sequences.end()) continue;
+    absl::StatusOr<bool> reordered = ApplySequence(*c, it->second, *this);
+    if (!reordered.ok()) return reordered.status();
+    changed |= *reordered;
   }
-  if (!module.is_scheduled()) {
-    module.set_is_scheduled(true);
-    // A scheduled module's post order is its sequence (HloComputation).
-    for (HloComputation* c : module.computations()) c->InvalidatePostOrder();
-    changed = true;
-  }
+  changed |= MarkModuleScheduled(module);
   return changed;
 }
 

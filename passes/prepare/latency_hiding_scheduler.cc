@@ -1,4 +1,5 @@
 #include "passes/prepare/latency_hiding_scheduler.h"
+#include "passes/prepare/schedule_util.h"
 
 #include <algorithm>
 #include <array>
@@ -482,19 +483,11 @@ absl::StatusOr<bool> LatencyHidingScheduler::RunImpl(HloModule& module, PassRunC
     if (estimate.hidden_ns >= 1) {
       BumpCounter("estimated ns of async latency hidden", static_cast<int64_t>(estimate.hidden_ns));
     }
-    if (sequence == c->instructions()) continue;
-    if (absl::Status s = c->SetInstructionSequence(sequence); !s.ok()) {
-      return absl::InternalError(StrCat(name(), ": ", s.message()));
-    }
-    BumpCounter("computations reordered");
-    changed = true;
+    absl::StatusOr<bool> reordered = ApplySequence(*c, sequence, *this);
+    if (!reordered.ok()) return reordered.status();
+    changed |= *reordered;
   }
-  if (!module.is_scheduled()) {
-    module.set_is_scheduled(true);
-    // A scheduled module's post order is its sequence (HloComputation).
-    for (HloComputation* c : module.computations()) c->InvalidatePostOrder();
-    changed = true;
-  }
+  changed |= MarkModuleScheduled(module);
   return changed;
 }
 
