@@ -57,31 +57,17 @@ def architecture(depth, width):
     return stem, blocks, channels
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--depth", type=int, default=50, choices=sorted(BLOCKS))
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--image-size", type=int, default=64)
-    ap.add_argument("--classes", type=int, default=1000)
-    ap.add_argument("--width", type=int, default=64)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=50)
-    ap.add_argument("--precision", default="highest", choices=["highest", "high", "default"],
-                    help="jax_default_matmul_precision (highest = f32, no TF32)")
-    ap.add_argument("--json", help="write the numbers here")
-    args = ap.parse_args()
+def make_step(depth, width, batch, image_size, classes):
+    """The training step and its arguments: (step, (params, moms, stats, images, labels)).
 
+    step(params, moms, stats, images, labels) -> (loss, params, moms, stats).
+    Used by main() and by bench/xla_ablation.py.
+    """
     import jax
     import jax.numpy as jnp
     from jax import lax
 
-    jax.config.update("jax_default_matmul_precision", args.precision)
-    devices = jax.devices()
-    if not devices or devices[0].platform != "gpu":
-        print(f"jax_resnet_step: no GPU (jax.devices() = {devices})", file=sys.stderr)
-        return 2
-
-    stem, blocks, channels = architecture(args.depth, args.width)
+    stem, blocks, channels = architecture(depth, width)
     eps, bn_momentum = 1e-5, 0.1
     lr, momentum, weight_decay = 0.1, 0.9, 1e-4
 
@@ -104,8 +90,8 @@ def main():
             for name, k, cin, cout, _, _ in convs:
                 conv(name, k, cin, cout)
         key, sub = jax.random.split(key)
-        params["fc.weight"] = jax.random.normal(sub, (channels, args.classes), jnp.float32) * (1.0 / channels) ** 0.5
-        params["fc.bias"] = jnp.zeros((args.classes,), jnp.float32)
+        params["fc.weight"] = jax.random.normal(sub, (channels, classes), jnp.float32) * (1.0 / channels) ** 0.5
+        params["fc.bias"] = jnp.zeros((classes,), jnp.float32)
         return params, stats
 
     def conv_bn(params, stats, new_stats, x, name, k, stride, relu):
@@ -149,8 +135,36 @@ def main():
     params, stats = init(key)
     moms = jax.tree_util.tree_map(jnp.zeros_like, params)
     k1, k2 = jax.random.split(jax.random.PRNGKey(1))
-    images = jax.random.normal(k1, (args.batch, args.image_size, args.image_size, 3), jnp.float32)
-    labels = jax.nn.one_hot(jax.random.randint(k2, (args.batch,), 0, args.classes), args.classes, dtype=jnp.float32)
+    images = jax.random.normal(k1, (batch, image_size, image_size, 3), jnp.float32)
+    labels = jax.nn.one_hot(jax.random.randint(k2, (batch,), 0, classes), classes, dtype=jnp.float32)
+
+    return step, (params, moms, stats, images, labels)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--depth", type=int, default=50, choices=sorted(BLOCKS))
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--image-size", type=int, default=64)
+    ap.add_argument("--classes", type=int, default=1000)
+    ap.add_argument("--width", type=int, default=64)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--precision", default="highest", choices=["highest", "high", "default"],
+                    help="jax_default_matmul_precision (highest = f32, no TF32)")
+    ap.add_argument("--json", help="write the numbers here")
+    args = ap.parse_args()
+
+    import jax
+
+    jax.config.update("jax_default_matmul_precision", args.precision)
+    devices = jax.devices()
+    if not devices or devices[0].platform != "gpu":
+        print(f"jax_resnet_step: no GPU (jax.devices() = {devices})", file=sys.stderr)
+        return 2
+
+    step, (params, moms, stats, images, labels) = make_step(args.depth, args.width, args.batch, args.image_size,
+                                                           args.classes)
 
     jstep = jax.jit(step, donate_argnums=(0, 1, 2))
     t0 = time.perf_counter()

@@ -141,7 +141,8 @@ absl::StatusOr<std::unique_ptr<XlaDumpObserver>> XlaDumpObserver::Create(const X
 absl::Status XlaDumpObserver::Write(const HloModule& module, const std::string& suffix) {
   // XLA's FilenameFor: module_<unique id>.<module name>.<suffix>; passlab
   // optimizes one module per process, so its id is 0.
-  std::string name = StrCat("module_0000.", SanitizeFileName(std::string(module.name())), ".", suffix, ".txt");
+  // XLA sanitizes the whole name (dump.cc: "layout assignment" -> "layout_assignment").
+  std::string name = SanitizeFileName(StrCat("module_0000.", module.name(), ".", suffix, ".txt"));
   std::ofstream out(std::filesystem::path(dir_) / name);
   out << PrintModule(module);
   if (!out) return absl::InternalError(StrCat("--xla_dump_to: cannot write ", dir_, "/", name));

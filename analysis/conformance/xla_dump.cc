@@ -1,0 +1,424 @@
+#include "analysis/conformance/xla_dump.h"
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/str_util.h"
+#include "core/pass/hlo_pass_pipeline.h"
+#include "core/text/hlo_parser.h"
+#include "core/text/hlo_printer.h"
+#include "core/verify/hlo_verifier.h"
+#include "core/verify/shape_inference.h"
+#include "passes/pipelines/pipelines.h"
+
+namespace passlab::conformance {
+namespace {
+
+namespace fs = std::filesystem;
+
+// XLA's SanitizeFileName (xla/util.cc): what a pipeline's or pass's name
+// looks like inside a dump's file name ("layout assignment" ->
+// "layout_assignment").
+std::string SanitizeForFileName(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c == '/' || c == '\\' || c == '[' || c == ']' || c == ' ') c = '_';
+  }
+  return out;
+}
+
+struct DumpFile {
+  std::string path;
+  std::string module;
+  int64_t step = 0;
+  std::string pipeline, after, before;
+};
+
+absl::StatusOr<std::unique_ptr<HloModule>> ReadModule(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(StrCat(path, ": cannot open"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ParseOptions po;
+  po.infer_shape = InferInstructionShape;  // XLA lets instructions omit shapes
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(ss.str(), path, po);
+  if (!m.ok()) return m.status();
+  if (absl::Status s = VerifyModule(**m); !s.ok()) {
+    return absl::InvalidArgumentError(StrCat(path, ": does not verify: ", s.message()));
+  }
+  return m;
+}
+
+// A leaf of passlab's pipeline and what to run for it: the leaf itself, or
+// the fixed point around it when the fixed point holds only that leaf (XLA's
+// HloPassFix<Pass> dumps once, after the fixed point).
+struct Place {
+  HloPassInterface* leaf = nullptr;
+  HloPassFixBase* fixed_point = nullptr;
+  std::string path;  // "gpu/optimization/simplification/algsimp"
+};
+
+void CollectPlaces(HloPassInterface& pass, const std::string& path, const std::string& innermost,
+                   HloPassFixBase* enclosing_fix,
+                   std::map<std::pair<std::string, std::string>, std::vector<Place>>& out) {
+  if (auto* fix = dynamic_cast<HloPassFixBase*>(&pass)) {
+    // The fixed point takes its inner pass's name; a fixed point of a leaf
+    // runs as one pass, a fixed point of a pipeline as that pipeline.
+    CollectPlaces(fix->inner(), path, innermost, fix, out);
+    return;
+  }
+  if (auto* pipeline = dynamic_cast<HloPassPipeline*>(&pass)) {
+    std::string p = path.empty() ? std::string(pipeline->name()) : StrCat(path, "/", pipeline->name());
+    for (const auto& child : pipeline->passes()) {
+      CollectPlaces(*child, p, SanitizeForFileName(pipeline->name()), nullptr, out);
+    }
+    return;
+  }
+  Place place{&pass, enclosing_fix, StrCat(path, "/", pass.name())};
+  out[{innermost, SanitizeForFileName(pass.name())}].push_back(place);
+}
+
+// Renames every computation and instruction by its position and returns the
+// computations in that order: the entry, then the computations in the order
+// the entry reaches them (instructions in post order), then any unreachable.
+// (PrintModule's order follows the module's list of computations, which
+// differs between a module a pass built and the same module parsed.)
+std::vector<HloComputation*> RenameForStructure(HloModule& module) {
+  std::vector<HloComputation*> order;
+  std::set<const HloComputation*> seen;
+  auto visit = [&](auto&& self, HloComputation* c) -> void {
+    if (!seen.insert(c).second) return;
+    order.push_back(c);
+    for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
+      for (HloComputation* callee : inst->called_computations()) {
+        if (callee != nullptr) self(self, callee);
+      }
+    }
+  };
+  if (module.entry_computation() != nullptr) visit(visit, module.entry_computation());
+  for (HloComputation* c : module.MakeComputationPostOrder()) {
+    if (!seen.count(c)) visit(visit, c);
+  }
+  int64_t next_computation = 0;
+  for (HloComputation* c : order) {
+    c->SetName(StrCat("c", next_computation++));
+    int64_t next = 0;
+    for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
+      if (inst->opcode() == HloOpcode::kParameter) {
+        inst->SetName(StrCat("p", inst->parameter_number()));
+      } else {
+        inst->SetName(StrCat("i", next++));
+      }
+    }
+  }
+  module.set_name("m");
+  return order;
+}
+
+std::string FirstDifferentLine(const std::string& a, const std::string& b) {
+  std::vector<std::string_view> la = SplitAny(a, "\n"), lb = SplitAny(b, "\n");
+  size_t n = std::min(la.size(), lb.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (la[i] != lb[i]) {
+      return StrCat("line ", i + 1, ": passlab: '", la[i].substr(0, 200), "' | XLA: '", lb[i].substr(0, 200), "'");
+    }
+  }
+  return StrCat("passlab has ", la.size(), " lines, XLA ", lb.size());
+}
+
+// Runs `place` on `module`; returns passlab's "changed".
+absl::StatusOr<bool> RunPlace(const Place& place, HloModule& module, bool to_fixed_point) {
+  try {
+    if (to_fixed_point && place.fixed_point != nullptr) return place.fixed_point->Run(module);
+    return place.leaf->Run(module);
+  } catch (const std::exception& e) {
+    return absl::InternalError(StrCat("exception: ", e.what()));
+  }
+}
+
+// "kLoop/add": the fusion's kind and its hero (the root through tuples,
+// bitcasts, reshapes and converts).
+std::string FusionKey(const HloInstruction& fusion) {
+  std::vector<std::string> heroes;
+  const HloInstruction* root = fusion.fused_instructions_computation()->root_instruction();
+  std::vector<const HloInstruction*> roots;
+  if (root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* op : root->operands()) roots.push_back(op);
+  } else {
+    roots.push_back(root);
+  }
+  // The hero, as XLA's FindNonTrivialHero finds it: below an epilogue of
+  // elementwise ops, bitcasts and reshapes, the one operand that is itself
+  // computed by a non-elementwise op (a reduce under a divide, a transpose
+  // under a convert); a root whose operands are all elementwise or leaves
+  // is its own hero.
+  auto non_trivial = [](const HloInstruction* i) {
+    HloOpcode op = i->opcode();
+    return !i->IsElementwise() && op != HloOpcode::kParameter && op != HloOpcode::kConstant &&
+           op != HloOpcode::kBroadcast && op != HloOpcode::kIota && op != HloOpcode::kBitcast &&
+           op != HloOpcode::kReshape;
+  };
+  std::set<std::string> unique;
+  for (const HloInstruction* start : roots) {
+    const HloInstruction* r = start;
+    const HloInstruction* first_elementwise = nullptr;  // below bitcasts and reshapes
+    for (int depth = 0; depth < 64 && !non_trivial(r); ++depth) {
+      if (first_elementwise == nullptr && r->IsElementwise()) first_elementwise = r;
+      const HloInstruction* next = nullptr;
+      for (const HloInstruction* op : r->operands()) {
+        if (non_trivial(op) || op->IsElementwise() || op->opcode() == HloOpcode::kBitcast ||
+            op->opcode() == HloOpcode::kReshape) {
+          if (non_trivial(op)) {
+            next = op;
+            break;
+          }
+          if (next == nullptr && op->operand_count() > 0) next = op;
+        }
+      }
+      if (next == nullptr) break;
+      r = next;
+    }
+    if (!non_trivial(r)) r = first_elementwise != nullptr ? first_elementwise : start;
+    unique.insert(std::string(HloOpcodeString(r->opcode())));
+  }
+  return StrCat(FusionKindString(fusion.fusion_kind()), "/", Join(unique, "+"));
+}
+
+// XLA's "__cublas$gemm", "__cublas$lt$matmul", "__cudnn$convForward" and
+// passlab's "__blas$gemm", "__dnn$convForward" as one name.
+std::string LibraryTargetName(std::string_view target) {
+  std::string t(target);
+  for (std::string_view prefix : {"__cublas$lt$", "__cublas$", "__cudnn$", "__blas$", "__dnn$"}) {
+    if (t.rfind(prefix, 0) == 0) {
+      t = t.substr(prefix.size());
+      if (t == "matmul") t = "gemm";
+      return t;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<DumpPassRun>> FindDumpPassRuns(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return absl::NotFoundError(StrCat(dir, ": not a directory"));
+  // module_0001.jit_f.0005.simplification.after_algsimp.before_dce.txt
+  static const std::regex kName(R"(^(module_\d+(?:\..*?)?)\.(\d{4,})\.(.+?)\.after_(.+)\.before_(.+)\.txt$)");
+  std::map<std::string, std::map<int64_t, DumpFile>> by_module;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_regular_file()) continue;
+    std::string name = e.path().filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, kName)) continue;
+    DumpFile f{e.path().string(), m[1], std::stoll(m[2]), m[3], m[4], m[5]};
+    by_module[f.module][f.step] = std::move(f);
+  }
+  if (ec) return absl::InternalError(StrCat(dir, ": ", ec.message()));
+  if (by_module.empty()) {
+    return absl::NotFoundError(StrCat(dir, ": no per-pass dump (module_*.<step>.<pipeline>.after_*.before_*.txt: ",
+                                      "dump with --xla_dump_to=DIR --xla_dump_hlo_pass_re=.*)"));
+  }
+  std::vector<DumpPassRun> runs;
+  for (const auto& [module, steps] : by_module) {
+    for (auto it = steps.begin(); it != steps.end(); ++it) {
+      auto next = std::next(it);
+      if (next == steps.end() || next->first != it->first + 1) continue;
+      const DumpFile& before = it->second;
+      const DumpFile& after = next->second;
+      // The pass between the two steps; markers and nested pipelines
+      // (whose "after" follows their own passes' dumps) bracket no pass.
+      if (before.before != after.after || before.before == "pipeline-end" || after.after == "pipeline-start") continue;
+      runs.push_back({module, after.step, before.pipeline, before.before, before.path, after.path});
+    }
+  }
+  return runs;
+}
+
+std::string CanonicalStructure(const HloModule& module, bool with_schedule) {
+  // Renaming needs a module of our own: print, parse, rename, print.
+  std::string text = PrintModule(module);
+  ParseOptions po;
+  po.infer_shape = InferInstructionShape;
+  absl::StatusOr<std::unique_ptr<HloModule>> copy = ParseHloModule(text, "<canonical>", po);
+  if (!copy.ok()) return StrCat("<unprintable: ", copy.status().message(), ">");
+  if (!with_schedule) (*copy)->set_is_scheduled(false);
+  std::vector<HloComputation*> order = RenameForStructure(**copy);
+  PrintOptions options;
+  options.print_metadata = false;
+  options.print_backend_config = false;
+  // Without the module's header line (its name and config).
+  std::string out;
+  for (const HloComputation* c : order) {
+    if (c == (*copy)->entry_computation()) out += "ENTRY ";
+    out += PrintComputation(*c, options);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string_view DumpOutcomeName(DumpOutcome outcome) {
+  switch (outcome) {
+    case DumpOutcome::kAgrees: return "agrees";
+    case DumpOutcome::kDiffers: return "differs";
+    case DumpOutcome::kOrderDiffers: return "differs in order only";
+    case DumpOutcome::kNotModelled: return "not modelled";
+    case DumpOutcome::kInputError: return "input error";
+    case DumpOutcome::kPassError: return "pass error";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::vector<DumpRunResult>> CheckDumpPassRuns(const std::vector<DumpPassRun>& runs,
+                                                             const DumpCheckOptions& options) {
+  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(options.pipeline);
+  if (!pipeline.ok()) return pipeline.status();
+  std::map<std::pair<std::string, std::string>, std::vector<Place>> places;
+  CollectPlaces(**pipeline, "", "", nullptr, places);
+  std::set<std::string> wanted(options.passes.begin(), options.passes.end());
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> seen;  // module, pipeline, pass
+  std::vector<DumpRunResult> results;
+  for (const DumpPassRun& run : runs) {
+    if (!wanted.empty() && !wanted.count(run.pass)) continue;
+    DumpRunResult r;
+    r.run = run;
+    int64_t k = seen[{run.module, run.pipeline, run.pass}]++;
+    // XLA's file names carry sanitized names ("layout_assignment").
+    auto it = places.find({SanitizeForFileName(run.pipeline), SanitizeForFileName(run.pass)});
+    if (it == places.end()) {
+      r.outcome = DumpOutcome::kNotModelled;
+      r.detail = StrCat("passlab's '", options.pipeline, "' pipeline runs no '", run.pass, "' in a '", run.pipeline,
+                        "' pipeline");
+      results.push_back(std::move(r));
+      continue;
+    }
+    // The k-th run of a pass in a pipeline of that name is the k-th place
+    // (a fixed point or a repeated sub-pipeline cycles through them).
+    const Place& place = it->second[static_cast<size_t>(k) % it->second.size()];
+    r.passlab_place = place.path;
+    absl::StatusOr<std::unique_ptr<HloModule>> before = ReadModule(run.before_file);
+    absl::StatusOr<std::unique_ptr<HloModule>> after = ReadModule(run.after_file);
+    if (!before.ok() || !after.ok()) {
+      r.outcome = DumpOutcome::kInputError;
+      r.detail = std::string((!before.ok() ? before.status() : after.status()).message());
+      results.push_back(std::move(r));
+      continue;
+    }
+    std::string want = CanonicalStructure(**after);
+    r.xla_changed = CanonicalStructure(**before) != want;
+    absl::StatusOr<bool> changed = RunPlace(place, **before, /*to_fixed_point=*/false);
+    if (!changed.ok()) {
+      r.outcome = DumpOutcome::kPassError;
+      r.detail = std::string(changed.status().message());
+      results.push_back(std::move(r));
+      continue;
+    }
+    r.passlab_changed = *changed;
+    std::string got = CanonicalStructure(**before);
+    if (got != want && place.fixed_point != nullptr && *changed) {
+      // passlab's own dumps record every iteration of a fixed point, XLA's
+      // the fixed point as a whole: the result of either counts.
+      absl::StatusOr<bool> more = RunPlace(place, **before, /*to_fixed_point=*/true);
+      if (more.ok()) got = CanonicalStructure(**before);
+    }
+    if (got == want) {
+      r.outcome = DumpOutcome::kAgrees;
+    } else if (CanonicalStructure(**before, false) == CanonicalStructure(**after, false)) {
+      r.outcome = DumpOutcome::kOrderDiffers;
+      r.detail = StrCat("the same instructions in another order: ", FirstDifferentLine(got, want));
+    } else {
+      r.outcome = DumpOutcome::kDiffers;
+      r.detail = FirstDifferentLine(got, want);
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+std::map<std::string, DumpPassTally> TallyDumpRuns(const std::vector<DumpRunResult>& results) {
+  std::map<std::string, DumpPassTally> out;
+  for (const DumpRunResult& r : results) {
+    DumpPassTally& t = out[r.run.pass];
+    ++t.runs;
+    if (r.xla_changed) ++t.xla_changed;
+    switch (r.outcome) {
+      case DumpOutcome::kAgrees: ++t.agrees; break;
+      case DumpOutcome::kDiffers: ++t.differs; break;
+      case DumpOutcome::kOrderDiffers: ++t.order_differs; break;
+      case DumpOutcome::kNotModelled: ++t.not_modelled; break;
+      case DumpOutcome::kInputError:
+      case DumpOutcome::kPassError: ++t.errors; break;
+    }
+  }
+  return out;
+}
+
+FusionCensus TakeFusionCensus(const HloModule& module) {
+  FusionCensus census;
+  const HloComputation* entry = module.entry_computation();
+  if (entry == nullptr) return census;
+  // The entry and what it calls as control flow (while bodies, branches),
+  // not the fused computations.
+  std::vector<const HloComputation*> todo = {entry};
+  std::set<const HloComputation*> seen = {entry};
+  while (!todo.empty()) {
+    const HloComputation* c = todo.back();
+    todo.pop_back();
+    for (const HloInstruction* inst : c->MakeInstructionPostOrder()) {
+      if (c == entry) ++census.entry_instructions;
+      if (inst->opcode() == HloOpcode::kFusion) {
+        ++census.fusions;
+        ++census.by_kind_hero[FusionKey(*inst)];
+        continue;
+      }
+      if (inst->opcode() == HloOpcode::kCustomCall) {
+        std::string t = LibraryTargetName(inst->custom_call_target());
+        if (!t.empty()) {
+          ++census.library_calls;
+          ++census.library_by_target[t];
+        }
+      }
+      for (const HloComputation* callee : inst->called_computations()) {
+        if (callee != nullptr && seen.insert(callee).second) todo.push_back(callee);
+      }
+    }
+  }
+  return census;
+}
+
+absl::StatusOr<std::vector<FinalFusionComparison>> CompareFinalFusions(const std::string& dir,
+                                                                      const std::string& pipeline_name) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return absl::NotFoundError(StrCat(dir, ": not a directory"));
+  static const std::regex kName(R"(^(module_\d+(?:\..*?)?)\.(before|after)_optimizations\.txt$)");
+  std::map<std::string, std::pair<std::string, std::string>> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, kName)) continue;
+    (m[2] == "before" ? files[m[1]].first : files[m[1]].second) = e.path().string();
+  }
+  std::vector<FinalFusionComparison> out;
+  for (const auto& [module, pair] : files) {
+    if (pair.first.empty() || pair.second.empty()) continue;
+    absl::StatusOr<std::unique_ptr<HloModule>> before = ReadModule(pair.first);
+    if (!before.ok()) return before.status();
+    absl::StatusOr<std::unique_ptr<HloModule>> after = ReadModule(pair.second);
+    if (!after.ok()) return after.status();
+    absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(pipeline_name);
+    if (!pipeline.ok()) return pipeline.status();
+    absl::StatusOr<bool> ran = (*pipeline)->Run(**before);
+    if (!ran.ok()) return absl::InternalError(StrCat(pair.first, ": passlab's pipeline: ", ran.status().message()));
+    out.push_back({module, TakeFusionCensus(**after), TakeFusionCensus(**before)});
+  }
+  return out;
+}
+
+}  // namespace passlab::conformance
