@@ -1,6 +1,7 @@
-// Whole training steps on the CPU backend: the ResNet-18 and ResNet-50
-// training steps at batch 8, 64x64, f32 (issue 6's comparison point; the
-// PyTorch side is bench/pytorch/resnet_step.py with the same sizes), after
+// Whole training steps on the CPU backend: the ResNet-18, ResNet-50 and
+// MobileNetV2 training steps at batch 8, 64x64, f32 (issue 6's and issue 25's
+// comparison points; the PyTorch side is bench/pytorch/resnet_step.py and
+// bench/pytorch/mobilenet_step.py with the same sizes), after
 // the full `gpu` pipeline, kernels on every core. Counters: compile time
 // (pipeline + kernels, once), kernel count and peak memory. A separate
 // benchmark times the ResNet-50 pipeline + compile alone.
@@ -13,6 +14,7 @@
 #include "core/eval/random_inputs.h"
 #include "core/runtime/executable.h"
 #include "core/runtime/library_threads.h"
+#include "models/mobilenet_v2.h"
 #include "models/resnet.h"
 #include "passes/pipelines/pipelines.h"
 
@@ -27,14 +29,9 @@ struct Compiled {
   int64_t library_calls = 0;
 };
 
-absl::StatusOr<Compiled> BuildAndCompile(int depth) {
+absl::StatusOr<Compiled> BuildAndCompile(absl::StatusOr<std::unique_ptr<HloModule>> module) {
   using Clock = std::chrono::steady_clock;
-  ResNetConfig config;
-  config.depth = depth;
-  config.batch = 8;
-  config.image_size = 64;
   Compiled c;
-  absl::StatusOr<std::unique_ptr<HloModule>> module = BuildResNet(config);
   if (!module.ok()) return module.status();
   c.module = std::move(*module);
   SetLibraryCallThreads(0);
@@ -58,8 +55,23 @@ absl::StatusOr<Compiled> BuildAndCompile(int depth) {
   return c;
 }
 
-void BM_ResNetTrainingStep(benchmark::State& state) {
-  absl::StatusOr<Compiled> c = BuildAndCompile(static_cast<int>(state.range(0)));
+absl::StatusOr<std::unique_ptr<HloModule>> ResNetStep(int depth) {
+  ResNetConfig config;
+  config.depth = depth;
+  config.batch = 8;
+  config.image_size = 64;
+  return BuildResNet(config);
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> MobileNetV2Step() {
+  MobileNetV2Config config;
+  config.batch = 8;
+  config.image_size = 64;
+  return BuildMobileNetV2(config);
+}
+
+void TimeTrainingStep(benchmark::State& state, absl::StatusOr<std::unique_ptr<HloModule>> module) {
+  absl::StatusOr<Compiled> c = BuildAndCompile(std::move(module));
   if (!c.ok()) {
     state.SkipWithError(std::string(c.status().message()).c_str());
     return;
@@ -86,14 +98,23 @@ void BM_ResNetTrainingStep(benchmark::State& state) {
   state.counters["library_calls"] = static_cast<double>(c->library_calls);
   state.counters["peak_MiB"] = static_cast<double>(c->executable->memory().peak_bytes()) / (1 << 20);
 }
+
+void BM_ResNetTrainingStep(benchmark::State& state) {
+  TimeTrainingStep(state, ResNetStep(static_cast<int>(state.range(0))));
+}
 BENCHMARK(BM_ResNetTrainingStep)->ArgName("depth")->Arg(18)->Arg(50)->Unit(benchmark::kMillisecond)
     ->UseRealTime()->MinTime(5.0);
+
+// MobileNetV2, width multiplier 1: 17 depthwise convolutions forward and
+// backward (their backward-filter convolutions are batch-grouped).
+void BM_MobileNetV2TrainingStep(benchmark::State& state) { TimeTrainingStep(state, MobileNetV2Step()); }
+BENCHMARK(BM_MobileNetV2TrainingStep)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
 
 // Pipeline + kernel compilation of the ResNet-50 training step (a fresh
 // compiler each time: no kernel cache carried over).
 void BM_CompileResNet50TrainingStep(benchmark::State& state) {
   for (auto _ : state) {
-    absl::StatusOr<Compiled> c = BuildAndCompile(50);
+    absl::StatusOr<Compiled> c = BuildAndCompile(ResNetStep(50));
     if (!c.ok()) {
       state.SkipWithError(std::string(c.status().message()).c_str());
       return;

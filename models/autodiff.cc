@@ -57,6 +57,30 @@ int64_t IndexOf(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) - v.begin();
 }
 
+// Splits axis `src` of x into (groups, size / groups), moves the `groups`
+// part just in front of axis `dst` and merges it there (groups major): dims
+// src and dst become size(src) / groups and groups * size(dst), the rank and
+// the other axes stay. JAX's _reshape_axis_out_of + _reshape_axis_into, as
+// its convolution transpose rules use them for grouped kernels and outputs
+// (jax/_src/lax/convolution.py).
+Op MoveAxisGroupsInto(HloBuilder& b, Op x, int64_t src, int64_t groups, int64_t dst) {
+  if (x == nullptr) return nullptr;
+  std::vector<int64_t> dims = Dims(x);
+  std::vector<int64_t> split = dims;
+  split[src] = dims[src] / groups;
+  split.insert(split.begin() + src, groups);
+  int64_t dst_in_split = dst < src ? dst : dst + 1;
+  std::vector<int64_t> perm;
+  for (int64_t a = 0; a < static_cast<int64_t>(split.size()); ++a) {
+    if (a == src) continue;
+    if (a == dst_in_split) perm.push_back(src);
+    perm.push_back(a);
+  }
+  dims[src] /= groups;
+  dims[dst] *= groups;
+  return b.Reshape(b.Transpose(b.Reshape(x, split), perm), dims);
+}
+
 // The kind of a reducer computation: add or max of its two parameters.
 std::optional<ReducerKind> ReducerKindOf(const HloComputation* c) {
   if (c == nullptr || c->num_parameters() != 2) return std::nullopt;
@@ -285,8 +309,9 @@ const std::map<HloOpcode, Rule>& Rules() {
       // convolution: backward-data and backward-filter convolutions
       {HloOpcode::kConvolution, [](RuleArgs& r) {
          const HloAttributes& a = r.inst->attrs();
-         if (a.feature_group_count != 1 || a.batch_group_count != 1) {
-           return Unsupported(r.inst, "grouped convolutions");
+         const int64_t feature_groups = a.feature_group_count, batch_groups = a.batch_group_count;
+         if (feature_groups > 1 && batch_groups > 1) {
+           return Unsupported(r.inst, "both feature_group_count and batch_group_count above 1");
          }
          const ConvolutionDimensionNumbers& d = *a.conv_dnums;
          const Window& w = *a.window;
@@ -327,7 +352,22 @@ const std::map<HloOpcode, Rule>& Rules() {
              wd.window_reversal = true;  // the kernel runs backwards (JAX's rhs_reversal form)
              bw.dimensions.push_back(wd);
            }
-           r.out[0] = r.b.Convolution(r.g, kernel, bw, bd);
+           // Grouped (G feature or batch groups): the kernel's output
+           // features split as (G, O/G) and G moves into its input features
+           // (I -> G*I, group major), so the transposed convolution is
+           // grouped G ways over the output gradient's O features. With
+           // batch groups its G*C output features then move back into the
+           // batch: batch index = group * N_out + n. JAX's
+           // _conv_general_dilated_transpose_lhs.
+           int64_t groups = std::max(feature_groups, batch_groups);
+           Op k = groups == 1 ? kernel
+                              : MoveAxisGroupsInto(r.b, kernel, d.kernel_output_feature_dimension, groups,
+                                                   d.kernel_input_feature_dimension);
+           Op dx = r.b.Convolution(r.g, k, bw, bd, /*feature_group_count=*/groups);
+           if (batch_groups > 1) {
+             dx = MoveAxisGroupsInto(r.b, dx, d.input_feature_dimension, batch_groups, d.input_batch_dimension);
+           }
+           r.out[0] = dx;
          }
          if (r.need[1]) {
            // d w[k,i,o] = sum in[b,i,y*s + k - pad_low] g[b,o,y]: batch and
@@ -355,7 +395,16 @@ const std::map<HloOpcode, Rule>& Rules() {
              wd.padding_high = f.size + (o_size - 1) * f.stride - i_size - f.padding_low;
              fw.dimensions.push_back(wd);
            }
-           r.out[1] = r.b.Convolution(in, r.g, fw, fd);
+           // Grouping swaps kind, as in JAX's
+           // _conv_general_dilated_transpose_rhs: G feature groups of the
+           // forward convolution are G batch groups here (the input's
+           // features, now its batch, split G ways against the output
+           // gradient's O features; the form XLA's
+           // hlo/transforms/simplifiers/convolution_group_converter.cc
+           // rewrites for backends without batch groups), and batch groups
+           // become feature groups.
+           r.out[1] = r.b.Convolution(in, r.g, fw, fd, /*feature_group_count=*/batch_groups,
+                                      /*batch_group_count=*/feature_groups);
          }
          return absl::OkStatus();
        }},

@@ -8,8 +8,11 @@
 //     swapped kernel feature dimensions, padding K-1-pad_low), as JAX emits
 //     it; backward-filter as a
 //     convolution of the input with the output gradient (window dilation =
-//     stride); feature/batch grouping and dilated forward convolutions are
-//     rejected with an error;
+//     stride); grouped convolutions as JAX transposes them: feature groups
+//     regroup the kernel for backward-data and become batch groups for
+//     backward-filter (depthwise convolutions included), batch groups the
+//     other way round; dilated forward convolutions are rejected with an
+//     error;
 //   - max pooling (reduce-window with a max reducer): select-and-scatter;
 //   - batch-norm-training: batch-norm-grad;
 //   - gather: scatter-add into zeros.

@@ -15,6 +15,13 @@ Op Relu(HloBuilder& b, Op x) {
   return b.Max(x, b.Full(x->shape(), 0));
 }
 
+Op Relu6(HloBuilder& b, Op x) {
+  HloBuilder::ScopedOpType type(b, "Relu6");
+  if (x == nullptr) return b.Max(x, x);
+  Op positive = b.Max(x, b.Full(x->shape(), 0));
+  return b.Binary(HloOpcode::kMinimum, positive, b.Full(x->shape(), 6));
+}
+
 Op Gelu(HloBuilder& b, Op x) {
   HloBuilder::ScopedOpType type(b, "Gelu");
   if (x == nullptr) return b.Mul(x, x);

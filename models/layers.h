@@ -17,6 +17,9 @@ namespace passlab {
 Op Dense(HloBuilder& b, Op x, Op w, Op bias);
 // max(x, 0).
 Op Relu(HloBuilder& b, Op x);
+// min(max(x, 0), 6) (MobileNet's activation; the gradient passes where
+// 0 <= x <= 6).
+Op Relu6(HloBuilder& b, Op x);
 // The tanh approximation of GELU with seed 000's constants:
 // x * 0.5 * (1 + tanh(0.79785 * (x + 0.044708 x^3))).
 Op Gelu(HloBuilder& b, Op x);

@@ -7,6 +7,7 @@
 #include "models/gelu.h"
 #include "models/laplace_pinn.h"
 #include "models/mlp.h"
+#include "models/mobilenet_v2.h"
 #include "models/resnet.h"
 #include "models/transformer.h"
 
@@ -81,6 +82,22 @@ std::vector<ModelInfo> MakeRegistry() {
                       c.classes = o.classes.value_or(10);
                       c.dtype = o.dtype.value_or(PrimitiveType::kF32);
                       return BuildMlp(c);
+                    }});
+  models.push_back({"mobilenet_v2",
+                    "MobileNetV2 training step: inverted residuals (1x1 expand, depthwise 3x3, 1x1 project), "
+                    "ReLU6, batch-norm-training, softmax cross-entropy, backward, SGD with momentum",
+                    {"batch", "image-size", "classes", "dtype", "width", "layout"},
+                    "batch 8, 64x64, 1000 classes, f32, width 32 (the stem's channels: multiplier width/32), nhwc",
+                    [](const ModelOptions& o) {
+                      MobileNetV2Config c;
+                      c.batch = o.batch.value_or(8);
+                      c.image_size = o.image_size.value_or(64);
+                      c.classes = o.classes.value_or(1000);
+                      c.dtype = o.dtype.value_or(PrimitiveType::kF32);
+                      // As ResNet's base width 64: --width 8 is multiplier 0.25.
+                      c.width_multiplier = static_cast<double>(o.width.value_or(32)) / 32.0;
+                      c.layout = o.layout.value_or(ImageLayout::kNhwc);
+                      return BuildMobileNetV2(c);
                     }});
   models.push_back({"transformer_block",
                     "Transformer encoder block training step: multi-head attention, layer norm, GELU MLP, "

@@ -7,7 +7,7 @@ passlab="$1"; src="$2"; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$passlab" model --list > "$tmp/list.txt"
-for m in resnet18 resnet34 resnet50 resnet101 resnet152 resnet50-inference laplace_pinn gelu mlp transformer_block embedding; do
+for m in resnet18 resnet34 resnet50 resnet101 resnet152 resnet50-inference laplace_pinn gelu mlp mobilenet_v2 transformer_block embedding; do
   grep -q "^$m " "$tmp/list.txt" || fail "model --list lacks $m"
 done
 "$passlab" model --list --format json > "$tmp/list.json"
@@ -24,7 +24,7 @@ grep -q 'select-and-scatter' "$tmp/r18.hlo" || fail "resnet18 has no select-and-
 "$passlab" verify "$tmp/r50.hlo" | grep -q "OK" || fail "resnet50 bf16 nchw does not verify"
 "$passlab" model laplace_pinn --image-size 9 --depth 2 -o "$tmp/pinn.hlo"
 "$passlab" verify "$tmp/pinn.hlo" | grep -q "OK" || fail "pinn does not verify"
-for m in gelu mlp transformer_block embedding resnet18-inference; do
+for m in gelu mlp transformer_block embedding resnet18-inference mobilenet_v2; do
   "$passlab" verify --model "$m" --batch 2 | grep -q "$m: OK" || fail "$m does not verify"
 done
 

@@ -197,6 +197,52 @@ TEST(AutodiffTest, ConvolutionNchw) {
   });
 }
 
+// Depthwise (feature_group_count = channels, as MobileNet's 3x3 layers):
+// backward-data is a depthwise convolution of the output gradient with the
+// regrouped, reversed kernel, backward-filter a convolution with
+// batch_group_count = channels (jax/_src/lax/convolution.py's transpose
+// rules; XLA's convolution_group_converter handles the same forms).
+TEST(AutodiffTest, DepthwiseConvolution) {
+  // stride 1, pad 1; 3 channels, multiplier 1: kernel [3, 3, 1, 3].
+  CheckGradients({F({2, 5, 5, 3}), F({3, 3, 1, 3})}, [](HloBuilder& b, const std::vector<Op>& p) {
+    return b.Convolution(p[0], p[1], MakeWindow({3, 3}, {1, 1}, {{1, 1}, {1, 1}}), Nhwc(), /*feature_group_count=*/3);
+  });
+  // stride 2 over odd sizes, channel multiplier 2: kernel [3, 3, 1, 6].
+  CheckGradients({F({1, 7, 6, 3}), F({3, 3, 1, 6})}, [](HloBuilder& b, const std::vector<Op>& p) {
+    return b.Convolution(p[0], p[1], MakeWindow({3, 3}, {2, 2}, {{1, 1}, {1, 1}}), Nhwc(), 3);
+  });
+}
+
+TEST(AutodiffTest, GroupedConvolutionNhwcAndNchw) {
+  // 2 groups of 2 input channels, 6 output channels (3 per group).
+  CheckGradients({F({2, 5, 4, 4}), F({3, 3, 2, 6})}, [](HloBuilder& b, const std::vector<Op>& p) {
+    return b.Convolution(p[0], p[1], MakeWindow({3, 3}, {2, 1}, {{1, 1}, {0, 1}}), Nhwc(), 2);
+  });
+  ConvolutionDimensionNumbers d;
+  d.input_batch_dimension = 0; d.input_feature_dimension = 1; d.input_spatial_dimensions = {2, 3};
+  d.kernel_output_feature_dimension = 0; d.kernel_input_feature_dimension = 1; d.kernel_spatial_dimensions = {2, 3};
+  d.output_batch_dimension = 0; d.output_feature_dimension = 1; d.output_spatial_dimensions = {2, 3};
+  // Depthwise in NCHW / OIHW: kernel [4, 1, 3, 3].
+  CheckGradients({F({2, 4, 5, 5}), F({4, 1, 3, 3})}, [d](HloBuilder& b, const std::vector<Op>& p) {
+    return b.Convolution(p[0], p[1], MakeWindow({3, 3}, {2, 2}, {{1, 1}, {1, 1}}), d, 4);
+  });
+  // 3 groups, kernel [6, 2, 3, 3] (input 6 channels, output 6).
+  CheckGradients({F({1, 6, 4, 5}), F({6, 2, 3, 3})}, [d](HloBuilder& b, const std::vector<Op>& p) {
+    return b.Convolution(p[0], p[1], MakeWindow({3, 3}, {1, 1}, {{1, 1}, {1, 1}}), d, 3);
+  });
+}
+
+// A batch-grouped convolution (what a depthwise backward-filter is) has a
+// gradient too: its backward-filter is feature-grouped, its backward-data
+// moves the groups back into the batch.
+TEST(AutodiffTest, BatchGroupedConvolution) {
+  // Batch 4 = 2 groups x 2, 3 input features, 4 output features (2 per group).
+  CheckGradients({F({4, 5, 5, 3}), F({3, 3, 3, 4})}, [](HloBuilder& b, const std::vector<Op>& p) {
+    return b.Convolution(p[0], p[1], MakeWindow({3, 3}, {2, 1}, {{1, 1}, {1, 1}}), Nhwc(),
+                         /*feature_group_count=*/1, /*batch_group_count=*/2);
+  });
+}
+
 TEST(AutodiffTest, MaxPoolSelectAndScatter) {
   // Distinct values so the maximum is unique (finite differences are then exact).
   CheckGradients({F({1, 6, 6, 2})}, [](HloBuilder& b, const std::vector<Op>& p) {
