@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gui/panels.h"
 
@@ -85,6 +87,77 @@ void DrawSelection(const AppState& state, const AblationReport& report) {
   ImGui::TextColored(colors::kDim, "%s: not in the heatmap", kernel.c_str());
 }
 
+// HLO text, coloured, in a scrolling child.
+void DrawCode(const char* id, const std::string& text) {
+  ImGui::BeginChild(id, ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+  std::vector<std::string_view> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(std::string_view(text).substr(start, nl - start));
+    start = nl + 1;
+  }
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(lines.size()), ImGui::GetTextLineHeightWithSpacing());
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) DrawCodeLine(lines[i], nullptr, nullptr);
+  }
+  ImGui::EndChild();
+}
+
+// One side of the kernel comparison: a title, then the HLO or why there is none.
+void DrawKernelSide(const char* id, const std::string& title, const std::string& hlo, const std::string& note) {
+  ImGui::TextColored(colors::kAccent, "%s", title.c_str());
+  if (hlo.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(note.find("no kernel") == 0 ? colors::kDim : colors::kBad, "%s", note.c_str());
+    ImGui::PopTextWrapPos();
+    return;
+  }
+  DrawCode(id, hlo);
+}
+
+// Below the heatmap: the selected cell's kernel in the baseline and in the
+// variant (their modules compiled again from the sweep's manifest), and the
+// disabled pass's IR diff from the report.
+void DrawKernelDetails(const AppState& state, const AblationReport& report) {
+  const AblationState& a = state.ablation;
+  if (a.selected_kernel.empty() || a.selected_variant < 0) {
+    ImGui::TextColored(colors::kDim, "Click a cell for the kernel's HLO in the baseline and in the variant, and the "
+                                     "disabled pass's IR diff.");
+    return;
+  }
+  const AblationVariant& v = report.variants[a.selected_variant];
+  const AblationKernelHlo* k = a.kernel_hlo.get();
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float h = ImGui::GetContentRegionAvail().y;
+  const float column = (w - 2 * ImGui::GetStyle().ItemSpacing.x) / 3;
+  if (k == nullptr || k->variant != v.name || k->kernel != a.selected_kernel) {
+    DrawComputing("both modules again from the sweep's manifest (its input, pipeline and the variant's --disable)");
+  } else {
+    ImGui::BeginChild("##kernel_baseline", ImVec2(column, h), false);
+    DrawKernelSide("##baseline_hlo", "baseline: " + k->kernel, k->baseline_hlo, k->baseline_note);
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("##kernel_variant", ImVec2(column, h), false);
+    DrawKernelSide("##variant_hlo", v.name + ": " + k->kernel, k->variant_hlo,
+                   k->variant_note.find("no kernel") == 0 ? "not in the variant's module: removed (or renamed)"
+                                                          : k->variant_note);
+    ImGui::EndChild();
+    ImGui::SameLine();
+  }
+  ImGui::BeginChild("##kernel_pass_diff", ImVec2(0, h), false);
+  ImGui::TextColored(colors::kAccent, "IR diff of %s in the baseline", v.disabled.empty() ? v.name.c_str()
+                                                                                        : v.disabled.front().c_str());
+  if (a.selected_ir_diff.empty()) {
+    ImGui::TextColored(colors::kDim, "no IR diff in the report (the pass did not change the module, or the sweep "
+                                     "wrote none)");
+  } else {
+    DrawUnifiedDiffText("##kernel_ir_diff", a.selected_ir_diff);
+  }
+  ImGui::EndChild();
+}
+
 }  // namespace
 
 void DrawAblationHeatmap(AppState& state, const AblationReport& report) {
@@ -108,7 +181,9 @@ void DrawAblationHeatmap(AppState& state, const AblationReport& report) {
   const float width = added_x + kAddedShown * cell + 120;
   const float height = kGroupBand + geometry.height + 4;
 
-  ImGui::BeginChild("##heatmap", ImVec2(0, std::min(height + 20, 480.0f)), false,
+  // Half the view at most: the selected cell's kernels go below.
+  const float shown = std::min(height + 20, std::max(120.0f, ImGui::GetContentRegionAvail().y * 0.5f));
+  ImGui::BeginChild("##heatmap", ImVec2(0, shown), false,
                     ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("##heatmap_canvas", ImVec2(width, height));
@@ -207,6 +282,8 @@ void DrawAblationHeatmap(AppState& state, const AblationReport& report) {
     }
   }
   ImGui::EndChild();
+  ImGui::Separator();
+  DrawKernelDetails(state, report);
 }
 
 }  // namespace passlab::gui

@@ -1,15 +1,23 @@
-// The Ablation panel: open a `passlab ablate` report directory or start a
-// sweep (a child process, with progress and cancel); horizontal bars of the
-// normalized slowdown (ratio - 1) per disabled pass with the threshold lines,
-// significant bars highlighted, confidence intervals as whiskers; failures
-// and required passes listed; clicking a bar shows that variant's kernel
-// diff and its IR diff.
+// The Ablation panel: open a `passlab ablate` report directory (and others
+// beside it) or start a sweep (a child process, with progress and cancel).
+// Four views of the report:
+//  - Slowdowns: horizontal bars of the normalized slowdown (ratio - 1) per
+//    disabled pass with the threshold lines, significant bars highlighted,
+//    confidence intervals as whiskers; failures and required passes listed;
+//    clicking a bar shows that variant's kernel diff and its IR diff;
+//  - Passes x kernels: the heatmap (ablation_heatmap.cc); a cell shows both
+//    kernels' HLO and the pass's IR diff;
+//  - Compile cost: each pass's compile time against its run-time effect
+//    (ablation_compile_cost.cc);
+//  - Side by side: the reports opened beside it (ablation_compare.cc).
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cstdio>
 
+#include "gui/ablation_compare.h"
+#include "gui/ablation_compile_cost.h"
 #include "gui/ablation_heatmap.h"
 #include "gui/panels.h"
 
@@ -38,6 +46,28 @@ void DrawSweepControls(AppState& state, UiState& ui) {
   ImGui::InputTextWithHint("##dir", "report directory", &ui.ablation_dir_input);
   ImGui::SameLine();
   if (ImGui::Button("Open report")) OpenAblationReport(state, ui.ablation_dir_input);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(a.report == nullptr);
+  if (ImGui::Button("Open another...")) ImGui::OpenPopup("##open_another");
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    ImGui::SetTooltip("put another report directory beside this one (Side by side)");
+  }
+  if (ImGui::BeginPopup("##open_another")) {
+    ImGui::TextColored(colors::kDim, "A report to read beside %s:", a.report_dir.c_str());
+    ImGui::SetNextItemWidth(420);
+    const bool enter = ImGui::InputTextWithHint("##another", "report directory", &ui.ablation_another_input,
+                                                ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::Button("Open beside") || enter) {
+      OpenAnotherAblationReport(state, ui.ablation_another_input);
+      ui.ablation_view = AblationView::kCompare;
+      ui.ablation_view_requested = true;
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+  }
   const bool running = a.sweep != nullptr && a.sweep->running();
   ImGui::SetNextItemWidth(320);
   ImGui::BeginDisabled(running);
@@ -177,39 +207,6 @@ void DrawChart(AppState& state, const AblationReport& r, const std::vector<int64
   }
 }
 
-void DrawUnifiedDiffText(const std::string& text) {
-  ImGui::BeginChild("##variant_ir", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) nl = text.size();
-    lines.push_back(std::string_view(text).substr(start, nl - start));
-    start = nl + 1;
-  }
-  ImGuiListClipper clipper;
-  clipper.Begin(static_cast<int>(lines.size()), ImGui::GetTextLineHeightWithSpacing());
-  while (clipper.Step()) {
-    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-      std::string_view l = lines[i];
-      ImU32 bg = 0;
-      if (l.starts_with("@@") || l.starts_with("---") || l.starts_with("+++")) {
-        ImGui::TextColored(colors::kAccent, "%.*s", static_cast<int>(l.size()), l.data());
-        continue;
-      }
-      if (!l.empty() && l[0] == '+') bg = colors::kAdded;
-      if (!l.empty() && l[0] == '-') bg = colors::kRemoved;
-      if (bg != 0) {
-        ImVec2 p = ImGui::GetCursorScreenPos();
-        ImGui::GetWindowDrawList()->AddRectFilled(
-            p, ImVec2(p.x + ImGui::GetWindowWidth() + ImGui::GetScrollX(), p.y + ImGui::GetTextLineHeightWithSpacing()), bg);
-      }
-      DrawCodeLine(l, nullptr, nullptr);
-    }
-  }
-  ImGui::EndChild();
-}
-
 void DrawVariantDetails(AppState& state, const AblationReport& r) {
   const int64_t i = state.ablation.selected_variant;
   if (i < 0) {
@@ -259,30 +256,15 @@ void DrawVariantDetails(AppState& state, const AblationReport& r) {
   if (state.ablation.selected_ir_diff.empty()) {
     ImGui::TextColored(colors::kDim, "no IR diff for this variant");
   } else {
-    DrawUnifiedDiffText(state.ablation.selected_ir_diff);
+    DrawUnifiedDiffText("##variant_ir", state.ablation.selected_ir_diff);
   }
   ImGui::EndChild();
 }
 
-}  // namespace
-
-void DrawAblationPanel(AppState& state, UiState& ui) {
-  DrawSweepControls(state, ui);
-  const AblationReport* r = state.ablation.report.get();
-  if (r == nullptr) {
-    ImGui::TextColored(colors::kDim, "Open a report directory (report.json from passlab ablate) or start a sweep.");
-    return;
-  }
-  ImGui::Separator();
-  ImGui::TextColored(colors::kAccent, "%s", r->directory.c_str());
-  ImGui::SameLine();
-  ImGui::TextColored(colors::kDim, "metric %s, baseline %.3f ms, threshold %.1f%%, %zu variants", r->metric.c_str(),
-                     r->baseline_median_ns / 1e6, r->threshold * 100, r->variants.size());
-  if (!r->manifest.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r->manifest.c_str());
+void DrawSlowdowns(AppState& state, const AblationReport* r) {
   const std::vector<int64_t> order = VariantsBySlowdown(*r);
   const float avail = ImGui::GetContentRegionAvail().y;
   ImGui::BeginChild("##chart_area", ImVec2(0, avail * 0.55f), false);
-  if (ImGui::CollapsingHeader("Passes x kernels")) DrawAblationHeatmap(state, *r);
   ImGui::TextColored(colors::kDim, "slowdown when the pass is disabled (ratio - 1); dashed: ±threshold; * significant");
   DrawChart(state, *r, order);
   bool header = false;
@@ -308,6 +290,98 @@ void DrawAblationPanel(AppState& state, UiState& ui) {
   ImGui::EndChild();
   ImGui::Separator();
   DrawVariantDetails(state, *r);
+}
+
+// A view's tab; `requested` selects it on this frame.
+bool ViewTab(UiState& ui, const char* label, AblationView view) {
+  const ImGuiTabItemFlags flags =
+      ui.ablation_view_requested && ui.ablation_view == view ? ImGuiTabItemFlags_SetSelected : 0;
+  if (!ImGui::BeginTabItem(label, nullptr, flags)) return false;
+  if (!ui.ablation_view_requested) ui.ablation_view = view;
+  return true;
+}
+
+}  // namespace
+
+void DrawUnifiedDiffText(const char* id, const std::string& text) {
+  ImGui::BeginChild(id, ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(std::string_view(text).substr(start, nl - start));
+    start = nl + 1;
+  }
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(lines.size()), ImGui::GetTextLineHeightWithSpacing());
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      std::string_view l = lines[i];
+      ImU32 bg = 0;
+      if (l.starts_with("@@") || l.starts_with("---") || l.starts_with("+++")) {
+        ImGui::TextColored(colors::kAccent, "%.*s", static_cast<int>(l.size()), l.data());
+        continue;
+      }
+      if (!l.empty() && l[0] == '+') bg = colors::kAdded;
+      if (!l.empty() && l[0] == '-') bg = colors::kRemoved;
+      if (bg != 0) {
+        ImVec2 p = ImGui::GetCursorScreenPos();
+        ImGui::GetWindowDrawList()->AddRectFilled(
+            p, ImVec2(p.x + ImGui::GetWindowWidth() + ImGui::GetScrollX(), p.y + ImGui::GetTextLineHeightWithSpacing()), bg);
+      }
+      DrawCodeLine(l, nullptr, nullptr);
+    }
+  }
+  ImGui::EndChild();
+}
+
+bool ParseAblationView(std::string_view name, AblationView& view) {
+  if (name == "slowdowns") view = AblationView::kSlowdowns;
+  else if (name == "heatmap") view = AblationView::kHeatmap;
+  else if (name == "compile-cost") view = AblationView::kCompileCost;
+  else if (name == "compare") view = AblationView::kCompare;
+  else return false;
+  return true;
+}
+
+void DrawAblationPanel(AppState& state, UiState& ui) {
+  DrawSweepControls(state, ui);
+  const AblationReport* r = state.ablation.report.get();
+  if (r == nullptr) {
+    ImGui::TextColored(colors::kDim, "Open a report directory (report.json from passlab ablate) or start a sweep.");
+    return;
+  }
+  ImGui::Separator();
+  ImGui::TextColored(colors::kAccent, "%s", r->directory.c_str());
+  ImGui::SameLine();
+  ImGui::TextColored(colors::kDim, "metric %s, baseline %.3f ms, threshold %.1f%%, %zu variants", r->metric.c_str(),
+                     r->baseline_median_ns / 1e6, r->threshold * 100, r->variants.size());
+  if (!r->manifest.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r->manifest.c_str());
+  if (ImGui::BeginTabBar("##ablation_views")) {
+    if (ViewTab(ui, "Slowdowns", AblationView::kSlowdowns)) {
+      DrawSlowdowns(state, r);
+      ImGui::EndTabItem();
+    }
+    if (ViewTab(ui, "Passes x kernels", AblationView::kHeatmap)) {
+      DrawAblationHeatmap(state, *r);
+      ImGui::EndTabItem();
+    }
+    if (ViewTab(ui, "Compile cost", AblationView::kCompileCost)) {
+      DrawAblationCompileCost(state, *r);
+      ImGui::EndTabItem();
+    }
+    const std::string compare_label =
+        state.ablation.compared_dirs.empty()
+            ? std::string("Side by side###compare")
+            : "Side by side (" + std::to_string(state.ablation.compared_dirs.size() + 1) + ")###compare";
+    if (ViewTab(ui, compare_label.c_str(), AblationView::kCompare)) {
+      DrawAblationComparison(state, ui);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  ui.ablation_view_requested = false;
 }
 
 }  // namespace passlab::gui

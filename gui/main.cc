@@ -2,7 +2,8 @@
 //
 //   passlab-gui [FILE] [--model NAME] [--device cpu|cuda]
 //   passlab-gui --screenshot out.png [--frames N] [--open FILE | --model NAME]
-//               [--select-pass ID] [--panel NAME] [--run] [--device cpu|cuda] [--report DIR] ...
+//               [--select-pass ID] [--panel NAME] [--run] [--device cpu|cuda] [--report DIR ...]
+//               [--ablation-view NAME] [--heatmap-cell ROW,COLUMN] ...
 //
 // The screenshot mode renders headless (under Xvfb), waits until every job
 // (load, compile, run, diffs) is done, renders N more frames and writes the
@@ -104,8 +105,11 @@ struct Options {
   std::string panel;
   bool run = false;
   std::string device = "cpu";
+  std::string args_dir;
   bool no_compile = false;
-  std::string report;
+  std::vector<std::string> reports;  // the first opened, the others beside it
+  std::string ablation_view;
+  std::string heatmap_cell;  // "ROW,COLUMN"
   std::string kernel;
   std::string emitter_pass;
   std::string ir_view = "side";
@@ -211,8 +215,15 @@ int Main(int argc, char** argv) {
   app.add_option("--panel", o.panel, "Tab to show: ir, kernels, emitter, ablation");
   app.add_flag("--no-compile", o.no_compile, "Do not compile after loading (auto-compile off)");
   app.add_flag("--run", o.run, "Run the optimized module on --device (Kernels panel)");
+  app.add_option("--args", o.args_dir, "Run on real arguments: a directory of .npy files by parameter number (see README)");
   app.add_option("--device", o.device, "Device the Kernels panel runs on: cpu or cuda (the panel's combo starts here)");
-  app.add_option("--report", o.report, "Open an ablation report directory (Ablation panel)");
+  app.add_option("--report,--ablation", o.reports,
+                 "Open an ablation report directory (Ablation panel); repeated: the others beside the first "
+                 "(Side by side, as passlab ablate --compare)");
+  app.add_option("--ablation-view", o.ablation_view, "Ablation view: slowdowns, heatmap, compile-cost, compare")
+      ->check(CLI::IsMember({"slowdowns", "heatmap", "compile-cost", "compare"}));
+  app.add_option("--heatmap-cell", o.heatmap_cell,
+                 "Select the heatmap cell ROW,COLUMN (0-based): its kernel's HLO in the baseline and the variant");
   app.add_option("--kernel", o.kernel, "Kernel to show in the Emitter/Kernels panels (default: the first/slowest)");
   app.add_option("--emitter-pass", o.emitter_pass, "Emitter pass to show (default: the first that changed the MLIR)");
   app.add_option("--ir-view", o.ir_view, "IR panel view: side, unified, module")->check(CLI::IsMember({"side", "unified", "module"}));
@@ -256,6 +267,10 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "passlab-gui: error: --pass-option: %s\n", std::string(pass_options.status().message()).c_str());
     return 2;
   }
+  if ((!o.heatmap_cell.empty() || !o.ablation_view.empty()) && o.reports.empty()) {
+    std::fprintf(stderr, "passlab-gui: error: --heatmap-cell and --ablation-view need --report DIR\n");
+    return 2;
+  }
   const bool headless = !o.screenshot.empty();
 
   glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "passlab-gui: GLFW error %d: %s\n", code, text); });
@@ -292,6 +307,7 @@ int Main(int argc, char** argv) {
     Log(state, LogLevel::kInfo, "pipeline", StrCat("pass options: ", FormatPassOptionOverrides(state.pass_options)));
   }
   SetRunDevice(state, o.device);
+  state.run_settings.args_dir = o.args_dir;
   UiState ui;
   ui.passlab_binary = SelfDirectory() + "/passlab";
   ui.tab = tab;
@@ -302,9 +318,14 @@ int Main(int argc, char** argv) {
   ui.ir_text.search = o.search;
   if (!o.open.empty()) LoadFile(state, o.open);
   if (!o.model.empty()) LoadModel(state, o.model, model_options);
-  if (!o.report.empty()) {
-    OpenAblationReport(state, o.report);
-    ui.ablation_dir_input = o.report;
+  if (!o.reports.empty()) {
+    OpenAblationReport(state, o.reports.front());
+    ui.ablation_dir_input = o.reports.front();
+    for (size_t i = 1; i < o.reports.size(); ++i) OpenAnotherAblationReport(state, o.reports[i]);
+  }
+  if (!o.ablation_view.empty()) {
+    ParseAblationView(o.ablation_view, ui.ablation_view);
+    ui.ablation_view_requested = true;
   }
 
   auto render = [&]() {
@@ -386,13 +407,27 @@ int Main(int argc, char** argv) {
         }
       }
     }
-    if (!o.report.empty() && state.ablation.report != nullptr) {
+    if (!o.reports.empty() && state.ablation.report != nullptr) {
       // The largest slowdown that has an IR diff (else the largest).
       const AblationReport& report = *state.ablation.report;
       std::vector<int64_t> order = VariantsBySlowdown(report);
       auto with_diff = std::find_if(order.begin(), order.end(),
                                     [&](int64_t i) { return !report.variants[i].ir_diff_path.empty(); });
       if (!order.empty()) SelectAblationVariant(state, with_diff != order.end() ? *with_diff : order.front());
+      if (!o.heatmap_cell.empty()) {
+        long long row = -1, column = -1;
+        char rest = 0;
+        if (std::sscanf(o.heatmap_cell.c_str(), "%lld,%lld%c", &row, &column, &rest) != 2 || row < 0 ||
+            row >= static_cast<long long>(report.heatmap.rows.size()) || column < 0 ||
+            column >= static_cast<long long>(report.heatmap.columns.size())) {
+          std::fprintf(stderr, "passlab-gui: error: --heatmap-cell '%s': not ROW,COLUMN of the heatmap (%zu x %zu)\n",
+                       o.heatmap_cell.c_str(), report.heatmap.rows.size(), report.heatmap.columns.size());
+          exit_code = 1;
+        } else {
+          SelectAblationHeatmapCell(state, row, column);
+          WaitUntilIdle(state);
+        }
+      }
     }
     // Render until the panels' own jobs (texts, diffs) are done, then N frames.
     int stable = 0;

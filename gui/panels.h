@@ -20,6 +20,11 @@ enum class Tab { kIr, kKernels, kEmitter, kAblation };
 // "ir", "kernels", "emitter", "ablation" (--panel NAME); false when unknown.
 bool ParseTab(std::string_view name, Tab& tab);
 
+// The Ablation panel's views of a report.
+enum class AblationView { kSlowdowns, kHeatmap, kCompileCost, kCompare };
+// "slowdowns", "heatmap", "compile-cost", "compare" (--ablation-view NAME).
+bool ParseAblationView(std::string_view name, AblationView& view);
+
 // A virtualised text view: search, line to scroll to, the highlighted line.
 struct TextViewState {
   std::string search;
@@ -67,7 +72,10 @@ struct UiState {
 
   // Ablation panel.
   std::string ablation_dir_input;
+  std::string ablation_another_input;  // "Open another..." (a report beside this one)
   DiffViewState ablation_diff;
+  AblationView ablation_view = AblationView::kSlowdowns;
+  bool ablation_view_requested = false;  // select `ablation_view` on the next frame
 
   // Open dialog.
   bool open_file_popup = false;
@@ -120,6 +128,9 @@ void DrawTextView(const char* id, const TextModel& model, TextViewState& view);
 // Unified or side-by-side diff with next/previous change buttons.
 void DrawDiffView(const char* id, const DiffModel& diff, DiffViewState& view, const TextModel* after_model,
                   TextViewState* after_view);
+// A unified diff ("--- / +++ / @@" hunks) as text, added and removed lines
+// shaded (ablation_panel.cc; the report's stored IR diffs).
+void DrawUnifiedDiffText(const char* id, const std::string& text);
 // "computing…" with a spinner-like elapsed time.
 void DrawComputing(const char* what);
 // A small coloured badge ("changed", "12.3 ms") on the current line.

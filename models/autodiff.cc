@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/ir/conv_dimensions.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -321,37 +322,14 @@ const std::map<HloOpcode, Rule>& Rules() {
            }
          }
          Op in = r.inst->mutable_operand(0), kernel = r.inst->mutable_operand(1);
-         int64_t ns = d.input_spatial_dimensions.size();
          r.out = {nullptr, nullptr};
          if (r.need[0]) {
            // d in[b,i,x] = sum g[b,o,y] w[k,i,o] with x = y*s + k - pad_low:
            // the output gradient, dilated by the stride, convolved with the
-           // reversed kernel (in and out features swapped).
-           ConvolutionDimensionNumbers bd;
-           bd.input_batch_dimension = d.output_batch_dimension;
-           bd.input_feature_dimension = d.output_feature_dimension;
-           bd.input_spatial_dimensions = d.output_spatial_dimensions;
-           bd.kernel_input_feature_dimension = d.kernel_output_feature_dimension;
-           bd.kernel_output_feature_dimension = d.kernel_input_feature_dimension;
-           bd.kernel_spatial_dimensions = d.kernel_spatial_dimensions;
-           bd.output_batch_dimension = d.input_batch_dimension;
-           bd.output_feature_dimension = d.input_feature_dimension;
-           bd.output_spatial_dimensions = d.input_spatial_dimensions;
-           Window bw;
-           for (int64_t j = 0; j < ns; ++j) {
-             const WindowDimension& f = w.dimensions[j];
-             int64_t k = f.size;
-             int64_t i_size = in->shape().dimensions(d.input_spatial_dimensions[j]);
-             int64_t o_size = r.inst->shape().dimensions(d.output_spatial_dimensions[j]);
-             WindowDimension wd;
-             wd.size = k;
-             wd.stride = 1;
-             wd.base_dilation = f.stride;
-             wd.padding_low = k - 1 - f.padding_low;
-             wd.padding_high = i_size - (o_size - 1) * f.stride - 1 + f.padding_low;
-             wd.window_reversal = true;  // the kernel runs backwards (JAX's rhs_reversal form)
-             bw.dimensions.push_back(wd);
-           }
+           // reversed kernel (in and out features swapped; JAX's
+           // rhs_reversal form).
+           ConvolutionDimensionNumbers bd = BackwardDataDimensionNumbers(d);
+           Window bw = BackwardDataWindow(w, d, in->shape(), r.inst->shape());
            // Grouped (G feature or batch groups): the kernel's output
            // features split as (G, O/G) and G moves into its input features
            // (I -> G*I, group major), so the transposed convolution is
@@ -372,29 +350,8 @@ const std::map<HloOpcode, Rule>& Rules() {
          if (r.need[1]) {
            // d w[k,i,o] = sum in[b,i,y*s + k - pad_low] g[b,o,y]: batch and
            // feature swap roles, the output gradient is the (dilated) kernel.
-           ConvolutionDimensionNumbers fd;
-           fd.input_batch_dimension = d.input_feature_dimension;
-           fd.input_feature_dimension = d.input_batch_dimension;
-           fd.input_spatial_dimensions = d.input_spatial_dimensions;
-           fd.kernel_input_feature_dimension = d.output_batch_dimension;
-           fd.kernel_output_feature_dimension = d.output_feature_dimension;
-           fd.kernel_spatial_dimensions = d.output_spatial_dimensions;
-           fd.output_batch_dimension = d.kernel_input_feature_dimension;
-           fd.output_feature_dimension = d.kernel_output_feature_dimension;
-           fd.output_spatial_dimensions = d.kernel_spatial_dimensions;
-           Window fw;
-           for (int64_t j = 0; j < ns; ++j) {
-             const WindowDimension& f = w.dimensions[j];
-             int64_t i_size = in->shape().dimensions(d.input_spatial_dimensions[j]);
-             int64_t o_size = r.inst->shape().dimensions(d.output_spatial_dimensions[j]);
-             WindowDimension wd;
-             wd.size = o_size;
-             wd.stride = 1;
-             wd.window_dilation = f.stride;
-             wd.padding_low = f.padding_low;
-             wd.padding_high = f.size + (o_size - 1) * f.stride - i_size - f.padding_low;
-             fw.dimensions.push_back(wd);
-           }
+           ConvolutionDimensionNumbers fd = BackwardFilterDimensionNumbers(d);
+           Window fw = BackwardFilterWindow(w, d, in->shape(), r.inst->shape());
            // Grouping swaps kind, as in JAX's
            // _conv_general_dilated_transpose_rhs: G feature groups of the
            // forward convolution are G batch groups here (the input's

@@ -2,10 +2,9 @@
 
 #include <vector>
 
-#include "core/ir/str_util.h"
-#include "models/autodiff.h"
 #include "models/hlo_builder.h"
 #include "models/layers.h"
+#include "models/optimizer.h"
 
 namespace passlab {
 
@@ -21,8 +20,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildEmbeddingModel(const EmbeddingCo
   Op w = b.Parameter(Shape(c.dtype, {c.width, c.classes}), "fc.weight");
   Op bias = b.Parameter(Shape(c.dtype, {c.classes}), "fc.bias");
   std::vector<Op> params = {table, w, bias};
-  std::vector<Op> momentum;
-  for (Op p : params) momentum.push_back(b.Parameter(p->shape(), StrCat(p->name(), ".momentum")));
+  std::vector<Op> momentum = MomentumParameters(b, params);
   Op ids = b.Parameter(Shape(PrimitiveType::kS32, {c.batch, c.seq_len}), "ids");
   Op labels = b.Parameter(Shape(PrimitiveType::kF32, {c.batch, c.classes}), "labels");
   Op pooled;
@@ -44,21 +42,10 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildEmbeddingModel(const EmbeddingCo
     logits = Dense(b, pooled, w, bias);
   }
   Op loss = SoftmaxCrossEntropy(b, logits, labels);
-  if (!b.ok()) return b.status();
-  absl::StatusOr<std::vector<Op>> grads = Gradients(b, loss, params);
-  if (!grads.ok()) return grads.status();
-  std::vector<Op> outputs = {loss}, new_m;
-  HloBuilder::ScopedName opt(b, "sgd");
-  SgdOptions sgd;
-  sgd.learning_rate = c.learning_rate;
-  sgd.weight_decay = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    auto [p2, m2] = SgdMomentumUpdate(b, params[i], (*grads)[i], momentum[i], sgd);
-    outputs.push_back(p2);
-    new_m.push_back(m2);
-  }
-  outputs.insert(outputs.end(), new_m.begin(), new_m.end());
-  absl::StatusOr<HloComputation*> built = b.Build(outputs);
+  absl::StatusOr<std::vector<Op>> outputs = SgdMomentumStep(
+      b, loss, params, momentum, SgdOptions{.learning_rate = c.learning_rate, .weight_decay = 0});
+  if (!outputs.ok()) return outputs.status();
+  absl::StatusOr<HloComputation*> built = b.Build(*outputs);
   if (!built.ok()) return built.status();
   return module;
 }

@@ -6,6 +6,7 @@
 #include "models/autodiff.h"
 #include "models/hlo_builder.h"
 #include "models/layers.h"
+#include "models/optimizer.h"
 
 namespace passlab {
 namespace {

@@ -85,32 +85,6 @@ Op MeanSquaredError(HloBuilder& b, Op x, Op y) {
   return b.MulScalar(b.ReduceSum(b.Mul(d, d), all), 1.0 / static_cast<double>(d->shape().element_count()));
 }
 
-std::pair<Op, Op> SgdMomentumUpdate(HloBuilder& b, Op p, Op g, Op m, const SgdOptions& o) {
-  HloBuilder::ScopedOpType type(b, "SGDMomentum");
-  Op decayed = o.weight_decay == 0 ? g : b.Add(g, b.MulScalar(p, o.weight_decay));
-  Op new_m = b.Add(b.MulScalar(m, o.momentum), decayed);
-  Op new_p = b.Sub(p, b.MulScalar(new_m, o.learning_rate));
-  return {new_p, new_m};
-}
-
-AdamResult AdamUpdate(HloBuilder& b, Op p, Op g, Op m, Op v, Op step, const AdamOptions& o) {
-  HloBuilder::ScopedOpType type(b, "Adam");
-  if (p == nullptr || step == nullptr) return {nullptr, nullptr, nullptr};
-  PrimitiveType t = p->shape().element_type();
-  const std::vector<int64_t>& dims = p->shape().dimensions();
-  Op new_m = b.Add(b.MulScalar(m, o.beta1), b.MulScalar(g, 1 - o.beta1));
-  Op new_v = b.Add(b.MulScalar(v, o.beta2), b.MulScalar(b.Mul(g, g), 1 - o.beta2));
-  Op t_step = b.Convert(step, t);
-  // Bias corrections 1 - beta^t as scalars.
-  Op one = b.ConstantScalar(t, 1);
-  Op c1 = b.Sub(one, b.Pow(b.ConstantScalar(t, o.beta1), t_step));
-  Op c2 = b.Sub(one, b.Pow(b.ConstantScalar(t, o.beta2), t_step));
-  Op m_hat = b.Div(new_m, b.BroadcastScalar(c1, dims));
-  Op v_hat = b.Div(new_v, b.BroadcastScalar(c2, dims));
-  Op update = b.Div(m_hat, b.AddScalar(b.Sqrt(v_hat), o.epsilon));
-  return {b.Sub(p, b.MulScalar(update, o.learning_rate)), new_m, new_v};
-}
-
 int64_t ElementCount(const std::vector<Op>& ops) {
   int64_t n = 0;
   for (Op o : ops) n += o->shape().element_count();

@@ -1,12 +1,11 @@
-// Layers shared by the models: dense layers, activations, layer norm, the
-// softmax cross-entropy loss and the optimizer updates (SGD with momentum and
-// weight decay, Adam), each built from plain HLO ops through HloBuilder so
-// that autodiff can differentiate them.
+// Layers shared by the models: dense layers, activations, layer norm and the
+// losses (softmax cross-entropy, mean squared error), each built from plain
+// HLO ops through HloBuilder so that autodiff can differentiate them. The
+// optimizers are in models/optimizer.h.
 #ifndef PASSLAB_MODELS_LAYERS_H_
 #define PASSLAB_MODELS_LAYERS_H_
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "models/hlo_builder.h"
@@ -33,28 +32,6 @@ Op LayerNorm(HloBuilder& b, Op x, Op gamma, Op beta, double epsilon);
 Op SoftmaxCrossEntropy(HloBuilder& b, Op logits, Op labels);
 // Mean of (x - y)^2 over all elements, as an x-typed scalar.
 Op MeanSquaredError(HloBuilder& b, Op x, Op y);
-
-struct SgdOptions {
-  double learning_rate = 0.1;
-  double momentum = 0.9;
-  double weight_decay = 1e-4;
-};
-// PyTorch's SGD: g' = g + wd p; m' = mu m + g'; p' = p - lr m'.
-// Returns {p', m'}.
-std::pair<Op, Op> SgdMomentumUpdate(HloBuilder& b, Op p, Op g, Op m, const SgdOptions& o);
-
-struct AdamOptions {
-  double learning_rate = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double epsilon = 1e-8;
-};
-// Adam with bias correction; `step` is the f32 scalar step number t >= 1.
-// Returns {p', m', v'}.
-struct AdamResult {
-  Op param, m, v;
-};
-AdamResult AdamUpdate(HloBuilder& b, Op p, Op g, Op m, Op v, Op step, const AdamOptions& o);
 
 // Number of elements of all shapes (trainable parameter counts).
 int64_t ElementCount(const std::vector<Op>& ops);

@@ -3,9 +3,9 @@
 #include <vector>
 
 #include "core/ir/str_util.h"
-#include "models/autodiff.h"
 #include "models/hlo_builder.h"
 #include "models/layers.h"
+#include "models/optimizer.h"
 
 namespace passlab {
 
@@ -25,8 +25,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildMlp(const MlpConfig& c) {
     params.push_back(b.Parameter(Shape(c.dtype, {out}), StrCat("dense", i, ".bias")));
     in = out;
   }
-  std::vector<Op> momentum;
-  for (Op p : params) momentum.push_back(b.Parameter(p->shape(), StrCat(p->name(), ".momentum")));
+  std::vector<Op> momentum = MomentumParameters(b, params);
   Op x = b.Parameter(Shape(c.dtype, {c.batch, c.features}), "inputs");
   Op labels = b.Parameter(Shape(PrimitiveType::kF32, {c.batch, c.classes}), "labels");
   for (int64_t i = 0; i <= c.depth; ++i) {
@@ -35,20 +34,10 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildMlp(const MlpConfig& c) {
     if (i < c.depth) x = Relu(b, x);
   }
   Op loss = SoftmaxCrossEntropy(b, x, labels);
-  if (!b.ok()) return b.status();
-  absl::StatusOr<std::vector<Op>> grads = Gradients(b, loss, params);
-  if (!grads.ok()) return grads.status();
-  std::vector<Op> outputs = {loss}, new_m;
-  HloBuilder::ScopedName opt(b, "sgd");
-  SgdOptions sgd;
-  sgd.learning_rate = c.learning_rate;
-  for (size_t i = 0; i < params.size(); ++i) {
-    auto [p2, m2] = SgdMomentumUpdate(b, params[i], (*grads)[i], momentum[i], sgd);
-    outputs.push_back(p2);
-    new_m.push_back(m2);
-  }
-  outputs.insert(outputs.end(), new_m.begin(), new_m.end());
-  absl::StatusOr<HloComputation*> built = b.Build(outputs);
+  absl::StatusOr<std::vector<Op>> outputs =
+      SgdMomentumStep(b, loss, params, momentum, SgdOptions{.learning_rate = c.learning_rate});
+  if (!outputs.ok()) return outputs.status();
+  absl::StatusOr<HloComputation*> built = b.Build(*outputs);
   if (!built.ok()) return built.status();
   return module;
 }

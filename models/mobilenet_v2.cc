@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "core/ir/str_util.h"
-#include "models/autodiff.h"
 #include "models/hlo_builder.h"
 #include "models/layers.h"
+#include "models/optimizer.h"
 
 namespace passlab {
 namespace {
@@ -117,24 +117,14 @@ class MobileNetV2Builder {
       logits = Dense(b_, pooled, w, bias);
     }
     Op loss = SoftmaxCrossEntropy(b_, logits, labels_);
-    if (!b_.ok()) return b_.status();
-    absl::StatusOr<std::vector<Op>> grads = Gradients(b_, loss, params_);
-    if (!grads.ok()) return grads.status();
-    std::vector<Op> outputs = {loss};
-    std::vector<Op> new_params, new_momentum;
-    HloBuilder::ScopedName opt(b_, "sgd");
-    SgdOptions sgd{c_.learning_rate, c_.momentum, c_.weight_decay};
-    for (size_t i = 0; i < params_.size(); ++i) {
-      Op m = b_.Parameter(params_[i]->shape(), StrCat(params_[i]->name(), ".momentum"));
-      momentum_.push_back(m);
-      auto [p2, m2] = SgdMomentumUpdate(b_, params_[i], (*grads)[i], m, sgd);
-      new_params.push_back(p2);
-      new_momentum.push_back(m2);
+    {
+      HloBuilder::ScopedName opt(b_, "sgd");
+      momentum_ = MomentumParameters(b_, params_);
     }
-    outputs.insert(outputs.end(), new_params.begin(), new_params.end());
-    outputs.insert(outputs.end(), new_momentum.begin(), new_momentum.end());
-    outputs.insert(outputs.end(), new_stats_.begin(), new_stats_.end());
-    if (!b_.ok()) return b_.status();
+    absl::StatusOr<std::vector<Op>> outputs = SgdMomentumStep(
+        b_, loss, params_, momentum_, SgdOptions{c_.learning_rate, c_.momentum, c_.weight_decay});
+    if (!outputs.ok()) return outputs.status();
+    outputs->insert(outputs->end(), new_stats_.begin(), new_stats_.end());
     // Parameter order: params, momentum, running statistics, images, labels.
     int64_t n = 0;
     for (Op p : params_) p->set_index(n++);
@@ -143,7 +133,7 @@ class MobileNetV2Builder {
     images_->set_index(n++);
     labels_->set_index(n++);
     b_.computation()->RebuildParameterList();
-    return b_.Build(outputs);
+    return b_.Build(*outputs);
   }
 
  private:

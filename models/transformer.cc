@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "core/ir/str_util.h"
-#include "models/autodiff.h"
 #include "models/hlo_builder.h"
 #include "models/layers.h"
+#include "models/optimizer.h"
 
 namespace passlab {
 
@@ -37,8 +37,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildTransformerBlock(const Transform
   Op ln2_g = param(Shape(t, {D}), "ln2.scale"), ln2_b = param(Shape(t, {D}), "ln2.offset");
   Op w1 = param(Shape(t, {D, 4 * D}), "mlp.fc1.weight"), b1 = param(Shape(t, {4 * D}), "mlp.fc1.bias");
   Op w2 = param(Shape(t, {4 * D, D}), "mlp.fc2.weight"), b2 = param(Shape(t, {D}), "mlp.fc2.bias");
-  std::vector<Op> momentum;
-  for (Op p : params) momentum.push_back(b.Parameter(p->shape(), StrCat(p->name(), ".momentum")));
+  std::vector<Op> momentum = MomentumParameters(b, params);
   Op x = b.Parameter(Shape(t, {B, S, D}), "inputs");
   Op target = b.Parameter(Shape(t, {B, S, D}), "targets");
 
@@ -93,21 +92,10 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildTransformerBlock(const Transform
     y = b.Add(h, Dense(b, f, w2, b2));
   }
   Op loss = MeanSquaredError(b, y, target);
-  if (!b.ok()) return b.status();
-  absl::StatusOr<std::vector<Op>> grads = Gradients(b, loss, params);
-  if (!grads.ok()) return grads.status();
-  std::vector<Op> outputs = {loss}, new_m;
-  HloBuilder::ScopedName opt(b, "sgd");
-  SgdOptions sgd;
-  sgd.learning_rate = c.learning_rate;
-  sgd.weight_decay = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    auto [p2, m2] = SgdMomentumUpdate(b, params[i], (*grads)[i], momentum[i], sgd);
-    outputs.push_back(p2);
-    new_m.push_back(m2);
-  }
-  outputs.insert(outputs.end(), new_m.begin(), new_m.end());
-  absl::StatusOr<HloComputation*> built = b.Build(outputs);
+  absl::StatusOr<std::vector<Op>> outputs = SgdMomentumStep(
+      b, loss, params, momentum, SgdOptions{.learning_rate = c.learning_rate, .weight_decay = 0});
+  if (!outputs.ok()) return outputs.status();
+  absl::StatusOr<HloComputation*> built = b.Build(*outputs);
   if (!built.ok()) return built.status();
   return module;
 }

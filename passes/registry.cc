@@ -311,6 +311,32 @@ void AddCollectivePasses(std::vector<PassRegistryEntry>& r) {
                false, "", Factory<ReduceScatterCreator>()});
 }
 
+// The autotuners' level and budget (library_call_autotuner.h:
+// AutotuneBudget), e.g. --pass-option config-assigner.max_call_bytes=1000000.
+std::vector<PassOptionSpec> AutotuneOptionSpecs() {
+  return {{"level", PassOptionType::kInt, "4", "XLA's xla_gpu_autotune_level: 0 tunes nothing (runtime defaults)"},
+          {"max_call_bytes", PassOptionType::kInt, "268435456",
+           "a call whose buffers exceed this many bytes is not timed (runtime default algorithm)"},
+          {"max_call_seconds", PassOptionType::kFloat, "2",
+           "a call whose tuning would take longer (estimated from FLOPs, then measured) is not timed"},
+          {"max_module_bytes", PassOptionType::kInt, "4294967296",
+           "once the calls tuned have allocated this many bytes, the rest get the default algorithm"},
+          {"max_module_seconds", PassOptionType::kFloat, "30",
+           "once tuning has taken this long, the remaining calls get the default algorithm"},
+          {"flops_per_second", PassOptionType::kFloat, "2e10", "the rate the per-call time estimate assumes"}};
+}
+
+AutotuneOptions AutotuneOptionsFrom(const PassOptionValues& v) {
+  AutotuneOptions o;
+  o.level = static_cast<int>(v.GetInt("level"));
+  o.budget.max_call_bytes = v.GetInt("max_call_bytes");
+  o.budget.max_call_seconds = v.GetFloat("max_call_seconds");
+  o.budget.max_module_bytes = v.GetInt("max_module_bytes");
+  o.budget.max_module_seconds = v.GetFloat("max_module_seconds");
+  o.budget.flops_per_second = v.GetFloat("flops_per_second");
+  return o;
+}
+
 // Library-call rewriters and algorithm pickers (issue 7: conv-canonicalization
 // and the gemm half of post-layout-assignment), in their own list so
 // concurrent registry edits merge cleanly. None is required: the backend runs
@@ -351,11 +377,17 @@ void AddLibraryCallPasses(std::vector<PassRegistryEntry>& r) {
                Factory<GpuConvAlgorithmPicker>()});
   r.push_back({"gemm-algorithm-picker", "GemmAlgorithmPicker", "autotune",
                "Autotunes each gemm call over the BLAS library's algorithms; records the fastest.", false, "",
-               Factory<GemmAlgorithmPicker>()});
+               Factory<GemmAlgorithmPicker>(), AutotuneOptionSpecs(),
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<GemmAlgorithmPicker>(AutotuneOptionsFrom(v));
+               }});
   r.push_back({"config-assigner", "ConfigAssigner", "autotune",
                "Today's single autotuner: picks every library call's algorithm (gemms and convolutions) after "
                "fusion, with one device-keyed cache.",
-               false, "", Factory<ConfigAssigner>()});
+               false, "", Factory<ConfigAssigner>(), AutotuneOptionSpecs(),
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 return std::make_unique<ConfigAssigner>(AutotuneOptionsFrom(v));
+               }});
 }
 
 // XLA:GPU's remaining expanders and simplifiers (issue 7), in their own list

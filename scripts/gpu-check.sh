@@ -5,6 +5,8 @@
 #      evaluator (`passlab run --device cuda --check`), all at once;
 #   3. the ResNet-50 training step timed with CUPTI, and the same step in JAX
 #      on the same GPU (bench/jax_resnet_step.py), when JAX is installed;
+#      then a snapshot JAX's XLA writes, replayed by passlab
+#      (scripts/jax-snapshot-check.sh);
 #   4. a disable-one ablation sweep on the GPU (MLP, then ResNet-50).
 # Logs go to OUT_DIR; a summary table is printed last, and OUT_DIR/results.tar.gz
 # packs the small files worth keeping (a few MB; the sweeps' evaluator
@@ -105,6 +107,13 @@ elif python3 -c 'import jax' 2> /dev/null; then
 else
   note "jax resnet50 step" "skipped: python3 has no jax"
 fi
+# 3b: a real XLA snapshot written by JAX, imported and replayed by passlab
+# (scripts/jax-snapshot-check.sh; the snapshots are copied into OUT_DIR).
+if [[ -z "${GC_SKIP_JAX:-}" ]]; then
+  phase jax-snapshot
+  bash "$here/scripts/jax-snapshot-check.sh" "$passlab" "$out" > "$out/jax_snapshot_check.log" 2>&1
+  note "jax snapshot replay (rc=$?)" "$(tr '\n' ' ' < "$out/jax_snapshot_check.log" | cut -c1-200)"
+fi
 
 # 4: ablation sweeps on the GPU.
 phase sweeps
@@ -143,7 +152,8 @@ phase end
 # What is worth carrying back, small: logs, clock samples, the sweeps'
 # results and reports (not their evaluator references, IR diffs or traces,
 # which run to hundreds of MB).
-(cd "$out" && find . -maxdepth 1 -type f \( -name '*.log' -o -name '*.txt' -o -name '*.csv' -o -name '*.json' \) \
+(cd "$out" && find . -maxdepth 1 -type f \( -name '*.log' -o -name '*.txt' -o -name '*.csv' -o -name '*.json' \
+   -o -name '*.pb' \) \
    -not -name '*.trace.json' -print
  for d in ablate_*; do
    [[ -d $d ]] && find "$d" -maxdepth 1 -type f \( -name 'report.*' -o -name '*.jsonl' -o -name 'manifest.json' \

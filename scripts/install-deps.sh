@@ -12,7 +12,7 @@ $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
 $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
   build-essential g++ cmake ninja-build ccache pkg-config git python3 \
   libabsl-dev libfmt-dev libcli11-dev nlohmann-json3-dev libdtl-dev libre2-dev libxxhash-dev \
-  zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev \
+  zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libprotobuf-dev protobuf-compiler \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
   libdnnl-dev libopenblas-dev libkissfft-dev \
   libimgui-dev libglfw3-dev libstb-dev \

@@ -18,6 +18,7 @@
 #ifndef PASSLAB_ANALYSIS_ABLATION_COMPILE_COST_H_
 #define PASSLAB_ANALYSIS_ABLATION_COMPILE_COST_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,19 +54,31 @@ std::string CompileCostQuadrant(double pass_ms, double ratio, bool clear_effect,
 std::string RenderCompileCostMarkdown(const nlohmann::ordered_json& report);
 std::string RenderCompileCostHtml(const nlohmann::ordered_json& report);
 
-// The scatter plot's geometry, exposed for tests: a point per row with a
-// known pass time and ratio, in SVG user units.
+// The scatter plot's geometry, shared by report.html's SVG and the GUI
+// (which scales it to its panel): a point per row with a known pass time and
+// ratio, the axes' ticks, in SVG user units.
 struct CompileCostPoint {
   std::string label;
+  size_t row = 0;  // index into compile_cost["rows"]
   double x = 0, y = 0;  // position in the SVG
   bool significant = false;
   std::string quadrant;
 };
+struct CompileCostTick {
+  double position = 0;  // x of an x tick, y of a y tick
+  std::string label;    // "1 ms", "+5%"
+};
 struct CompileCostPlot {
   double width = 0, height = 0;
+  double left = 0, top = 0, right = 0, bottom = 0;  // the plotting area
   double split_x = 0;  // the cost split's x
   double zero_y = 0;   // y of "no change"
+  std::vector<CompileCostTick> x_ticks;  // decades of the pass time (log scale)
+  std::vector<CompileCostTick> y_ticks;  // round run-time changes
   std::vector<CompileCostPoint> points;
+  // The axes: the y of a run-time change in percent (the threshold band).
+  double low_pct = 0, high_pct = 0;
+  double Y(double pct) const { return top + (high_pct - pct) / (high_pct - low_pct) * (bottom - top); }
 };
 CompileCostPlot LayOutCompileCostPlot(const nlohmann::ordered_json& compile_cost);
 

@@ -119,6 +119,17 @@ std::vector<AblationVariant> PlanAddOne(const std::vector<PassOccurrence>& occur
   return plan;
 }
 
+std::vector<AblationVariant> PlanAaCopies(int copies) {
+  std::vector<AblationVariant> plan;
+  for (int i = 1; i <= copies; ++i) {
+    AblationVariant v;
+    v.name = StrCat("aa-copy-", i);
+    v.kind = kAaVariantKind;
+    plan.push_back(std::move(v));
+  }
+  return plan;
+}
+
 absl::StatusOr<std::vector<AblationVariant>> ReadVariantFile(const std::string& path,
                                                              const std::vector<PassOccurrence>& occurrences) {
   std::ifstream in(path);

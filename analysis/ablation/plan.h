@@ -6,6 +6,8 @@
 //   pair                two passes disabled together (interactions; planned
 //                       by the runner from the disable-one results)
 //   file                a filter list per line of a user's file
+//   aa                  copies of the baseline itself (A/A calibration: what
+//                       a variant whose program is the baseline's measures)
 // Variants filter by occurrence id ("@12,@31"), so a pass never matches a
 // sub-pipeline of the same name (XLA's "fusion" pass vs "fusion" pipeline).
 #ifndef PASSLAB_ANALYSIS_ABLATION_PLAN_H_
@@ -43,6 +45,13 @@ std::vector<AblationVariant> PlanDisableOne(const std::vector<PassOccurrence>& o
 
 // One variant per optional pass: the required passes plus that pass.
 std::vector<AblationVariant> PlanAddOne(const std::vector<PassOccurrence>& occurrences);
+
+// `copies` A/A variants ("aa-copy-1", ...): the unfiltered pipeline, each
+// run exactly as a real variant (its own workers, timed beside its control),
+// so the spread of their ratios is what this machine's measurement gives a
+// variant that changes nothing (report: the A/A band).
+inline constexpr const char* kAaVariantKind = "aa";
+std::vector<AblationVariant> PlanAaCopies(int copies);
 
 // A variant file: one variant per line, "NAME: FILTERS" (filters disabled)
 // or "NAME: enable-only FILTERS"; '#' starts a comment. Every filter is

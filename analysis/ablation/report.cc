@@ -12,6 +12,7 @@
 
 #include "analysis/ablation/heatmap.h"
 #include "analysis/ablation/compile_cost.h"
+#include "analysis/ablation/plan.h"
 #include "analysis/ablation/report_internal.h"
 #include "core/runtime/kernel_record.h"
 #include "analysis/ablation/stats.h"
@@ -314,6 +315,64 @@ bool IsMeasured(const ordered_json& variant) {
   std::string outcome = variant["outcome"];
   return outcome == "slower" || outcome == "faster" || outcome == "no-change" || outcome == "undecided" ||
          outcome == "wrong-result";
+}
+
+// An A/A copy that measures the band: one that was not slowed down on
+// purpose (--test-inject-delay), which is judged like any variant.
+bool IsAaCopy(const ordered_json& variant) {
+  return variant["kind"] == kAaVariantKind &&
+         !(variant.contains("injected_delay") && variant["injected_delay"].is_number());
+}
+
+// The A/A section: each copy's ratio, CI and verdict (before the band), the
+// band they measure (the largest |ratio - 1|), and the band the report
+// applies with where it came from. `adjusted`: the corrected p-values, in
+// the order of `variants`.
+ordered_json AaSection(const std::vector<ordered_json>& variants, const std::vector<double>& p_values,
+                       const std::vector<double>& adjusted, const ReportOptions& options) {
+  ordered_json copies = ordered_json::array();
+  double measured = -1, widest = -1;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const ordered_json& v = variants[i];
+    if (!IsAaCopy(v)) continue;
+    ordered_json c;
+    c["name"] = v["name"];
+    c["status"] = v["status"];
+    c["ratio"] = v["ratio"];
+    c["ci_low"] = v["ci_low"];
+    c["ci_high"] = v["ci_high"];
+    c["pairs"] = v.contains("pairs") ? v["pairs"] : ordered_json(nullptr);
+    c["p_value"] = Number(p_values[i]);
+    c["p_adjusted"] = Number(adjusted[i]);
+    const bool measured_ok = v["status"] == "ok" && v["ratio"].is_number();
+    c["significant"] = measured_ok && !std::isnan(adjusted[i]) && adjusted[i] < options.alpha &&
+                       std::abs(v["ratio"].get<double>() - 1) > options.threshold;
+    if (measured_ok) {
+      measured = std::max(measured, std::abs(v["ratio"].get<double>() - 1));
+      for (const char* end : {"ci_low", "ci_high"}) {
+        if (v[end].is_number()) widest = std::max(widest, std::abs(v[end].get<double>() - 1));
+      }
+    }
+    copies.push_back(std::move(c));
+  }
+  ordered_json aa;
+  aa["copies"] = std::move(copies);
+  aa["measured_band"] = measured < 0 ? ordered_json(nullptr) : ordered_json(measured);
+  aa["max_ci_deviation"] = widest < 0 ? ordered_json(nullptr) : ordered_json(widest);
+  if (options.no_aa_band) {
+    aa["band"] = nullptr;
+    aa["band_source"] = "none (--no-aa-band)";
+  } else if (!std::isnan(options.aa_band) && (options.aa_band_forced || measured < 0)) {
+    aa["band"] = options.aa_band;
+    aa["band_source"] = options.aa_band_source.empty() ? "given" : options.aa_band_source;
+  } else if (measured >= 0) {
+    aa["band"] = measured;
+    aa["band_source"] = StrCat("this sweep's ", aa["copies"].size(), " A/A copies");
+  } else {
+    aa["band"] = nullptr;
+    aa["band_source"] = "none (no A/A copies in this sweep and no calibration for this configuration)";
+  }
+  return aa;
 }
 
 ordered_json Summarize(const ordered_json& report) {
@@ -622,6 +681,8 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     // Every kernel's time, for the passes x kernels heatmap (heatmap.h).
     out["kernel_times_ns"] = v.kernels.empty() ? ordered_json(nullptr) : KernelTimesObject(KernelTimes(v));
     out["ir_diff"] = Field(detail, "ir_diff");
+    // --test-inject-delay: slowed down on purpose (then no A/A copy).
+    out["injected_delay"] = Field(&first, "injected_delay");
     out["snapshot"] = Field(detail, "snapshot");
     out["trace"] = Field(detail, "trace");
     // A failed variant's partial samples are shown but not tested.
@@ -637,6 +698,9 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   std::vector<double> adjusted = options.correction == PValueCorrection::kHolm
                                      ? HolmAdjust(p_values)
                                      : BenjaminiHochbergAdjust(p_values);
+  // The A/A band: the sweep's own copies' spread, else the caller's.
+  ordered_json aa = AaSection(variants, p_values, adjusted, options);
+  const double band = aa["band"].is_number() ? aa["band"].get<double>() : 0.0;
   // The raw p a variant needs at the least to be significant after the
   // correction (Holm's first step; Benjamini-Hochberg's too).
   const int64_t tested_count = std::count_if(p_values.begin(), p_values.end(), [](double p) { return !std::isnan(p); });
@@ -664,8 +728,11 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     ordered_json& out = variants[i];
     out["p_adjusted"] = Number(adjusted[i]);
     double ratio = out["ratio"].is_number() ? out["ratio"].get<double>() : kNaN;
+    // A change must exceed the threshold and, except for the A/A copies
+    // that measure it, the A/A band.
+    const double counts_beyond = IsAaCopy(out) ? options.threshold : std::max(options.threshold, band);
     bool significant = !std::isnan(adjusted[i]) && adjusted[i] < options.alpha &&
-                       std::abs(ratio - 1) > options.threshold;
+                       std::abs(ratio - 1) > counts_beyond;
     out["significant"] = significant;
     std::string status = out["status"];
     std::optional<int> new_outputs;
@@ -684,7 +751,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
       out["outcome"] = "wrong-result";
     } else if (significant) {
       out["outcome"] = ratio > 1 ? "slower" : "faster";
-    } else if (std::abs(ratio - 1) > options.threshold && !std::isnan(smallest_ps[i]) &&
+    } else if (std::abs(ratio - 1) > counts_beyond && !std::isnan(smallest_ps[i]) &&
                smallest_ps[i] >= smallest_needed_p) {
       // A large change the test could not have called significant with
       // these repetitions: not "no change".
@@ -726,6 +793,7 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
                      return a["name"].get<std::string>() < b["name"].get<std::string>();
                    });
   report["variants"] = variants;
+  report["aa"] = std::move(aa);
 
   // Pair interactions against the disable-one ratios of each member.
   std::map<std::string, double> single;

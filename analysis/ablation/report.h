@@ -17,6 +17,7 @@
 #define PASSLAB_ANALYSIS_ABLATION_REPORT_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,18 @@ struct ReportOptions {
   // `kernel_diff_top` largest |variant_ns - baseline_ns| per variant.
   double kernel_change = 0.05;
   int kernel_diff_top = 20;
+  // The A/A band (a fraction, 0.004 = ±0.4%): the largest |ratio - 1| among
+  // A/A copies (plan.h: kAaVariantKind), variants whose program is the
+  // baseline's. A change counts only when it also exceeds the band. The
+  // sweep's own copies give it; otherwise `aa_band` (a calibration's, from
+  // the CLI), said to come from `aa_band_source`. `aa_band_forced`: use
+  // `aa_band` even when the sweep has copies (--aa-band); `no_aa_band`:
+  // no band at all (--no-aa-band). The copies themselves are judged by the
+  // threshold alone (they measure the band).
+  double aa_band = std::numeric_limits<double>::quiet_NaN();
+  std::string aa_band_source;
+  bool aa_band_forced = false;
+  bool no_aa_band = false;
 };
 
 // `manifest`: the runner's manifest object (copied into the report).

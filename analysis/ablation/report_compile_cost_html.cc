@@ -103,14 +103,32 @@ Axes AxesFor(const ordered_json& rows) {
 
 CompileCostPlot LayOutCompileCostPlot(const nlohmann::ordered_json& compile_cost) {
   CompileCostPlot plot{.width = kWidth, .height = kHeight};
+  plot.left = kLeft;
+  plot.top = kTop;
+  plot.right = kWidth - kRight;
+  plot.bottom = kHeight - kBottom;
   const ordered_json& rows = compile_cost.contains("rows") ? compile_cost["rows"] : ordered_json::array();
   Axes axes = AxesFor(rows);
+  plot.low_pct = axes.low_pct;
+  plot.high_pct = axes.high_pct;
   double split = NumberField(compile_cost, "cost_split_ms");
   plot.split_x = std::isfinite(split) ? axes.X(split) : kLeft;
   plot.zero_y = axes.Y(0);
-  for (const ordered_json& row : rows) {
+  for (double d = axes.low_decade; d <= axes.high_decade + 1e-9; d += 1) {
+    plot.x_ticks.push_back({axes.X(std::pow(10, d)), TickLabel(std::pow(10, d))});
+  }
+  double span = axes.high_pct - axes.low_pct;
+  double step = std::pow(10, std::floor(std::log10(span / 4)));
+  if (span / step > 10) step *= 2;
+  if (span / step > 10) step *= 2.5;
+  for (double t = std::ceil(axes.low_pct / step) * step; t <= axes.high_pct; t += step) {
+    plot.y_ticks.push_back({axes.Y(t), fmt::format("{:+g}%", std::round(t * 100) / 100 + 0.0)});  // no "-0%"
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ordered_json& row = rows[i];
     if (!Plottable(row)) continue;
     CompileCostPoint p;
+    p.row = i;
     p.label = PassesOf(row);
     p.x = axes.X(NumberField(row, "pass_ms"));
     p.y = axes.Y((NumberField(row, "ratio") - 1) * 100);
@@ -157,20 +175,15 @@ std::string RenderCompileCostHtml(const nlohmann::ordered_json& report) {
   }
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#d9dee7\"/>\n", kLeft,
                      kTop, right - kLeft, bottom - kTop);
-  for (double d = axes.low_decade; d <= axes.high_decade + 1e-9; d += 1) {
-    double x = axes.X(std::pow(10, d));
+  for (const CompileCostTick& tick : plot.x_ticks) {
     svg += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eceff4\"/>"
         "<text x=\"{0:.1f}\" y=\"{3}\" font-size=\"12\" fill=\"#5b6475\" text-anchor=\"middle\">{4}</text>\n",
-        x, kTop, bottom, bottom + 16, TickLabel(std::pow(10, d)));
+        tick.position, kTop, bottom, bottom + 16, tick.label);
   }
-  double span = axes.high_pct - axes.low_pct;
-  double step = std::pow(10, std::floor(std::log10(span / 4)));
-  if (span / step > 10) step *= 2;
-  if (span / step > 10) step *= 2.5;
-  for (double t = std::ceil(axes.low_pct / step) * step; t <= axes.high_pct; t += step) {
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"12\" fill=\"#5b6475\" text-anchor=\"end\">{:+g}%</text>\n",
-                       kLeft - 6, axes.Y(t) + 4, std::round(t * 100) / 100 + 0.0);  // no "-0%"
+  for (const CompileCostTick& tick : plot.y_ticks) {
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"12\" fill=\"#5b6475\" text-anchor=\"end\">{}</text>\n",
+                       kLeft - 6, tick.position + 4, tick.label);
   }
   svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#8c96a8\"/>\n", kLeft,
                      plot.zero_y, right, plot.zero_y);

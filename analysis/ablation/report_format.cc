@@ -273,4 +273,33 @@ std::string MetricDescription(std::string_view metric) {
   return std::string(metric);
 }
 
+std::string AaBandSentence(const nlohmann::ordered_json& report) {
+  const double threshold = NumberField(report, "threshold");
+  if (!report.contains("aa") || !report["aa"].is_object()) return "";
+  const nlohmann::ordered_json& aa = report["aa"];
+  const std::string source = TextField(aa, "band_source");
+  const double band = NumberField(aa, "band");
+  if (std::isnan(band)) {
+    return fmt::format("A/A band: {}; a change counts beyond the {:g}% threshold alone.", source, threshold * 100);
+  }
+  return fmt::format("A/A band {} ({}): a change counts only beyond {} (the larger of the {:g}% threshold and "
+                     "the band, the spread of variants whose program is the baseline's).",
+                     FormatHalfWidth(band), source, FormatHalfWidth(std::max(band, threshold)), threshold * 100);
+}
+
+std::vector<std::vector<std::string>> AaCopyRows(const nlohmann::ordered_json& report) {
+  std::vector<std::vector<std::string>> rows;
+  if (!report.contains("aa") || !report["aa"].is_object() || !report["aa"].contains("copies")) return rows;
+  for (const nlohmann::ordered_json& c : report["aa"]["copies"]) {
+    const bool ok = TextField(c, "status") == "ok";
+    std::string verdict = !ok ? OutcomeLabel(TextField(c, "status"))
+                          : c.value("significant", false) ? "significant (the measurement is biased)"
+                                                          : "no significant change";
+    rows.push_back({TextField(c, "name"), FormatChange(NumberField(c, "ratio")),
+                    FormatCi(NumberField(c, "ci_low"), NumberField(c, "ci_high")),
+                    FormatP(NumberField(c, "p_adjusted")), verdict});
+  }
+  return rows;
+}
+
 }  // namespace passlab::ablation_internal

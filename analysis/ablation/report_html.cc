@@ -456,7 +456,21 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     }
     effects += ".</li>\n";
   }
+  if (std::string band = AaBandSentence(report); !band.empty()) effects += "<li>" + Escape(band) + "</li>\n";
   if (!effects.empty()) h += "<ul>\n" + effects + "</ul>\n";
+  if (std::vector<std::vector<std::string>> rows = AaCopyRows(report); !rows.empty()) {
+    const ordered_json& aa = report["aa"];
+    h += fmt::format(
+        "<h2>A/A calibration</h2>\n<p class=\"muted\">Each copy is the baseline itself, compiled and timed exactly "
+        "as a variant (its own worker processes, beside its control). Largest |ratio − 1|: {}; widest 95% CI end: "
+        "{} from 1.</p>\n<table>\n<tr><th>Copy</th><th>Change</th><th>95% CI</th><th>p (adj.)</th><th>Verdict</th></tr>\n",
+        FormatHalfWidth(NumberField(aa, "measured_band")), FormatHalfWidth(NumberField(aa, "max_ci_deviation")));
+    for (const std::vector<std::string>& r : rows) {
+      h += fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", Escape(r[0]),
+                       Escape(r[1]), Escape(r[2]), Escape(r[3]), Escape(r[4]));
+    }
+    h += "</table>\n";
+  }
 
   if (!measured.empty()) {
     h += "<h2>Time per variant</h2>\n<figure>\n" + Legend(false) + TimeChart(report, measured);

@@ -75,6 +75,11 @@ std::vector<std::pair<std::string, std::string>> HostOpVariants(const nlohmann::
 std::vector<std::vector<std::string>> SlurmTaskRows(const nlohmann::ordered_json& report);
 // The human name of the metric: "total kernel time per step".
 std::string MetricDescription(std::string_view metric);
+// The A/A band the verdicts used and where it came from, one sentence
+// (report["aa"]): "A/A band ±0.42% (this sweep's 6 A/A copies): ...".
+std::string AaBandSentence(const nlohmann::ordered_json& report);
+// The A/A copies' rows: copy, change, 95% CI, p (adj.), verdict.
+std::vector<std::vector<std::string>> AaCopyRows(const nlohmann::ordered_json& report);
 
 }  // namespace passlab::ablation_internal
 

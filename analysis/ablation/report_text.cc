@@ -149,6 +149,7 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       "significant change (significant = {}-adjusted p < {:g} and a change of more "
       "than {:g}%).\n",
       count("slower"), count("faster"), count("no-change"), correction, alpha, threshold * 100);
+  if (std::string band = AaBandSentence(report); !band.empty()) md += "- " + band + "\n";
   if (count("undecided") > 0) {
     md += fmt::format("- **{} undecided**: changes beyond the threshold that these repetitions cannot make "
                       "significant (see the warning below).\n",
@@ -214,6 +215,19 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
   }
   for (const auto& w : report["warnings"]) {
     md += "- **Warning:** " + (w.is_string() ? w.get<std::string>() : w.dump()) + "\n";
+  }
+
+  if (std::vector<std::vector<std::string>> rows = AaCopyRows(report); !rows.empty()) {
+    const ordered_json& aa = report["aa"];
+    md += "\n## A/A calibration\n\n";
+    md += fmt::format(
+        "Each copy is the baseline itself, compiled and timed exactly as a variant (its own worker processes, "
+        "beside its control). Largest |ratio − 1|: {}; widest 95% CI end: {} from 1.\n\n",
+        FormatHalfWidth(NumberField(aa, "measured_band")), FormatHalfWidth(NumberField(aa, "max_ci_deviation")));
+    md += "| Copy | Change | 95% CI | p (adj.) | Verdict |\n|---|---|---|---|---|\n";
+    for (const std::vector<std::string>& r : rows) {
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", MdCell(r[0]), r[1], r[2], r[3], r[4]);
+    }
   }
 
   md += "\n## Variants\n\n";

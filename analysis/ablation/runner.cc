@@ -235,7 +235,9 @@ class WorkerProcess {
 
 struct Slot {
   const AblationVariant* variant = nullptr;  // null: the block's baseline
-  std::unique_ptr<WorkerProcess> process;
+  // Its worker processes (AblationOptions::processes), which take turns.
+  std::vector<std::unique_ptr<WorkerProcess>> processes;
+  int timed = 0;  // timed repetitions so far
   Json record;
   bool ok = false;  // ready and still alive
 };
@@ -367,8 +369,10 @@ class Sweep {
                                      "--seed", StrCat(o_.seed), "--tolerance", StrCat(o_.tolerance),
                                      "--fd-in", "3", "--fd-out", "4",
                                      "--autotune-cache", (out_ / kAutotuneCacheFile).string()};
+    if (!o_.kernel_cache_dir.empty()) args.insert(args.end(), {"--kernel-cache", o_.kernel_cache_dir});
     for (const std::string& opt : o_.pass_options) args.insert(args.end(), {"--pass-option", opt});
     for (const std::string& pass : o_.removed_passes) args.insert(args.end(), {"--remove-pass", pass});
+    if (!o_.args_dir.empty()) args.insert(args.end(), {"--args", o_.args_dir});
     if (v != nullptr) {
       if (!v->disable.empty()) args.insert(args.end(), {"--disable", v->disable});
       if (!v->enable_only.empty()) args.insert(args.end(), {"--enable-only", v->enable_only});
@@ -399,6 +403,7 @@ class Sweep {
                                      o_.reference == "baseline" ? "compiled" : "evaluator"};
     for (const std::string& opt : o_.pass_options) args.insert(args.end(), {"--pass-option", opt});
     for (const std::string& pass : o_.removed_passes) args.insert(args.end(), {"--remove-pass", pass});
+    if (!o_.args_dir.empty()) args.insert(args.end(), {"--args", o_.args_dir});
     if (absl::Status s = p.Spawn(o_.worker_exe, args); !s.ok()) return s;
     absl::StatusOr<Json> reply = p.Receive(o_.timeout_s);
     p.Reap();
@@ -462,8 +467,7 @@ class Sweep {
   }
 
   // A worker that stopped answering: crash or timeout, with the log's story.
-  void RecordDeath(Slot& slot, const absl::Status& why, const std::string& during) {
-    WorkerProcess& p = *slot.process;
+  void RecordDeath(Slot& slot, WorkerProcess& p, const absl::Status& why, const std::string& during) {
     slot.ok = false;
     const bool timeout = why.code() == absl::StatusCode::kDeadlineExceeded;
     slot.record["status"] = timeout ? "timeout" : "crash";
@@ -523,70 +527,145 @@ class Sweep {
     std::fflush(stderr);
   }
 
+  // The seed of one worker process's random placement and compile order:
+  // from the sweep's seed, the block, the variant and the process, so a
+  // rerun draws the same and no two processes draw alike.
+  uint64_t ProcessSeed(const std::string& name, size_t process) const {
+    const std::string key = StrCat(o_.seed, ":", BlockNumber(), ":", name, ":", process);
+    return XXH64(key.data(), key.size(), 0x7a1ace) | 1;
+  }
+
+  // The test hook's delay for a variant (0: none): --test-inject-delay
+  // names the variant or one of its passes.
+  double InjectedDelay(const AblationVariant* v) const {
+    if (v == nullptr) return 0;
+    for (const auto& [name, fraction] : o_.inject_delays) {
+      if (name == v->name || std::count(v->passes.begin(), v->passes.end(), name) > 0) return fraction;
+    }
+    return 0;
+  }
+
   absl::Status RunBlock(const std::vector<const AblationVariant*>& members) {
     std::vector<Slot> slots(members.size() + 1);
     for (size_t i = 0; i < members.size(); ++i) slots[i + 1].variant = members[i];
     // Block 0's baseline writes the IR diffs (one writer, also across tasks).
     const bool first_baseline = BlockNumber() == 0;
+    // Each slot's repetitions are spread over `processes` worker processes
+    // (two repetitions in a row on one, then the next): what one process's
+    // placement in memory does to its times then varies within the sample
+    // instead of biasing the variant.
+    const size_t processes = static_cast<size_t>(std::max(1, o_.processes));
     // Compile: `jobs` workers at a time; block 0's baseline alone, so that
     // its algorithm choices are in the shared autotune cache before any
     // variant tunes.
+    std::vector<std::pair<size_t, size_t>> workers;  // (slot, process)
+    for (size_t p = 0; p < processes; ++p) {
+      for (size_t i = 0; i < slots.size(); ++i) workers.emplace_back(i, p);
+    }
+    std::stable_sort(workers.begin(), workers.end(), [](const auto& a, const auto& b) {
+      return a.first == 0 && a.second == 0 && !(b.first == 0 && b.second == 0);
+    });
+    for (Slot& slot : slots) {
+      slot.record = BaseRecord(slot.variant);
+      slot.processes.resize(processes);
+      slot.ok = true;
+    }
     const size_t jobs = static_cast<size_t>(std::max(1, o_.jobs));
-    for (size_t first = 0, end = 0; first < slots.size(); first = end) {
-      end = std::min(slots.size(), first + (first == 0 && first_baseline ? 1 : jobs));
-      for (size_t i = first; i < end; ++i) {
+    for (size_t first = 0, end = 0; first < workers.size(); first = end) {
+      end = std::min(workers.size(), first + (first == 0 && first_baseline ? 1 : jobs));
+      for (size_t w = first; w < end; ++w) {
+        auto [i, k] = workers[w];
         Slot& slot = slots[i];
+        if (!slot.ok) continue;  // an earlier process of this slot failed
         std::string name = slot.variant ? slot.variant->name : StrCat("baseline.", BlockNumber());
-        slot.record = BaseRecord(slot.variant);
-        slot.process = std::make_unique<WorkerProcess>(name, out_ / "logs" / (SanitizeFileName(name) + ".log"));
+        std::string log_name = k == 0 ? name : StrCat(name, ".p", k + 1);
+        slot.processes[k] =
+            std::make_unique<WorkerProcess>(log_name, out_ / "logs" / (SanitizeFileName(log_name) + ".log"));
         std::vector<std::string> args = WorkerArgs(slot.variant);
-        if (slot.variant == nullptr && first_baseline) {
+        if (slot.variant == nullptr && first_baseline && k == 0) {
           // The first baseline writes the IR diff of every pass in the plan.
           std::set<std::string> passes;
           for (const AblationVariant& v : plan_) passes.insert(v.passes.begin(), v.passes.end());
           args.insert(args.end(), {"--diff-dir", (out_ / "diffs").string(), "--diff-passes",
                                    Join(std::vector<std::string>(passes.begin(), passes.end()), ",")});
         }
-        if (absl::Status s = slot.process->Spawn(o_.worker_exe, args); !s.ok()) return s;
+        if (o_.randomize_placement) {
+          const uint64_t seed = ProcessSeed(name, k);
+          args.insert(args.end(), {"--placement-seed", StrCat(seed)});
+          if (slot.variant != nullptr && o_.control && (seed >> 63) != 0) args.push_back("--control-first");
+        }
+        if (double delay = InjectedDelay(slot.variant); delay > 0) {
+          args.insert(args.end(), {"--test-inject-delay", StrCat(delay)});
+          slot.record["injected_delay"] = delay;
+        }
+        if (absl::Status s = slot.processes[k]->Spawn(o_.worker_exe, args); !s.ok()) return s;
       }
-      Progress(StrCat("block ", BlockNumber(), ": compiling ", end - first, " variant(s)"));
-      for (size_t i = first; i < end; ++i) {
+      Progress(StrCat("block ", BlockNumber(), ": compiling ", end - first, " worker(s)"));
+      for (size_t w = first; w < end; ++w) {
+        auto [i, k] = workers[w];
         Slot& slot = slots[i];
-        absl::StatusOr<Json> ready = slot.process->Receive(o_.timeout_s);
-        if (!ready.ok()) {
-          RecordDeath(slot, ready.status(), "compile");
+        if (slot.processes[k] == nullptr) continue;  // not started: the slot had failed
+        WorkerProcess& process = *slot.processes[k];
+        if (!slot.ok) {
+          process.Kill();  // another process of this slot failed already
           continue;
         }
-        for (const char* key : {"optimize_ms", "compile_ms", "control_compile_ms", "kernels_compiled", "instructions",
-                                "autotune", "check", "error", "failed_pass", "snapshot", "pass_times", "autotune_ms",
-                                "kernel_cache"}) {
-          if (ready->contains(key)) slot.record[key] = (*ready)[key];
+        absl::StatusOr<Json> ready = process.Receive(o_.timeout_s);
+        if (!ready.ok()) {
+          RecordDeath(slot, process, ready.status(), "compile");
+          continue;
         }
+        // The first process's compile fields; a failure's from the process that failed.
+        const bool failed = ready->value("status", "compile-error") != "ok";
+        if (k == 0 || failed) {
+          for (const char* key : {"optimize_ms", "compile_ms", "control_compile_ms", "kernels_compiled",
+                                  "instructions", "autotune", "check", "error", "failed_pass", "snapshot",
+                                  "pass_times", "autotune_ms", "kernel_cache", "control_compiled_first"}) {
+            if (ready->contains(key)) slot.record[key] = (*ready)[key];
+          }
+        }
+        if (ready->contains("check") && !(*ready)["check"].value("ok", true)) slot.record["check"] = (*ready)["check"];
         if (slot.record.contains("snapshot")) {
           slot.record["snapshot"] = fs::relative(slot.record["snapshot"].get<std::string>(), out_).string();
         }
-        slot.record["status"] = ready->value("status", "compile-error");
-        slot.ok = slot.record["status"] == "ok";
-        if (!slot.ok) slot.process->Reap();
+        if (failed) {
+          slot.record["status"] = ready->value("status", "compile-error");
+          slot.ok = false;
+          process.Reap();
+        } else if (!slot.record.contains("status")) {
+          slot.record["status"] = "ok";
+        }
+      }
+    }
+    for (Slot& slot : slots) {
+      if (slot.ok) continue;
+      for (std::unique_ptr<WorkerProcess>& p : slot.processes) {
+        if (p != nullptr) p->Kill();
       }
     }
     if (!slots[0].ok) {
       return absl::FailedPreconditionError(StrCat("the baseline failed: ", slots[0].record.value("error", ""),
-                                                  " (log: ", slots[0].process->log().string(), ")"));
+                                                  " (log: ", slots[0].processes[0]->log().string(), ")"));
     }
     // Warm up, then round-robin repetitions.
     for (Slot& slot : slots) {
-      if (!slot.ok) continue;
-      absl::Status s = slot.process->Send(StrCat("warmup ", o_.warmup));
-      absl::StatusOr<Json> reply = s.ok() ? slot.process->Receive(o_.timeout_s) : absl::StatusOr<Json>(s);
-      if (!reply.ok()) RecordDeath(slot, reply.status(), "warming up");
+      for (std::unique_ptr<WorkerProcess>& p : slot.processes) {
+        if (!slot.ok) break;
+        absl::Status s = p->Send(StrCat("warmup ", o_.warmup));
+        absl::StatusOr<Json> reply = s.ok() ? p->Receive(o_.timeout_s) : absl::StatusOr<Json>(s);
+        if (!reply.ok()) RecordDeath(slot, *p, reply.status(), "warming up");
+      }
     }
-    // One timed repetition of a slot, appended to its record.
+    // One timed repetition of a slot, appended to its record: on its
+    // processes in turn, two repetitions each (an ABBA pair of the control
+    // stays within one process).
     auto run_once = [&](Slot& slot) {
-      absl::Status s = slot.process->Send("run 1");
-      absl::StatusOr<Json> reply = s.ok() ? slot.process->Receive(o_.timeout_s) : absl::StatusOr<Json>(s);
+      WorkerProcess& p = *slot.processes[(slot.timed / 2) % slot.processes.size()];
+      ++slot.timed;
+      absl::Status s = p.Send("run 1");
+      absl::StatusOr<Json> reply = s.ok() ? p.Receive(o_.timeout_s) : absl::StatusOr<Json>(s);
       if (!reply.ok() || reply->contains("error")) {
-        RecordDeath(slot, reply.ok() ? absl::AbortedError(reply->value("error", "")) : reply.status(), "running");
+        RecordDeath(slot, p, reply.ok() ? absl::AbortedError(reply->value("error", "")) : reply.status(), "running");
         return;
       }
       Json& samples = slot.record["samples"];
@@ -635,12 +714,22 @@ class Sweep {
     }
     if (!slots[0].ok) {
       return absl::FailedPreconditionError(StrCat("the baseline failed: ", slots[0].record.value("error", ""),
-                                                  " (log: ", slots[0].process->log().string(), ")"));
+                                                  " (log: ", slots[0].processes[0]->log().string(), ")"));
     }
-    // Kernel tables, traces, peak memory; then the records.
+    // Kernel tables and traces (the first process's), peak memory (the
+    // largest); then the records.
     for (Slot& slot : slots) {
       if (!slot.ok) continue;
-      WorkerProcess& p = *slot.process;
+      for (size_t k = 1; k < slot.processes.size(); ++k) {
+        WorkerProcess& p = *slot.processes[k];
+        absl::StatusOr<Json> bye = p.Send("quit").ok() ? p.Receive(o_.timeout_s) : absl::AbortedError("gone");
+        if (bye.ok()) {
+          slot.record["peak_rss_bytes"] = std::max<int64_t>(slot.record.value("peak_rss_bytes", int64_t{0}),
+                                                            (*bye).value("peak_rss_bytes", int64_t{0}));
+        }
+        p.Reap();
+      }
+      WorkerProcess& p = *slot.processes[0];
       absl::StatusOr<Json> kernels = p.Send("kernels").ok() ? p.Receive(o_.timeout_s) : absl::AbortedError("gone");
       if (kernels.ok()) slot.record["kernels"] = (*kernels)["kernels"];
       std::string name = slot.variant ? slot.variant->name : "baseline";
@@ -657,8 +746,12 @@ class Sweep {
         }
       }
       absl::StatusOr<Json> bye = p.Send("quit").ok() ? p.Receive(o_.timeout_s) : absl::AbortedError("gone");
-      if (bye.ok()) slot.record["peak_rss_bytes"] = (*bye)["peak_rss_bytes"];
+      if (bye.ok()) {
+        slot.record["peak_rss_bytes"] = std::max<int64_t>(slot.record.value("peak_rss_bytes", int64_t{0}),
+                                                          (*bye).value("peak_rss_bytes", int64_t{0}));
+      }
       p.Reap();
+      slot.record["processes"] = slot.processes.size();
     }
     std::vector<Json> block_records;
     for (Slot& slot : slots) {
@@ -705,7 +798,33 @@ absl::Status RunAblation(const AblationOptions& options) {
     return absl::InvalidArgumentError(StrCat("ablation: --max-repeats (", options.max_repeats,
                                              ") must exceed --repeats (", options.repeats, ") for --target-ci"));
   }
-  return Sweep(options).Run();
+  absl::Status swept = Sweep(options).Run();
+  if (!swept.ok() || options.kernel_cache_dir.empty() || options.task >= 0) return swept;
+  return RecordKernelCacheTotals(options.out_dir);
+}
+
+absl::Status RecordKernelCacheTotals(const std::string& out_dir) {
+  absl::StatusOr<std::vector<Json>> records = ReadAblationRecords(out_dir);
+  if (!records.ok()) return records.status();
+  const fs::path path = fs::path(out_dir) / "manifest.json";
+  Json manifest = Json::parse(ReadFile(path), nullptr, false);
+  if (manifest.is_discarded() || !manifest.contains("kernel_cache")) return absl::OkStatus();
+  // Over the records of this directory (a resumed sweep's too): kernels
+  // loaded from the persistent cache against kernels compiled.
+  int64_t hits = 0, misses = 0, records_counted = 0;
+  for (const Json& r : *records) {
+    auto cache = r.find("kernel_cache");
+    if (cache == r.end() || !cache->is_object() || !cache->contains("persistent_hits")) continue;
+    hits += cache->value("persistent_hits", int64_t{0});
+    misses += cache->value("persistent_misses", int64_t{0});
+    ++records_counted;
+  }
+  Json& totals = manifest["kernel_cache"];
+  totals["persistent_hits"] = hits;
+  totals["persistent_misses"] = misses;
+  totals["hit_rate"] = hits + misses > 0 ? Json(static_cast<double>(hits) / (hits + misses)) : Json(nullptr);
+  totals["records"] = records_counted;
+  return WriteFileAtomically(path.string(), manifest.dump(2) + "\n");
 }
 
 std::vector<std::pair<size_t, size_t>> SplitIntoBlocks(size_t count, int block_size) {
@@ -775,7 +894,15 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
   manifest["target_ci"] = o.target_ci;
   manifest["max_repeats"] = o.max_repeats;
   manifest["threads"] = o.threads;
+  manifest["processes"] = o.processes;
+  manifest["randomize_placement"] = o.randomize_placement;
+  if (!o.inject_delays.empty()) {
+    Json delays = Json::object();
+    for (const auto& [name, fraction] : o.inject_delays) delays[name] = fraction;
+    manifest["test_inject_delay"] = delays;  // a test sweep: these variants are slowed down on purpose
+  }
   manifest["seed"] = o.seed;
+  if (!o.args_dir.empty()) manifest["args"] = o.args_dir;  // real arguments: the seed is unused
   manifest["reference"] = o.reference;
   manifest["tolerance"] = o.tolerance;
   manifest["timeout_s"] = o.timeout_s;
@@ -783,6 +910,7 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
   // Every worker loads and extends one algorithm-picker cache, so variants
   // share the baseline's choices (records say how many calls each tuned).
   manifest["autotune_cache"] = kAutotuneCacheFile;
+  if (!o.kernel_cache_dir.empty()) manifest["kernel_cache"] = {{"dir", o.kernel_cache_dir}};
   // What `passlab ablate --reproduce` compares: build, versions, variables, clocks.
   manifest["environment"] = CollectEnvironment(o.out_dir);
   return WriteFileAtomically((out / "manifest.json").string(), manifest.dump(2) + "\n");

@@ -4,10 +4,11 @@
 // is finished and kill -9 loses nothing finished.
 //
 // Timing: variants run in blocks of `block_size`, each block with its own
-// baseline worker. Within a block all workers compile first (`jobs` at a
-// time), then every repetition visits each worker once, in an order that
-// rotates per repetition, so machine drift hits all variants alike; timing
-// runs never overlap. Correctness: each variant's outputs are checked once
+// baseline. Every variant (and baseline) has `processes` worker processes.
+// Within a block all workers compile first (`jobs` at a time), then every
+// repetition visits each variant once (its processes in turn, two
+// repetitions each), in an order that rotates per repetition, so machine
+// drift hits all variants alike; timing runs never overlap. Correctness: each variant's outputs are checked once
 // against the reference (the evaluator on the unoptimized input, or the
 // baseline's outputs for models too big for the evaluator).
 //
@@ -52,6 +53,18 @@ struct AblationOptions {
   int jobs = 1;            // workers compiling at once
   int block_size = 8;      // variants per block (each worker holds a compiled program)
   int threads = 1;         // kernel threads per worker
+  // Worker processes per variant (and per baseline), taking turns two
+  // repetitions at a time: how one process happened to be laid out in
+  // memory then varies within the variant's sample instead of biasing it.
+  int processes = 2;
+  // Each worker draws its arena's offset anew for every step, and whether
+  // it compiles the control before or after the variant, from a seed of its
+  // own (worker.h: placement_seed); false: the fixed placement of old.
+  bool randomize_placement = true;
+  // Test hook (--test-inject-delay NAME=PCT): the variant named NAME, or
+  // every variant about pass NAME, spins for this fraction of each step's
+  // kernel time (worker.h: inject_delay).
+  std::vector<std::pair<std::string, double>> inject_delays;
   // Each variant's worker also times the unfiltered pipeline's program, in
   // the same process, next to the variant in every repetition (worker.h:
   // `control`); the report then compares each variant with its own control.
@@ -64,10 +77,15 @@ struct AblationOptions {
   int max_repeats = 0;
   std::string device = "cpu";  // where variants run: "cpu" or "cuda"
   uint64_t seed = 1;
+  std::string args_dir;  // real arguments (.npy by parameter number) instead of seeded random ones
   std::string reference = "evaluator";  // "evaluator", "baseline" or "none"
   double tolerance = 1e-3;
   std::vector<std::string> trace_variants;  // Chrome traces of these (the baseline always)
   std::string worker_exe;  // the passlab binary, run as `passlab ablate-worker`
+  // The persistent compiled-kernel cache every worker shares (worker.h:
+  // kernel_cache); empty: none. Hits and misses per record, totals in the
+  // manifest's "kernel_cache".
+  std::string kernel_cache_dir;
   nlohmann::json manifest;  // the caller's part (command, model, ...); the runner adds the rest
   bool progress = true;     // progress bar with ETA on stderr
   // Array task `task` of `tasks` (-1: a local sweep). A task's blocks are
@@ -93,6 +111,10 @@ absl::Status PrepareAblationDirectory(const AblationOptions& options);
 // Runs (or resumes) the sweep. Failed variants are records, not errors; an
 // error means the sweep itself could not run (bad --out, the baseline fails).
 absl::Status RunAblation(const AblationOptions& options);
+
+// Adds the records' persistent kernel-cache hits and misses (and the hit
+// rate) to <out>/manifest.json's "kernel_cache" (when the sweep used one).
+absl::Status RecordKernelCacheTotals(const std::string& out_dir);
 
 // The records of <out>/results.jsonl (a torn last line, from a kill during
 // a write, is ignored).

@@ -147,6 +147,7 @@ Json RunSettings(const AblationOptions& o) {
   // Only when not the default, so that CPU plans keep their ids.
   if (o.device != "cpu") run["device"] = o.device;
   if (!o.control) run["control"] = false;
+  if (!o.kernel_cache_dir.empty()) run["kernel_cache"] = o.kernel_cache_dir;
   if (!o.pass_options.empty()) run["pass_options"] = o.pass_options;
   if (!o.removed_passes.empty()) run["xla_disabled_passes"] = o.removed_passes;
   if (o.target_ci > 0) {
@@ -384,6 +385,7 @@ absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::strin
   o.timeout_s = run.value("timeout_s", 600.0);
   o.jobs = run.value("jobs", 1);
   o.threads = run.value("threads", 1);
+  o.kernel_cache_dir = run.value("kernel_cache", "");
   o.device = run.value("device", "cpu");
   o.control = run.value("control", true);
   o.target_ci = run.value("target_ci", 0.0);

@@ -17,6 +17,8 @@
 #include "analysis/cuda_profile.h"
 #include "analysis/ir_diff.h"
 #include "core/codegen/cpu_kernel_compiler.h"
+#include "core/codegen/gpu_kernel_compiler.h"
+#include "core/eval/arguments.h"
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
 #include "core/eval/random_inputs.h"
@@ -34,7 +36,6 @@
 #include "passes/autotune/autotune_cache.h"
 #include "passes/pipelines/pipelines.h"
 #ifdef PASSLAB_HAVE_CUDA
-#include "core/codegen/gpu_kernel_compiler.h"
 #include "core/runtime/cuda_executable.h"
 #endif
 
@@ -60,14 +61,19 @@ class DeviceProgram {
   // operation; CUPTI pushes and pops a correlation id around each one and
   // flushes its buffers after the step.
   virtual bool TracingTakesHostTime() const { return false; }
+  // Where the next steps' buffers start in the arena (the CPU backend's;
+  // the CUDA runtime's device memory is the driver's).
+  virtual void SetArenaOffset(int64_t) {}
 };
 
 class CpuProgram : public DeviceProgram {
  public:
-  static absl::StatusOr<std::unique_ptr<DeviceProgram>> Create(const HloModule& module, int threads) {
+  static absl::StatusOr<std::unique_ptr<DeviceProgram>> Create(const HloModule& module, int threads,
+                                                               const std::string& kernel_cache) {
     auto p = std::unique_ptr<CpuProgram>(new CpuProgram());
     CpuCompileOptions copts;
     copts.num_threads = threads;
+    copts.persistent_cache_dir = kernel_cache;
     p->compiler_ = std::make_unique<CpuKernelCompiler>(copts);
     CpuKernelCompiler* compiler = p->compiler_.get();
     absl::StatusOr<std::unique_ptr<Executable>> exe =
@@ -81,6 +87,7 @@ class CpuProgram : public DeviceProgram {
   }
   absl::StatusOr<Literal> Run(absl::Span<const Literal> args) override { return exe_->Run(args); }
   void ShareHostMemory(std::shared_ptr<SharedHostMemory> memory) override { exe_->ShareHostMemory(std::move(memory)); }
+  void SetArenaOffset(int64_t bytes) override { exe_->set_arena_offset(bytes); }
 
  private:
   CpuProgram() = default;
@@ -91,8 +98,11 @@ class CpuProgram : public DeviceProgram {
 #ifdef PASSLAB_HAVE_CUDA
 class CudaProgram : public DeviceProgram {
  public:
-  static absl::StatusOr<std::unique_ptr<DeviceProgram>> Create(const HloModule& module) {
+  static absl::StatusOr<std::unique_ptr<DeviceProgram>> Create(const HloModule& module, const std::string& kernel_cache) {
     auto p = std::unique_ptr<CudaProgram>(new CudaProgram());
+    GpuCompileOptions gopts;
+    gopts.persistent_cache_dir = kernel_cache;
+    p->compiler_ = GpuKernelCompiler(GpuCompileOptionsForDevice(gopts));
     // Every step gets the same arguments (args_): uploaded once, as in
     // `passlab run --device cuda`.
     CudaExecutableOptions options;
@@ -120,11 +130,11 @@ class CudaProgram : public DeviceProgram {
 #endif
 
 absl::StatusOr<std::unique_ptr<DeviceProgram>> CompileFor(const std::string& device, const HloModule& module,
-                                                          int threads) {
-  if (device == "cpu") return CpuProgram::Create(module, threads);
+                                                          int threads, const std::string& kernel_cache) {
+  if (device == "cpu") return CpuProgram::Create(module, threads, kernel_cache);
   if (device == "cuda") {
 #ifdef PASSLAB_HAVE_CUDA
-    return CudaProgram::Create(module);
+    return CudaProgram::Create(module, kernel_cache);
 #else
     return absl::UnavailableError("the cuda backend was not built (no CUDA toolkit at configure time)");
 #endif
@@ -273,7 +283,10 @@ class Worker {
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(input_text_, o_.input);
     if (!module.ok()) return module.status();
     module_ = std::move(*module);
-    args_ = MakeRandomArguments(*module_->entry_computation(), o_.seed);
+    absl::StatusOr<std::vector<Literal>> args =
+        ResolveArguments(*module_->entry_computation(), ArgumentSource{.dir = o_.args_dir, .seed = o_.seed});
+    if (!args.ok()) return args.status();
+    args_ = std::move(*args);
 
     if (o_.write_reference == "evaluator") {
       std::fprintf(stderr, "passlab-worker: evaluating the reference\n");
@@ -298,6 +311,9 @@ class Worker {
     AutotuneCache& autotune = AutotuneCache::Global();
     if (!o_.autotune_cache.empty()) {
       if (absl::Status s = autotune.Load(o_.autotune_cache); !s.ok()) return s;
+    }
+    if (o_.control && o_.control_compiled_first) {
+      if (absl::Status s = PrepareControl(); !s.ok()) return s;
     }
     Clock::time_point t0 = Clock::now();
     absl::StatusOr<PassOptionOverrides> options = ParsePassOptionOverrides(o_.pass_options);
@@ -330,13 +346,24 @@ class Worker {
     std::fprintf(stderr, "passlab-worker: compiling\n");
     Clock::time_point t1 = Clock::now();
     const int64_t hits_before = CpuKernelCompiler::CacheHits(), misses_before = CpuKernelCompiler::CacheMisses();
-    absl::StatusOr<std::unique_ptr<DeviceProgram>> exe = CompileFor(o_.device, *module_, o_.threads);
+    const int64_t loaded_before = CpuKernelCompiler::PersistentCacheHits() + GpuKernelCompiler::PersistentCacheHits();
+    const int64_t stored_before =
+        CpuKernelCompiler::PersistentCacheMisses() + GpuKernelCompiler::PersistentCacheMisses();
+    absl::StatusOr<std::unique_ptr<DeviceProgram>> exe = CompileFor(o_.device, *module_, o_.threads, o_.kernel_cache);
     if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message()));
     exe_ = std::move(*exe);
     compile_ms_ = MsSince(t1);
     if (o_.device == "cpu") {
       compile_cost_["kernel_cache"] = {{"hits", CpuKernelCompiler::CacheHits() - hits_before},
                                        {"misses", CpuKernelCompiler::CacheMisses() - misses_before}};
+    }
+    if (!o_.kernel_cache.empty()) {
+      // Of the misses: loaded from the persistent cache (not compiled) or
+      // compiled (and stored there).
+      compile_cost_["kernel_cache"]["persistent_hits"] =
+          CpuKernelCompiler::PersistentCacheHits() + GpuKernelCompiler::PersistentCacheHits() - loaded_before;
+      compile_cost_["kernel_cache"]["persistent_misses"] =
+          CpuKernelCompiler::PersistentCacheMisses() + GpuKernelCompiler::PersistentCacheMisses() - stored_before;
     }
 
     nlohmann::json check;
@@ -369,8 +396,15 @@ class Worker {
       return absl::InvalidArgumentError(StrCat("unknown reference kind '", o_.write_reference, "'"));
     }
     const int64_t kernels_compiled = CpuKernelCompiler::CacheMisses();
-    if (o_.control) {
+    if (o_.control && !o_.control_compiled_first) {
       if (absl::Status s = PrepareControl(); !s.ok()) return s;
+    }
+    if (control_ != nullptr) {
+      // The same parameter buffers and arena for both: identical programs
+      // then run on the same pages (at offsets drawn per step, below).
+      auto memory = std::make_shared<SharedHostMemory>();
+      exe_->ShareHostMemory(memory);
+      control_->ShareHostMemory(memory);
     }
     nlohmann::json ready;
     ready["status"] = "ok";
@@ -381,7 +415,10 @@ class Worker {
     ready["autotune"] = {{"from_cache", autotune_hits_}, {"tuned", autotune_tuned_}};
     ready["instructions"] = module_->instruction_count();
     ready.update(compile_cost_);  // pass_times, autotune_ms, kernel_cache
-    if (control_ != nullptr) ready["control_compile_ms"] = control_compile_ms_;
+    if (control_ != nullptr) {
+      ready["control_compile_ms"] = control_compile_ms_;
+      ready["control_compiled_first"] = o_.control_compiled_first;
+    }
     if (!check.is_null()) ready["check"] = check;
     channel_.Send(ready);
     return absl::OkStatus();
@@ -443,15 +480,10 @@ class Worker {
     if (absl::Status s = pipeline->pipeline->Run(**module).status(); !s.ok()) {
       return absl::Status(s.code(), StrCat("control (the unfiltered pipeline): ", s.message()));
     }
-    absl::StatusOr<std::unique_ptr<DeviceProgram>> exe = CompileFor(o_.device, **module, o_.threads);
+    absl::StatusOr<std::unique_ptr<DeviceProgram>> exe = CompileFor(o_.device, **module, o_.threads, o_.kernel_cache);
     if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile (control): ", exe.status().message()));
     control_module_ = std::move(*module);
     control_ = std::move(*exe);
-    // The same parameter buffers and arena for both: identical programs
-    // then run on identical pages and time alike.
-    auto memory = std::make_shared<SharedHostMemory>();
-    exe_->ShareHostMemory(memory);
-    control_->ShareHostMemory(memory);
     control_compile_ms_ = MsSince(t);
     return absl::OkStatus();
   }
@@ -470,9 +502,12 @@ class Worker {
   // One step of `program`; with `out`, timed and recorded. `records_out`
   // receives the step's kernel records.
   absl::Status Step(DeviceProgram& program, Samples* out, std::vector<KernelRecord>* records_out) {
+    const bool delayed = o_.inject_delay > 0 && &program == exe_.get();
     auto run = [&](std::vector<KernelRecord>* records, int64_t* wall_ns) -> absl::Status {
+      if (o_.placement_seed != 0) program.SetArenaOffset(NextArenaOffset());
       Clock::time_point t = Clock::now();
       absl::Status s = program.Execute(args_, records);
+      if (s.ok() && delayed) InjectDelay(records);
       *wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
       return s;
     };
@@ -495,6 +530,41 @@ class Worker {
     out->wall_ns.push_back(wall);
     if (records_out != nullptr) *records_out = std::move(records);
     return absl::OkStatus();
+  }
+
+  // A 64-byte multiple below kMaxArenaOffsetBytes, from the seeded
+  // generator (splitmix64: the same seed gives the same offsets).
+  int64_t NextArenaOffset() {
+    uint64_t z = (placement_state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<int64_t>(z % (kMaxArenaOffsetBytes / 64)) * 64;
+  }
+
+  // The test hook's delay: spins for inject_delay times the step's kernel
+  // time (the last traced step's, for an untraced run) and records it.
+  void InjectDelay(std::vector<KernelRecord>* records) {
+    if (records != nullptr) {
+      int64_t k = 0;
+      for (const KernelRecord& r : *records) {
+        if (IsKernel(r)) k += r.duration_ns();
+      }
+      delay_basis_ns_ = k;
+    }
+    const int64_t wanted = static_cast<int64_t>(o_.inject_delay * static_cast<double>(delay_basis_ns_));
+    Clock::time_point start = Clock::now();
+    while (std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count() < wanted) {
+    }
+    if (records == nullptr) return;
+    KernelRecord r;
+    r.name = "injected-delay";
+    r.kind = KernelKind::kRuntimeRoutine;
+    r.detail = "passlab ablate --test-inject-delay";
+    r.device = o_.device;
+    r.start_ns = records->empty() ? 0 : records->back().end_ns;
+    r.end_ns = r.start_ns + std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    records->push_back(std::move(r));
   }
 
   absl::Status Repeat(bool timed, int n, nlohmann::json& reply) {
@@ -553,6 +623,8 @@ class Worker {
   int64_t autotune_hits_ = 0, autotune_tuned_ = 0;
   std::vector<KernelRecord> all_, last_;
   int64_t steps_ = 0;
+  uint64_t placement_state_ = o_.placement_seed;
+  int64_t delay_basis_ns_ = 0;
 };
 
 }  // namespace

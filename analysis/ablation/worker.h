@@ -44,6 +44,7 @@ struct AblationWorkerOptions {
   std::string device = "cpu";  // or "cuda"
   int threads = 1;  // kernel threads
   uint64_t seed = 1;  // of the random inputs (the same in every variant)
+  std::string args_dir;  // real arguments instead (core/eval/arguments.h)
   // Expected outputs (ReadReference) to check one run against; empty: none.
   std::string reference_dir;
   double tolerance = 1e-3;  // absolute and relative
@@ -60,6 +61,9 @@ struct AblationWorkerOptions {
   // disables a picker): loaded before the pipeline runs, saved (merged)
   // after. Empty: this process's cache only.
   std::string autotune_cache;
+  // The persistent compiled-kernel cache directory the sweep's workers share
+  // (core/codegen/persistent_kernel_cache.h); empty: none.
+  std::string kernel_cache;
   // When the variant fails to optimize or compile: the module as it was.
   std::string snapshot_path;
   int fd_in = 0;
@@ -74,7 +78,25 @@ struct AblationWorkerOptions {
   // comparison across processes. Kernels the two share are compiled once
   // (the kernel cache), so the control costs little compile time.
   bool control = false;
+  // Placement randomization (0: off, every step on the same placement). A
+  // seeded generator draws, for every step of the variant and of the
+  // control independently, the entry arena's offset: a multiple of 64 bytes
+  // below kMaxArenaOffsetBytes (cache sets and pages). A fixed placement
+  // gives a program a bias of its own (up to a few percent on a ResNet step
+  // between programs that are identical); drawn anew per step it averages
+  // out over the repetitions, equally for variant and control.
+  uint64_t placement_seed = 0;
+  // Compile (and lay out in memory) the control before the variant rather
+  // than after it; the runner draws it per worker.
+  bool control_compiled_first = false;
+  // Test hook (`passlab ablate --test-inject-delay`): after every step of the
+  // variant, spin for this fraction of the step's kernel time and record the
+  // spin as a runtime routine ("injected-delay"): a variant with a known
+  // slowdown, to check that sweeps detect it. 0: off.
+  double inject_delay = 0;
 };
+
+inline constexpr int64_t kMaxArenaOffsetBytes = 64 * 1024;
 
 // Fault injection, to test the runner's handling of broken variants: the
 // environment variable PASSLAB_ABLATE_FAULT holds ';'-separated

@@ -21,6 +21,7 @@
 #include "analysis/conformance/case_table.h"
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
+#include "core/ir/file_util.h"
 #include "core/ir/str_util.h"
 #include "core/eval/random_inputs.h"
 #include "core/text/hlo_parser.h"
@@ -103,19 +104,6 @@ class ScratchDir {
   std::string path_;
 };
 
-bool WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // FileCheck as XLA's RunFileCheck calls it (--check-prefixes=CHECK
 // --allow-unused-prefixes). OK, or FileCheck's first error (with the
 // directive and where in the module it stopped), file names replaced by
@@ -128,7 +116,7 @@ absl::Status RunFileCheck(const std::string& binary, const std::string& module_t
   std::string pattern = dir.path() + "/directives";
   std::string input = dir.path() + "/module";
   std::string err = dir.path() + "/stderr";
-  if (!WriteFile(pattern, directives) || !WriteFile(input, module_text)) {
+  if (!WriteStringToFile(pattern, directives).ok() || !WriteStringToFile(input, module_text).ok()) {
     return absl::InternalError("cannot write FileCheck's inputs");
   }
   pid_t pid = fork();
@@ -149,7 +137,7 @@ absl::Status RunFileCheck(const std::string& binary, const std::string& module_t
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
     return absl::FailedPreconditionError(StrCat("cannot run FileCheck at ", binary));
   }
-  std::string text = ReplaceAll(ReplaceAll(ReadFile(err), pattern, "directives"), input, "module");
+  std::string text = ReplaceAll(ReplaceAll(ReadFileToString(err).value_or(""), pattern, "directives"), input, "module");
   // The first error and the lines that show it (directive, caret, where the
   // scan stopped in the module).
   std::vector<std::string_view> lines = SplitAny(text, "\n");

@@ -1,33 +1,46 @@
 // The CPU kernel compiler: HLO -> MLIR (func/arith/math/scf/memref, the
 // shared emitter of kernel_emitter.h) -> emitter pipeline
-// (emitter_pipeline.h) -> LLVM dialect -> ORC JIT; see cpu_kernel_compiler.h
-// for the overall structure.
+// (emitter_pipeline.h) -> LLVM dialect -> LLVM IR -> object code -> ORC JIT;
+// see cpu_kernel_compiler.h for the overall structure. The object code (with
+// the loop nests' metadata) is what the persistent cache stores: a hit loads
+// it into a JIT without emitting, lowering or running LLVM.
 #include "core/codegen/cpu_kernel_compiler.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/codegen/emitter_pipeline.h"
 #include "core/codegen/fusion_analysis.h"
 #include "core/codegen/kernel_emitter.h"
+#include "core/codegen/persistent_kernel_cache.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_printer.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Target/LLVMIR/Export.h"
 
 namespace passlab {
 namespace {
@@ -168,11 +181,152 @@ std::unique_ptr<llvm::TargetMachine> HostTargetMachine() {
 }
 
 struct JitProgram {
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
   std::vector<void (*)(void**)> functions;  // per nest
   std::vector<LoopNest> nests;
   std::vector<int64_t> buffer_sizes;
 };
+
+// What a kernel compiles to, before loading: the persistent cache's payload.
+struct KernelObject {
+  std::string object;  // relocatable object code for the host
+  std::vector<LoopNest> nests;
+  std::vector<int64_t> buffer_sizes;
+};
+
+constexpr const char* kPackedPrefix = "_mlir_";
+
+std::string SerializeKernelObject(const KernelObject& k) {
+  CacheRecordWriter w;
+  w.Int(static_cast<int64_t>(k.nests.size()));
+  for (const LoopNest& n : k.nests) {
+    w.Bytes(n.function);
+    w.Int(static_cast<int64_t>(n.leaf_ids.size()));
+    for (int64_t id : n.leaf_ids) w.Int(id);
+    w.Int(n.rows);
+    w.Int(n.inner);
+    w.Int(n.elements);
+  }
+  w.Int(static_cast<int64_t>(k.buffer_sizes.size()));
+  for (int64_t size : k.buffer_sizes) w.Int(size);
+  w.Bytes(k.object);
+  return std::move(w).Finish();
+}
+
+std::optional<KernelObject> DeserializeKernelObject(std::string_view payload) {
+  CacheRecordReader r(payload);
+  KernelObject k;
+  int64_t count = 0;
+  if (!r.Int(&count) || count < 0 || count > int64_t{1} << 20) return std::nullopt;
+  for (int64_t i = 0; i < count; ++i) {
+    LoopNest n;
+    int64_t leaves = 0;
+    if (!r.Bytes(&n.function) || !r.Int(&leaves) || leaves < 0 || leaves > int64_t{1} << 20) return std::nullopt;
+    n.leaf_ids.resize(leaves);
+    for (int64_t& id : n.leaf_ids) {
+      if (!r.Int(&id)) return std::nullopt;
+    }
+    if (!r.Int(&n.rows) || !r.Int(&n.inner) || !r.Int(&n.elements)) return std::nullopt;
+    k.nests.push_back(std::move(n));
+  }
+  if (!r.Int(&count) || count < 0 || count > int64_t{1} << 20) return std::nullopt;
+  k.buffer_sizes.resize(count);
+  for (int64_t& size : k.buffer_sizes) {
+    if (!r.Int(&size)) return std::nullopt;
+  }
+  if (!r.Bytes(&k.object) || !r.AtEnd()) return std::nullopt;
+  return k;
+}
+
+// `void _mlir_<name>(void** args)`: calls `name` with *args[i] as its i-th
+// argument (MLIR's ExecutionEngine convention, which JitKernel::Run packs
+// for).
+absl::Status AddPackedWrapper(llvm::Module& module, const std::string& name) {
+  llvm::Function* callee = module.getFunction(name);
+  if (callee == nullptr || callee->isDeclaration()) {
+    return absl::InternalError(StrCat("codegen: no loop nest function '", name, "' in the LLVM module"));
+  }
+  llvm::LLVMContext& context = module.getContext();
+  llvm::IRBuilder<> b(context);
+  llvm::Type* ptr = b.getPtrTy();
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr}, /*isVarArg=*/false);
+  auto* wrapper = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, kPackedPrefix + name, module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", wrapper));
+  std::vector<llvm::Value*> args;
+  for (llvm::Argument& arg : callee->args()) {
+    llvm::Value* slot = b.CreateConstGEP1_64(ptr, wrapper->getArg(0), arg.getArgNo());
+    args.push_back(b.CreateLoad(arg.getType(), b.CreateLoad(ptr, slot)));
+  }
+  llvm::Value* result = b.CreateCall(callee, args);
+  if (!result->getType()->isVoidTy()) {
+    llvm::Value* slot = b.CreateConstGEP1_64(ptr, wrapper->getArg(0), callee->arg_size());
+    b.CreateStore(result, b.CreateLoad(ptr, slot));
+  }
+  b.CreateRetVoid();
+  return absl::OkStatus();
+}
+
+// The lowered module (LLVM dialect) to host object code: MLIR's LLVM IR
+// translation, packed wrappers for the loop nests, LLVM's pipeline, codegen.
+absl::StatusOr<std::string> CompileToObject(mlir::ModuleOp module, const std::vector<LoopNest>& nests,
+                                            const CpuCompileOptions& o, const std::string& kernel) {
+  std::unique_ptr<llvm::TargetMachine> tm = HostTargetMachine();
+  if (tm == nullptr) return absl::InternalError("codegen: cannot create a host TargetMachine");
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> m = mlir::translateModuleToLLVMIR(module, context, kernel);
+  if (m == nullptr) return absl::InternalError(StrCat("codegen: translation to LLVM IR failed for ", kernel));
+  m->setDataLayout(tm->createDataLayout());
+  m->setTargetTriple(tm->getTargetTriple());
+  for (const LoopNest& nest : nests) {
+    if (absl::Status s = AddPackedWrapper(*m, nest.function); !s.ok()) return s;
+  }
+  const bool vectorize = o.vectorize && !Disabled(o, "vectorize");
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = vectorize;
+  tuning.SLPVectorization = vectorize;
+  tuning.LoopUnrolling = true;
+  RunLlvmPipeline(*m, tm.get(), o.llvm_opt_level, tuning);
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager codegen;
+  if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    return absl::InternalError(StrCat("codegen: the host target cannot emit object code for ", kernel));
+  }
+  codegen.run(*m);
+  return std::string(buffer.data(), buffer.size());
+}
+
+// Links `k`'s object code into a JIT of its own (RuntimeDyld, as MLIR's
+// ExecutionEngine; the process's symbols resolve libm calls) and finds the
+// loop nests' packed entry points.
+absl::StatusOr<std::shared_ptr<const JitProgram>> LoadKernelObject(KernelObject k, const std::string& kernel) {
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& session)
+                                                   -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                   return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                       session, [](const llvm::MemoryBuffer&) { return std::make_unique<llvm::SectionMemoryManager>(); });
+                 })
+                 .create();
+  if (!jit) return absl::InternalError(StrCat("codegen: cannot create a JIT for ", kernel, ": ",
+                                              llvm::toString(jit.takeError())));
+  if (llvm::Error e = (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(k.object, kernel))) {
+    return absl::InternalError(StrCat("codegen: cannot load the object code of ", kernel, ": ",
+                                      llvm::toString(std::move(e))));
+  }
+  auto program = std::make_shared<JitProgram>();
+  for (const LoopNest& nest : k.nests) {
+    auto address = (*jit)->lookup(kPackedPrefix + nest.function);
+    if (!address) {
+      return absl::InternalError(StrCat("codegen: no symbol ", nest.function, " in ", kernel, ": ",
+                                        llvm::toString(address.takeError())));
+    }
+    program->functions.push_back(address->toPtr<void (*)(void**)>());
+  }
+  program->nests = std::move(k.nests);
+  program->buffer_sizes = std::move(k.buffer_sizes);
+  program->jit = std::move(*jit);
+  return std::shared_ptr<const JitProgram>(std::move(program));
+}
 
 class JitKernel : public CompiledKernel {
  public:
@@ -244,6 +398,7 @@ std::map<std::string, std::shared_ptr<const JitProgram>>& ProgramCache() {
   return *cache;
 }
 std::atomic<int64_t> cache_hits{0}, cache_misses{0};
+std::atomic<int64_t> persistent_hits{0}, persistent_misses{0};
 
 void InitializeLlvmOnce() {
   static std::once_flag once;
@@ -368,9 +523,9 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> CpuKernelCompiler::Compile(const
                                        options_.num_threads, bytes_read,
                                        bytes_written, CountFlops(instruction));
   };
-  std::string key;
+  const bool persistent = !options_.persistent_cache_dir.empty() && !options_.observer;
+  const std::string key = options_.use_cache || persistent ? CacheKey(instruction, options_) : std::string();
   if (options_.use_cache) {
-    key = CacheKey(instruction, options_);
     std::lock_guard<std::mutex> lock(cache_mu);
     auto it = ProgramCache().find(key);
     if (it != ProgramCache().end()) {
@@ -380,55 +535,69 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> CpuKernelCompiler::Compile(const
   }
   ++cache_misses;
   InitializeLlvmOnce();
+  auto remember = [&](std::shared_ptr<const JitProgram> program) {
+    if (!options_.use_cache) return;
+    std::lock_guard<std::mutex> lock(cache_mu);
+    ProgramCache().emplace(key, std::move(program));
+  };
+
+  // The persistent cache (not while an observer must see the passes run).
+  PersistentKernelCache* disk = nullptr;
+  std::string disk_key;
+  if (persistent) {
+    absl::StatusOr<PersistentKernelCache*> opened = PersistentKernelCache::Open(options_.persistent_cache_dir);
+    if (!opened.ok()) return opened.status();
+    disk = *opened;
+    // Everything the object code depends on: the HLO and the emitter
+    // options (CacheKey), the host CPU, the compiler. Threads and the
+    // parallel threshold are applied at run time (JitKernel), not compiled.
+    disk_key = StrCat("cpu-kernel\n", KernelCompilerVersion(), "\n", KernelHostTargetKey(), "\n", key);
+    if (std::optional<std::string> payload = disk->Load(disk_key)) {
+      std::optional<KernelObject> object = DeserializeKernelObject(*payload);
+      if (object.has_value()) {
+        absl::StatusOr<std::shared_ptr<const JitProgram>> program = LoadKernelObject(std::move(*object), instruction.name());
+        if (program.ok()) {
+          ++persistent_hits;
+          remember(*program);
+          return make(std::move(*program));
+        }
+        std::fprintf(stderr, "passlab: kernel cache: %s; compiling instead\n",
+                     std::string(program.status().message()).c_str());
+      } else {
+        std::fprintf(stderr, "passlab: kernel cache: malformed entry for %s in '%s'; compiling instead\n",
+                     instruction.name().c_str(), disk->dir().c_str());
+      }
+    }
+    ++persistent_misses;
+  }
+
   std::unique_ptr<mlir::MLIRContext> context = MakeContext();
   KernelEmitter emitter(context.get(), instruction);
   absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = emitter.Emit();
   if (!module.ok()) return module.status();
   if (absl::Status s = RunCpuEmitterPipeline(**module, options_, instruction.name()); !s.ok()) return s;
-
-  std::unique_ptr<llvm::TargetMachine> tm = HostTargetMachine();
-  if (tm == nullptr) return absl::InternalError("codegen: cannot create a host TargetMachine");
-  bool vectorize = options_.vectorize && !Disabled(options_, "vectorize");
-  int opt_level = options_.llvm_opt_level;
-  llvm::TargetMachine* tm_ptr = tm.get();
-  auto transformer = [vectorize, opt_level, tm_ptr](llvm::Module* m) -> llvm::Error {
-    llvm::PipelineTuningOptions tuning;
-    tuning.LoopVectorization = vectorize;
-    tuning.SLPVectorization = vectorize;
-    tuning.LoopUnrolling = true;
-    m->setDataLayout(tm_ptr->createDataLayout());
-    m->setTargetTriple(tm_ptr->getTargetTriple());
-    RunLlvmPipeline(*m, tm_ptr, opt_level, tuning);
-    return llvm::Error::success();
-  };
-  mlir::ExecutionEngineOptions engine_options;
-  engine_options.transformer = transformer;
-  engine_options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = mlir::ExecutionEngine::create(**module, engine_options);
-  if (!engine) {
-    std::string message = llvm::toString(engine.takeError());
-    return absl::InternalError(StrCat("codegen: JIT failed for ", instruction.name(), ": ", message));
-  }
-  auto program = std::make_shared<JitProgram>();
-  program->nests = emitter.nests();
-  for (const Shape& s : emitter.buffer_shapes()) program->buffer_sizes.push_back(s.element_count());
-  for (const LoopNest& nest : program->nests) {
-    auto fn = (*engine)->lookupPacked(nest.function);
-    if (!fn) {
-      std::string message = llvm::toString(fn.takeError());
-      return absl::InternalError(StrCat("codegen: no symbol ", nest.function, ": ", message));
+  KernelObject object;
+  object.nests = emitter.nests();
+  for (const Shape& s : emitter.buffer_shapes()) object.buffer_sizes.push_back(s.element_count());
+  absl::StatusOr<std::string> code = CompileToObject(**module, object.nests, options_, instruction.name());
+  if (!code.ok()) return code.status();
+  object.object = std::move(*code);
+  const std::string payload = disk != nullptr ? SerializeKernelObject(object) : std::string();
+  absl::StatusOr<std::shared_ptr<const JitProgram>> program = LoadKernelObject(std::move(object), instruction.name());
+  if (!program.ok()) return program.status();
+  if (disk != nullptr) {  // only code that loaded
+    // A failed write costs the next process a compile, nothing more.
+    if (absl::Status s = disk->Store(disk_key, payload); !s.ok()) {
+      std::fprintf(stderr, "passlab: %s\n", std::string(s.message()).c_str());
     }
-    program->functions.push_back(*fn);
   }
-  program->engine = std::move(*engine);
-  if (options_.use_cache) {
-    std::lock_guard<std::mutex> lock(cache_mu);
-    ProgramCache().emplace(key, program);
-  }
-  return make(std::move(program));
+  remember(*program);
+  return make(std::move(*program));
 }
 
 int64_t CpuKernelCompiler::CacheHits() { return cache_hits.load(); }
 int64_t CpuKernelCompiler::CacheMisses() { return cache_misses.load(); }
+int64_t CpuKernelCompiler::PersistentCacheHits() { return persistent_hits.load(); }
+int64_t CpuKernelCompiler::PersistentCacheMisses() { return persistent_misses.load(); }
 
 }  // namespace passlab

@@ -6,8 +6,10 @@
 // computation into subgraph functions; the emitter builds MLIR (func, arith,
 // math, scf, memref) with one `(buffers..., begin, end)` entry function per
 // output loop nest; the emitter pipeline (named MLIR passes, observable and
-// disableable) lowers it to the LLVM dialect; LLVM's ORC JIT (MLIR's
-// ExecutionEngine, host CPU features) compiles it. The runtime splits the
+// disableable) lowers it to the LLVM dialect; LLVM compiles it to object code
+// for the host CPU, which LLVM's ORC JIT links into the process (a
+// persistent cache, CpuCompileOptions::persistent_cache_dir, can supply the
+// object code instead). The runtime splits the
 // outer loop of each nest across a small thread pool when it is large.
 #ifndef PASSLAB_CORE_CODEGEN_CPU_KERNEL_COMPILER_H_
 #define PASSLAB_CORE_CODEGEN_CPU_KERNEL_COMPILER_H_
@@ -62,6 +64,11 @@ struct CpuCompileOptions {
   bool observer_wants_text = true;
   // Reuse compiled code for identical kernels within the process.
   bool use_cache = true;
+  // A directory of compiled kernels shared by processes and runs
+  // (persistent_kernel_cache.h): a kernel found there is loaded, not
+  // compiled; a kernel compiled is stored there. Empty: none. Not consulted
+  // while an observer is set (it must see every pass run).
+  std::string persistent_cache_dir;
 };
 
 // The part of a kernel's compile-cache key that comes from the HLO: the
@@ -88,6 +95,10 @@ class CpuKernelCompiler {
   // Kernels compiled and cache hits so far in this process.
   static int64_t CacheHits();
   static int64_t CacheMisses();
+  // Of the in-process misses, those looked up in a persistent cache: found
+  // there (loaded, not compiled) or not (compiled and stored).
+  static int64_t PersistentCacheHits();
+  static int64_t PersistentCacheMisses();
 
  private:
   CpuCompileOptions options_;

@@ -7,14 +7,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "core/codegen/emitter_pipeline.h"
 #include "core/codegen/fusion_analysis.h"
 #include "core/codegen/kernel_emitter.h"
+#include "core/codegen/persistent_kernel_cache.h"
 #include "core/ir/str_util.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -822,22 +825,59 @@ std::map<std::string, GpuKernel>& GpuKernelCache() {
   return *cache;
 }
 std::atomic<int64_t> gpu_cache_hits{0}, gpu_cache_misses{0};
+std::atomic<int64_t> gpu_persistent_hits{0}, gpu_persistent_misses{0};
+
+// A GpuKernel (less its name, which is the instruction's) as the persistent
+// cache's payload.
+std::string SerializeGpuKernel(const GpuKernel& k) {
+  CacheRecordWriter w;
+  w.Int(static_cast<int64_t>(k.emitter_kind));
+  w.Bytes(k.entry);
+  w.Bytes(k.ptx);
+  w.Bytes(k.target);
+  for (int64_t v : {k.launch.grid_x, k.launch.grid_y, k.launch.grid_z, k.launch.block_x, k.launch.block_y,
+                    k.launch.block_z, k.launch.dynamic_shared_memory_bytes, k.num_buffers, k.bytes_read,
+                    k.bytes_written, k.flops}) {
+    w.Int(v);
+  }
+  return std::move(w).Finish();
+}
+
+std::optional<GpuKernel> DeserializeGpuKernel(std::string_view payload) {
+  CacheRecordReader r(payload);
+  GpuKernel k;
+  int64_t kind = 0;
+  if (!r.Int(&kind) || kind < 0 || kind > static_cast<int64_t>(EmitterKind::kInPlaceDynamicUpdateSlice)) {
+    return std::nullopt;
+  }
+  k.emitter_kind = static_cast<EmitterKind>(kind);
+  if (!r.Bytes(&k.entry) || !r.Bytes(&k.ptx) || !r.Bytes(&k.target)) return std::nullopt;
+  for (int64_t* v : {&k.launch.grid_x, &k.launch.grid_y, &k.launch.grid_z, &k.launch.block_x, &k.launch.block_y,
+                     &k.launch.block_z, &k.launch.dynamic_shared_memory_bytes, &k.num_buffers, &k.bytes_read,
+                     &k.bytes_written, &k.flops}) {
+    if (!r.Int(v)) return std::nullopt;
+  }
+  if (!r.AtEnd()) return std::nullopt;
+  return k;
+}
 
 }  // namespace
 
 int64_t GpuKernelCompiler::CacheHits() { return gpu_cache_hits.load(); }
 int64_t GpuKernelCompiler::CacheMisses() { return gpu_cache_misses.load(); }
+int64_t GpuKernelCompiler::PersistentCacheHits() { return gpu_persistent_hits.load(); }
+int64_t GpuKernelCompiler::PersistentCacheMisses() { return gpu_persistent_misses.load(); }
 
 absl::StatusOr<GpuKernel> GpuKernelCompiler::Compile(const HloInstruction& instruction) {
   if (absl::Status s = CheckCompilable(instruction); !s.ok()) return s;
-  if (!options_.use_cache || options_.observer) {
+  if (options_.observer) {  // it must see every pass run
     ++gpu_cache_misses;
     return CompileUncached(instruction);
   }
   std::string key = StrCat(KernelCacheKey(instruction), "|", options_.target, options_.ptx_features, "|w",
                            options_.vector_width, "|O", options_.llvm_opt_level, "|", options_.libdevice_path);
   for (const std::string& d : options_.disabled_passes) key += "|-" + d;
-  {
+  if (options_.use_cache) {
     std::lock_guard<std::mutex> lock(gpu_cache_mu);
     auto it = GpuKernelCache().find(key);
     if (it != GpuKernelCache().end()) {
@@ -848,11 +888,40 @@ absl::StatusOr<GpuKernel> GpuKernelCompiler::Compile(const HloInstruction& instr
     }
   }
   ++gpu_cache_misses;
-  absl::StatusOr<GpuKernel> kernel = CompileUncached(instruction);
-  if (kernel.ok()) {
+  auto remember = [&](const GpuKernel& kernel) {
+    if (!options_.use_cache) return;
     std::lock_guard<std::mutex> lock(gpu_cache_mu);
-    GpuKernelCache().emplace(std::move(key), *kernel);
+    GpuKernelCache().emplace(key, kernel);
+  };
+  PersistentKernelCache* disk = nullptr;
+  std::string disk_key;
+  if (!options_.persistent_cache_dir.empty()) {
+    absl::StatusOr<PersistentKernelCache*> opened = PersistentKernelCache::Open(options_.persistent_cache_dir);
+    if (!opened.ok()) return opened.status();
+    disk = *opened;
+    // The target (sm version, PTX ISA) is in `key`; the compiler's version
+    // (passlab's build, LLVM's NVPTX backend) completes it.
+    disk_key = StrCat("gpu-kernel\n", KernelCompilerVersion(), "\n", key);
+    if (std::optional<std::string> payload = disk->Load(disk_key)) {
+      if (std::optional<GpuKernel> kernel = DeserializeGpuKernel(*payload)) {
+        ++gpu_persistent_hits;
+        kernel->name = instruction.name();
+        remember(*kernel);
+        return *kernel;
+      }
+      std::fprintf(stderr, "passlab: kernel cache: malformed entry for %s in '%s'; compiling instead\n",
+                   instruction.name().c_str(), disk->dir().c_str());
+    }
+    ++gpu_persistent_misses;
   }
+  absl::StatusOr<GpuKernel> kernel = CompileUncached(instruction);
+  if (!kernel.ok()) return kernel;
+  if (disk != nullptr) {
+    if (absl::Status s = disk->Store(disk_key, SerializeGpuKernel(*kernel)); !s.ok()) {
+      std::fprintf(stderr, "passlab: %s\n", std::string(s.message()).c_str());
+    }
+  }
+  remember(*kernel);
   return kernel;
 }
 

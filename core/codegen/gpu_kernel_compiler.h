@@ -52,6 +52,9 @@ struct GpuCompileOptions {
   // within the process: ablation variants share most kernels with their
   // control. Off while an observer is set (it must see every pass).
   bool use_cache = true;
+  // A directory of compiled kernels (PTX and launch dimensions) shared by
+  // processes and runs, as CpuCompileOptions::persistent_cache_dir.
+  std::string persistent_cache_dir;
 };
 
 // The PTX target for a device's compute capability: "sm_<major><minor>"
@@ -102,6 +105,9 @@ class GpuKernelCompiler {
   // Kernels compiled and served from the cache so far in this process.
   static int64_t CacheHits();
   static int64_t CacheMisses();
+  // Of the misses, those found in / missing from a persistent cache.
+  static int64_t PersistentCacheHits();
+  static int64_t PersistentCacheMisses();
 
  private:
   absl::StatusOr<GpuKernel> CompileUncached(const HloInstruction& instruction);

@@ -5,7 +5,8 @@
 //
 // The products are computed in f64 (c128 for complex) and the scaling, bias
 // and activation applied before one final rounding to the result type.
-// Backward convolutions are rewritten as forward ones over the same data:
+// Backward convolutions are rewritten as forward ones over the same data
+// (dimension numbers and windows from core/ir/conv_dimensions.h):
 //   input_grad  = conv(output_grad, filter with in/out features swapped and
 //                 regrouped, spatially reversed), lhs dilated by the stride;
 //   filter_grad = conv(input viewed with batch and feature swapped,
@@ -16,6 +17,7 @@
 #include <optional>
 
 #include "core/eval/eval_internal.h"
+#include "core/ir/conv_dimensions.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
@@ -168,7 +170,6 @@ absl::StatusOr<Literal> EvalConv(const HloInstruction& inst, Operands ops, EvalC
                                              call->result_shape.ToString()));
   }
   const ConvolutionDimensionNumbers& d = call->dnums;
-  int64_t spatial = static_cast<int64_t>(d.input_spatial_dimensions.size());
   std::unique_ptr<HloInstruction> conv =
       HloInstruction::Create(HloOpcode::kConvolution, WithType(call->result_shape, PrimitiveType::kF64), {});
   HloAttributes& a = conv->mutable_attrs();
@@ -182,64 +183,16 @@ absl::StatusOr<Literal> EvalConv(const HloInstruction& inst, Operands ops, EvalC
       a.feature_group_count = call->feature_group_count;
       break;
     case LibraryCallKind::kConvBackwardInput: {
-      ConvolutionDimensionNumbers b;
-      b.input_batch_dimension = d.output_batch_dimension;
-      b.input_feature_dimension = d.output_feature_dimension;
-      b.input_spatial_dimensions = d.output_spatial_dimensions;
-      b.kernel_input_feature_dimension = d.kernel_output_feature_dimension;
-      b.kernel_output_feature_dimension = d.kernel_input_feature_dimension;
-      b.kernel_spatial_dimensions = d.kernel_spatial_dimensions;
-      b.output_batch_dimension = d.input_batch_dimension;
-      b.output_feature_dimension = d.input_feature_dimension;
-      b.output_spatial_dimensions = d.input_spatial_dimensions;
-      Window w;
-      for (int64_t s = 0; s < spatial; ++s) {
-        const WindowDimension& f = call->window.dimensions[s];
-        int64_t x = call->input_shape.dimensions(d.input_spatial_dimensions[s]);
-        int64_t y = call->output_shape.dimensions(d.output_spatial_dimensions[s]);
-        WindowDimension wd;
-        wd.size = f.size;
-        wd.stride = 1;
-        wd.base_dilation = f.stride;
-        wd.window_dilation = f.window_dilation;
-        wd.padding_low = (f.size - 1) * f.window_dilation - f.padding_low;
-        wd.padding_high = x - 1 - (y - 1) * f.stride + f.padding_low;
-        wd.window_reversal = true;
-        w.dimensions.push_back(wd);
-      }
-      a.conv_dnums = b;
-      a.window = w;
+      a.conv_dnums = BackwardDataDimensionNumbers(d);
+      a.window = BackwardDataWindow(call->window, d, call->input_shape, call->output_shape);
       a.feature_group_count = call->feature_group_count;
       regrouped = RegroupFilter(*ops[1], d, call->feature_group_count);
       operands[1] = &regrouped;
       break;
     }
     case LibraryCallKind::kConvBackwardFilter: {
-      ConvolutionDimensionNumbers b;
-      b.input_batch_dimension = d.input_feature_dimension;
-      b.input_feature_dimension = d.input_batch_dimension;
-      b.input_spatial_dimensions = d.input_spatial_dimensions;
-      b.kernel_input_feature_dimension = d.output_batch_dimension;
-      b.kernel_output_feature_dimension = d.output_feature_dimension;
-      b.kernel_spatial_dimensions = d.output_spatial_dimensions;
-      b.output_batch_dimension = d.kernel_input_feature_dimension;
-      b.output_feature_dimension = d.kernel_output_feature_dimension;
-      b.output_spatial_dimensions = d.kernel_spatial_dimensions;
-      Window w;
-      for (int64_t s = 0; s < spatial; ++s) {
-        const WindowDimension& f = call->window.dimensions[s];
-        int64_t x = call->input_shape.dimensions(d.input_spatial_dimensions[s]);
-        int64_t y = call->output_shape.dimensions(d.output_spatial_dimensions[s]);
-        WindowDimension wd;
-        wd.size = y;
-        wd.stride = f.window_dilation;
-        wd.window_dilation = f.stride;
-        wd.padding_low = f.padding_low;
-        wd.padding_high = (f.size - 1) * f.window_dilation + (y - 1) * f.stride + 1 - x - f.padding_low;
-        w.dimensions.push_back(wd);
-      }
-      a.conv_dnums = b;
-      a.window = w;
+      a.conv_dnums = BackwardFilterDimensionNumbers(d);
+      a.window = BackwardFilterWindow(call->window, d, call->input_shape, call->output_shape);
       a.batch_group_count = call->feature_group_count;
       break;
     }

@@ -1,8 +1,8 @@
 #include "core/eval/npy.h"
 
 #include <fstream>
-#include <sstream>
 
+#include "core/ir/file_util.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -59,11 +59,9 @@ std::string NpyDescr(PrimitiveType type) {
 }
 
 absl::StatusOr<Literal> ReadNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(StrCat(path, ": cannot open file"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string data = ss.str();
+  absl::StatusOr<std::string> read = ReadFileToString(path);
+  if (!read.ok()) return read.status();
+  std::string data = std::move(*read);
   if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0) {
     return absl::InvalidArgumentError(StrCat(path, ": not a .npy file (bad magic)"));
   }

@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "core/eval/literal_compare.h"
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
 #include "core/ir/primitive_type.h"
 #include "core/ir/str_util.h"
 
@@ -29,14 +31,110 @@ std::string Percent(double x) {
   return buf;
 }
 
+bool IsConstant(const Literal& l, bool* all_zero) {
+  *all_zero = false;
+  if (!l.shape().IsArray() || l.element_count() < 2) return false;
+  const bool is_float = IsFloatingPointType(l.shape().element_type());
+  const double first = is_float ? l.GetDouble(0) : 0;
+  const uint64_t first_bits = l.GetBits(0);
+  for (int64_t i = 1; i < l.element_count(); ++i) {
+    if (is_float ? l.GetDouble(i) != first : l.GetBits(i) != first_bits) return false;
+  }
+  *all_zero = is_float ? first == 0 : first_bits == 0;
+  return true;
+}
+
+// Elements where `actual` is NaN or infinite and `expected` is finite.
+int64_t NewNonFinite(const Literal& expected, const Literal& actual) {
+  if (!actual.shape().IsArray() || !IsFloatingPointType(actual.shape().element_type()) ||
+      !expected.shape().Compatible(actual.shape())) {
+    return 0;
+  }
+  int64_t n = 0;
+  for (int64_t i = 0; i < actual.element_count(); ++i) {
+    n += !std::isfinite(actual.GetDouble(i)) && std::isfinite(expected.GetDouble(i));
+  }
+  return n;
+}
+
+std::string Degenerate(absl::Span<const Literal* const> expected, absl::Span<const Literal* const> actual,
+                       const std::vector<int>& wrong) {
+  int constant = 0, zero = 0, non_finite_leaves = 0, first_non_finite = -1;
+  int64_t non_finite = 0;
+  for (int i : wrong) {
+    bool all_zero = false;
+    if (IsConstant(*expected[i], &all_zero)) {
+      ++constant;
+      zero += all_zero;
+    }
+    if (int64_t n = NewNonFinite(*expected[i], *actual[i]); n > 0) {
+      non_finite += n;
+      if (non_finite_leaves++ == 0) first_non_finite = i;
+    }
+  }
+  std::vector<std::string> why;
+  if (constant > 0 && constant == static_cast<int>(wrong.size())) {
+    why.push_back(StrCat("every differing output is constant in the reference (", constant, ", ", zero,
+                         " all zero): the random inputs do not exercise the program (a scalar such as a ReLU6 bound "
+                         "or a dropout rate drawn at random can make a whole step constant)"));
+  } else if (constant > 0) {
+    why.push_back(StrCat(constant, " of the ", wrong.size(), " differing outputs are constant in the reference (",
+                         zero, " all zero)"));
+  }
+  if (non_finite_leaves > 0) {
+    why.push_back(StrCat("the compiled run has NaN/Inf where the reference is finite (", non_finite, " elements in ",
+                         non_finite_leaves, " outputs, first output ", first_non_finite,
+                         "): a cancellation on these inputs, such as a variance computed as E[x^2]-E[x]^2 in the "
+                         "element type going negative before rsqrt, where the evaluator computes in double"));
+  }
+  if (why.empty()) return "";
+  return StrCat(Join(why, "; "), "; give the real arguments (--args DIR, or an HLO snapshot) to decide");
+}
+
+bool IsPassThrough(HloOpcode op) {
+  return op == HloOpcode::kAdd || op == HloOpcode::kConvert || op == HloOpcode::kBroadcast ||
+         op == HloOpcode::kReshape || op == HloOpcode::kBitcast || op == HloOpcode::kCopy ||
+         op == HloOpcode::kMultiply;
+}
+
+// A subtract reaching `inst` through at most `depth` pass-through ops.
+const HloInstruction* SubtractFeeding(const HloInstruction* inst, int depth) {
+  for (const HloInstruction* op : inst->operands()) {
+    if (op->opcode() == HloOpcode::kSubtract) return op;
+    if (depth > 0 && IsPassThrough(op->opcode())) {
+      if (const HloInstruction* s = SubtractFeeding(op, depth - 1)) return s;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-void FlattenLeaves(const Literal& literal, std::vector<const Literal*>& leaves) {
-  if (!literal.shape().IsTuple()) {
-    leaves.push_back(&literal);
-    return;
+std::string OutputCheck::Verdict() const {
+  if (ok) return StrCat("ok: ", message);
+  if (!degenerate.empty()) return StrCat("FAILED, inconclusive (", degenerate, "): ", message);
+  return StrCat("FAILED: ", message);
+}
+
+std::vector<std::string> FindCancellationSites(const HloModule& module, int limit) {
+  std::vector<std::string> sites;
+  for (const HloComputation* c : module.computations()) {
+    for (const HloInstruction* inst : c->instructions()) {
+      if (static_cast<int>(sites.size()) >= limit) return sites;
+      const HloOpcode op = inst->opcode();
+      if (op == HloOpcode::kBatchNormTraining || op == HloOpcode::kBatchNormGrad) {
+        sites.push_back(StrCat(HloOpcodeString(op), " '", inst->name(),
+                               "' (XLA's batchnorm_expander computes its variance as E[x^2]-E[x]^2)"));
+        continue;
+      }
+      if (op != HloOpcode::kRsqrt && op != HloOpcode::kSqrt && op != HloOpcode::kLog) continue;
+      if (const HloInstruction* sub = SubtractFeeding(inst, 3)) {
+        sites.push_back(StrCat("subtract '", sub->name(), "' -> ", HloOpcodeString(op), " '", inst->name(), "' in ",
+                               c->name()));
+      }
+    }
   }
-  for (const Literal& e : literal.tuple_elements()) FlattenLeaves(e, leaves);
+  return sites;
 }
 
 OutputCheck CheckOutputs(absl::Span<const Literal* const> expected, absl::Span<const Literal* const> actual,
@@ -76,6 +174,7 @@ OutputCheck CheckOutputs(absl::Span<const Literal* const> expected, absl::Span<c
   };
   if (!out.wrong_leaves.empty()) {
     out.ok = false;
+    if (options.random_inputs) out.degenerate = Degenerate(expected, actual, out.wrong_leaves);
     out.message = StrCat(first_wrong, "; outputs that differ: ", out.wrong_leaves.size(), " of ", actual.size(), " (",
                          list(out.wrong_leaves), ")");
   } else if (!out.close_leaves.empty()) {

@@ -18,13 +18,18 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "core/ir/hlo_module.h"
 #include "core/ir/literal.h"
+#include "core/ir/literal_util.h"  // FlattenLeaves, for the callers comparing leaves
 
 namespace passlab {
 
 struct OutputCheckOptions {
   double tolerance = 1e-3;       // absolute and relative, per element
   double norm_tolerance = 1e-2;  // norm-wise relative, per float leaf; 0: off
+  // The arguments were seeded random values, not the program's real ones:
+  // a failure is then examined for a degenerate reference (below).
+  bool random_inputs = false;
 };
 
 struct OutputCheck {
@@ -39,14 +44,30 @@ struct OutputCheck {
   // "outputs match the reference", or what differs: the first failing leaf's
   // worst element and every failing leaf's number.
   std::string message;
+  // With random inputs, a failure that says little about the program
+  // (empty when none is seen): every differing output is constant in the
+  // reference (all zero, or one value: the random inputs do not exercise
+  // the program, e.g. a ReLU6 bound or a dropout rate drawn at random), or
+  // the program has NaN/Inf where the reference is finite (a cancellation
+  // on such inputs, e.g. a variance computed as E[x^2]-E[x]^2 in f32 going
+  // negative before rsqrt where the evaluator computes in double).
+  std::string degenerate;
+  // "ok: <message>", "FAILED: <message>", or with `degenerate`
+  // "FAILED, inconclusive (<degenerate>): <message>".
+  std::string Verdict() const;
 };
 
 // `expected` and `actual` hold the leaves in the same order.
 OutputCheck CheckOutputs(absl::Span<const Literal* const> expected, absl::Span<const Literal* const> actual,
                          const OutputCheckOptions& options);
 
-// The array leaves of `literal` in order (tuples flattened, depth first).
-void FlattenLeaves(const Literal& literal, std::vector<const Literal*>& leaves);
+// Where a cancellation can turn a near-zero value negative before a square
+// root, reciprocal square root or logarithm: "subtract 'x' -> rsqrt 'y'"
+// for each such subtract in `module` (fusion bodies included, through
+// elementwise adds, converts, broadcasts and reshapes), and each
+// batch-norm-training / batch-norm-grad (XLA's batchnorm_expander computes
+// their variance as E[x^2]-E[x]^2 in the element type). At most `limit`.
+std::vector<std::string> FindCancellationSites(const HloModule& module, int limit = 3);
 
 }  // namespace passlab
 

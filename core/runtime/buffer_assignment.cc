@@ -2,8 +2,9 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_format.h"
+#include "core/ir/file_util.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/host_buffer.h"
 
@@ -41,12 +42,6 @@ std::vector<Shape> Leaves(const Shape& shape) {
 int64_t LeafBytes(const Shape& s) { return BufferBytes(s); }
 
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
-
-std::string Bytes(int64_t b) {
-  if (b >= (int64_t{1} << 20)) return StrCat(absl::StrFormat("%.2f", b / 1048576.0), " MiB");
-  if (b >= 1024) return StrCat(absl::StrFormat("%.1f", b / 1024.0), " KiB");
-  return StrCat(b, " B");
-}
 
 // The operand an in-place op may overwrite with its result (leaf 0), or -1.
 int64_t InPlaceOperand(const HloInstruction& inst) {
@@ -299,7 +294,7 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> BufferAssignment::Run(const Hl
                                                                         BufferAssignmentOptions options) {
   if (options.alignment < 1) return absl::InvalidArgumentError("buffer alignment must be positive");
   std::unique_ptr<BufferAssignment> a(new BufferAssignment());
-  if (absl::Status s = a->Assign(computation, options); !s.ok()) return s;
+  RETURN_IF_ERROR(a->Assign(computation, options));
   return a;
 }
 
@@ -334,8 +329,9 @@ bool BufferAssignment::IsInPlace(const HloInstruction* inst) const {
 
 std::string BufferAssignment::ToString() const {
   std::string out =
-      StrCat("arena ", Bytes(arena_bytes_), " (peak live ", Bytes(peak_live_bytes_), ", ", Bytes(total_bytes_),
-             " without reuse), parameters ", Bytes(parameter_bytes_), ", constants ", Bytes(constant_bytes_), "\n");
+      StrCat("arena ", FormatBytes(arena_bytes_), " (peak live ", FormatBytes(peak_live_bytes_), ", ",
+             FormatBytes(total_bytes_), " without reuse), parameters ", FormatBytes(parameter_bytes_), ", constants ",
+             FormatBytes(constant_bytes_), "\n");
   for (const Buffer& b : buffers_) {
     std::string where;
     switch (b.slice.kind) {

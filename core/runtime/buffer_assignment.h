@@ -37,6 +37,16 @@
 
 namespace passlab {
 
+// Ops that run no work of their own: parameters and constants (their storage
+// is set up before a run) and the aliases above (tuple, get-tuple-element,
+// bitcast, opt-barrier, domain, add-dependency) and after-all. The CPU and
+// CUDA programs give them no thunk.
+inline bool IsBufferAlias(HloOpcode op) {
+  return op == HloOpcode::kParameter || op == HloOpcode::kConstant || op == HloOpcode::kTuple ||
+         op == HloOpcode::kGetTupleElement || op == HloOpcode::kBitcast || op == HloOpcode::kOptimizationBarrier ||
+         op == HloOpcode::kDomain || op == HloOpcode::kAddDependency || op == HloOpcode::kAfterAll;
+}
+
 struct BufferSlice {
   enum class Kind { kNone, kArena, kParameter, kConstant };
   Kind kind = Kind::kNone;  // kNone: zero-sized (or token) leaf

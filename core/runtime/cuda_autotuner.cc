@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/cuda_driver.h"
 #include "core/runtime/cuda_library_call.h"
@@ -39,20 +40,13 @@ absl::StatusOr<GuardedDeviceBuffer> Guarded(const CudaDevice& device, const Shap
   GuardedDeviceBuffer b;
   b.shape = shape;
   b.bytes = shape.IsArray() ? BufferBytes(shape) : 0;
-  absl::StatusOr<DeviceBuffer> s = DeviceBuffer::Allocate(device, b.bytes + 2 * kCudaRedZoneBytes, what);
-  if (!s.ok()) return s.status();
-  b.storage = std::move(*s);
-  if (absl::Status st = device.Check(device.api().cuMemsetD8Async(b.storage.ptr(), kCudaRedZoneByte,
-                                                                  b.storage.bytes(), nullptr),
-                                     StrCat("cuMemsetD8(", what, " red zones)"));
-      !st.ok()) {
-    return st;
-  }
+  ASSIGN_OR_RETURN(DeviceBuffer s, DeviceBuffer::Allocate(device, b.bytes + 2 * kCudaRedZoneBytes, what));
+  b.storage = std::move(s);
+  RETURN_IF_ERROR(
+      device.Check(device.api().cuMemsetD8Async(b.storage.ptr(), kCudaRedZoneByte, b.storage.bytes(), nullptr),
+                   StrCat("cuMemsetD8(", what, " red zones)")));
   if (b.bytes > 0) {
-    if (absl::Status st = device.Check(device.api().cuMemsetD8Async(b.data(), 0, b.bytes, nullptr), "cuMemsetD8");
-        !st.ok()) {
-      return st;
-    }
+    RETURN_IF_ERROR(device.Check(device.api().cuMemsetD8Async(b.data(), 0, b.bytes, nullptr), "cuMemsetD8"));
   }
   return b;
 }
@@ -73,10 +67,7 @@ std::vector<uint8_t> RandomBytes(const Shape& shape, std::mt19937_64& rng) {
 absl::StatusOr<std::vector<double>> Download(const CudaDevice& device, const GuardedDeviceBuffer& b) {
   std::vector<uint8_t> host(b.bytes);
   if (b.bytes > 0) {
-    if (absl::Status s = device.Check(device.api().cuMemcpyDtoH(host.data(), b.data(), b.bytes), "cuMemcpyDtoH");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(device.Check(device.api().cuMemcpyDtoH(host.data(), b.data(), b.bytes), "cuMemcpyDtoH"));
   }
   std::vector<double> v;
   if (!IsFloatingPointType(b.shape.element_type())) return v;
@@ -86,11 +77,8 @@ absl::StatusOr<std::vector<double>> Download(const CudaDevice& device, const Gua
 
 absl::Status CheckDeviceRedZones(const CudaDevice& device, const GuardedDeviceBuffer& b, std::string_view what) {
   std::vector<uint8_t> host(b.storage.bytes());
-  if (absl::Status s = device.Check(device.api().cuMemcpyDtoH(host.data(), b.storage.ptr(), host.size()),
-                                    "cuMemcpyDtoH(red zones)");
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(device.Check(device.api().cuMemcpyDtoH(host.data(), b.storage.ptr(), host.size()),
+                               "cuMemcpyDtoH(red zones)"));
   return CheckRedZones(host, kCudaRedZoneBytes, what);
 }
 
@@ -109,14 +97,11 @@ absl::StatusOr<std::vector<AlgorithmTiming>> TimeCudaAlgorithms(const HloInstruc
                                                                  const CudaAutotuneOptions& options) {
   std::vector<AlgorithmTiming> out;
   if (options.level <= 0) return out;
-  absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(options.device_ordinal);
-  if (!device.ok()) return device.status();
-  const CudaDevice& d = **device;
+  ASSIGN_OR_RETURN(std::unique_ptr<CudaDevice> device, CudaDevice::Open(options.device_ordinal));
+  const CudaDevice& d = *device;
   const CudaDriverApi& api = d.api();
-  absl::StatusOr<std::unique_ptr<CudaLibraries>> libraries = CudaLibraries::Create(d);
-  if (!libraries.ok()) return libraries.status();
-  absl::StatusOr<std::vector<LibraryAlgorithm>> algorithms = ListCudaAlgorithms(inst, **libraries);
-  if (!algorithms.ok()) return algorithms.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<CudaLibraries> libraries, CudaLibraries::Create(d));
+  ASSIGN_OR_RETURN(std::vector<LibraryAlgorithm> algorithms, ListCudaAlgorithms(inst, *libraries));
 
   std::vector<GuardedDeviceBuffer> buffers;
   std::vector<Shape> shapes;
@@ -125,35 +110,32 @@ absl::StatusOr<std::vector<AlgorithmTiming>> TimeCudaAlgorithms(const HloInstruc
   for (const Shape& s : LeafShapes(inst.shape())) shapes.push_back(s);
   std::mt19937_64 rng(42);
   for (size_t i = 0; i < shapes.size(); ++i) {
-    absl::StatusOr<GuardedDeviceBuffer> b = Guarded(d, shapes[i], StrCat(inst.name(), " buffer ", i));
-    if (!b.ok()) return b.status();
+    ASSIGN_OR_RETURN(GuardedDeviceBuffer b, Guarded(d, shapes[i], StrCat(inst.name(), " buffer ", i)));
     if (options.level >= 2 && static_cast<int64_t>(i) < operands) {
-      if (absl::Status s = Upload(d, *b, RandomBytes(shapes[i], rng)); !s.ok()) return s;
+      RETURN_IF_ERROR(Upload(d, b, RandomBytes(shapes[i], rng)));
     }
-    buffers.push_back(std::move(*b));
+    buffers.push_back(std::move(b));
   }
   std::vector<CUdeviceptr> ptrs;
   for (const GuardedDeviceBuffer& b : buffers) ptrs.push_back(b.bytes > 0 ? b.data() : 0);
   CUstream stream = nullptr;
-  if (absl::Status s = d.Check(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(d.Check(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
   CUevent start = nullptr, end = nullptr;
   api.cuEventCreate(&start, CU_EVENT_DEFAULT);
   api.cuEventCreate(&end, CU_EVENT_DEFAULT);
   std::vector<double> reference;
   std::string reference_name;
   bool have_reference = false;
-  for (const LibraryAlgorithm& a : *algorithms) {
+  for (const LibraryAlgorithm& a : algorithms) {
     if (std::find(options.denied.begin(), options.denied.end(), a.id) != options.denied.end()) continue;
     AlgorithmTiming t;
     t.algorithm = a;
     if (options.level >= 3) {
       for (size_t i = operands; i < buffers.size(); ++i) {
-        if (absl::Status s = Upload(d, buffers[i], RandomBytes(shapes[i], rng)); !s.ok()) return s;
+        RETURN_IF_ERROR(Upload(d, buffers[i], RandomBytes(shapes[i], rng)));
       }
     }
-    absl::StatusOr<std::unique_ptr<CudaLibraryCall>> call = CudaLibraryCall::Create(inst, **libraries, a.id);
+    absl::StatusOr<std::unique_ptr<CudaLibraryCall>> call = CudaLibraryCall::Create(inst, *libraries, a.id);
     if (!call.ok()) {
       t.status = call.status();
       out.push_back(std::move(t));
@@ -184,14 +166,13 @@ absl::StatusOr<std::vector<AlgorithmTiming>> TimeCudaAlgorithms(const HloInstruc
         t.status = CheckDeviceRedZones(d, buffers[i], StrCat(a.name, " buffer ", i));
       }
       if (t.status.ok() && static_cast<int64_t>(buffers.size()) > operands) {
-        absl::StatusOr<std::vector<double>> result = Download(d, buffers[operands]);
-        if (!result.ok()) return result.status();
+        ASSIGN_OR_RETURN(std::vector<double> result, Download(d, buffers[operands]));
         if (!have_reference) {
-          reference = std::move(*result);
+          reference = std::move(result);
           reference_name = a.name;
           have_reference = true;
         } else {
-          t.max_rel_error = MaxRelativeError(*result, reference);
+          t.max_rel_error = MaxRelativeError(result, reference);
           if (!(t.max_rel_error <= options.tolerance)) {
             t.status = absl::DataLossError(StrCat(a.name, ": wrong result (max relative error ", t.max_rel_error,
                                                   " against ", reference_name, ")"));

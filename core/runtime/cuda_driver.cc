@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "absl/strings/str_format.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -64,7 +65,7 @@ absl::StatusOr<const CudaDriver*> CudaDriver::LoadFrom(const std::string& librar
   }
   CUresult init = driver->api_.cuInit(0);
   if (init == CUDA_ERROR_NO_DEVICE) return absl::UnavailableError("no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE)");
-  if (absl::Status s = driver->Check(init, "cuInit"); !s.ok()) return s;
+  RETURN_IF_ERROR(driver->Check(init, "cuInit"));
   // Drivers stay loaded for the process's lifetime (contexts, modules and
   // library handles may refer to them until exit).
   return driver.release();
@@ -87,44 +88,32 @@ absl::Status CudaDriver::Check(CUresult result, std::string_view call) const {
 // ---------------------------------------------------------------- CudaDevice
 
 absl::StatusOr<std::unique_ptr<CudaDevice>> CudaDevice::Open(int ordinal) {
-  absl::StatusOr<const CudaDriver*> driver = CudaDriver::Get();
-  if (!driver.ok()) return driver.status();
-  const CudaDriverApi& api = (*driver)->api();
+  ASSIGN_OR_RETURN(const CudaDriver* driver, CudaDriver::Get());
+  const CudaDriverApi& api = driver->api();
   int count = 0;
-  if (absl::Status s = (*driver)->Check(api.cuDeviceGetCount(&count), "cuDeviceGetCount"); !s.ok()) return s;
+  RETURN_IF_ERROR(driver->Check(api.cuDeviceGetCount(&count), "cuDeviceGetCount"));
   if (count == 0) return absl::UnavailableError("no CUDA device");
   if (ordinal < 0 || ordinal >= count) {
     return absl::UnavailableError(StrCat("no CUDA device ", ordinal, " (", count, " present)"));
   }
   std::unique_ptr<CudaDevice> d(new CudaDevice());
-  d->driver_ = *driver;
+  d->driver_ = driver;
   d->ordinal_ = ordinal;
-  if (absl::Status s = d->Check(api.cuDeviceGet(&d->device_, ordinal), "cuDeviceGet"); !s.ok()) return s;
+  RETURN_IF_ERROR(d->Check(api.cuDeviceGet(&d->device_, ordinal), "cuDeviceGet"));
   char name[256] = {};
-  if (absl::Status s = d->Check(api.cuDeviceGetName(name, sizeof(name), d->device_), "cuDeviceGetName"); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(d->Check(api.cuDeviceGetName(name, sizeof(name), d->device_), "cuDeviceGetName"));
   d->name_ = name;
   auto attribute = [&](CUdevice_attribute a, int& out, const char* what) {
     return d->Check(api.cuDeviceGetAttribute(&out, a, d->device_), StrCat("cuDeviceGetAttribute(", what, ")"));
   };
-  if (absl::Status s = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->cc_major_, "cc major"); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->cc_minor_, "cc minor"); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->multiprocessors_, "SMs"); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->cc_major_, "cc major"));
+  RETURN_IF_ERROR(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->cc_minor_, "cc minor"));
+  RETURN_IF_ERROR(attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->multiprocessors_, "SMs"));
   size_t bytes = 0;
-  if (absl::Status s = d->Check(api.cuDeviceTotalMem(&bytes, d->device_), "cuDeviceTotalMem"); !s.ok()) return s;
+  RETURN_IF_ERROR(d->Check(api.cuDeviceTotalMem(&bytes, d->device_), "cuDeviceTotalMem"));
   d->total_memory_ = static_cast<int64_t>(bytes);
-  if (absl::Status s = d->Check(api.cuDevicePrimaryCtxRetain(&d->context_, d->device_), "cuDevicePrimaryCtxRetain");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = d->Activate(); !s.ok()) return s;
+  RETURN_IF_ERROR(d->Check(api.cuDevicePrimaryCtxRetain(&d->context_, d->device_), "cuDevicePrimaryCtxRetain"));
+  RETURN_IF_ERROR(d->Activate());
   return d;
 }
 

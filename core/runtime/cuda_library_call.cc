@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 #include "core/runtime/cuda_library_plan.h"
@@ -79,14 +80,13 @@ class BlasLtGemm : public CudaLibraryCall {
   }
 
   static absl::StatusOr<std::unique_ptr<BlasLtGemm>> Make(const HloInstruction& inst, CudaLibraries& libs) {
-    absl::StatusOr<BlasLtGemmPlan> plan = PlanBlasLtGemm(inst);
-    if (!plan.ok()) return plan.status();
+    ASSIGN_OR_RETURN(BlasLtGemmPlan plan, PlanBlasLtGemm(inst));
     std::unique_ptr<BlasLtGemm> g(new BlasLtGemm());
     g->name_ = inst.name();
     g->libs_ = &libs;
-    g->p_ = *plan;
-    g->plan_ = BlasLtGemmPlanToString(*plan);
-    g->flops_ = plan->flops;
+    g->p_ = plan;
+    g->plan_ = BlasLtGemmPlanToString(plan);
+    g->flops_ = plan.flops;
     if (absl::Status s = g->Describe(); !s.ok()) return absl::Status(s.code(), StrCat(inst.name(), ": ", s.message()));
     return g;
   }
@@ -95,11 +95,10 @@ class BlasLtGemm : public CudaLibraryCall {
   absl::StatusOr<std::vector<cublasLtMatmulHeuristicResult_t>> Candidates() {
     std::vector<cublasLtMatmulHeuristicResult_t> results(kCudaGemmHeuristics);
     int returned = 0;
-    absl::Status s = CheckBlas(
-        cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(libs_->blas_lt()), op_, a_, b_, c_, d_,
-                                       preference_, kCudaGemmHeuristics, results.data(), &returned),
-        StrCat("cublasLtMatmulAlgoGetHeuristic(", name_, ")"));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(
+        CheckBlas(cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(libs_->blas_lt()), op_, a_, b_, c_, d_,
+                                                 preference_, kCudaGemmHeuristics, results.data(), &returned),
+                  StrCat("cublasLtMatmulAlgoGetHeuristic(", name_, ")")));
     results.resize(returned);
     if (results.empty()) {
       return absl::UnimplementedError(StrCat("cublasLtMatmulAlgoGetHeuristic(", name_, "): no algorithm for ", plan_));
@@ -108,20 +107,19 @@ class BlasLtGemm : public CudaLibraryCall {
   }
 
   absl::Status Choose(std::optional<int64_t> algorithm, int64_t selected) {
-    absl::StatusOr<std::vector<cublasLtMatmulHeuristicResult_t>> c = Candidates();
-    if (!c.ok()) return c.status();
+    ASSIGN_OR_RETURN(std::vector<cublasLtMatmulHeuristicResult_t> c, Candidates());
     int64_t index = 0;
     if (algorithm.has_value()) {
-      if (*algorithm < 0 || *algorithm >= static_cast<int64_t>(c->size())) {
-        return absl::InvalidArgumentError(StrCat(name_, ": cuBLASLt offers ", c->size(), " algorithms, not #",
+      if (*algorithm < 0 || *algorithm >= static_cast<int64_t>(c.size())) {
+        return absl::InvalidArgumentError(StrCat(name_, ": cuBLASLt offers ", c.size(), " algorithms, not #",
                                                  *algorithm));
       }
       index = *algorithm;
-    } else if (selected >= 0 && selected < static_cast<int64_t>(c->size())) {
+    } else if (selected >= 0 && selected < static_cast<int64_t>(c.size())) {
       index = selected;
     }
-    algo_ = (*c)[index].algo;
-    workspace_bytes_ = static_cast<int64_t>((*c)[index].workspaceSize);
+    algo_ = c[index].algo;
+    workspace_bytes_ = static_cast<int64_t>(c[index].workspaceSize);
     algorithm_ = LibraryAlgorithm{index, StrCat("cublasLt#", index)};
     return libs_->ReserveWorkspace(workspace_bytes_);
   }
@@ -135,12 +133,9 @@ class BlasLtGemm : public CudaLibraryCall {
     if (p_.m * p_.n * p_.batch == 0) return absl::OkStatus();
     if (p_.bias_buffer >= 0) {
       void* bias = ptr(p_.bias_buffer);
-      if (absl::Status s = CheckBlas(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                                    sizeof(bias)),
-                                     "cublasLtMatmulDescSetAttribute(bias)");
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(
+          CheckBlas(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+                    "cublasLtMatmulDescSetAttribute(bias)"));
     }
     bool f64 = p_.compute == BlasLtComputeType::k64F;
     Scale alpha = MakeScale(p_.alpha), beta = MakeScale(p_.c_buffer >= 0 ? p_.beta : 0);
@@ -153,13 +148,12 @@ class BlasLtGemm : public CudaLibraryCall {
     for (size_t i = 0; i < calls; ++i) {
       void* d = at(result, p_.outer_d, p_.d, i);
       const void* c = p_.c_buffer >= 0 ? at(p_.c_buffer, p_.outer_c, p_.c, i) : d;
-      absl::Status s = CheckBlas(
-          cublasLtMatmul(static_cast<cublasLtHandle_t>(libs_->blas_lt()), op_, alpha.For(f64),
-                         at(p_.a_buffer, p_.outer_a, p_.a, i), a_, at(p_.b_buffer, p_.outer_b, p_.b, i), b_,
-                         beta.For(f64), c, c_, d, d_, &algo_, reinterpret_cast<void*>(libs_->workspace()),
-                         workspace_bytes_, reinterpret_cast<cudaStream_t>(stream)),
-          StrCat("cublasLtMatmul(", name_, calls > 1 ? StrCat(", call ", i + 1, " of ", calls) : "", ")"));
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(
+          CheckBlas(cublasLtMatmul(static_cast<cublasLtHandle_t>(libs_->blas_lt()), op_, alpha.For(f64),
+                                   at(p_.a_buffer, p_.outer_a, p_.a, i), a_, at(p_.b_buffer, p_.outer_b, p_.b, i), b_,
+                                   beta.For(f64), c, c_, d, d_, &algo_, reinterpret_cast<void*>(libs_->workspace()),
+                                   workspace_bytes_, reinterpret_cast<cudaStream_t>(stream)),
+                    StrCat("cublasLtMatmul(", name_, calls > 1 ? StrCat(", call ", i + 1, " of ", calls) : "", ")")));
     }
     return absl::OkStatus();
   }
@@ -170,20 +164,14 @@ class BlasLtGemm : public CudaLibraryCall {
   BlasLtGemm() = default;
 
   absl::Status Layout(cublasLtMatrixLayout_t& l, const BlasLtMatrix& m) {
-    if (absl::Status s = CheckBlas(cublasLtMatrixLayoutCreate(&l, BlasType(m.type), m.rows, m.cols, m.ld),
-                                   "cublasLtMatrixLayoutCreate");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckBlas(cublasLtMatrixLayoutCreate(&l, BlasType(m.type), m.rows, m.cols, m.ld),
+                              "cublasLtMatrixLayoutCreate"));
     if (p_.batch == 1) return absl::OkStatus();
     int32_t count = static_cast<int32_t>(p_.batch);
     int64_t stride = m.batch_stride;
-    if (absl::Status s = CheckBlas(
-            cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
-            "cublasLtMatrixLayoutSetAttribute(batch count)");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(
+        CheckBlas(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+                  "cublasLtMatrixLayoutSetAttribute(batch count)"));
     return CheckBlas(
         cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
         "cublasLtMatrixLayoutSetAttribute(batch stride)");
@@ -191,12 +179,9 @@ class BlasLtGemm : public CudaLibraryCall {
 
   absl::Status Describe() {
     bool f64 = p_.compute == BlasLtComputeType::k64F;
-    if (absl::Status s = CheckBlas(cublasLtMatmulDescCreate(&op_, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
-                                                            f64 ? CUDA_R_64F : CUDA_R_32F),
-                                   "cublasLtMatmulDescCreate");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckBlas(
+        cublasLtMatmulDescCreate(&op_, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, f64 ? CUDA_R_64F : CUDA_R_32F),
+        "cublasLtMatmulDescCreate"));
     cublasOperation_t ta = p_.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p_.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasLtEpilogue_t epilogue = BlasEpilogue(p_.epilogue);
     struct Attr {
@@ -210,19 +195,13 @@ class BlasLtGemm : public CudaLibraryCall {
     cudaDataType_t bias_type = BlasType(p_.bias_type);
     if (p_.bias_buffer >= 0) attrs.push_back({CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)});
     for (const Attr& a : attrs) {
-      if (absl::Status s = CheckBlas(cublasLtMatmulDescSetAttribute(op_, a.attr, a.value, a.size),
-                                     StrCat("cublasLtMatmulDescSetAttribute(", static_cast<int>(a.attr), ")"));
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(CheckBlas(cublasLtMatmulDescSetAttribute(op_, a.attr, a.value, a.size),
+                                StrCat("cublasLtMatmulDescSetAttribute(", static_cast<int>(a.attr), ")")));
     }
     for (auto [layout, matrix] : {std::pair{&a_, &p_.a}, {&b_, &p_.b}, {&c_, &p_.c}, {&d_, &p_.d}}) {
-      if (absl::Status s = Layout(*layout, *matrix); !s.ok()) return s;
+      RETURN_IF_ERROR(Layout(*layout, *matrix));
     }
-    if (absl::Status s = CheckBlas(cublasLtMatmulPreferenceCreate(&preference_), "cublasLtMatmulPreferenceCreate");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckBlas(cublasLtMatmulPreferenceCreate(&preference_), "cublasLtMatmulPreferenceCreate"));
     uint64_t max_workspace = uint64_t{64} << 20;
     return CheckBlas(cublasLtMatmulPreferenceSetAttribute(preference_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                           &max_workspace, sizeof(max_workspace)),
@@ -254,14 +233,13 @@ class DnnConvolution : public CudaLibraryCall {
   }
 
   static absl::StatusOr<std::unique_ptr<DnnConvolution>> Make(const HloInstruction& inst, CudaLibraries& libs) {
-    absl::StatusOr<DnnConvPlan> plan = PlanDnnConvolution(inst);
-    if (!plan.ok()) return plan.status();
+    ASSIGN_OR_RETURN(DnnConvPlan plan, PlanDnnConvolution(inst));
     std::unique_ptr<DnnConvolution> c(new DnnConvolution());
     c->name_ = inst.name();
     c->libs_ = &libs;
-    c->p_ = *plan;
-    c->plan_ = DnnConvPlanToString(*plan);
-    c->flops_ = plan->flops;
+    c->p_ = plan;
+    c->plan_ = DnnConvPlanToString(plan);
+    c->flops_ = plan.flops;
     if (absl::Status s = c->Describe(); !s.ok()) return absl::Status(s.code(), StrCat(inst.name(), ": ", s.message()));
     return c;
   }
@@ -333,10 +311,7 @@ class DnnConvolution : public CudaLibraryCall {
   absl::Status Run(absl::Span<const CUdeviceptr> buffers, CUstream stream) override {
     auto ptr = [&](int64_t i) { return reinterpret_cast<void*>(buffers[i]); };
     cudnnHandle_t h = handle();
-    if (absl::Status s = CheckDnn(cudnnSetStream(h, reinterpret_cast<cudaStream_t>(stream)), "cudnnSetStream");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckDnn(cudnnSetStream(h, reinterpret_cast<cudaStream_t>(stream)), "cudnnSetStream"));
     bool f64 = p_.type == PrimitiveType::kF64;
     Scale one = MakeScale(1), zero = MakeScale(0);
     void* ws = reinterpret_cast<void*>(libs_->workspace());
@@ -347,12 +322,8 @@ class DnnConvolution : public CudaLibraryCall {
     if (strided) {
       void* packed = reinterpret_cast<void*>(libs_->workspace() + filter_offset_);
       if (p_.kind != LibraryCallKind::kConvBackwardFilter) {
-        if (absl::Status s = CheckDnn(cudnnTransformTensor(h, one.For(f64), w_strided_, w, zero.For(f64), w_packed_,
-                                                           packed),
-                                      StrCat("cudnnTransformTensor(", name_, " filter)"));
-            !s.ok()) {
-          return s;
-        }
+        RETURN_IF_ERROR(CheckDnn(cudnnTransformTensor(h, one.For(f64), w_strided_, w, zero.For(f64), w_packed_, packed),
+                                 StrCat("cudnnTransformTensor(", name_, " filter)")));
       }
       w = packed;
     }
@@ -398,7 +369,7 @@ class DnnConvolution : public CudaLibraryCall {
   cudnnHandle_t handle() const { return static_cast<cudnnHandle_t>(libs_->dnn()); }
 
   absl::Status Tensor(cudnnTensorDescriptor_t& t, const DnnTensor& plan, PrimitiveType type) {
-    if (absl::Status s = CheckDnn(cudnnCreateTensorDescriptor(&t), "cudnnCreateTensorDescriptor"); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckDnn(cudnnCreateTensorDescriptor(&t), "cudnnCreateTensorDescriptor"));
     std::vector<int> dims = Ints(plan.dims), strides = Ints(plan.strides);
     return CheckDnn(cudnnSetTensorNdDescriptor(t, DnnType(type), static_cast<int>(dims.size()), dims.data(),
                                                strides.data()),
@@ -406,9 +377,9 @@ class DnnConvolution : public CudaLibraryCall {
   }
 
   absl::Status Describe() {
-    if (absl::Status s = Tensor(x_, p_.x, p_.type); !s.ok()) return s;
-    if (absl::Status s = Tensor(y_, p_.y, p_.type); !s.ok()) return s;
-    if (absl::Status s = CheckDnn(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor"); !s.ok()) return s;
+    RETURN_IF_ERROR(Tensor(x_, p_.x, p_.type));
+    RETURN_IF_ERROR(Tensor(y_, p_.y, p_.type));
+    RETURN_IF_ERROR(CheckDnn(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor"));
     std::vector<int> w_dims = Ints(p_.w_dims);
     if (p_.w_order == DnnFilterOrder::kStrided) {
       // The filter as a tensor in its own layout and as the packed copy
@@ -427,45 +398,30 @@ class DnnConvolution : public CudaLibraryCall {
         packed[dim] = stride;
         stride *= p_.w_dims[dim];
       }
-      if (absl::Status s = Tensor(w_strided_, DnnTensor{p_.w_dims, p_.w_strides}, p_.type); !s.ok()) return s;
-      if (absl::Status s = Tensor(w_packed_, DnnTensor{p_.w_dims, packed}, p_.type); !s.ok()) return s;
+      RETURN_IF_ERROR(Tensor(w_strided_, DnnTensor{p_.w_dims, p_.w_strides}, p_.type));
+      RETURN_IF_ERROR(Tensor(w_packed_, DnnTensor{p_.w_dims, packed}, p_.type));
     }
-    if (absl::Status s = CheckDnn(
-            cudnnSetFilterNdDescriptor(w_, DnnType(p_.type),
-                                       p_.packed_order == DnnFilterOrder::kKRSC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-                                       static_cast<int>(w_dims.size()), w_dims.data()),
-            "cudnnSetFilterNdDescriptor");
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = CheckDnn(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckDnn(
+        cudnnSetFilterNdDescriptor(w_, DnnType(p_.type),
+                                   p_.packed_order == DnnFilterOrder::kKRSC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                   static_cast<int>(w_dims.size()), w_dims.data()),
+        "cudnnSetFilterNdDescriptor"));
+    RETURN_IF_ERROR(CheckDnn(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor"));
     std::vector<int> pad = Ints(p_.padding), stride = Ints(p_.stride), dilation = Ints(p_.dilation);
-    if (absl::Status s = CheckDnn(cudnnSetConvolutionNdDescriptor(conv_, static_cast<int>(pad.size()), pad.data(),
-                                                                  stride.data(), dilation.data(),
-                                                                  CUDNN_CROSS_CORRELATION, DnnType(p_.compute)),
-                                  "cudnnSetConvolutionNdDescriptor");
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = CheckDnn(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(p_.groups)),
-                                  "cudnnSetConvolutionGroupCount");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(
+        CheckDnn(cudnnSetConvolutionNdDescriptor(conv_, static_cast<int>(pad.size()), pad.data(), stride.data(),
+                                                 dilation.data(), CUDNN_CROSS_CORRELATION, DnnType(p_.compute)),
+                 "cudnnSetConvolutionNdDescriptor"));
+    RETURN_IF_ERROR(CheckDnn(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(p_.groups)),
+                             "cudnnSetConvolutionGroupCount"));
     // f32/f64 stay in full precision (no TF32), as the evaluator computes.
     bool half = p_.type == PrimitiveType::kF16 || p_.type == PrimitiveType::kBF16;
-    if (absl::Status s = CheckDnn(cudnnSetConvolutionMathType(conv_, half ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
-                                  "cudnnSetConvolutionMathType");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckDnn(cudnnSetConvolutionMathType(conv_, half ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+                             "cudnnSetConvolutionMathType"));
     if (p_.kind != LibraryCallKind::kConvBiasActivationForward) return absl::OkStatus();
-    if (absl::Status s = Tensor(bias_, p_.bias, p_.type); !s.ok()) return s;
+    RETURN_IF_ERROR(Tensor(bias_, p_.bias, p_.type));
     if (p_.side_input_buffer >= 0) {
-      if (absl::Status s = Tensor(side_, p_.side_input, p_.type); !s.ok()) return s;
+      RETURN_IF_ERROR(Tensor(side_, p_.side_input, p_.type));
     }
     cudnnActivationMode_t mode = CUDNN_ACTIVATION_IDENTITY;
     double coef = 0;
@@ -477,10 +433,7 @@ class DnnConvolution : public CudaLibraryCall {
       case ConvActivation::kTanh: mode = CUDNN_ACTIVATION_TANH; break;
       case ConvActivation::kSigmoid: mode = CUDNN_ACTIVATION_SIGMOID; break;
     }
-    if (absl::Status s = CheckDnn(cudnnCreateActivationDescriptor(&activation_), "cudnnCreateActivationDescriptor");
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckDnn(cudnnCreateActivationDescriptor(&activation_), "cudnnCreateActivationDescriptor"));
     return CheckDnn(cudnnSetActivationDescriptor(activation_, mode, CUDNN_NOT_PROPAGATE_NAN, coef),
                     "cudnnSetActivationDescriptor");
   }
@@ -532,13 +485,13 @@ DeviceBuffer::~DeviceBuffer() {
 // ---------------------------------------------------------------- CudaLibraries
 
 absl::StatusOr<std::unique_ptr<CudaLibraries>> CudaLibraries::Create(const CudaDevice& device) {
-  if (absl::Status s = device.Activate(); !s.ok()) return s;
+  RETURN_IF_ERROR(device.Activate());
   std::unique_ptr<CudaLibraries> l(new CudaLibraries(device));
   cublasLtHandle_t lt = nullptr;
-  if (absl::Status s = CheckBlas(cublasLtCreate(&lt), "cublasLtCreate"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckBlas(cublasLtCreate(&lt), "cublasLtCreate"));
   l->blas_lt_ = lt;
   cudnnHandle_t dnn = nullptr;
-  if (absl::Status s = CheckDnn(cudnnCreate(&dnn), "cudnnCreate"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDnn(cudnnCreate(&dnn), "cudnnCreate"));
   l->dnn_ = dnn;
   return l;
 }
@@ -551,9 +504,8 @@ CudaLibraries::~CudaLibraries() {
 absl::Status CudaLibraries::ReserveWorkspace(int64_t bytes) {
   if (bytes <= workspace_.bytes()) return absl::OkStatus();
   workspace_ = DeviceBuffer();
-  absl::StatusOr<DeviceBuffer> b = DeviceBuffer::Allocate(device_, bytes, "library workspace");
-  if (!b.ok()) return b.status();
-  workspace_ = std::move(*b);
+  ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(device_, bytes, "library workspace"));
+  workspace_ = std::move(b);
   return absl::OkStatus();
 }
 
@@ -565,21 +517,17 @@ absl::StatusOr<std::unique_ptr<CudaLibraryCall>> CudaLibraryCall::Create(const H
   std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
   if (!kind) return absl::InvalidArgumentError(StrCat(inst.name(), " is not a library call"));
   if (*kind == LibraryCallKind::kGemm) {
-    absl::StatusOr<GemmBackendConfig> config = ParseGemmBackendConfig(inst);
-    if (!config.ok()) return config.status();
-    absl::StatusOr<std::unique_ptr<BlasLtGemm>> g = BlasLtGemm::Make(inst, libraries);
-    if (!g.ok()) return g.status();
-    (*g)->operands_ = inst.operand_count();
-    if (absl::Status s = (*g)->Choose(algorithm, config->selected_algorithm); !s.ok()) return s;
-    return std::unique_ptr<CudaLibraryCall>(std::move(*g));
+    ASSIGN_OR_RETURN(GemmBackendConfig config, ParseGemmBackendConfig(inst));
+    ASSIGN_OR_RETURN(std::unique_ptr<BlasLtGemm> g, BlasLtGemm::Make(inst, libraries));
+    g->operands_ = inst.operand_count();
+    RETURN_IF_ERROR(g->Choose(algorithm, config.selected_algorithm));
+    return std::unique_ptr<CudaLibraryCall>(std::move(g));
   }
   if (IsConvolutionKind(*kind)) {
-    absl::StatusOr<ConvBackendConfig> config = ParseConvBackendConfig(inst);
-    if (!config.ok()) return config.status();
-    absl::StatusOr<std::unique_ptr<DnnConvolution>> c = DnnConvolution::Make(inst, libraries);
-    if (!c.ok()) return c.status();
-    if (absl::Status s = (*c)->Choose(algorithm, config->algo_id); !s.ok()) return s;
-    return std::unique_ptr<CudaLibraryCall>(std::move(*c));
+    ASSIGN_OR_RETURN(ConvBackendConfig config, ParseConvBackendConfig(inst));
+    ASSIGN_OR_RETURN(std::unique_ptr<DnnConvolution> c, DnnConvolution::Make(inst, libraries));
+    RETURN_IF_ERROR(c->Choose(algorithm, config.algo_id));
+    return std::unique_ptr<CudaLibraryCall>(std::move(c));
   }
   return absl::UnimplementedError(
       StrCat(inst.name(), ": no GPU library for ", LibraryCallKindName(*kind), " (runs on the host)"));
@@ -591,17 +539,14 @@ absl::StatusOr<std::vector<LibraryAlgorithm>> ListCudaAlgorithms(const HloInstru
   if (!kind) return absl::InvalidArgumentError(StrCat(inst.name(), " is not a library call"));
   std::vector<LibraryAlgorithm> out;
   if (*kind == LibraryCallKind::kGemm) {
-    absl::StatusOr<std::unique_ptr<BlasLtGemm>> g = BlasLtGemm::Make(inst, libraries);
-    if (!g.ok()) return g.status();
-    absl::StatusOr<std::vector<cublasLtMatmulHeuristicResult_t>> c = (*g)->Candidates();
-    if (!c.ok()) return c.status();
-    for (size_t i = 0; i < c->size(); ++i) out.push_back({static_cast<int64_t>(i), StrCat("cublasLt#", i)});
+    ASSIGN_OR_RETURN(std::unique_ptr<BlasLtGemm> g, BlasLtGemm::Make(inst, libraries));
+    ASSIGN_OR_RETURN(std::vector<cublasLtMatmulHeuristicResult_t> c, g->Candidates());
+    for (size_t i = 0; i < c.size(); ++i) out.push_back({static_cast<int64_t>(i), StrCat("cublasLt#", i)});
     return out;
   }
   if (IsConvolutionKind(*kind)) {
-    absl::StatusOr<std::unique_ptr<DnnConvolution>> conv = DnnConvolution::Make(inst, libraries);
-    if (!conv.ok()) return conv.status();
-    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> c = (*conv)->Candidates();
+    ASSIGN_OR_RETURN(std::unique_ptr<DnnConvolution> conv, DnnConvolution::Make(inst, libraries));
+    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> c = conv->Candidates();
     if (!c.ok()) return c.status();
     for (const auto& [id, bytes] : *c) out.push_back({id, StrCat("cudnn#", id)});
     return out;

@@ -4,21 +4,12 @@
 #include <optional>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/host_buffer.h"
 
 namespace passlab {
 namespace {
-
-// The common difference of offsets 0, s, 2s, ...; 0 for fewer than two.
-std::optional<int64_t> Progression(const std::vector<int64_t>& t) {
-  if (t.size() < 2) return 0;
-  int64_t s = t[1] - t[0];
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i] != t[0] + static_cast<int64_t>(i) * s) return std::nullopt;
-  }
-  return s;
-}
 
 // A batch of [rows][cols] matrices inside a buffer: element strides of a row
 // step and a column step, and each matrix's offset (row-major over the batch
@@ -35,7 +26,7 @@ absl::StatusOr<MatrixView> ViewOf(const Shape& s, const std::vector<int64_t>& ba
                                   const std::vector<int64_t>& cols, std::string_view what) {
   std::vector<int64_t> strides = PhysicalStrides(s);
   std::vector<int64_t> r = GroupOffsets(s, strides, rows), c = GroupOffsets(s, strides, cols);
-  std::optional<int64_t> sr = Progression(r), sc = Progression(c);
+  std::optional<int64_t> sr = OffsetProgression(r), sc = OffsetProgression(c);
   if (!sr || !sc) {
     return absl::UnimplementedError(StrCat(what, " ", s.ToString(), ": its layout does not give strided matrices"));
   }
@@ -140,13 +131,12 @@ std::string MatrixString(bool trans, const BlasLtMatrix& m) {
 // ---------------------------------------------------------------- gemm
 
 absl::StatusOr<BlasLtGemmPlan> PlanBlasLtGemm(const HloInstruction& inst) {
-  absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
-  if (!call.ok()) return call.status();
+  ASSIGN_OR_RETURN(GemmCall call, AnalyzeGemmCall(inst));
   std::string where = StrCat(inst.name(), " (cuBLASLt)");
-  const DotDimensionNumbers& d = call->config.dot_dimension_numbers;
+  const DotDimensionNumbers& d = call.config.dot_dimension_numbers;
   const Shape& ls = inst.operand(0)->shape();
   const Shape& rs = inst.operand(1)->shape();
-  const Shape& out = call->result_shape;
+  const Shape& out = call.result_shape;
   PrimitiveType in_type = ls.element_type(), out_type = out.element_type();
   if (rs.element_type() != in_type) {
     return absl::UnimplementedError(StrCat(where, ": mixed operand types ", PrimitiveTypeName(in_type), " and ",
@@ -159,26 +149,24 @@ absl::StatusOr<BlasLtGemmPlan> PlanBlasLtGemm(const HloInstruction& inst) {
     return absl::UnimplementedError(StrCat(where, ": no cuBLASLt gemm for ", PrimitiveTypeName(in_type), " -> ",
                                            PrimitiveTypeName(out_type)));
   }
-  if (call->config.alpha_imag != 0) return absl::UnimplementedError(StrCat(where, ": complex alpha"));
+  if (call.config.alpha_imag != 0) return absl::UnimplementedError(StrCat(where, ": complex alpha"));
 
-  absl::StatusOr<MatrixView> lhs =
+  ASSIGN_OR_RETURN(
+      MatrixView lhs,
       ViewOf(ls, d.lhs_batch_dimensions, FreeDims(ls.rank(), d.lhs_batch_dimensions, d.lhs_contracting_dimensions),
-             d.lhs_contracting_dimensions, StrCat(where, ": lhs"));
-  if (!lhs.ok()) return lhs.status();
-  absl::StatusOr<MatrixView> rhs =
-      ViewOf(rs, d.rhs_batch_dimensions, d.rhs_contracting_dimensions,
-             FreeDims(rs.rank(), d.rhs_batch_dimensions, d.rhs_contracting_dimensions), StrCat(where, ": rhs"));
-  if (!rhs.ok()) return rhs.status();
+             d.lhs_contracting_dimensions, StrCat(where, ": lhs")));
+  ASSIGN_OR_RETURN(MatrixView rhs, ViewOf(rs, d.rhs_batch_dimensions, d.rhs_contracting_dimensions,
+                                          FreeDims(rs.rank(), d.rhs_batch_dimensions, d.rhs_contracting_dimensions),
+                                          StrCat(where, ": rhs")));
   int64_t nb = std::max(d.lhs_batch_dimensions.size(), d.rhs_batch_dimensions.size());
   int64_t nm = ls.rank() - d.lhs_batch_dimensions.size() - d.lhs_contracting_dimensions.size();
   auto result_view = [&](const Shape& s, std::string_view what) {
     return ViewOf(s, Range(0, nb), Range(nb, nb + nm), Range(nb + nm, s.rank()), StrCat(where, ": ", what));
   };
-  absl::StatusOr<MatrixView> dv = result_view(out, "result");
-  if (!dv.ok()) return dv.status();
+  ASSIGN_OR_RETURN(MatrixView dv, result_view(out, "result"));
   absl::StatusOr<MatrixView> cv = MatrixView{};
-  if (call->c_operand >= 0) {
-    cv = result_view(inst.operand(call->c_operand)->shape(), "c");
+  if (call.c_operand >= 0) {
+    cv = result_view(inst.operand(call.c_operand)->shape(), "c");
     if (!cv.ok()) return cv.status();
   }
   std::vector<int64_t> batch_sizes;  // from whichever operand has the batch dimensions
@@ -186,71 +174,67 @@ absl::StatusOr<BlasLtGemmPlan> PlanBlasLtGemm(const HloInstruction& inst) {
   for (int64_t dim : lhs_batched ? d.lhs_batch_dimensions : d.rhs_batch_dimensions) {
     batch_sizes.push_back((lhs_batched ? ls : rs).dimensions(dim));
   }
-  std::vector<MatrixView*> views = {&*lhs, &*rhs, &*dv};
-  if (call->c_operand >= 0) views.push_back(&*cv);
+  std::vector<MatrixView*> views = {&lhs, &rhs, &dv};
+  if (call.c_operand >= 0) views.push_back(&*cv);
   int64_t inner_batch = SplitBatch(batch_sizes, views);
   if (inner_batch < 0) return absl::InternalError(StrCat(where, ": batch offsets do not match the batch dimensions"));
 
   BlasLtGemmPlan plan;
   plan.batch = inner_batch;
-  plan.alpha = call->config.alpha_real;
-  plan.epilogue = call->config.epilogue;
+  plan.alpha = call.config.alpha_real;
+  plan.epilogue = call.config.epilogue;
   plan.compute = in_type == PrimitiveType::kF64 ? BlasLtComputeType::k64F : BlasLtComputeType::k32F;
-  plan.flops = 2 * call->batch * call->m * call->n * call->k;
+  plan.flops = 2 * call.batch * call.m * call.n * call.k;
   // Row-major results (the default layout) are computed as D^T = B^T A^T.
-  absl::StatusOr<Stored> d_swapped = ColumnMajor(Transposed(*dv), out_type, StrCat(where, ": result"));
+  absl::StatusOr<Stored> d_swapped = ColumnMajor(Transposed(dv), out_type, StrCat(where, ": result"));
   plan.swapped = d_swapped.ok() && !d_swapped->transposed;
   if (!plan.swapped && EpilogueHasBias(plan.epilogue)) {
     return absl::UnimplementedError(StrCat(where, ": a bias epilogue needs a result whose last dimension is minor"));
   }
-  MatrixView a_view = plan.swapped ? Transposed(*rhs) : *lhs;
-  MatrixView b_view = plan.swapped ? Transposed(*lhs) : *rhs;
-  MatrixView d_view = plan.swapped ? Transposed(*dv) : *dv;
-  absl::StatusOr<Stored> a = ColumnMajor(a_view, in_type, StrCat(where, plan.swapped ? ": rhs" : ": lhs"));
-  if (!a.ok()) return a.status();
-  absl::StatusOr<Stored> b = ColumnMajor(b_view, in_type, StrCat(where, plan.swapped ? ": lhs" : ": rhs"));
-  if (!b.ok()) return b.status();
-  absl::StatusOr<Stored> dm = ColumnMajor(d_view, out_type, StrCat(where, ": result"));
-  if (!dm.ok()) return dm.status();
-  if (dm->transposed) {
+  MatrixView a_view = plan.swapped ? Transposed(rhs) : lhs;
+  MatrixView b_view = plan.swapped ? Transposed(lhs) : rhs;
+  MatrixView d_view = plan.swapped ? Transposed(dv) : dv;
+  ASSIGN_OR_RETURN(Stored a, ColumnMajor(a_view, in_type, StrCat(where, plan.swapped ? ": rhs" : ": lhs")));
+  ASSIGN_OR_RETURN(Stored b, ColumnMajor(b_view, in_type, StrCat(where, plan.swapped ? ": lhs" : ": rhs")));
+  ASSIGN_OR_RETURN(Stored dm, ColumnMajor(d_view, out_type, StrCat(where, ": result")));
+  if (dm.transposed) {
     return absl::UnimplementedError(StrCat(where, ": result ", out.ToString(), " is neither row- nor column-major"));
   }
-  plan.m = plan.swapped ? call->n : call->m;
-  plan.n = plan.swapped ? call->m : call->n;
-  plan.k = call->k;
-  plan.transpose_a = a->transposed;
-  plan.transpose_b = b->transposed;
-  plan.a = a->matrix;
-  plan.b = b->matrix;
-  plan.d = dm->matrix;
+  plan.m = plan.swapped ? call.n : call.m;
+  plan.n = plan.swapped ? call.m : call.n;
+  plan.k = call.k;
+  plan.transpose_a = a.transposed;
+  plan.transpose_b = b.transposed;
+  plan.a = a.matrix;
+  plan.b = b.matrix;
+  plan.d = dm.matrix;
   plan.c = plan.d;
   plan.a_buffer = plan.swapped ? 1 : 0;
   plan.b_buffer = plan.swapped ? 0 : 1;
-  if (dv->outer_offsets.size() > 1) {
+  if (dv.outer_offsets.size() > 1) {
     plan.outer_a = a_view.outer_offsets;
     plan.outer_b = b_view.outer_offsets;
-    plan.outer_d = dv->outer_offsets;
-    plan.outer_c = call->c_operand >= 0 ? cv->outer_offsets : plan.outer_d;
+    plan.outer_d = dv.outer_offsets;
+    plan.outer_c = call.c_operand >= 0 ? cv->outer_offsets : plan.outer_d;
   }
-  if (call->c_operand >= 0) {
-    const Shape& cs = inst.operand(call->c_operand)->shape();
+  if (call.c_operand >= 0) {
+    const Shape& cs = inst.operand(call.c_operand)->shape();
     if (cs.element_type() != out_type) {
       return absl::UnimplementedError(StrCat(where, ": c is ", PrimitiveTypeName(cs.element_type()), ", the result ",
                                              PrimitiveTypeName(out_type)));
     }
-    absl::StatusOr<Stored> cm = ColumnMajor(plan.swapped ? Transposed(*cv) : *cv, out_type, StrCat(where, ": c"));
-    if (!cm.ok()) return cm.status();
-    if (cm->transposed) return absl::UnimplementedError(StrCat(where, ": c is laid out unlike the result"));
-    plan.c = cm->matrix;
-    plan.c_buffer = call->c_operand;
-    plan.beta = call->config.beta;
+    ASSIGN_OR_RETURN(Stored cm, ColumnMajor(plan.swapped ? Transposed(*cv) : *cv, out_type, StrCat(where, ": c")));
+    if (cm.transposed) return absl::UnimplementedError(StrCat(where, ": c is laid out unlike the result"));
+    plan.c = cm.matrix;
+    plan.c_buffer = call.c_operand;
+    plan.beta = call.config.beta;
   }
-  if (call->bias_operand >= 0) {
-    const Shape& bs = inst.operand(call->bias_operand)->shape();
+  if (call.bias_operand >= 0) {
+    const Shape& bs = inst.operand(call.bias_operand)->shape();
     if (bs.dimensions(0) != plan.m) {
       return absl::UnimplementedError(StrCat(where, ": the bias runs along the last of several output dimensions"));
     }
-    plan.bias_buffer = call->bias_operand;
+    plan.bias_buffer = call.bias_operand;
     plan.bias_type = bs.element_type();
   }
   return plan;
@@ -301,14 +285,13 @@ void AddUnitSpatial(DnnTensor& t) {
 }  // namespace
 
 absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
-  absl::StatusOr<ConvCall> call = AnalyzeConvCall(inst);
-  if (!call.ok()) return call.status();
+  ASSIGN_OR_RETURN(ConvCall call, AnalyzeConvCall(inst));
   std::string where = StrCat(inst.name(), " (cuDNN)");
-  const ConvolutionDimensionNumbers& dn = call->dnums;
+  const ConvolutionDimensionNumbers& dn = call.dnums;
   DnnConvPlan plan;
-  plan.kind = call->kind;
-  plan.type = call->input_shape.element_type();
-  for (const Shape* s : {&call->filter_shape, &call->output_shape}) {
+  plan.kind = call.kind;
+  plan.type = call.input_shape.element_type();
+  for (const Shape* s : {&call.filter_shape, &call.output_shape}) {
     if (s->element_type() != plan.type) {
       return absl::UnimplementedError(StrCat(where, ": mixed element types ", PrimitiveTypeName(plan.type), " and ",
                                              PrimitiveTypeName(s->element_type())));
@@ -323,23 +306,23 @@ absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
   if (dn.input_spatial_dimensions.empty() || dn.input_spatial_dimensions.size() > 3) {
     return absl::UnimplementedError(StrCat(where, ": ", dn.input_spatial_dimensions.size(), " spatial dimensions"));
   }
-  for (const WindowDimension& w : call->window.dimensions) {
+  for (const WindowDimension& w : call.window.dimensions) {
     if (w.padding_low != w.padding_high) {
-      return absl::UnimplementedError(StrCat(where, ": asymmetric padding ", call->window.ToString(),
+      return absl::UnimplementedError(StrCat(where, ": asymmetric padding ", call.window.ToString(),
                                              " (GpuConvPaddingLegalization makes it symmetric)"));
     }
     if (w.base_dilation != 1 || w.window_reversal) {
-      return absl::UnimplementedError(StrCat(where, ": base dilation or window reversal ", call->window.ToString()));
+      return absl::UnimplementedError(StrCat(where, ": base dilation or window reversal ", call.window.ToString()));
     }
     plan.padding.push_back(w.padding_low);
     plan.stride.push_back(w.stride);
     plan.dilation.push_back(w.window_dilation);
   }
-  plan.x = TensorOf(call->input_shape, dn.input_batch_dimension, dn.input_feature_dimension,
+  plan.x = TensorOf(call.input_shape, dn.input_batch_dimension, dn.input_feature_dimension,
                     dn.input_spatial_dimensions);
-  plan.y = TensorOf(call->output_shape, dn.output_batch_dimension, dn.output_feature_dimension,
+  plan.y = TensorOf(call.output_shape, dn.output_batch_dimension, dn.output_feature_dimension,
                     dn.output_spatial_dimensions);
-  const Shape& fs = call->filter_shape;
+  const Shape& fs = call.filter_shape;
   plan.w_dims = {fs.dimensions(dn.kernel_output_feature_dimension), fs.dimensions(dn.kernel_input_feature_dimension)};
   std::vector<int64_t> kcrs = {dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension};
   std::vector<int64_t> krsc = {dn.kernel_output_feature_dimension};
@@ -366,7 +349,7 @@ absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
     for (int64_t dim : kcrs) plan.w_strides.push_back(strides[dim]);
     plan.w_bytes = BufferBytes(fs);
   }
-  plan.groups = call->feature_group_count;
+  plan.groups = call.feature_group_count;
   if (dn.input_spatial_dimensions.size() == 1) {  // cuDNN needs at least two spatial dimensions
     AddUnitSpatial(plan.x);
     AddUnitSpatial(plan.y);
@@ -377,7 +360,7 @@ absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
     plan.dilation.push_back(1);
   }
   int64_t result = inst.operand_count();
-  switch (call->kind) {
+  switch (call.kind) {
     case LibraryCallKind::kConvBackwardInput:
       plan.y_buffer = 0, plan.w_buffer = 1, plan.x_buffer = result;
       break;
@@ -388,8 +371,8 @@ absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
       plan.x_buffer = 0, plan.w_buffer = 1, plan.y_buffer = result;
       break;
   }
-  if (call->kind == LibraryCallKind::kConvBiasActivationForward) {
-    plan.bias_buffer = call->bias_operand;
+  if (call.kind == LibraryCallKind::kConvBiasActivationForward) {
+    plan.bias_buffer = call.bias_operand;
     plan.bias.dims.assign(plan.y.dims.size(), 1);
     plan.bias.dims[1] = plan.y.dims[1];
     plan.bias.strides.assign(plan.y.dims.size(), 1);
@@ -397,18 +380,18 @@ absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
     if (inst.operand(plan.bias_buffer)->shape().element_type() != plan.type) {
       return absl::UnimplementedError(StrCat(where, ": bias type differs from the convolution's"));
     }
-    if (call->side_input_operand >= 0) {
-      plan.side_input_buffer = call->side_input_operand;
-      const Shape& ss = inst.operand(call->side_input_operand)->shape();
+    if (call.side_input_operand >= 0) {
+      plan.side_input_buffer = call.side_input_operand;
+      const Shape& ss = inst.operand(call.side_input_operand)->shape();
       plan.side_input = TensorOf(ss, dn.output_batch_dimension, dn.output_feature_dimension,
                                  dn.output_spatial_dimensions);
       if (dn.output_spatial_dimensions.size() == 1) AddUnitSpatial(plan.side_input);
     }
-    plan.conv_scale = call->config.conv_result_scale;
-    plan.side_input_scale = call->config.side_input_scale;
-    plan.activation = call->config.activation_mode;
+    plan.conv_scale = call.config.conv_result_scale;
+    plan.side_input_scale = call.config.side_input_scale;
+    plan.activation = call.config.activation_mode;
   }
-  plan.scratch_bytes = call->scratch_bytes;
+  plan.scratch_bytes = call.scratch_bytes;
   int64_t out_points = 1, window_points = 1;
   for (size_t i = 2; i < plan.y.dims.size(); ++i) out_points *= plan.y.dims[i];
   for (size_t i = 2; i < plan.w_dims.size(); ++i) window_points *= plan.w_dims[i];

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/cuda_driver.h"
 
@@ -326,9 +327,7 @@ absl::Status CuptiTracer::Start() {
     c.dropped = 0;
   }
   for (CUpti_ActivityKind kind : kTracedKinds) {
-    if (absl::Status s = CheckCupti(cuptiActivityEnable(kind), StrCat("cuptiActivityEnable(", static_cast<int>(kind), ")")); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckCupti(cuptiActivityEnable(kind), StrCat("cuptiActivityEnable(", static_cast<int>(kind), ")")));
   }
   started_ = true;
   return absl::OkStatus();

@@ -1,28 +1,21 @@
 #include "core/runtime/executable.h"
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/literal_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/host_buffer.h"
 
 namespace passlab {
 namespace {
 
-void CollectLeaves(const Literal& l, std::vector<const Literal*>& out) {
-  if (!l.shape().IsTuple()) {
-    out.push_back(&l);
-    return;
-  }
-  for (const Literal& e : l.tuple_elements()) CollectLeaves(e, out);
-}
-
 // A literal of `shape` from its leaves' buffers (depth-first).
 absl::StatusOr<Literal> Assemble(const Shape& shape, const std::vector<void*>& leaves, size_t& next) {
   if (shape.IsTuple()) {
     std::vector<Literal> elements;
     for (const Shape& e : shape.tuple_shapes()) {
-      absl::StatusOr<Literal> l = Assemble(e, leaves, next);
-      if (!l.ok()) return l.status();
-      elements.push_back(std::move(*l));
+      ASSIGN_OR_RETURN(Literal l, Assemble(e, leaves, next));
+      elements.push_back(std::move(l));
     }
     return Literal::Tuple(std::move(elements));
   }
@@ -61,10 +54,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Create(const HloModule& 
   if (module.entry_computation() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
   std::unique_ptr<Executable> e(new Executable());
   e->module_ = &module;
-  absl::StatusOr<std::unique_ptr<Program>> p =
-      Program::Build(*module.entry_computation(), BufferAssignmentOptions::ForModule(module.config()), kernels);
-  if (!p.ok()) return p.status();
-  e->program_ = std::move(*p);
+  ASSIGN_OR_RETURN(e->program_, Program::Build(*module.entry_computation(),
+                                               BufferAssignmentOptions::ForModule(module.config()), kernels));
   return e;
 }
 
@@ -87,7 +78,7 @@ absl::StatusOr<const Frame*> Executable::ExecuteToFrame(absl::Span<const Literal
     const Shape& shape = entry.parameter_instruction(i)->shape();
     std::vector<Shape> leaves = LeafShapes(shape);
     std::vector<const Literal*> values;
-    CollectLeaves(args[i], values);
+    FlattenLeaves(args[i], values);
     if (values.size() != leaves.size()) {
       return absl::InvalidArgumentError(StrCat("argument ", i, " of shape ", args[i].shape().ToString(),
                                                " does not match parameter shape ", shape.ToString()));
@@ -113,11 +104,9 @@ absl::StatusOr<const Frame*> Executable::ExecuteToFrame(absl::Span<const Literal
   RunContext ctx;
   ctx.records = records;
   Frame* frame = nullptr;
-  if (absl::Status s = program_->ExecuteWithParameters(std::move(params), ctx, &frame,
-                                                        shared_memory_ != nullptr ? &shared_memory_->arena() : nullptr);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(program_->ExecuteWithParameters(std::move(params), ctx, &frame,
+                                                  shared_memory_ != nullptr ? &shared_memory_->arena() : nullptr,
+                                                  arena_offset_));
   return frame;
 }
 
@@ -126,10 +115,9 @@ absl::Status Executable::Execute(absl::Span<const Literal> args, std::vector<Ker
 }
 
 absl::StatusOr<Literal> Executable::Run(absl::Span<const Literal> args, std::vector<KernelRecord>* records) {
-  absl::StatusOr<const Frame*> frame = ExecuteToFrame(args, records);
-  if (!frame.ok()) return frame.status();
+  ASSIGN_OR_RETURN(const Frame* frame, ExecuteToFrame(args, records));
   const HloInstruction* root = program_->computation().root_instruction();
-  std::vector<void*> leaves = program_->LeafPointers(root, **frame);
+  std::vector<void*> leaves = program_->LeafPointers(root, *frame);
   size_t next = 0;
   return Assemble(root->shape(), leaves, next);
 }

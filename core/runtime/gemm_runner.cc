@@ -25,17 +25,6 @@
 namespace passlab::runtime_internal {
 namespace {
 
-// The common stride of offsets 0, s, 2s, ...; 0 for fewer than two entries;
-// nullopt when they are not a progression.
-std::optional<int64_t> Progression(const std::vector<int64_t>& t) {
-  if (t.size() < 2) return 0;
-  int64_t s = t[1] - t[0];
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i] != t[0] + static_cast<int64_t>(i) * s) return std::nullopt;
-  }
-  return s;
-}
-
 // Offsets of one operand's (batch, rows, cols) groups.
 struct Tables {
   std::vector<int64_t> batch, rows, cols;
@@ -58,7 +47,8 @@ struct MatrixPlan {
 MatrixPlan PlanMatrix(const Tables& t, bool same_type) {
   MatrixPlan p;
   int64_t rows = t.rows.size(), cols = t.cols.size();
-  std::optional<int64_t> sb = Progression(t.batch), sr = Progression(t.rows), sc = Progression(t.cols);
+  std::optional<int64_t> sb = OffsetProgression(t.batch), sr = OffsetProgression(t.rows),
+                         sc = OffsetProgression(t.cols);
   if (same_type && sb && sr && sc) {
     p.batch_stride = *sb;
     if (cols <= 1 || *sc == 1) {
@@ -143,7 +133,8 @@ class BlasGemmRunner : public LibraryCallRunner {
     b_plan_ = PlanMatrix(rhs_, rhs_type_ == kT);
     // The result: row-major (unit stride along n) or column-major (unit
     // stride along m, computed as C^T = B^T A^T), else a temporary.
-    std::optional<int64_t> sb = Progression(out_.batch), sm = Progression(out_.rows), sn = Progression(out_.cols);
+    std::optional<int64_t> sb = OffsetProgression(out_.batch), sm = OffsetProgression(out_.rows),
+                           sn = OffsetProgression(out_.cols);
     int64_t m = call_.m, n = call_.n;
     if (out_type_ == kT && sb && sm && sn) {
       out_batch_stride_ = *sb;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/ir/tile_math.h"
 
@@ -113,6 +114,21 @@ std::vector<Shape> LeafShapes(const Shape& shape) {
   return leaves;
 }
 
+std::optional<int64_t> OffsetProgression(const std::vector<int64_t>& offsets) {
+  if (offsets.size() < 2) return 0;
+  int64_t step = offsets[1] - offsets[0];
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    if (offsets[i] != offsets[0] + static_cast<int64_t>(i) * step) return std::nullopt;
+  }
+  return step;
+}
+
+int64_t LeafBufferBytes(const Shape& shape) {
+  int64_t n = 0;
+  for (const Shape& leaf : LeafShapes(shape)) n += BufferBytes(leaf);
+  return n;
+}
+
 std::vector<int64_t> GroupOffsets(const Shape& shape, const std::vector<int64_t>& strides,
                                   absl::Span<const int64_t> dims) {
   std::vector<int64_t> out = {0};
@@ -149,7 +165,7 @@ bool LiteralIsBuffer(const Literal& literal, const Shape& buffer_shape) {
 }
 
 absl::Status CopyLiteralToBuffer(const Literal& literal, const Shape& buffer_shape, void* buffer) {
-  if (absl::Status s = CheckHostLayout(buffer_shape); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckHostLayout(buffer_shape));
   if (!literal.shape().IsArray() || literal.shape().element_type() != buffer_shape.element_type() ||
       !literal.shape().SameDimensions(buffer_shape)) {
     return absl::InvalidArgumentError(StrCat("value of shape ", literal.shape().ToString(),
@@ -170,7 +186,7 @@ absl::Status CopyLiteralToBuffer(const Literal& literal, const Shape& buffer_sha
 }
 
 absl::StatusOr<Literal> LiteralFromBuffer(const Shape& shape, const void* buffer) {
-  if (absl::Status s = CheckHostLayout(shape); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckHostLayout(shape));
   Literal literal(shape);
   int64_t width = PrimitiveByteWidth(shape.element_type());
   if (!HasTiles(shape) && IsDefaultOrder(shape)) {

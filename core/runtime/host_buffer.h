@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -40,12 +41,18 @@ void ForEachElementOffset(const Shape& shape, const std::function<void(int64_t, 
 
 // The array leaves of a shape, depth-first (a tuple's buffers in order).
 std::vector<Shape> LeafShapes(const Shape& shape);
+// The bytes of all of a shape's leaf buffers (BufferBytes of each leaf).
+int64_t LeafBufferBytes(const Shape& shape);
 
 // Offsets (in elements) of the row-major positions over `dims` (indices into
 // a shape with `strides`): out[linear] = sum_d idx[d] * strides[dims[d]] for
 // the index idx of `linear` over the sizes of `dims`.
 std::vector<int64_t> GroupOffsets(const Shape& shape, const std::vector<int64_t>& strides,
                                   absl::Span<const int64_t> dims);
+// The common step s of offsets t[0], t[0] + s, t[0] + 2s, ... (a batch of
+// equally spaced matrices, say); 0 for fewer than two offsets; nullopt when
+// they are not equally spaced.
+std::optional<int64_t> OffsetProgression(const std::vector<int64_t>& offsets);
 
 // Whether an array literal's own bytes already are a buffer of
 // `buffer_shape` (the same element type and dimensions, a plain row-major

@@ -6,6 +6,7 @@
 
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/literal.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/host_buffer.h"
 #include "core/runtime/host_routine_internal.h"
@@ -21,7 +22,7 @@ bool IsHostRoutineOpcode(HloOpcode op) {
 absl::StatusOr<std::unique_ptr<HostRoutine>> CreateHostRoutine(const HloInstruction& inst) {
   using namespace routine_internal;
   if (!IsHostRoutineOpcode(inst.opcode())) return Unimplemented(inst, "the runtime has no host routine for this op");
-  if (absl::Status s = CheckRoutineBuffers(inst); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckRoutineBuffers(inst));
   switch (inst.opcode()) {
     case HloOpcode::kSort: return CreateSortRoutine(inst);
     case HloOpcode::kTopK: return CreateTopKRoutine(inst);

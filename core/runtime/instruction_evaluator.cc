@@ -2,21 +2,12 @@
 
 #include "core/eval/hlo_evaluator.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/literal_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/host_buffer.h"
 
 namespace passlab {
-namespace {
-
-void CollectLeaves(const Literal& l, std::vector<const Literal*>& out) {
-  if (!l.shape().IsTuple()) {
-    out.push_back(&l);
-    return;
-  }
-  for (const Literal& e : l.tuple_elements()) CollectLeaves(e, out);
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<InstructionEvaluator>> InstructionEvaluator::Create(const HloInstruction& inst) {
   std::unique_ptr<InstructionEvaluator> ev(new InstructionEvaluator());
@@ -27,13 +18,13 @@ absl::StatusOr<std::unique_ptr<InstructionEvaluator>> InstructionEvaluator::Crea
     if (!s.IsArray()) {
       return absl::UnimplementedError(StrCat(inst.name(), ": operand ", i, " is not an array (", s.ToString(), ")"));
     }
-    if (absl::Status st = CheckPlainLayout(s); !st.ok()) return st;
+    RETURN_IF_ERROR(CheckPlainLayout(s));
     ev->operand_shapes_.push_back(s);
     params.push_back(ev->computation_->AddParameter(HloInstruction::CreateParameter(i, s, StrCat("p", i))));
   }
   ev->result_leaves_ = LeafShapes(inst.shape());
   for (const Shape& s : ev->result_leaves_) {
-    if (absl::Status st = CheckPlainLayout(s); !st.ok()) return st;
+    RETURN_IF_ERROR(CheckPlainLayout(s));
   }
   HloInstruction* copy = ev->computation_->AddInstruction(inst.CloneWithNewOperands(inst.shape(), params));
   ev->computation_->set_root_instruction(copy);
@@ -49,21 +40,19 @@ absl::Status InstructionEvaluator::Run(absl::Span<void* const> buffers) const {
   std::vector<Literal> args;
   args.reserve(operand_shapes_.size());
   for (size_t i = 0; i < operand_shapes_.size(); ++i) {
-    absl::StatusOr<Literal> l = LiteralFromBuffer(operand_shapes_[i], buffers[i]);
-    if (!l.ok()) return l.status();
-    args.push_back(std::move(*l));
+    ASSIGN_OR_RETURN(Literal l, LiteralFromBuffer(operand_shapes_[i], buffers[i]));
+    args.push_back(std::move(l));
   }
   std::vector<const Literal*> ptrs;
   for (const Literal& l : args) ptrs.push_back(&l);
-  absl::StatusOr<Literal> result = HloEvaluator().EvaluateComputation(*computation_, ptrs);
-  if (!result.ok()) return result.status();
+  ASSIGN_OR_RETURN(Literal result, HloEvaluator().EvaluateComputation(*computation_, ptrs));
   std::vector<const Literal*> leaves;
-  CollectLeaves(*result, leaves);
+  FlattenLeaves(result, leaves);
   if (leaves.size() != result_leaves_.size()) return absl::InternalError("result leaves do not match the shape");
   for (size_t i = 0; i < leaves.size(); ++i) {
     void* buffer = buffers[operand_shapes_.size() + i];
     if (buffer == nullptr || result_leaves_[i].element_count() == 0) continue;
-    if (absl::Status s = CopyLiteralToBuffer(*leaves[i], result_leaves_[i], buffer); !s.ok()) return s;
+    RETURN_IF_ERROR(CopyLiteralToBuffer(*leaves[i], result_leaves_[i], buffer));
   }
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 #include "core/runtime/host_buffer.h"
@@ -52,9 +53,8 @@ class ReferenceRunner : public LibraryCallRunner {
 
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateReferenceRunner(const HloInstruction& inst,
                                                                          LibraryAlgorithm algorithm) {
-  absl::StatusOr<std::unique_ptr<InstructionEvaluator>> ev = InstructionEvaluator::Create(inst);
-  if (!ev.ok()) return ev.status();
-  return std::unique_ptr<LibraryCallRunner>(new ReferenceRunner(inst, std::move(algorithm), std::move(*ev)));
+  ASSIGN_OR_RETURN(std::unique_ptr<InstructionEvaluator> ev, InstructionEvaluator::Create(inst));
+  return std::unique_ptr<LibraryCallRunner>(new ReferenceRunner(inst, std::move(algorithm), std::move(ev)));
 }
 
 }  // namespace runtime_internal
@@ -92,16 +92,14 @@ absl::StatusOr<std::vector<LibraryAlgorithm>> ListAlgorithms(const HloInstructio
     return out;
   }
   if (*kind == LibraryCallKind::kGemm) {
-    absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
-    if (!call.ok()) return call.status();
-    if (BlasSupports(inst, *call)) out.push_back({kGemmBlas, "blas"});
+    ASSIGN_OR_RETURN(GemmCall call, AnalyzeGemmCall(inst));
+    if (BlasSupports(inst, call)) out.push_back({kGemmBlas, "blas"});
     out.push_back({kGemmReference, "reference"});
     return out;
   }
-  absl::StatusOr<ConvCall> call = AnalyzeConvCall(inst);
-  if (!call.ok()) return call.status();
+  ASSIGN_OR_RETURN(ConvCall call, AnalyzeConvCall(inst));
   for (ConvAlgorithm a : kDnnAlgorithms) {
-    if (DnnAccepts(inst, *call, a)) out.push_back({static_cast<int64_t>(a), ConvAlgorithmName(a)});
+    if (DnnAccepts(inst, call, a)) out.push_back({static_cast<int64_t>(a), ConvAlgorithmName(a)});
   }
   out.push_back({static_cast<int64_t>(ConvAlgorithm::kReference), ConvAlgorithmName(ConvAlgorithm::kReference)});
   return out;
@@ -120,27 +118,25 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(con
         StrCat(inst.name(), ": unknown solver algorithm ", id, " (0 = library, 1 = reference)"));
   }
   if (*kind == LibraryCallKind::kGemm) {
-    absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
-    if (!call.ok()) return call.status();
-    int64_t id = algorithm.value_or(call->config.selected_algorithm);
+    ASSIGN_OR_RETURN(GemmCall call, AnalyzeGemmCall(inst));
+    int64_t id = algorithm.value_or(call.config.selected_algorithm);
     // A recorded id passlab does not know (e.g. a cuBLAS algorithm from an
     // XLA:GPU dump) means nothing on the CPU: use the default.
     if (!algorithm.has_value() && (FromXlaGpu(inst) || (id != kGemmBlas && id != kGemmReference))) id = -1;
-    if (id == -1) id = BlasSupports(inst, *call) ? kGemmBlas : kGemmReference;
-    if (id == kGemmBlas) return CreateBlasGemmRunner(inst, std::move(*call));
+    if (id == -1) id = BlasSupports(inst, call) ? kGemmBlas : kGemmReference;
+    if (id == kGemmBlas) return CreateBlasGemmRunner(inst, std::move(call));
     if (id == kGemmReference) return CreateReferenceRunner(inst, {kGemmReference, "reference"});
     return absl::InvalidArgumentError(
         StrCat(inst.name(), ": unknown gemm algorithm ", id, " (0 = blas, 1 = reference)"));
   }
-  absl::StatusOr<ConvCall> call = AnalyzeConvCall(inst);
-  if (!call.ok()) return call.status();
-  int64_t id = algorithm.value_or(call->config.algo_id);
-  if (!algorithm.has_value() && (FromXlaGpu(inst) || !call->config.algorithm().has_value())) {
+  ASSIGN_OR_RETURN(ConvCall call, AnalyzeConvCall(inst));
+  int64_t id = algorithm.value_or(call.config.algo_id);
+  if (!algorithm.has_value() && (FromXlaGpu(inst) || !call.config.algorithm().has_value())) {
     id = -1;  // unset or not passlab's
   }
   if (id == -1) {
     // Unset: oneDNN's own choice where it takes the problem, else the reference.
-    absl::StatusOr<std::unique_ptr<LibraryCallRunner>> dnn = CreateDnnConvRunner(inst, *call, ConvAlgorithm::kAuto);
+    absl::StatusOr<std::unique_ptr<LibraryCallRunner>> dnn = CreateDnnConvRunner(inst, call, ConvAlgorithm::kAuto);
     if (dnn.ok()) return dnn;
     id = static_cast<int64_t>(ConvAlgorithm::kReference);
   }
@@ -154,14 +150,13 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(con
   if (*a == ConvAlgorithm::kReference) {
     return CreateReferenceRunner(inst, {id, ConvAlgorithmName(*a)});
   }
-  return CreateDnnConvRunner(inst, std::move(*call), *a);
+  return CreateDnnConvRunner(inst, std::move(call), *a);
 }
 
 absl::StatusOr<int64_t> RunLibraryCall(const HloInstruction& inst, int64_t algorithm, absl::Span<void* const> buffers) {
-  absl::StatusOr<std::unique_ptr<LibraryCallRunner>> runner = LibraryCallRunner::Create(inst, algorithm);
-  if (!runner.ok()) return runner.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<LibraryCallRunner> runner, LibraryCallRunner::Create(inst, algorithm));
   auto start = std::chrono::steady_clock::now();
-  absl::Status s = (*runner)->Run(buffers);
+  absl::Status s = runner->Run(buffers);
   auto end = std::chrono::steady_clock::now();
   if (!s.ok()) return s;
   return std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();
@@ -169,8 +164,7 @@ absl::StatusOr<int64_t> RunLibraryCall(const HloInstruction& inst, int64_t algor
 
 absl::StatusOr<std::vector<AlgorithmTiming>> TimeAlgorithms(const HloInstruction& inst, absl::Span<void* const> buffers,
                                                             int repeats, bool include_reference, double tolerance) {
-  absl::StatusOr<std::vector<LibraryAlgorithm>> algorithms = ListAlgorithms(inst);
-  if (!algorithms.ok()) return algorithms.status();
+  ASSIGN_OR_RETURN(std::vector<LibraryAlgorithm> algorithms, ListAlgorithms(inst));
   std::vector<Shape> leaves = LeafShapes(inst.shape());
   size_t result_index = static_cast<size_t>(inst.operand_count());
   if (buffers.size() < result_index + 1 || buffers[result_index] == nullptr) {
@@ -183,7 +177,7 @@ absl::StatusOr<std::vector<AlgorithmTiming>> TimeAlgorithms(const HloInstruction
   std::vector<double> first;  // result of the first algorithm that ran
   std::string first_name;
   std::vector<AlgorithmTiming> out;
-  for (const LibraryAlgorithm& a : *algorithms) {
+  for (const LibraryAlgorithm& a : algorithms) {
     bool reference = (a.name == "reference");
     if (reference && !include_reference) continue;
     AlgorithmTiming t;

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/host_buffer.h"
 
@@ -156,13 +157,11 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateSolverLibraryRunner(con
     return absl::UnimplementedError(StrCat(inst.name(), ": the solver library takes f32/f64 row-major matrices"));
   }
   if (ClassifyLibraryCall(inst) == LibraryCallKind::kCholesky) {
-    absl::StatusOr<CholeskyCall> call = AnalyzeCholeskyCall(inst);
-    if (!call.ok()) return call.status();
-    return std::unique_ptr<LibraryCallRunner>(new PotrfRunner(inst, std::move(*call)));
+    ASSIGN_OR_RETURN(CholeskyCall call, AnalyzeCholeskyCall(inst));
+    return std::unique_ptr<LibraryCallRunner>(new PotrfRunner(inst, std::move(call)));
   }
-  absl::StatusOr<TriangularSolveCall> call = AnalyzeTriangularSolveCall(inst);
-  if (!call.ok()) return call.status();
-  return std::unique_ptr<LibraryCallRunner>(new TrsmRunner(inst, std::move(*call)));
+  ASSIGN_OR_RETURN(TriangularSolveCall call, AnalyzeTriangularSolveCall(inst));
+  return std::unique_ptr<LibraryCallRunner>(new TrsmRunner(inst, std::move(call)));
 }
 
 }  // namespace passlab::runtime_internal

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/host_buffer.h"
 #include "core/runtime/host_routine_internal.h"
@@ -139,9 +140,8 @@ absl::StatusOr<std::unique_ptr<HostRoutine>> CreateSortRoutine(const HloInstruct
   if (static_cast<int64_t>(LeafShapes(inst.shape()).size()) != inst.operand_count()) {
     return Unimplemented(inst, "one result per operand expected");
   }
-  absl::StatusOr<SortComparator> comparator = SortComparator::Compile(inst);
-  if (!comparator.ok()) return comparator.status();
-  return std::unique_ptr<HostRoutine>(new SortRoutine(inst, std::move(*comparator)));
+  ASSIGN_OR_RETURN(SortComparator comparator, SortComparator::Compile(inst));
+  return std::unique_ptr<HostRoutine>(new SortRoutine(inst, std::move(comparator)));
 }
 
 }  // namespace passlab::routine_internal

@@ -1,8 +1,11 @@
 #include "core/runtime/thunk.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/literal_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 #include "core/runtime/host_buffer.h"
@@ -10,12 +13,6 @@
 
 namespace passlab {
 namespace {
-
-int64_t LeafBytesOf(const Shape& s) {
-  int64_t n = 0;
-  for (const Shape& leaf : LeafShapes(s)) n += BufferBytes(leaf);
-  return n;
-}
 
 // dst = src element by element, `dst_shape` and `src_shape` having the same
 // dimensions and element type but possibly different layouts.
@@ -181,7 +178,7 @@ class WhileThunk : public Thunk {
     iterations_ = 0;
     for (;;) {
       Frame* cf = nullptr;
-      if (absl::Status s = cond_->ExecuteWithParameters({state}, ctx, &cf); !s.ok()) return s;
+      RETURN_IF_ERROR(cond_->ExecuteWithParameters({state}, ctx, &cf));
       void* pred = cond_->LeafPointers(cond_->computation().root_instruction(), *cf)[0];
       if (*static_cast<const uint8_t*>(pred) == 0) break;
       if (++iterations_ > max_iterations_) {
@@ -189,7 +186,7 @@ class WhileThunk : public Thunk {
             StrCat(instruction_.name(), ": more than ", max_iterations_, " iterations"));
       }
       Frame* bf = nullptr;
-      if (absl::Status s = body_->ExecuteWithParameters({state}, ctx, &bf); !s.ok()) return s;
+      RETURN_IF_ERROR(body_->ExecuteWithParameters({state}, ctx, &bf));
       CopyLeaves(shapes, body_->LeafPointers(body_->computation().root_instruction(), *bf), shapes, state);
     }
     return absl::OkStatus();
@@ -236,7 +233,7 @@ class BranchThunk : public Thunk {
       params = ParametersFrom(p, f, instruction_.operands());
     }
     Frame* bf = nullptr;
-    if (absl::Status s = branch->ExecuteWithParameters(std::move(params), ctx, &bf); !s.ok()) return s;
+    RETURN_IF_ERROR(branch->ExecuteWithParameters(std::move(params), ctx, &bf));
     std::vector<Shape> shapes = LeafShapes(instruction_.shape());
     CopyLeaves(shapes, branch->LeafPointers(branch->computation().root_instruction(), *bf), shapes,
                p.LeafPointers(&instruction_, f));
@@ -247,12 +244,6 @@ class BranchThunk : public Thunk {
   std::vector<std::unique_ptr<Program>> branches_;
 };
 
-bool IsAlias(HloOpcode op) {
-  return op == HloOpcode::kParameter || op == HloOpcode::kConstant || op == HloOpcode::kTuple ||
-         op == HloOpcode::kGetTupleElement || op == HloOpcode::kBitcast || op == HloOpcode::kOptimizationBarrier ||
-         op == HloOpcode::kDomain || op == HloOpcode::kAddDependency || op == HloOpcode::kAfterAll;
-}
-
 constexpr int64_t kMaxWhileIterations = int64_t{1} << 24;
 
 }  // namespace
@@ -261,11 +252,11 @@ constexpr int64_t kMaxWhileIterations = int64_t{1} << 24;
 
 int64_t Thunk::bytes_read() const {
   int64_t n = 0;
-  for (const HloInstruction* op : instruction_.operands()) n += LeafBytesOf(op->shape());
+  for (const HloInstruction* op : instruction_.operands()) n += LeafBufferBytes(op->shape());
   return n;
 }
 
-int64_t Thunk::bytes_written() const { return LeafBytesOf(instruction_.shape()); }
+int64_t Thunk::bytes_written() const { return LeafBufferBytes(instruction_.shape()); }
 
 absl::Status Thunk::Execute(const Program& program, Frame& frame, RunContext& ctx) {
   int64_t start = ctx.NowNs();
@@ -306,11 +297,10 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Build(const HloComputation& co
                                                         BufferAssignmentOptions options,
                                                         const KernelProvider& kernels) {
   std::unique_ptr<Program> p(new Program(computation));
-  absl::StatusOr<std::unique_ptr<BufferAssignment>> a = BufferAssignment::Run(computation, std::move(options));
-  if (!a.ok()) return a.status();
-  p->assignment_ = std::move(*a);
+  ASSIGN_OR_RETURN(std::unique_ptr<BufferAssignment> a, BufferAssignment::Run(computation, std::move(options)));
+  p->assignment_ = std::move(a);
   for (const HloInstruction* inst : p->assignment_->schedule()) {
-    if (absl::Status s = p->AddThunkFor(*inst, kernels); !s.ok()) return s;
+    RETURN_IF_ERROR(p->AddThunkFor(*inst, kernels));
   }
   return p;
 }
@@ -319,7 +309,7 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
   HloOpcode op = inst.opcode();
   // Tiled buffers are only held and moved (parameters, copies, tuples,
   // control-flow state); whatever computes on a buffer needs it plain.
-  bool moves_data = IsAlias(op) || op == HloOpcode::kCopy || op == HloOpcode::kWhile ||
+  bool moves_data = IsBufferAlias(op) || op == HloOpcode::kCopy || op == HloOpcode::kWhile ||
                     op == HloOpcode::kConditional || op == HloOpcode::kCall;
   for (const Shape& leaf : LeafShapes(inst.shape())) {
     if (leaf.IsArray()) {
@@ -332,27 +322,19 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
     std::vector<std::vector<uint8_t>>& storage = constants_[&inst];
     std::vector<Shape> leaves = LeafShapes(inst.shape());
     std::vector<const Literal*> values;
-    std::function<void(const Literal&)> collect = [&](const Literal& l) {
-      if (!l.shape().IsTuple()) {
-        values.push_back(&l);
-        return;
-      }
-      for (const Literal& e : l.tuple_elements()) collect(e);
-    };
-    collect(inst.literal());
+    FlattenLeaves(inst.literal(), values);
     if (values.size() != leaves.size()) return absl::InternalError(StrCat(inst.name(), ": constant leaves mismatch"));
     for (size_t i = 0; i < leaves.size(); ++i) {
       storage.emplace_back(BufferBytes(leaves[i]));
       if (!leaves[i].IsArray() || leaves[i].element_count() == 0) continue;
-      if (absl::Status s = CopyLiteralToBuffer(*values[i], leaves[i], storage.back().data()); !s.ok()) return s;
+      RETURN_IF_ERROR(CopyLiteralToBuffer(*values[i], leaves[i], storage.back().data()));
     }
     return absl::OkStatus();
   }
-  if (IsAlias(op)) return absl::OkStatus();
+  if (IsBufferAlias(op)) return absl::OkStatus();
   if (op == HloOpcode::kCustomCall && ClassifyLibraryCall(inst).has_value()) {
-    absl::StatusOr<std::unique_ptr<LibraryCallRunner>> r = LibraryCallRunner::Create(inst);
-    if (!r.ok()) return r.status();
-    thunks_.push_back(std::make_unique<LibraryCallThunk>(inst, std::move(*r)));
+    ASSIGN_OR_RETURN(std::unique_ptr<LibraryCallRunner> r, LibraryCallRunner::Create(inst));
+    thunks_.push_back(std::make_unique<LibraryCallThunk>(inst, std::move(r)));
     return absl::OkStatus();
   }
   if (op == HloOpcode::kCopy) {
@@ -373,9 +355,8 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
     return absl::OkStatus();
   }
   if (IsHostRoutineOpcode(op)) {
-    absl::StatusOr<std::unique_ptr<HostRoutine>> r = CreateHostRoutine(inst);
-    if (!r.ok()) return r.status();
-    thunks_.push_back(std::make_unique<RoutineThunk>(inst, std::move(*r)));
+    ASSIGN_OR_RETURN(std::unique_ptr<HostRoutine> r, CreateHostRoutine(inst));
+    thunks_.push_back(std::make_unique<RoutineThunk>(inst, std::move(r)));
     return absl::OkStatus();
   }
   if (op == HloOpcode::kCustomCall) {
@@ -383,8 +364,7 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
                                            inst.custom_call_target(), "\""));
   }
   if (op == HloOpcode::kWhile) {
-    absl::StatusOr<std::unique_ptr<Program>> cond = Build(*inst.while_condition(), {}, kernels);
-    if (!cond.ok()) return cond.status();
+    ASSIGN_OR_RETURN(std::unique_ptr<Program> cond, Build(*inst.while_condition(), {}, kernels));
     // The loop state is the body's parameter and its result: body results
     // are placed straight in the state buffers when the old state is dead
     // by then, and the body may update the state in place (the while owns
@@ -395,17 +375,15 @@ absl::Status Program::AddThunkFor(const HloInstruction& inst, const KernelProvid
       body_options.output_aliases.push_back(InputOutputAlias{index, 0, index});
       body_options.donors.push_back(BufferDonor{0, index});
     });
-    absl::StatusOr<std::unique_ptr<Program>> body = Build(*inst.while_body(), body_options, kernels);
-    if (!body.ok()) return body.status();
-    thunks_.push_back(std::make_unique<WhileThunk>(inst, std::move(*cond), std::move(*body), kMaxWhileIterations));
+    ASSIGN_OR_RETURN(std::unique_ptr<Program> body, Build(*inst.while_body(), body_options, kernels));
+    thunks_.push_back(std::make_unique<WhileThunk>(inst, std::move(cond), std::move(body), kMaxWhileIterations));
     return absl::OkStatus();
   }
   if (op == HloOpcode::kConditional || op == HloOpcode::kCall) {
     std::vector<std::unique_ptr<Program>> branches;
     for (const HloComputation* c : inst.called_computations()) {
-      absl::StatusOr<std::unique_ptr<Program>> b = Build(*c, {}, kernels);
-      if (!b.ok()) return b.status();
-      branches.push_back(std::move(*b));
+      ASSIGN_OR_RETURN(std::unique_ptr<Program> b, Build(*c, {}, kernels));
+      branches.push_back(std::move(b));
     }
     if (branches.empty()) return absl::InvalidArgumentError(StrCat(inst.name(), ": no called computation"));
     thunks_.push_back(std::make_unique<BranchThunk>(inst, std::move(branches)));
@@ -459,19 +437,21 @@ absl::Status Program::Execute(Frame& frame, RunContext& ctx) const {
                                              " parameters, got ", frame.parameters.size()));
   }
   for (const std::unique_ptr<Thunk>& t : thunks_) {
-    if (absl::Status s = t->Execute(*this, frame, ctx); !s.ok()) return s;
+    RETURN_IF_ERROR(t->Execute(*this, frame, ctx));
   }
   return absl::OkStatus();
 }
 
 absl::Status Program::ExecuteWithParameters(std::vector<std::vector<void*>> parameters, RunContext& ctx,
-                                            Frame** frame_out, std::vector<uint64_t>* arena) const {
+                                            Frame** frame_out, std::vector<uint64_t>* arena,
+                                            int64_t arena_offset) const {
   constexpr int64_t kAlign = 64;
+  arena_offset = std::max<int64_t>(0, arena_offset) / kAlign * kAlign;
   std::vector<uint64_t>& storage = arena != nullptr ? *arena : own_arena_;
-  int64_t words = (assignment_->arena_bytes() + kAlign) / sizeof(uint64_t) + 1;
+  int64_t words = (assignment_->arena_bytes() + arena_offset + kAlign) / sizeof(uint64_t) + 1;
   if (static_cast<int64_t>(storage.size()) < words) storage.assign(words, 0);
   uintptr_t base = reinterpret_cast<uintptr_t>(storage.data());
-  own_frame_.arena = reinterpret_cast<uint8_t*>((base + kAlign - 1) / kAlign * kAlign);
+  own_frame_.arena = reinterpret_cast<uint8_t*>((base + kAlign - 1) / kAlign * kAlign + arena_offset);
   own_frame_.parameters = std::move(parameters);
   if (frame_out != nullptr) *frame_out = &own_frame_;
   return Execute(own_frame_, ctx);

@@ -84,9 +84,13 @@ class Program {
   // Runs the thunks in order. The frame's arena must hold arena_bytes().
   absl::Status Execute(Frame& frame, RunContext& ctx) const;
   // Runs with this program's own (reused) arena, or `arena` when given
-  // (grown to fit, kept by the caller), and the given parameters.
+  // (grown to fit, kept by the caller), and the given parameters. The
+  // arena's buffers start `arena_offset` bytes (a multiple of 64) past the
+  // storage's first 64-byte boundary: where they land in the caches and
+  // pages, which measurements randomize (Executable::set_arena_offset).
   absl::Status ExecuteWithParameters(std::vector<std::vector<void*>> parameters, RunContext& ctx,
-                                     Frame** frame_out = nullptr, std::vector<uint64_t>* arena = nullptr) const;
+                                     Frame** frame_out = nullptr, std::vector<uint64_t>* arena = nullptr,
+                                     int64_t arena_offset = 0) const;
 
   void* Resolve(const BufferSlice& slice, const Frame& frame) const;
   std::vector<void*> LeafPointers(const HloInstruction* inst, const Frame& frame) const;

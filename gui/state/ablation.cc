@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <mutex>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +17,14 @@
 #include <sstream>
 #include <thread>
 
+#include "analysis/ablation/compare.h"
 #include "core/ir/str_util.h"
+#include "core/text/hlo_parser.h"
+#include "core/text/hlo_printer.h"
+#include "core/verify/shape_inference.h"
+#include "passes/autotune/autotune_cache.h"
+#include "passes/pipelines/pipelines.h"
+#include "passes/registry.h"
 
 extern char** environ;
 
@@ -45,6 +54,63 @@ T Field(const nlohmann::json& j, const char* key, T fallback) {
   return it == j.end() || it->is_null() ? fallback : it->template get<T>();
 }
 
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A number of a JSON object; NaN when absent or null (report.json's "–").
+double Number(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return kNaN;
+  auto it = j.find(key);
+  return it == j.end() || !it->is_number() ? kNaN : it->get<double>();
+}
+
+std::string PassesLabel(const nlohmann::json& row) {
+  std::string label;
+  for (const nlohmann::json& p : Field(row, "passes", nlohmann::json::array())) {
+    if (p.is_string()) label += (label.empty() ? "" : " + ") + p.get<std::string>();
+  }
+  return label.empty() ? Field(row, "variant", std::string()) : label;
+}
+
+// report.json's "compile_cost" (compile_cost.h) for the panel; the plot is
+// LayOutCompileCostPlot's, as report.html draws it.
+CompileCostView ReadCompileCost(const nlohmann::json& report, const std::vector<AblationVariant>& variants) {
+  CompileCostView view;
+  auto it = report.find("compile_cost");
+  if (it == report.end() || !it->is_object()) return view;
+  const nlohmann::json& cost = *it;
+  view.present = true;
+  const nlohmann::json& base = Field(cost, "baseline", nlohmann::json::object());
+  view.baseline_compile_ms = Number(base, "compile_ms");
+  view.baseline_optimize_ms = Number(base, "optimize_ms");
+  view.baseline_backend_ms = Number(base, "backend_ms");
+  view.baseline_autotune_ms = Number(base, "autotune_ms");
+  view.kernel_cache_hits = Number(base, "kernel_cache_hits");
+  view.kernel_cache_misses = Number(base, "kernel_cache_misses");
+  view.cost_split_ms = Number(cost, "cost_split_ms");
+  for (const nlohmann::json& r : Field(cost, "rows", nlohmann::json::array())) {
+    CompileCostRow row;
+    row.variant = Field(r, "variant", std::string());
+    row.label = PassesLabel(r);
+    for (size_t i = 0; i < variants.size(); ++i) {
+      if (variants[i].name == row.variant) row.variant_index = static_cast<int64_t>(i);
+    }
+    row.pass_ms = Number(r, "pass_ms");
+    row.pass_runs = Number(r, "pass_runs");
+    row.compile_ms = Number(r, "compile_ms");
+    row.compile_delta_ms = Number(r, "compile_delta_ms");
+    row.autotune_ms = Number(r, "autotune_ms");
+    row.ratio = Number(r, "ratio");
+    row.ci_low = Number(r, "ci_low");
+    row.ci_high = Number(r, "ci_high");
+    row.significant = Field(r, "significant", false);
+    row.clear_effect = Field(r, "clear_effect", row.significant);
+    row.quadrant = Field(r, "quadrant", std::string());
+    view.rows.push_back(std::move(row));
+  }
+  view.plot = LayOutCompileCostPlot(nlohmann::ordered_json(cost));
+  return view;
+}
+
 }  // namespace
 
 bool AblationVariant::measured() const {
@@ -66,7 +132,17 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
   try {
     r.metric = Field(j, "metric", std::string("kernel_ns"));
     r.threshold = Field(j, "threshold", 0.01);
-    if (j.contains("manifest")) r.manifest = j["manifest"].dump(2);
+    if (j.contains("manifest")) {
+      const nlohmann::json& m = j["manifest"];
+      r.manifest = m.dump(2);
+      if (m.is_object()) {
+        r.pipeline = Field(m, "pipeline", r.pipeline);
+        r.input = Field(m, "input", std::string());
+        r.pass_options = Field(m, "pass_options", std::vector<std::string>{});
+        r.removed_passes = Field(m, "xla_disabled_passes", std::vector<std::string>{});
+        r.device = Field(m, "device", r.device);
+      }
+    }
     const nlohmann::json& b = j.at("baseline");
     r.baseline_name = Field(b, "name", std::string("baseline"));
     r.baseline_median_ns = b.at("median_ns").get<double>();
@@ -78,6 +154,10 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
       a.name = v.at("name").get<std::string>();
       a.kind = Field(v, "kind", std::string());
       a.disabled = Field(v, "disabled", std::vector<std::string>{});
+      a.disable = Field(v, "disable", std::string());
+      a.enable_only = Field(v, "enable_only", std::string());
+      // Reports without the filters: its passes, every occurrence.
+      if (a.disable.empty() && a.enable_only.empty()) a.disable = Join(a.disabled, ",");
       a.outcome = v.at("outcome").get<std::string>();
       a.median_ns = Field(v, "median_ns", 0.0);
       a.ratio = Field(v, "ratio", 1.0);
@@ -96,6 +176,7 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
       r.variants.push_back(std::move(a));
     }
     r.heatmap = BuildKernelHeatmap(nlohmann::ordered_json(j));
+    r.compile_cost = ReadCompileCost(j, r.variants);
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(StrCat(path, ": ", e.what()));
   }
@@ -158,6 +239,121 @@ int64_t HeatmapRowVariant(const AblationReport& report, int64_t row) {
     if (report.variants[i].name == name) return static_cast<int64_t>(i);
   }
   return -1;
+}
+
+int64_t CompileCostPointAt(const CompileCostPlot& plot, double x, double y, double radius) {
+  int64_t best = -1;
+  double best_d2 = radius * radius;
+  for (size_t i = 0; i < plot.points.size(); ++i) {
+    const double dx = plot.points[i].x - x, dy = plot.points[i].y - y;
+    if (dx * dx + dy * dy <= best_d2) {
+      best_d2 = dx * dx + dy * dy;
+      best = static_cast<int64_t>(i);
+    }
+  }
+  return best;
+}
+
+absl::StatusOr<AblationComparison> LoadAblationComparison(const std::vector<std::string>& directories) {
+  absl::StatusOr<nlohmann::ordered_json> c = CompareAblationSweeps(directories);
+  if (!c.ok()) return c.status();
+  const nlohmann::json comparison = *c;  // Field reads nlohmann::json
+  AblationComparison out;
+  out.directories = directories;
+  try {
+    for (const nlohmann::json& s : comparison.at("sweeps")) {
+      out.labels.push_back(Field(s, "label", std::string()));
+      out.baseline_median_ns.push_back(Field(s, "baseline_median_ns", kNaN));
+    }
+    for (const nlohmann::json& v : comparison.at("variants")) {
+      ComparedVariant row;
+      row.name = Field(v, "name", std::string());
+      for (const nlohmann::json& cell : v.at("sweeps")) {
+        ComparedCell x;
+        x.present = cell.is_object();
+        if (x.present) {
+          x.ratio = Field(cell, "ratio", kNaN);
+          x.ci_low = Field(cell, "ci_low", kNaN);
+          x.ci_high = Field(cell, "ci_high", kNaN);
+          x.significant = Field(cell, "significant", false);
+          x.outcome = Field(cell, "outcome", std::string());
+        }
+        row.cells.push_back(std::move(x));
+      }
+      out.variants.push_back(std::move(row));
+    }
+    for (const nlohmann::json& a : comparison.at("agreement")) {
+      ComparedAgreement x;
+      x.report = Field(a, "sweep", int64_t{0});
+      x.common_variants = Field(a, "common_variants", int64_t{0});
+      x.significant_in_either = Field(a, "significant_in_either", int64_t{0});
+      x.same_sign = Field(a, "same_sign", int64_t{0});
+      x.disagreeing = Field(a, "disagreeing", std::vector<std::string>{});
+      x.spearman = Field(a, "spearman", kNaN);
+      out.agreement.push_back(std::move(x));
+    }
+    for (const nlohmann::json& d : comparison.at("manifest_differences")) {
+      out.manifest_differences.push_back(
+          {Field(d, "field", std::string()), Field(d, "values", std::vector<std::string>{})});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InternalError(StrCat("comparing ", Join(directories, ", "), ": ", e.what()));
+  }
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<const HloModule>> RecompileSweepModule(const AblationReport& report,
+                                                                      const AblationVariant* variant,
+                                                                      JobProgress* progress) {
+  const std::string what = variant == nullptr ? std::string("the baseline") : StrCat("'", variant->name, "'");
+  if (report.input.empty()) {
+    return absl::FailedPreconditionError(
+        StrCat(report.directory, "/report.json: the manifest names no input module, so ", what,
+               " cannot be compiled again"));
+  }
+  const std::string path = (std::filesystem::path(report.directory) / report.input).string();
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  if (progress != nullptr) progress->SetStage(StrCat("parsing ", path));
+  ParseOptions parse;
+  parse.infer_shape = InferInstructionShape;
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(*text, path, parse);
+  if (!module.ok()) return module.status();
+  absl::StatusOr<PassOptionOverrides> options = ParsePassOptionOverrides(report.pass_options);
+  if (!options.ok()) return options.status();
+  absl::StatusOr<FilteredPipeline> pipeline =
+      BuildFilteredPipeline(report.pipeline, variant == nullptr ? "" : variant->disable,
+                            variant == nullptr ? "" : variant->enable_only, false, *options, report.removed_passes);
+  if (!pipeline.ok()) return pipeline.status();
+  // The sweep's algorithm choices (a missing file is no error).
+  const std::filesystem::path cache = std::filesystem::path(report.directory) / "autotune.json";
+  if (std::filesystem::exists(cache)) {
+    if (absl::Status s = AutotuneCache::Global().Load(cache.string()); !s.ok()) return s;
+  }
+  // One at a time: the pickers time candidates on this machine.
+  static std::mutex one_at_a_time;
+  if (progress != nullptr) progress->SetStage(StrCat("waiting to compile ", what));
+  std::lock_guard<std::mutex> lock(one_at_a_time);
+  if (progress != nullptr) progress->SetStage(StrCat("compiling ", what, " (", report.pipeline, ")"));
+  absl::StatusOr<bool> ran = pipeline->pipeline->Run(**module);
+  if (!ran.ok()) {
+    return absl::Status(ran.status().code(), StrCat("compiling ", what, ": ", ran.status().message()));
+  }
+  return std::shared_ptr<const HloModule>(std::move(*module));
+}
+
+std::string KernelHloText(const HloModule& module, const std::string& name) {
+  for (const HloComputation* c : module.computations()) {
+    if (c->IsFusionComputation()) continue;
+    const HloInstruction* inst = c->GetInstructionWithName(name);
+    if (inst == nullptr) continue;
+    std::string text = PrintInstruction(*inst);
+    if (inst->opcode() == HloOpcode::kFusion) {
+      text = StrCat(PrintComputation(*inst->fused_instructions_computation()), "\n\n", text);
+    }
+    return text;
+  }
+  return "";
 }
 
 int64_t CountResultLines(const std::string& results_jsonl) {

@@ -2,6 +2,9 @@
 // (report.json, schema "passlab.ablation/1") and a sweep running as a child
 // process (`passlab ablate ... --out DIR`) whose progress is the line count
 // of DIR/results.jsonl against the number of variants in DIR/plan.json.
+// Besides: the report's compile cost per pass (compile_cost.h), several
+// reports side by side (compare.h), and a variant's module recompiled from
+// the sweep's manifest (for a kernel's HLO in the baseline and the variant).
 #ifndef PASSLAB_GUI_STATE_ABLATION_H_
 #define PASSLAB_GUI_STATE_ABLATION_H_
 
@@ -14,7 +17,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "analysis/ablation/compile_cost.h"
 #include "analysis/ablation/heatmap.h"
+#include "core/ir/hlo_module.h"
+#include "gui/state/job.h"
 
 namespace passlab::gui {
 
@@ -36,6 +42,10 @@ struct AblationVariant {
   std::string name;
   std::string kind;
   std::vector<std::string> disabled;
+  // The pass filters the sweep compiled it with (the CLI's --disable and
+  // --enable-only: "@109", "algsimp,dce").
+  std::string disable;
+  std::string enable_only;
   // slower | faster | no-change | wrong-result | verifier-failure |
   // compile-error | crash | timeout | required
   std::string outcome;
@@ -53,11 +63,44 @@ struct AblationVariant {
   bool measured() const;
 };
 
+// The report's "compile_cost" (analysis/ablation/compile_cost.h) as the
+// GUI shows it: the same numbers and the same plot as report.html's
+// "Compile cost against run-time benefit". NaN where the report has null.
+struct CompileCostRow {
+  std::string variant;
+  std::string label;  // its passes, "a + b" for a pair
+  int64_t variant_index = -1;  // in AblationReport::variants; -1 when absent
+  double pass_ms = 0;          // the passes' own compile time in the baseline
+  double pass_runs = 0;
+  double compile_ms = 0;        // the variant's total compile time
+  double compile_delta_ms = 0;  // minus the baseline's
+  double autotune_ms = 0;
+  double ratio = 0, ci_low = 0, ci_high = 0;
+  bool significant = false;
+  bool clear_effect = false;  // significant, or its CI wholly beyond the threshold
+  std::string quadrant;       // "cheap and useless", ..., "harmful", "" unknown
+};
+
+struct CompileCostView {
+  bool present = false;  // the report has "compile_cost"
+  double baseline_compile_ms = 0, baseline_optimize_ms = 0, baseline_backend_ms = 0, baseline_autotune_ms = 0;
+  double kernel_cache_hits = 0, kernel_cache_misses = 0;
+  double cost_split_ms = 0;  // cheap below it
+  std::vector<CompileCostRow> rows;  // in the report's order
+  CompileCostPlot plot;              // points' `row` index `rows`
+};
+
 struct AblationReport {
   std::string directory;
   std::string metric;
   double threshold = 0.01;
   std::string manifest;  // pretty JSON, shown as is
+  // From the manifest: what recompiling a variant needs.
+  std::string pipeline = "gpu";
+  std::string input;  // the module, relative to the directory ("" when the manifest names none)
+  std::vector<std::string> pass_options;    // PASS.OPTION=VALUE
+  std::vector<std::string> removed_passes;  // --xla_disable_hlo_passes
+  std::string device = "cpu";
   std::string baseline_name;
   double baseline_median_ns = 0;
   std::vector<AblationKernel> baseline_kernels;
@@ -65,6 +108,7 @@ struct AblationReport {
   // The passes x kernels heatmap (analysis/ablation/heatmap.h), as report.html
   // draws it; no rows when the report has no "kernel_times_ns".
   KernelHeatmap heatmap;
+  CompileCostView compile_cost;
 };
 
 // Reads DIR/report.json; errors name the file and the field.
@@ -90,6 +134,61 @@ std::pair<int64_t, int64_t> HeatmapCellAt(const HeatmapGeometry& geometry, const
                                           float y);
 // The index in report.variants of a heatmap row's variant, -1 when none.
 int64_t HeatmapRowVariant(const AblationReport& report, int64_t row);
+
+// The compile-cost plot's point nearest to (x, y) in the plot's units
+// (CompileCostPlot::width x height) within `radius`: its index in
+// plot.points, -1 when none.
+int64_t CompileCostPointAt(const CompileCostPlot& plot, double x, double y, double radius);
+
+// Reports side by side (`passlab ablate --compare`, compare.h): per variant
+// each report's ratio, CI and outcome; each report against the first: sign
+// agreement and rank correlation; what differs in their manifests.
+struct ComparedCell {
+  bool present = false;  // the report has this variant
+  double ratio = 0, ci_low = 0, ci_high = 0;  // NaN when not measured / no CI
+  bool significant = false;
+  std::string outcome;
+};
+struct ComparedVariant {
+  std::string name;
+  std::vector<ComparedCell> cells;  // one per report
+};
+struct ComparedAgreement {
+  int64_t report = 0;  // against report 0
+  int64_t common_variants = 0;
+  int64_t significant_in_either = 0;
+  int64_t same_sign = 0;
+  std::vector<std::string> disagreeing;
+  double spearman = 0;  // NaN when undefined
+};
+struct ManifestDifference {
+  std::string field;
+  std::vector<std::string> values;  // one per report
+};
+struct AblationComparison {
+  std::vector<std::string> directories;
+  std::vector<std::string> labels;  // how the reports are named ("gpu mlp cpu")
+  std::vector<double> baseline_median_ns;
+  std::vector<ComparedVariant> variants;  // largest effect in any report first
+  std::vector<ComparedAgreement> agreement;
+  std::vector<ManifestDifference> manifest_differences;
+};
+// Reads DIR/report.json of every directory (two or more); errors name the
+// directory.
+absl::StatusOr<AblationComparison> LoadAblationComparison(const std::vector<std::string>& directories);
+
+// The optimized module of the baseline (variant null) or a variant, compiled
+// again from the sweep's manifest: its input module, pipeline, pass options
+// and removed passes, and the variant's pass filters; the algorithm pickers
+// read the sweep's autotune cache first, so that they choose as the sweep
+// did. Slow (a whole pipeline): run it on a Job.
+absl::StatusOr<std::shared_ptr<const HloModule>> RecompileSweepModule(const AblationReport& report,
+                                                                      const AblationVariant* variant,
+                                                                      JobProgress* progress = nullptr);
+// A kernel's HLO in a module: the instruction named `name` outside fusion
+// computations, after its fused computation when it is a fusion; "" when the
+// module has no such instruction.
+std::string KernelHloText(const HloModule& module, const std::string& name);
 
 // A sweep in a child process; Poll() from the UI thread each frame.
 class AblationSweep {

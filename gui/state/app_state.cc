@@ -4,12 +4,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "analysis/cuda_profile.h"
 #include "core/codegen/gpu_kernel_compiler.h"
+#include "core/eval/arguments.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
@@ -469,7 +471,10 @@ void StartRun(AppState& state) {
   state.run_job = Job<std::shared_ptr<const RunResult>>::Start(
       "run", [module, settings](JobProgress& p) -> absl::StatusOr<std::shared_ptr<const RunResult>> {
         p.SetStage("making inputs");
-        std::vector<Literal> args = MakeRandomArguments(*module->entry_computation(), settings.seed);
+        absl::StatusOr<std::vector<Literal>> read = ResolveArguments(
+            *module->entry_computation(), ArgumentSource{.dir = settings.args_dir, .seed = settings.seed});
+        if (!read.ok()) return read.status();
+        std::vector<Literal> args = std::move(*read);
         absl::StatusOr<ProfileResult> profile;
         auto r = std::make_shared<RunResult>();
         r->module = module;
@@ -553,6 +558,83 @@ void StartEmitter(AppState& state, const std::string& instruction_name) {
       });
 }
 
+namespace {
+
+// Compares the open report with compared_dirs (none: no comparison); an
+// error is logged and returns false.
+bool UpdateAblationComparison(AppState& state) {
+  AblationState& a = state.ablation;
+  if (a.report == nullptr || a.compared_dirs.empty()) {
+    a.comparison = nullptr;
+    return true;
+  }
+  std::vector<std::string> dirs = {a.report_dir};
+  dirs.insert(dirs.end(), a.compared_dirs.begin(), a.compared_dirs.end());
+  absl::StatusOr<AblationComparison> c = LoadAblationComparison(dirs);
+  if (!c.ok()) {
+    Log(state, LogLevel::kError, "ablation compare", std::string(c.status().message()));
+    a.comparison = nullptr;
+    return false;
+  }
+  a.comparison = std::make_shared<const AblationComparison>(std::move(*c));
+  return true;
+}
+
+// The job compiling the open report's baseline (null) or a variant again,
+// started on first use.
+const JobPtr<std::shared_ptr<const HloModule>>& RecompiledSweepModule(AppState& state,
+                                                                      const AblationVariant* variant) {
+  AblationState& a = state.ablation;
+  auto& job = a.recompiled[StrCat(a.report_dir, "\n", variant == nullptr ? "" : variant->name)];
+  if (job == nullptr) {
+    std::shared_ptr<const AblationReport> report = a.report;
+    std::optional<AblationVariant> v;
+    if (variant != nullptr) v = *variant;
+    job = Job<std::shared_ptr<const HloModule>>::Start(
+        StrCat("recompile ", variant == nullptr ? "baseline" : variant->name),
+        [report, v](JobProgress& p) { return RecompileSweepModule(*report, v ? &*v : nullptr, &p); });
+  }
+  return job;
+}
+
+// Fills kernel_hlo once both modules of the selection are compiled.
+void UpdateAblationKernelHlo(AppState& state) {
+  AblationState& a = state.ablation;
+  if (a.report == nullptr || a.selected_kernel.empty() || a.selected_variant < 0) return;
+  const AblationVariant& variant = a.report->variants[a.selected_variant];
+  if (a.kernel_hlo != nullptr && a.kernel_hlo->variant == variant.name && a.kernel_hlo->kernel == a.selected_kernel) {
+    return;
+  }
+  const auto& base_job = RecompiledSweepModule(state, nullptr);
+  const auto& variant_job = RecompiledSweepModule(state, &variant);
+  if (!base_job->done() || !variant_job->done()) return;
+  auto k = std::make_shared<AblationKernelHlo>();
+  k->variant = variant.name;
+  k->kernel = a.selected_kernel;
+  auto fill = [&](const JobPtr<std::shared_ptr<const HloModule>>& job, std::string& hlo, std::string& note,
+                  const std::string& which) {
+    if (!job->result().ok()) {
+      note = std::string(job->result().status().message());
+      return;
+    }
+    hlo = KernelHloText(**job->result(), k->kernel);
+    if (hlo.empty()) note = StrCat("no kernel '", k->kernel, "' in ", which, "'s optimized module");
+  };
+  fill(base_job, k->baseline_hlo, k->baseline_note, "the baseline");
+  fill(variant_job, k->variant_hlo, k->variant_note, StrCat("'", variant.name, "'"));
+  for (const std::string* note : {&k->baseline_note, &k->variant_note}) {
+    if (!note->empty() && note->find("no kernel") != 0) Log(state, LogLevel::kError, "ablation kernel HLO", *note);
+  }
+  auto lines = [](const std::string& text) { return std::count(text.begin(), text.end(), '\n') + 1; };
+  Log(state, LogLevel::kInfo, "ablation",
+      StrCat("kernel HLO of '", k->kernel, "': baseline ",
+             k->baseline_hlo.empty() ? std::string("none") : StrCat(lines(k->baseline_hlo), " lines"), ", '",
+             k->variant, "' ", k->variant_hlo.empty() ? std::string("none") : StrCat(lines(k->variant_hlo), " lines")));
+  a.kernel_hlo = std::move(k);
+}
+
+}  // namespace
+
 void OpenAblationReport(AppState& state, const std::string& directory) {
   absl::StatusOr<AblationReport> r = LoadAblationReport(directory);
   if (!r.ok()) {
@@ -564,8 +646,39 @@ void OpenAblationReport(AppState& state, const std::string& directory) {
   state.ablation.selected_variant = -1;
   state.ablation.selected_ir_diff.clear();
   state.ablation.selected_kernel.clear();
+  state.ablation.kernel_hlo = nullptr;
+  state.ablation.recompiled.clear();  // the directory may hold another sweep now
   Log(state, LogLevel::kInfo, "ablation",
       StrCat("opened ", directory, ": ", state.ablation.report->variants.size(), " variants"));
+  UpdateAblationComparison(state);
+}
+
+void OpenAnotherAblationReport(AppState& state, const std::string& directory) {
+  AblationState& a = state.ablation;
+  if (a.report == nullptr) {
+    OpenAblationReport(state, directory);
+    return;
+  }
+  if (directory == a.report_dir ||
+      std::find(a.compared_dirs.begin(), a.compared_dirs.end(), directory) != a.compared_dirs.end()) {
+    Log(state, LogLevel::kWarning, StrCat("ablation ", directory), "already open");
+    return;
+  }
+  a.compared_dirs.push_back(directory);
+  if (!UpdateAblationComparison(state)) {
+    a.compared_dirs.pop_back();
+    UpdateAblationComparison(state);
+    return;
+  }
+  Log(state, LogLevel::kInfo, "ablation",
+      StrCat("comparing ", a.compared_dirs.size() + 1, " reports: ", Join(a.comparison->labels, " | ")));
+}
+
+void CloseComparedAblationReport(AppState& state, int64_t index) {
+  AblationState& a = state.ablation;
+  if (index < 0 || index >= static_cast<int64_t>(a.compared_dirs.size())) return;
+  a.compared_dirs.erase(a.compared_dirs.begin() + index);
+  UpdateAblationComparison(state);
 }
 
 void SelectAblationVariant(AppState& state, int64_t index) {
@@ -589,6 +702,10 @@ void SelectAblationHeatmapCell(AppState& state, int64_t row, int64_t column) {
   if (variant < 0) return;
   SelectAblationVariant(state, variant);
   state.ablation.selected_kernel = report->heatmap.columns[column].kernel;
+  state.ablation.kernel_hlo = nullptr;
+  RecompiledSweepModule(state, nullptr);
+  RecompiledSweepModule(state, &report->variants[variant]);
+  UpdateAblationKernelHlo(state);
 }
 
 void StartAblationSweep(AppState& state, const std::string& passlab_binary) {
@@ -690,6 +807,7 @@ void Poll(AppState& state) {
     }
   }
   AblationState& a = state.ablation;
+  UpdateAblationKernelHlo(state);
   if (a.sweep != nullptr) {
     const bool was_running = a.sweep->running();
     a.sweep->Poll();
@@ -712,6 +830,9 @@ bool Busy(const AppState& state) {
     return true;
   }
   if (state.ablation.sweep != nullptr && state.ablation.sweep->running()) return true;
+  for (const auto& [key, job] : state.ablation.recompiled) {
+    if (Running(job)) return true;
+  }
   for (const auto& [fp, job] : state.cache.texts) {
     if (Running(job)) return true;
   }

@@ -141,6 +141,9 @@ struct RunSettings {
   int repeats = 5;
   int threads = 0;  // cpu only
   uint64_t seed = 1;
+  // Real arguments: .npy files matched to parameters by number
+  // (core/eval/arguments.h); empty: random ones from `seed`.
+  std::string args_dir;
 };
 
 struct RunResult {
@@ -166,6 +169,18 @@ struct EmitterResult {
 
 // ---- ablation panel ---------------------------------------------------------
 
+// A heatmap cell's kernel in the baseline and in the cell's variant: the HLO
+// of each (the fused computation, then the fusion), from their modules
+// compiled again from the sweep's manifest.
+struct AblationKernelHlo {
+  std::string variant;  // the variant's name
+  std::string kernel;
+  std::string baseline_hlo;  // "" when the module lacks it or did not compile
+  std::string variant_hlo;
+  std::string baseline_note;  // why one is empty ("removed in ...", a compile error)
+  std::string variant_note;
+};
+
 struct AblationState {
   std::string report_dir;
   std::shared_ptr<const AblationReport> report;
@@ -173,6 +188,16 @@ struct AblationState {
   std::string selected_ir_diff;  // text of the selected variant's IR diff
   std::string selected_kernel;   // a baseline kernel picked in the heatmap ("" none)
   float heatmap_cell = 16;       // the heatmap's cell size in pixels (the wheel zooms)
+  // The selected kernel's HLO in the baseline and the variant; null while
+  // their modules compile (or nothing is selected).
+  std::shared_ptr<const AblationKernelHlo> kernel_hlo;
+  // The sweep's modules compiled again, by "DIR\nVARIANT" ("DIR\n" the
+  // baseline's); kept, so another cell of the same row is immediate.
+  std::map<std::string, JobPtr<std::shared_ptr<const HloModule>>> recompiled;
+  // Reports beside this one (the side-by-side view), and their comparison
+  // with it (report_dir first); null with none.
+  std::vector<std::string> compared_dirs;
+  std::shared_ptr<const AblationComparison> comparison;
   std::unique_ptr<AblationSweep> sweep;
   std::string sweep_args = "--model mlp --repeats 3";  // what the panel's "Start" passes
   std::string sweep_out_dir = "/tmp/passlab-ablation";
@@ -292,7 +317,13 @@ void OpenAblationReport(AppState& state, const std::string& directory);
 void SelectAblationVariant(AppState& state, int64_t index);
 // A heatmap cell (report->heatmap's row and column): selects its variant and
 // kernel; out of range selects nothing.
+// The cell's kernel HLO in the baseline and the variant is then computed
+// (state.ablation.kernel_hlo; Busy until it is).
 void SelectAblationHeatmapCell(AppState& state, int64_t row, int64_t column);
+// Puts another report directory beside the open one (an error is logged and
+// nothing changes); closes one of them again (index into compared_dirs).
+void OpenAnotherAblationReport(AppState& state, const std::string& directory);
+void CloseComparedAblationReport(AppState& state, int64_t index);
 void StartAblationSweep(AppState& state, const std::string& passlab_binary);
 void CancelAblationSweep(AppState& state);
 

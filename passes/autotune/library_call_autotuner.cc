@@ -44,10 +44,29 @@ struct GuardedBuffer {
     }
     return true;
   }
+  // Random values in [-1, 1): a block of kRandomBlock drawn values, then
+  // that block repeated (drawing and encoding every element of a 100 MB
+  // bf16 operand took seconds, most of the tuning time on XLA's Gemma
+  // benchmark modules). The block's length is prime, so rows of common
+  // widths do not repeat one another.
+  static constexpr int64_t kRandomBlock = 4093;
   void Randomize(std::mt19937_64& rng) {
     if (!IsFloatingPointType(shape.element_type())) return;
     std::uniform_real_distribution<double> dist(-1, 1);
-    for (int64_t i = 0; i < shape.element_count(); ++i) WriteFloat(shape.element_type(), data(), i, dist(rng));
+    const int64_t count = shape.element_count();
+    const int64_t drawn = std::min(count, kRandomBlock);
+    for (int64_t i = 0; i < drawn; ++i) WriteFloat(shape.element_type(), data(), i, dist(rng));
+    if (drawn == count || bytes() % count != 0) {
+      for (int64_t i = drawn; i < count; ++i) WriteFloat(shape.element_type(), data(), i, dist(rng));
+      return;
+    }
+    const int64_t width = bytes() / count;
+    uint8_t* base = static_cast<uint8_t*>(data());
+    for (int64_t done = drawn * width; done < bytes();) {
+      const int64_t n = std::min(done, bytes() - done);  // doubling copies of what is written
+      std::memcpy(base + done, base, n);
+      done += n;
+    }
   }
   std::vector<double> Values() {
     std::vector<double> v(shape.element_count());
@@ -75,6 +94,29 @@ double MaxRelativeError(const std::vector<double>& got, const std::vector<double
   return worst;
 }
 
+// The bytes tuning `call` allocates: its operands' and results' buffers.
+int64_t CallBufferBytes(const HloInstruction& call) {
+  int64_t bytes = 0;
+  for (const HloInstruction* op : call.operands()) bytes += op->shape().byte_size();
+  for (const Shape& leaf : LeafShapes(call.shape())) bytes += leaf.byte_size();
+  return bytes;
+}
+
+// 2 per multiply-add of a gemm's or convolution's product (0 when the call
+// does not analyze): the budget's time estimate.
+double CallFlops(const HloInstruction& call) {
+  if (absl::StatusOr<GemmCall> g = AnalyzeGemmCall(call); g.ok()) {
+    return 2.0 * static_cast<double>(g->batch) * static_cast<double>(g->m) * static_cast<double>(g->n) *
+           static_cast<double>(g->k);
+  }
+  absl::StatusOr<ConvCall> c = AnalyzeConvCall(call);
+  if (!c.ok()) return 0;
+  double taps = 1;
+  for (int64_t k : c->dnums.kernel_spatial_dimensions) taps *= static_cast<double>(c->filter_shape.dimensions(k));
+  return 2.0 * static_cast<double>(c->output_shape.element_count()) *
+         static_cast<double>(c->filter_shape.dimensions(c->dnums.kernel_input_feature_dimension)) * taps;
+}
+
 // A passlab-spelled call (XLA:GPU's spellings carry cuDNN/cuBLAS ids the
 // runtime ignores) of the family, with no algorithm chosen yet.
 bool NeedsTuning(const HloInstruction& inst, LibraryCallFamily family) {
@@ -100,7 +142,17 @@ class PickerVisitor : public HloRewriteVisitor {
 
   absl::Status HandleCustomCall(HloInstruction* call) override {
     if (!NeedsTuning(*call, family_)) return absl::OkStatus();
-    absl::StatusOr<AutotuneOutcome> outcome = AutotuneLibraryCall(*call, options_);
+    absl::StatusOr<AutotuneOutcome> outcome = AutotuneLibraryCall(*call, options_, &spend_);
+    if (outcome.ok() && outcome->tuned_bytes > 0) pass_.BumpCounter("tuning bytes", outcome->tuned_bytes);
+    if (outcome.ok() && outcome->tuned_seconds > 0) {
+      pass_.BumpCounter("tuning ms", static_cast<int64_t>(outcome->tuned_seconds * 1e3));
+    }
+    if (outcome.ok() && outcome->heuristic) {
+      // Left unset: the runtime's default algorithm, as XLA's with
+      // autotuning off.
+      pass_.BumpCounter(StrCat("heuristic (over the ", outcome->heuristic_reason, " budget)"));
+      return absl::OkStatus();
+    }
     if (!outcome.ok()) {
       pass_.BumpCounter("left to the runtime's default (no algorithm ran)");
       return absl::OkStatus();
@@ -129,6 +181,7 @@ class PickerVisitor : public HloRewriteVisitor {
   const AutotuneOptions& options_;
   LibraryCallFamily family_;
   HloPassInterface& pass_;
+  AutotuneSpend spend_;  // this module's tuning so far
 };
 
 }  // namespace
@@ -216,7 +269,8 @@ absl::StatusOr<AutotuneOutcome> Choose(const HloInstruction& call, const std::st
 void SetAlgorithmTimer(std::optional<AlgorithmTimer> timer) { Timer() = std::move(timer); }
 const std::optional<AlgorithmTimer>& CurrentAlgorithmTimer() { return Timer(); }
 
-absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, const AutotuneOptions& options) {
+absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, const AutotuneOptions& options,
+                                                    AutotuneSpend* spend) {
   AutotuneCache& cache = options.cache != nullptr ? *options.cache : AutotuneCache::Global();
   const std::optional<AlgorithmTimer>& timer = CurrentAlgorithmTimer();
   const std::string key = timer.has_value() ? StrCat(timer->device, "|", AutotuneKey(call)) : AutotuneKey(call);
@@ -242,18 +296,31 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
   absl::StatusOr<std::vector<LibraryAlgorithm>> algorithms = ListAlgorithms(call);
   if (!algorithms.ok()) return algorithms.status();
 
-  // Operand buffers, then one per result leaf.
-  std::vector<GuardedBuffer> buffers;
-  for (const HloInstruction* op : call.operands()) buffers.emplace_back(op->shape());
-  size_t first_result = buffers.size();
-  for (const Shape& leaf : LeafShapes(call.shape())) buffers.emplace_back(leaf);
-  std::mt19937_64 rng(0x5eed);
-  if (options.level >= 2) {
-    for (GuardedBuffer& b : buffers) b.Randomize(rng);
+  // The budget, decided before anything is allocated or run.
+  const AutotuneBudget& budget = options.budget;
+  auto heuristic = [&](std::string_view reason) {
+    outcome.heuristic = true;
+    outcome.heuristic_reason = std::string(reason);
+    outcome.result.algorithm = -1;
+    outcome.result.algorithm_name = "default";
+    return outcome;
+  };
+  const int64_t call_bytes = CallBufferBytes(call);
+  if (spend != nullptr &&
+      (spend->seconds >= budget.max_module_seconds || call_bytes > budget.max_module_bytes - spend->bytes)) {
+    return heuristic("module");
   }
-  std::vector<void*> pointers;
-  for (GuardedBuffer& b : buffers) pointers.push_back(b.bytes() == 0 ? nullptr : b.data());
-  GuardedBuffer& result = buffers[first_result];
+  if (call_bytes > budget.max_call_bytes) return heuristic("per-call bytes");
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto account = [&] {
+    outcome.tuned_bytes = call_bytes;
+    outcome.tuned_seconds = elapsed();
+    if (spend != nullptr) {
+      spend->bytes += outcome.tuned_bytes;
+      spend->seconds += outcome.tuned_seconds;
+    }
+  };
 
   // Candidates: the listed algorithms not denied; the evaluator-backed
   // reference only when no library algorithm is left (it is never the
@@ -269,11 +336,39 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
     library_algorithm |= a.name != "reference";
     candidates.push_back(a);
   }
+  // Every run of every candidate at the optimistic rate: over the budget,
+  // no algorithm is timed.
+  const int64_t timed = std::count_if(candidates.begin(), candidates.end(), [&](const LibraryAlgorithm& a) {
+    return a.name != "reference" || !library_algorithm;
+  });
+  const int64_t runs = timed * (1 + std::max(options.repeats, 1));
+  if (budget.flops_per_second > 0 &&
+      CallFlops(call) * static_cast<double>(runs) / budget.flops_per_second > budget.max_call_seconds) {
+    return heuristic("per-call time");
+  }
+  // Operand buffers, then one per result leaf.
+  std::vector<GuardedBuffer> buffers;
+  for (const HloInstruction* op : call.operands()) buffers.emplace_back(op->shape());
+  size_t first_result = buffers.size();
+  for (const Shape& leaf : LeafShapes(call.shape())) buffers.emplace_back(leaf);
+  std::mt19937_64 rng(0x5eed);
+  if (options.level >= 2) {
+    for (GuardedBuffer& b : buffers) b.Randomize(rng);
+  }
+  std::vector<void*> pointers;
+  for (GuardedBuffer& b : buffers) pointers.push_back(b.bytes() == 0 ? nullptr : b.data());
+  GuardedBuffer& result = buffers[first_result];
+
   std::vector<AlgorithmTiming> timings;
   std::vector<double> reference;  // level 4: the first algorithm's output
   std::string reference_name;
+  bool out_of_time = false;
   for (const LibraryAlgorithm& a : candidates) {
     if (a.name == "reference" && library_algorithm) continue;
+    if (out_of_time) {
+      outcome.rejected.push_back(StrCat(a.name, ": not timed (the call's tuning time budget is spent)"));
+      continue;
+    }
     AlgorithmTiming t;
     t.algorithm = a;
     absl::StatusOr<std::unique_ptr<LibraryCallRunner>> runner = LibraryCallRunner::Create(call, a.id);
@@ -302,11 +397,16 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
     }
     std::vector<int64_t> times;
     for (int r = 0; r < std::max(options.repeats, 1) && t.status.ok(); ++r) {
-      auto start = std::chrono::steady_clock::now();
+      if (elapsed() > budget.max_call_seconds) {
+        t.status = absl::DeadlineExceededError("not fully timed (the call's tuning time budget is spent)");
+        break;
+      }
+      auto run_start = std::chrono::steady_clock::now();
       t.status = (*runner)->Run(pointers);
       times.push_back(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - run_start).count());
     }
+    out_of_time = elapsed() > budget.max_call_seconds;
     if (t.status.ok()) {
       std::sort(times.begin(), times.end());
       t.median_ns = times[times.size() / 2];
@@ -315,6 +415,9 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
     }
     timings.push_back(std::move(t));
   }
+  account();
+  // Out of time before any algorithm was fully timed: the default.
+  if (out_of_time && !FastestAlgorithm(timings).ok()) return heuristic("per-call time");
   return Choose(call, key, timings, std::move(outcome), cache);
 }
 

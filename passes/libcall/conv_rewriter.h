@@ -17,14 +17,24 @@
 // amount, which ConvPaddingLegalization later makes explicit.
 //
 // The stride-1 rule is XLA's (a convolution whose kernel is no larger than
-// its output is a forward one). Feature-grouped gradients are not matched:
-// a grouped filter gradient runs as a (relabelled) forward call, a grouped
-// input gradient stays a convolution.
+// its output is a forward one).
 //
-// Not rewritten (the backend runs them as loop nests): batch-grouped
-// convolutions, types the DNN library does not compute in (f64, integers),
-// lhs-dilated convolutions that are not a backward input. Optional: without
-// it every convolution runs as a loop nest.
+// Groups (grouped and depthwise convolutions), as XLA's conv_rewriter.cc:
+//   forward          feature_group_count G               => the call's G
+//   backward filter  batch_group_count G (how JAX and PyTorch/XLA write a
+//                    grouped filter gradient)            => the call's G
+//   backward input   feature_group_count G, the kernel regrouped by a
+//                    reshape/transpose into the forward filter (enabled
+//                    here; XLA keeps it off for cuDNN)  => the call's G
+//   other batch-grouped convolutions: x's batch groups move into its
+//                    features (reshape/transpose)        => forward call, G
+// XLA:GPU runs no ConvolutionGroupConverter before this pass any more (only
+// XLA:CPU does, cpu_compiler.cc); batch groups reach it and are handled here.
+//
+// Not rewritten (the backend runs them as loop nests): types the DNN library
+// does not compute in (f64, integers), lhs-dilated convolutions that are not
+// a backward input. Optional: without it every convolution runs as a loop
+// nest.
 #ifndef PASSLAB_PASSES_LIBCALL_CONV_REWRITER_H_
 #define PASSLAB_PASSES_LIBCALL_CONV_REWRITER_H_
 

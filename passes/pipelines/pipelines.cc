@@ -268,6 +268,9 @@ std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   auto pipeline = std::make_unique<HloPassPipeline>("conv_canonicalization");
   // bf16 convolutions and matmuls the libraries do not take run in f32.
   pipeline->AddPass<FloatNormalization>();
+  // Grouped and batch-grouped convolutions reach it as they are: XLA:GPU
+  // runs no ConvolutionGroupConverter (only XLA:CPU's cpu_compiler.cc does);
+  // its conv rewriter turns batch groups into grouped calls itself.
   pipeline->AddPass<ConvRewriter>();
   pipeline->AddPass<CudnnFusedConvRewriter>();
   pipeline->AddPass<ConvPaddingLegalization>();

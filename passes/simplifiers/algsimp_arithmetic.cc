@@ -15,7 +15,6 @@ namespace {
 
 using O = HloOpcode;
 
-bool Is(const HloInstruction* i, HloOpcode op) { return i->opcode() == op; }
 bool IsConstant(const HloInstruction* i) { return i->opcode() == O::kConstant; }
 // XLA's m::ConstantScalar(): a constant with one element.
 bool IsConstantScalar(const HloInstruction* i) { return IsEffectiveScalarConstant(i); }

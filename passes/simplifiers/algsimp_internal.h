@@ -73,6 +73,17 @@ inline bool IsFloat(const HloInstruction* i) { return IsFloatingPointType(i->sha
 inline bool IsInt(const HloInstruction* i) { return IsIntegralType(i->shape().element_type()); }
 inline bool IsPred(const HloInstruction* i) { return i->shape().element_type() == PrimitiveType::kPred; }
 inline bool IsComplex(const HloInstruction* i) { return IsComplexType(i->shape().element_type()); }
+inline bool Is(const HloInstruction* i, HloOpcode op) { return i->opcode() == op; }
+inline bool IsUnstridedSlice(const HloInstruction* slice) {
+  for (const SliceDimension& d : slice->attrs().slice) {
+    if (d.stride != 1) return false;
+  }
+  return true;
+}
+// An array shape of `like`'s element type with `dims` (no layout).
+inline Shape WithDims(const Shape& like, std::vector<int64_t> dims) {
+  return Shape(like.element_type(), std::move(dims));
+}
 
 // XLA's IsAll: constant (through broadcasts) with every element == value.
 // Exact for integers of any width.
@@ -98,7 +109,20 @@ std::optional<HloOpcode> ScalarReducerOpcode(const HloComputation* c);
 // XLA's ShapeUtil::DimensionsUnmodifiedByReshape: (input dim, output dim)
 // pairs a reshape from `in` to `out` leaves alone.
 std::vector<std::pair<int64_t, int64_t>> DimensionsUnmodifiedByReshape(const Shape& in, const Shape& out);
-// Layout helpers (algsimp_shape.cc). XLA's ShapeUtil::ReshapeIsBitcast:
+// XLA's ShapeUtil::InsertedOrDeleted1SizedDimensions for reshape pre -> post:
+// the 1-sized dims it deletes from pre and inserts into post, or nullopt when
+// it changes any other dim.
+struct InsertedOrDeleted {
+  std::vector<int64_t> deleted;
+  std::vector<int64_t> inserted;
+};
+std::optional<InsertedOrDeleted> InsertedOrDeleted1SizedDimensions(const Shape& pre, const Shape& post);
+// A rule for `op` (reshape, transpose or bitcast) applying XLA's
+// TryRemovingBitcastOrReshapeTransposeChain: a chain of transposes and
+// reshapes (bitcasts when layout sensitive) that only add or drop one
+// 1-sized dim and whose transposes compose to the identity => its source.
+Rule ChainRule(HloOpcode op, std::string_view name);
+// Layout helpers (algsimp_copy.cc). XLA's ShapeUtil::ReshapeIsBitcast:
 // every element keeps its place in memory (both shapes need layouts).
 bool ReshapeIsBitcast(const Shape& from, const Shape& to);
 // XLA's ShapeUtil::TransposeIsBitcast for transpose(from, perm) -> to.
@@ -118,7 +142,12 @@ HloInstruction* MakeDot(HloInstruction* l, HloInstruction* r, const DotDimension
                         RuleContext& ctx);
 
 std::vector<Rule> ArithmeticRules();
+// Data movement: constants, broadcasts, reshapes, transposes
+// (algsimp_shape.cc), then the families below, in this order.
 std::vector<Rule> ShapeRules();
+void AddSliceRules(std::vector<Rule>& rules);        // algsimp_slice.cc
+void AddConcatPadRules(std::vector<Rule>& rules);    // algsimp_concat_pad.cc
+void AddCopyBitcastRules(std::vector<Rule>& rules);  // algsimp_copy.cc
 std::vector<Rule> ReduceRules();
 std::vector<Rule> DotRules();
 std::vector<Rule> GatherRules();

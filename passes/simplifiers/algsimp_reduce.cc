@@ -13,8 +13,6 @@ namespace {
 
 using O = HloOpcode;
 
-bool Is(const HloInstruction* i, HloOpcode op) { return i->opcode() == op; }
-
 // The reducer applies `op` to its two parameters (either order).
 bool ReducerIs(const HloInstruction* reduce, HloOpcode op) {
   std::optional<HloOpcode> r = ScalarReducerOpcode(reduce->to_apply());

@@ -255,6 +255,26 @@ TEST_F(AppStateTest, RunTimesEveryKernelAndFindsItsHlo) {
   EXPECT_TRUE(state_.run_status.ok()) << state_.run_status;
 }
 
+// RunSettings::args_dir (passlab-gui --args DIR): the run takes the real
+// arguments through core/eval/arguments.h, and a directory that does not fit
+// the module is the run's error.
+TEST_F(AppStateTest, RunTakesRealArgumentsFromADirectory) {
+  const std::string replay = std::string(PASSLAB_SOURCE_DIR) + "/test/cli/data/replay";
+  LoadFile(state_, replay + "/module.hlo");
+  WaitUntilIdle(state_);
+  state_.run_settings.repeats = 2;
+  state_.run_settings.args_dir = replay;
+  StartRun(state_);
+  WaitUntilIdle(state_);
+  ASSERT_NE(state_.run_result, nullptr) << (state_.log.empty() ? "" : state_.log.back().message);
+  EXPECT_TRUE(state_.run_status.ok()) << state_.run_status;
+  state_.run_settings.args_dir = (dir_ / "no_such_dir").string();
+  StartRun(state_);
+  WaitUntilIdle(state_);
+  EXPECT_FALSE(state_.run_status.ok());
+  EXPECT_THAT(std::string(state_.run_status.message()), HasSubstr("not a directory of .npy files"));
+}
+
 TEST_F(AppStateTest, RunRowsCarryTheCostModelsEstimate) {
   LoadFile(state_, file_);
   WaitUntilIdle(state_);

@@ -92,6 +92,31 @@ TEST(GpuConvAlgorithmPickerTest, EveryLevelPicksAListedAlgorithm) {
   }
 }
 
+// Depthwise calls (8 channels, 8 groups) in every direction, as ConvRewriter
+// makes them from feature- and batch-grouped convolutions: the picker times
+// oneDNN's algorithms on them and records one, never the reference.
+TEST(GpuConvAlgorithmPickerTest, TunesDepthwiseCallsOfEveryDirectionOnTheLibrary) {
+  const std::string attrs =
+      "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8";
+  auto call = [&](const std::string& target, const std::string& a, const std::string& b, const std::string& out) {
+    return "ENTRY e {\n  a = " + a + " parameter(0)\n  b = " + b + " parameter(1)\n  c = (" + out +
+           ", u8[0]) custom-call(a, b), " + attrs + ", custom_call_target=\"" + target + "\"\n  ROOT v = " + out +
+           " get-tuple-element(c), index=0\n}";
+  };
+  const std::string x = "f32[2,9,9,8]", w = "f32[3,3,1,8]", y = "f32[2,5,5,8]";
+  for (const std::string& hlo : {call("__dnn$convForward", x, w, y), call("__dnn$convBackwardInput", y, w, x),
+                                 call("__dnn$convBackwardFilter", x, y, w)}) {
+    SCOPED_TRACE(hlo);
+    AutotuneCache cache;
+    PassResult r = RunConvPicker({.cache = &cache}, hlo);
+    ASSERT_TRUE(r.changed) << r.text;
+    int64_t chosen = ChosenConvAlgorithm(*r.module);
+    std::vector<int64_t> listed = ListedIds(*r.module);
+    EXPECT_NE(std::find(listed.begin(), listed.end(), chosen), listed.end()) << r.text;
+    EXPECT_NE(chosen, static_cast<int64_t>(ConvAlgorithm::kReference)) << r.text;
+  }
+}
+
 TEST(GpuConvAlgorithmPickerTest, CacheHitsAreKeyedByTextNotNames) {
   AutotuneCache cache;
   // A planted entry for this call is used without tuning.

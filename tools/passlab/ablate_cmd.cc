@@ -11,15 +11,20 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/ablation/aa_calibration.h"
 #include "analysis/ablation/environment.h"
 #include "analysis/ablation/plan.h"
 #include "analysis/ablation/report.h"
 #include "analysis/ablation/runner.h"
 #include "analysis/ablation/slurm.h"
 #include "analysis/ablation/worker.h"
+#include "core/eval/arguments.h"
+#include "core/eval/npy.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_printer.h"
 #include "analysis/ablation/compare.h"
@@ -53,6 +58,7 @@ struct AblateOptions {
   int max_repeats = 0;
   std::string device = "cpu";
   uint64_t seed = 1;
+  std::string args_dir;  // --args DIR: real arguments (core/eval/arguments.h)
   std::string reference = "evaluator";
   double tolerance = 1e-3;
   std::string metric = "kernel";
@@ -68,6 +74,15 @@ struct AblateOptions {
   std::vector<std::string> compare;  // --compare DIR1 DIR2 [...]
   std::string format = "md";         // of --compare: md | json
   std::string reproduce_dir;         // --reproduce DIR
+  int copies = 0;                    // --sweep aa (0: the default, 6)
+  double aa_band_pct = -1;           // --aa-band PCT (-1: not given)
+  bool no_aa_band = false;
+  std::string aa_calibration;        // --aa-calibration FILE (default: aa_calibration.h)
+  int processes = 2;
+  bool fixed_placement = false;
+  std::vector<std::string> inject_delays;  // --test-inject-delay NAME=PCT
+  std::string kernel_cache;                // --kernel-cache DIR (default: <out>/kernel_cache)
+  bool no_kernel_cache = false;
   std::vector<std::string> argv;
 };
 
@@ -109,6 +124,7 @@ absl::StatusOr<std::vector<AblationVariant>> MakePlan(const AblateOptions& o,
   if (o.sweep == "disable-one" || o.sweep == "pairs") return PlanDisableOne(occurrences, o.per_occurrence);
   if (o.per_occurrence) return absl::InvalidArgumentError("--per-occurrence applies to --sweep disable-one");
   if (o.sweep == "add-one") return PlanAddOne(occurrences);
+  if (o.sweep == "aa") return PlanAaCopies(o.copies > 0 ? o.copies : 6);
   if (o.sweep == "file") {
     if (o.variants_file.empty()) return absl::InvalidArgumentError("--sweep file needs --variants FILE");
     return ReadVariantFile(o.variants_file, occurrences);
@@ -128,8 +144,46 @@ int WriteReports(const AblateOptions& o, const std::string& dir, const nlohmann:
   absl::StatusOr<PValueCorrection> correction = ParsePValueCorrection(o.correction);
   if (!correction.ok()) return ReportError(correction.status());
   options.correction = *correction;
+  // The A/A band: --aa-band, else the sweep's own copies (the report
+  // prefers them), else the calibration of this configuration, if any.
+  const std::string calibration = o.aa_calibration.empty() ? DefaultAaCalibrationPath() : o.aa_calibration;
+  const nlohmann::json key = AaCalibrationKey(manifest);
+  if (o.no_aa_band) {
+    options.no_aa_band = true;
+  } else if (o.aa_band_pct >= 0) {
+    options.aa_band = o.aa_band_pct / 100;
+    options.aa_band_source = "--aa-band";
+    options.aa_band_forced = true;
+  } else {
+    absl::StatusOr<std::optional<AaCalibrationEntry>> entry = LookupAaBand(calibration, key);
+    if (!entry.ok()) return ReportError(entry.status());
+    if (entry->has_value()) {
+      options.aa_band = (*entry)->band;
+      options.aa_band_source = DescribeAaCalibration(calibration, **entry);
+    }
+  }
   nlohmann::ordered_json report = BuildAblationReport(manifest, records, options);
   if (absl::Status s = WriteAblationReports(report, dir); !s.ok()) return ReportError(s);
+  // A sweep with A/A copies measured this configuration's band: keep it in
+  // the sweep's directory and in the calibration file for later sweeps.
+  if (const nlohmann::ordered_json& aa = report["aa"]; aa["measured_band"].is_number()) {
+    AaCalibrationEntry entry;
+    entry.key = key;
+    entry.band = aa["measured_band"].get<double>();
+    entry.copies = static_cast<int>(aa["copies"].size());
+    std::error_code ec;
+    entry.sweep_dir = std::filesystem::absolute(dir, ec).string();
+    char stamp[32];
+    std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    entry.measured_at = stamp;
+    if (absl::Status s = WriteFileAtomically((std::filesystem::path(dir) / "aa_band.json").string(),
+                                             entry.ToJson().dump(2) + "\n");
+        !s.ok()) {
+      return ReportError(s);
+    }
+    if (absl::Status s = StoreAaBand(calibration, entry); !s.ok()) return ReportError(s);
+  }
   fmt::print("{}", RenderAblationMarkdown(report));
   fmt::print("\nreports: {0}/report.html, report.md, report.csv, report.json, gbench.json\n", dir);
   return 0;
@@ -372,6 +426,26 @@ int RunAblate(AblateOptions o) {
   if (!o.variants_file.empty() && o.sweep != "file") {
     return ReportError(absl::InvalidArgumentError("--variants FILE needs --sweep file"));
   }
+  if (o.sweep != "aa" && o.copies > 0) {
+    return ReportError(absl::InvalidArgumentError("--copies K needs --sweep aa"));
+  }
+  if (o.no_aa_band && o.aa_band_pct >= 0) {
+    return ReportError(absl::InvalidArgumentError("--aa-band and --no-aa-band contradict each other"));
+  }
+  std::vector<std::pair<std::string, double>> inject_delays;
+  for (const std::string& spec : o.inject_delays) {
+    // NAME=PCT, PCT with or without '%'.
+    size_t eq = spec.rfind('=');
+    std::string pct = eq == std::string::npos ? "" : spec.substr(eq + 1);
+    if (!pct.empty() && pct.back() == '%') pct.pop_back();
+    char* end = nullptr;
+    double v = pct.empty() ? -1 : std::strtod(pct.c_str(), &end);
+    if (eq == 0 || eq == std::string::npos || end == nullptr || *end != '\0' || !(v > 0 && v <= 100)) {
+      return ReportError(absl::InvalidArgumentError(
+          StrCat("--test-inject-delay '", spec, "': expected VARIANT=PCT or PASS=PCT with PCT in (0, 100], e.g. fusion=2%")));
+    }
+    inject_delays.emplace_back(spec.substr(0, eq), v / 100);
+  }
   if (o.sweep == "pairs" && o.top_k < 2) {
     return ReportError(absl::InvalidArgumentError("--sweep pairs needs --top-k K (K >= 2)"));
   }
@@ -389,12 +463,23 @@ int RunAblate(AblateOptions o) {
   // an unknown model or a module that does not verify.
   auto module = LoadVerifiedModule(o.file, *o.source);
   if (!module.ok()) return ReportError(module.status());
+  // Real arguments (--args DIR, or an HLO snapshot's) are checked against
+  // the module now, and reach every worker as a directory of .npy files.
+  absl::StatusOr<std::optional<std::vector<Literal>>> embedded = EmbeddedArguments(o.file);
+  if (!embedded.ok()) return ReportError(embedded.status());
+  if (!o.args_dir.empty() || embedded->has_value()) {
+    absl::StatusOr<std::vector<Literal>> args = ResolveArguments(
+        *(*module)->entry_computation(),
+        ArgumentSource{.dir = o.args_dir, .embedded = embedded->has_value() ? &**embedded : nullptr});
+    if (!args.ok()) return ReportError(args.status());
+  }
 
   if (o.dry_run && !slurm) {
     int runs = 0;
     fmt::print("{:<44} {:<18} {}\n", "variant", "kind", "filter");
     for (const AblationVariant& v : *plan) {
       std::string filter = v.required ? StrCat("not run: required (", v.required_reason, ")")
+                           : v.kind == kAaVariantKind ? "none (the baseline itself)"
                            : v.enable_only.empty() ? StrCat("--disable ", v.disable)
                                                    : StrCat("--enable-only ", v.enable_only);
       fmt::print("{:<44} {:<18} {}\n", v.name, v.kind, filter);
@@ -430,20 +515,44 @@ int RunAblate(AblateOptions o) {
   a.jobs = o.jobs;
   a.block_size = o.block;
   a.threads = o.threads;
+  a.processes = o.processes;
+  a.randomize_placement = !o.fixed_placement;
+  a.inject_delays = inject_delays;
   a.control = !o.no_control;
   a.target_ci = o.target_ci_pct / 100;
   a.max_repeats = o.max_repeats > 0 ? o.max_repeats : 3 * o.repeats;
   a.device = o.device;
   a.seed = o.seed;
+  if (!o.args_dir.empty()) {
+    a.args_dir = std::filesystem::absolute(o.args_dir).string();
+  } else if (embedded->has_value()) {
+    // The snapshot's arguments as DIR/args/<i>.npy for the workers.
+    a.args_dir = (std::filesystem::absolute(o.out) / "args").string();
+    std::filesystem::create_directories(a.args_dir);
+    for (size_t i = 0; i < (*embedded)->size(); ++i) {
+      if (absl::Status s = WriteNpy((**embedded)[i], StrCat(a.args_dir, "/", i, ".npy")); !s.ok()) {
+        return ReportError(s);
+      }
+    }
+  }
   a.reference = o.reference;
   a.tolerance = o.tolerance;
   a.trace_variants = o.trace_variants;
   a.worker_exe = SelfExe();
+  // Workers share compiled kernels through <out>/kernel_cache (or a
+  // directory shared by several sweeps): each kernel is compiled once.
+  if (!o.no_kernel_cache) {
+    a.kernel_cache_dir =
+        std::filesystem::absolute(o.kernel_cache.empty() ? std::filesystem::path(o.out) / "kernel_cache"
+                                                         : std::filesystem::path(o.kernel_cache))
+            .string();
+  }
   a.progress = isatty(2);
   a.manifest["command"] = Join(o.argv, " ");
   a.manifest["argv"] = o.argv;  // what --reproduce re-parses
   a.manifest["passlab_version"] = "0.1.0";
   a.manifest["sweep"] = o.sweep;
+  if (o.sweep == "aa") a.manifest["copies"] = a.plan.size();
   a.manifest["model"] = ModelJson(o);
   a.manifest["instructions"] = (*module)->instruction_count();
   if (slurm) return SubmitSlurm(o, a);
@@ -461,16 +570,36 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_option("file", o->file, "HLO text file ('-' for stdin)");
   o->source = AddModelSourceOptions(cmd);
   cmd->add_option("--out", o->out, "Output directory (rerun with the same one to resume)");
-  cmd->add_option("--sweep", o->sweep, "disable-one | add-one | pairs (needs --top-k) | file (needs --variants)")
-      ->check(CLI::IsMember({"disable-one", "add-one", "pairs", "file"}));
+  cmd->add_option("--sweep", o->sweep,
+                  "disable-one | add-one | pairs (needs --top-k) | file (needs --variants) | aa (A/A calibration: "
+                  "--copies variants that are the baseline itself)")
+      ->check(CLI::IsMember({"disable-one", "add-one", "pairs", "file", "aa"}));
+  cmd->add_option("--copies", o->copies, "aa: how many copies of the baseline to run as variants (default 6)")
+      ->check(AtLeast(1));
+  cmd->add_option("--aa-band", o->aa_band_pct,
+                  "A change counts only beyond PCT percent (and the threshold), instead of the A/A band this sweep "
+                  "or the calibration file measured")
+      ->check(NumberBetween(0, 100));
+  cmd->add_flag("--no-aa-band", o->no_aa_band, "Judge changes by the threshold alone (no A/A band)");
+  cmd->add_option("--aa-calibration", o->aa_calibration,
+                  "The A/A calibration file (default $PASSLAB_AA_CALIBRATION, else ~/.cache/passlab/aa_calibration.json)");
+  cmd->add_option("--processes", o->processes,
+                  "Worker processes per variant, taking turns (placement in memory then averages out; default 2)")
+      ->check(AtLeast(1));
+  cmd->add_flag("--fixed-placement", o->fixed_placement,
+                "Do not randomize where each step's buffers sit nor the control's compile order (the old, biased "
+                "placement; for comparisons)");
+  cmd->add_option("--test-inject-delay", o->inject_delays,
+                  "TEST HOOK: slow the variant named NAME (or about pass NAME) down by PCT percent of each step's "
+                  "kernel time, NAME=PCT (repeatable; recorded in the manifest)");
   cmd->add_flag("--per-occurrence", o->per_occurrence, "disable-one: one variant per pass occurrence");
-  cmd->add_option("--top-k", o->top_k, "pairs: every pair among the K passes that matter most");
+  cmd->add_option("--top-k", o->top_k, "pairs: every pair among the K passes that matter most")->check(NonNegative());
   cmd->add_option("--variants", o->variants_file, "file: one 'NAME: FILTERS' or 'NAME: enable-only FILTERS' per line");
   cmd->add_option("--pipeline", o->pipeline, "Pipeline to ablate: gpu (today's XLA:GPU) or gpu-2021 (seed 003's era), or a sub-pipeline");
   cmd->add_option("--pass-option", o->pass_options,
                   "PASS.OPTION=VALUE by XLA's option names, for every variant (repeatable; recorded in the manifest)");
   AddXlaFlagOptions(cmd, o->xla);
-  cmd->add_option("--repeats", o->repeats, "Timed repetitions per variant")->check(CLI::Range(2, 100000));
+  cmd->add_option("--repeats", o->repeats, "Timed repetitions per variant")->check(NumberBetween(2, 100000));
   cmd->add_option("--warmup", o->warmup, "Untimed runs first")->check(NonNegative());
   cmd->add_option("--timeout", o->timeout_s, "Seconds a worker may take for one step (compile, one run)")
       ->check(Positive());
@@ -478,13 +607,18 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_option("--block", o->block, "Variants timed round-robin together (each holds its program in memory)")
       ->check(Positive());
   cmd->add_option("--threads", o->threads, "Kernel threads per variant")->check(NonNegative());
+  CLI::Option* kernel_cache = cmd->add_option("--kernel-cache", o->kernel_cache,
+                  "Persistent compiled-kernel cache the workers share (default: <out>/kernel_cache; give one "
+                  "directory to several sweeps to share it across them)");
+  cmd->add_flag("--no-kernel-cache", o->no_kernel_cache, "Every worker compiles every kernel itself")
+      ->excludes(kernel_cache);
   cmd->add_flag("--no-control", o->no_control,
                 "Do not time the baseline program inside each variant's process (faster; the comparison then "
                 "crosses processes and is noisier)");
   cmd->add_option("--target-ci", o->target_ci_pct,
                   "Repeat variants whose ratio's 95% CI half-width is above PCT percent (e.g. 2) after --repeats, "
                   "until within it or --max-repeats")
-      ->check(CLI::Range(0.0, 50.0));
+      ->check(NumberBetween(0, 50));
   cmd->add_option("--max-repeats", o->max_repeats, "Repetitions at most per variant with --target-ci (default: 3x --repeats)")
       ->check(NonNegative());
   cmd->add_option("--device", o->device,
@@ -492,13 +626,17 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
                   "calls, CUPTI kernel times)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--seed", o->seed, "Seed of the random inputs");
+  cmd->add_option("--args", o->args_dir,
+                  "The real arguments: a directory of .npy files matched to parameters by number (see README)");
   cmd->add_option("--reference", o->reference,
                   "Check outputs against: evaluator (the unoptimized input) | baseline (big models) | none")
       ->check(CLI::IsMember({"evaluator", "baseline", "none"}));
-  cmd->add_option("--tolerance", o->tolerance, "Absolute and relative tolerance of the output check");
+  cmd->add_option("--tolerance", o->tolerance, "Absolute and relative tolerance of the output check")
+      ->check(NonNegative());
   cmd->add_option("--metric", o->metric, "Statistic to compare: kernel | kernel+copy | wall")
       ->check(CLI::IsMember({"kernel", "kernel+copy", "wall"}));
-  cmd->add_option("--threshold", o->threshold, "Smallest relative change that counts (0.01 = 1%)");
+  cmd->add_option("--threshold", o->threshold, "Smallest relative change that counts (0.01 = 1%)")
+      ->check(NonNegative());
   cmd->add_option("--correction", o->correction, "Multiple-testing correction: holm | bh")
       ->check(CLI::IsMember({"holm", "bh"}));
   cmd->add_option("--trace-variant", o->trace_variants, "Also write this variant's Chrome trace (repeatable)");
@@ -539,6 +677,7 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   worker->add_option("--threads", w->threads);
   worker->add_option("--device", w->device);
   worker->add_option("--seed", w->seed);
+  worker->add_option("--args", w->args_dir);
   worker->add_option("--reference-dir", w->reference_dir);
   worker->add_option("--tolerance", w->tolerance);
   worker->add_option("--write-reference", w->write_reference);
@@ -546,8 +685,12 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   worker->add_option("--diff-passes", w->diff_passes)->delimiter(',');
   worker->add_option("--snapshot", w->snapshot_path);
   worker->add_option("--autotune-cache", w->autotune_cache);
+  worker->add_option("--kernel-cache", w->kernel_cache);
   worker->add_option("--variant", w->variant);
   worker->add_flag("--control", w->control);
+  worker->add_option("--placement-seed", w->placement_seed);
+  worker->add_flag("--control-first", w->control_compiled_first);
+  worker->add_option("--test-inject-delay", w->inject_delay);
   worker->add_option("--fd-in", w->fd_in);
   worker->add_option("--fd-out", w->fd_out);
   worker->callback([w, &result] { result.exit_code = RunAblationWorker(*w); });

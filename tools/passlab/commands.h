@@ -5,10 +5,13 @@
 #define PASSLAB_TOOLS_PASSLAB_COMMANDS_H_
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/literal.h"
 
 namespace CLI {
 class App;
@@ -35,7 +38,11 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
 void AddConformCommand(CLI::App& app, CommandResult& result);
 
 // Reads and parses an HLO file ("-" = stdin); errors name FILE:LINE:COL.
+// XLA's protobuf files (.pb, .pbtxt: HloSnapshot, HloProto or
+// HloModuleProto; core/proto/hlo_proto_import.h) are imported.
 absl::StatusOr<std::unique_ptr<HloModule>> LoadHloFile(const std::string& path);
+// The arguments FILE brought with it (an HLO snapshot's), if any.
+absl::StatusOr<std::optional<std::vector<Literal>>> EmbeddedArguments(const std::string& path);
 // `--model NAME [--batch N --image-size N ...]`: a registered model instead
 // of a FILE (model_source.cc). AddModelSourceOptions adds the flags to a
 // subcommand; LoadModule builds the model when --model was given, else reads
@@ -52,10 +59,15 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& file, c
 // LoadModule, then the verifier (XLA verifies a module before compiling
 // it): what evaluates, optimizes or runs a module never sees one whose
 // shapes disagree ("FILE: the input does not verify: ...").
-// It also rejects a module with an array larger than the memory budget
+// A command that allocates the module's arrays (eval, run, ablate's runs,
+// bisect) also rejects a module with an array larger than the memory budget
 // (this machine's physical memory, or PASSLAB_MEMORY_BUDGET: bytes with an
-// optional K/M/G/T suffix).
-absl::StatusOr<std::unique_ptr<HloModule>> LoadVerifiedModule(const std::string& file, const ModelSource& source);
+// optional K/M/G/T suffix); one that only reads and transforms it (opt:
+// XLA's benchmark modules have 34 GB parameters) does not. The verifier's
+// 64-bit overflow check applies to both.
+enum class ArrayUse { kAllocates, kShapesOnly };
+absl::StatusOr<std::unique_ptr<HloModule>> LoadVerifiedModule(const std::string& file, const ModelSource& source,
+                                                              ArrayUse use = ArrayUse::kAllocates);
 absl::Status CheckMemoryBudget(const HloModule& module, const std::string& what);
 
 // Prints "passlab: error: <message>" to stderr and returns 1.
@@ -66,6 +78,8 @@ int ReportError(const absl::Status& status);
 // PositiveNumber prints the largest double).
 CLI::Validator Positive();
 CLI::Validator NonNegative();
+CLI::Validator AtLeast(double min);                // "must be at least 2, got 0"
+CLI::Validator NumberBetween(double min, double max);  // "... at least 0" / "... at most 50, got 70"
 
 }  // namespace passlab
 

@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <xxhash.h>
 
+#include "core/eval/arguments.h"
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/npy.h"
 #include "core/eval/random_inputs.h"
@@ -61,11 +63,13 @@ void AddEvalCommand(CLI::App& app, CommandResult& result) {
   auto file = std::make_shared<std::string>();
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto seed = std::make_shared<int64_t>(-1);
+  auto args_dir = std::make_shared<std::string>();
   auto out_dir = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>("text");
-  cmd->add_option("FILE", *file, "HLO text file ('-' for stdin)");
+  cmd->add_option("FILE", *file, "HLO text or .pb file ('-' for stdin)");
   auto source = AddModelSourceOptions(cmd);
   cmd->add_option("--input", *inputs, "One .npy file per entry parameter, in order");
+  cmd->add_option("--args", *args_dir, "A directory of .npy arguments matched to parameters by number (0.npy, arg1.npy, ...)");
   cmd->add_option("--random-inputs", *seed, "Use seeded random arguments instead of --input");
   cmd->add_option("--output-dir", *out_dir, "Write each output leaf as DIR/output_<i>.npy");
   cmd->add_option("--format", *format, "Summary format")->check(CLI::IsMember({"text", "json"}));
@@ -76,58 +80,34 @@ void AddEvalCommand(CLI::App& app, CommandResult& result) {
       return;
     }
     const HloComputation* entry = (*module)->entry_computation();
-    std::vector<Literal> args;
-    if (*seed >= 0) {
-      if (!inputs->empty()) {
-        result.exit_code = ReportError(absl::InvalidArgumentError("--input and --random-inputs cannot be used together"));
-        return;
-      }
-      args = MakeRandomArguments(*entry, static_cast<uint64_t>(*seed));
-    } else {
-      if (static_cast<int64_t>(inputs->size()) != entry->num_parameters()) {
-        result.exit_code = ReportError(absl::InvalidArgumentError(
-            StrCat("the entry computation takes ", entry->num_parameters(), " parameters but ", inputs->size(),
-                   " --input files were given (or use --random-inputs SEED)")));
-        return;
-      }
-      for (int64_t i = 0; i < entry->num_parameters(); ++i) {
-        const HloInstruction* p = entry->parameter_instruction(i);
-        absl::StatusOr<Literal> lit = ReadNpy((*inputs)[i]);
-        if (!lit.ok()) {
-          result.exit_code = ReportError(lit.status());
-          return;
-        }
-        if (!p->shape().IsArray() || lit->shape().dimensions() != p->shape().dimensions()) {
-          result.exit_code = ReportError(absl::InvalidArgumentError(
-              StrCat("parameter ", i, " ('", p->name(), "') is ", p->shape().ToString(false), " but ", (*inputs)[i],
-                     " holds ", lit->shape().ToString(false))));
-          return;
-        }
-        // Types NumPy lacks travel as the dtype NpyDescr names (bf16 and the
-        // f8 types as float32, 4-bit ints as int8/uint8) and convert here;
-        // any other dtype difference is an error.
-        PrimitiveType want = p->shape().element_type(), have = lit->shape().element_type();
-        if (have != want) {
-          if (NpyDescr(want) != NpyDescr(have)) {
-            result.exit_code = ReportError(absl::InvalidArgumentError(
-                StrCat("parameter ", i, " ('", p->name(), "') is ", PrimitiveTypeName(want), " (.npy dtype '",
-                       NpyDescr(want), "') but ", (*inputs)[i], " holds ", PrimitiveTypeName(have), " ('",
-                       NpyDescr(have), "')")));
-            return;
-          }
-          absl::StatusOr<Literal> converted = lit->Convert(want);
-          if (!converted.ok()) {
-            result.exit_code = ReportError(converted.status());
-            return;
-          }
-          lit = std::move(converted);
-        }
-        lit->set_shape_layout(p->shape());
-        args.push_back(std::move(*lit));
-      }
+    if ((*seed >= 0) + !inputs->empty() + !args_dir->empty() > 1) {
+      result.exit_code = ReportError(
+          absl::InvalidArgumentError("give one of --input, --args and --random-inputs, not several"));
+      return;
+    }
+    absl::StatusOr<std::optional<std::vector<Literal>>> embedded = EmbeddedArguments(*file);
+    if (!embedded.ok()) {
+      result.exit_code = ReportError(embedded.status());
+      return;
+    }
+    absl::StatusOr<std::vector<Literal>> args = std::vector<Literal>();
+    if (!inputs->empty()) {
+      args = ReadArgumentFiles(*entry, *inputs);
+    } else if (*seed >= 0 || !args_dir->empty() || embedded->has_value()) {
+      // --random-inputs wins over a snapshot's own arguments.
+      ArgumentSource from{.dir = *args_dir, .embedded = embedded->has_value() && *seed < 0 ? &**embedded : nullptr,
+                          .seed = static_cast<uint64_t>(std::max<int64_t>(*seed, 0))};
+      args = ResolveArguments(*entry, from);
+    } else if (entry->num_parameters() > 0) {
+      args = absl::InvalidArgumentError(StrCat("the entry computation takes ", entry->num_parameters(),
+                                               " parameters: give --input FILE... , --args DIR or --random-inputs SEED"));
+    }
+    if (!args.ok()) {
+      result.exit_code = ReportError(args.status());
+      return;
     }
     HloEvaluator evaluator;
-    absl::StatusOr<Literal> out = evaluator.Evaluate(**module, args);
+    absl::StatusOr<Literal> out = evaluator.Evaluate(**module, *args);
     if (!out.ok()) {
       result.exit_code = ReportError(out.status());
       return;

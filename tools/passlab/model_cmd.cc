@@ -2,9 +2,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/ir/file_util.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_printer.h"
 #include "models/model_registry.h"
@@ -53,9 +53,7 @@ void AddModelCommand(CLI::App& app, CommandResult& result) {
       fmt::print("{}", text);
       return;
     }
-    std::ofstream f(*out, std::ios::binary);
-    f << text;
-    if (!f) result.exit_code = ReportError(absl::InternalError(*out + ": cannot write file"));
+    if (absl::Status s = WriteStringToFile(*out, text); !s.ok()) result.exit_code = ReportError(s);
   });
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/ir_diff.h"
+#include "core/ir/file_util.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/pass/pass_filter.h"
@@ -336,7 +337,8 @@ int RunOpt(OptOptions o) {
   if (!o.pipeline.empty() && !o.passes.empty()) {
     return ReportError(absl::InvalidArgumentError("--pipeline and --passes cannot be used together"));
   }
-  auto module = LoadVerifiedModule(o.file, *o.source);
+  // opt transforms shapes and allocates no array: no memory budget.
+  auto module = LoadVerifiedModule(o.file, *o.source, ArrayUse::kShapesOnly);
   if (!module.ok()) return ReportError(module.status());
   absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildPipeline(o);
   if (!pipeline.ok()) return ReportError(pipeline.status());
@@ -440,9 +442,7 @@ int RunOpt(OptOptions o) {
   if (o.output.empty()) {
     if (o.print_changed.empty() && o.print_after.empty()) fmt::print("{}", text);
   } else {
-    std::ofstream f(o.output, std::ios::binary);
-    f << text;
-    if (!f) return ReportError(absl::InternalError(o.output + ": cannot write file"));
+    if (absl::Status s = WriteStringToFile(o.output, text); !s.ok()) return ReportError(s);
   }
   return 0;
 }

@@ -22,6 +22,7 @@
 #include "analysis/kernel_estimates.h"
 #include "analysis/profile_run.h"
 #include "core/codegen/cpu_kernel_compiler.h"
+#include "core/eval/arguments.h"
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
 #include "core/eval/npy.h"
@@ -56,6 +57,8 @@ struct RunOptions {
   bool check = false;
   double tolerance = 1e-3;
   uint64_t seed = 1;
+  std::string args_dir;    // --args DIR: the real arguments (core/eval/arguments.h)
+  std::string expect_dir;  // --expect DIR: output_<i>.npy to compare with
   std::string trace;
   std::string output_dir;  // each output leaf as DIR/output_<i>.npy
   std::string format = "text";
@@ -67,6 +70,7 @@ struct RunOptions {
   std::string cost_model = "auto";
   std::string emitter_dump;     // directory for MLIR after every emitter pass
   std::string emitter_disable;  // emitter passes to skip
+  std::string kernel_cache;     // persistent compiled-kernel cache directory
 };
 
 absl::Status Optimize(HloModule& module, const RunOptions& o) {
@@ -97,8 +101,17 @@ absl::Status Optimize(HloModule& module, const RunOptions& o) {
 // CudaProfile, with --device cuda): writes --output-dir and --trace,
 // checks, and prints the table and the per-step figures (text or JSON).
 // The exit code: 1 when --check fails.
+// Where the arguments came from and what the outputs are checked against.
+struct RunInputs {
+  std::string origin;  // "random arguments (seed 1)", "arguments from DIR", ...
+  bool random = true;
+  const Literal* expected = nullptr;                   // --check: the evaluator's outputs
+  const std::vector<Literal>* expected_files = nullptr;  // --expect DIR
+};
+
 int Report(const RunOptions& o, const HloModule& module, const ProfileResult& profile, const CudaProfile* cuda,
-           double optimize_ms, const Literal* expected, const EmitterDump& emitter_dump) {
+           double optimize_ms, const RunInputs& inputs, const EmitterDump& emitter_dump) {
+  const Literal* expected = inputs.expected;
   std::vector<const Literal*> leaves;
   FlattenLeaves(profile.result, leaves);
   if (!o.output_dir.empty()) {
@@ -110,14 +123,31 @@ int Report(const RunOptions& o, const HloModule& module, const ProfileResult& pr
       }
     }
   }
-  std::string check_message;
+  std::string check_message, check_verdict;
   bool check_ok = true;
   if (expected != nullptr) {
     std::vector<const Literal*> expected_leaves;
     FlattenLeaves(*expected, expected_leaves);
-    OutputCheck same = CheckOutputs(expected_leaves, leaves, OutputCheckOptions{.tolerance = o.tolerance});
+    OutputCheck same = CheckOutputs(expected_leaves, leaves,
+                                    OutputCheckOptions{.tolerance = o.tolerance, .random_inputs = inputs.random});
     check_ok = same.ok;
     check_message = same.message;
+    check_verdict = same.Verdict();
+    if (!same.degenerate.empty()) {
+      // Name the places in the compiled program where a cancellation can
+      // produce the NaNs.
+      std::vector<std::string> sites = FindCancellationSites(module);
+      if (!sites.empty()) check_verdict += StrCat(" [cancellation sites: ", Join(sites, "; "), "]");
+    }
+  }
+  std::string expect_verdict;
+  bool expect_ok = true;
+  if (inputs.expected_files != nullptr) {
+    std::vector<const Literal*> files;
+    for (const Literal& l : *inputs.expected_files) files.push_back(&l);
+    OutputCheck same = CheckOutputs(files, leaves, OutputCheckOptions{.tolerance = o.tolerance});
+    expect_ok = same.ok;
+    expect_verdict = same.Verdict();
   }
   if (!o.trace.empty()) {
     std::ofstream out(o.trace);
@@ -151,6 +181,13 @@ int Report(const RunOptions& o, const HloModule& module, const ProfileResult& pr
       j["kernel_cache_hits"] = CpuKernelCompiler::CacheHits();
       j["kernel_cache_misses"] = CpuKernelCompiler::CacheMisses();
     }
+    if (!o.kernel_cache.empty()) {
+      j["kernel_cache_dir"] = o.kernel_cache;
+      j["persistent_cache_hits"] =
+          cuda != nullptr ? GpuKernelCompiler::PersistentCacheHits() : CpuKernelCompiler::PersistentCacheHits();
+      j["persistent_cache_misses"] =
+          cuda != nullptr ? GpuKernelCompiler::PersistentCacheMisses() : CpuKernelCompiler::PersistentCacheMisses();
+    }
     j["arena_bytes"] = mem.arena_bytes;
     nlohmann::json rows = nlohmann::json::array();
     for (const KernelSummaryRow& r : summary.rows) {
@@ -161,9 +198,11 @@ int Report(const RunOptions& o, const HloModule& module, const ProfileResult& pr
     }
     j["kernels"] = rows;
     if (cost_device->has_value()) j["cost_model"] = (*cost_device)->name;
+    j["inputs"] = inputs.origin;
     if (expected != nullptr) {
-      j["check"] = {{"ok", check_ok}, {"message", check_message}};
+      j["check"] = {{"ok", check_ok}, {"message", check_message}, {"verdict", check_verdict}};
     }
+    if (inputs.expected_files != nullptr) j["expect"] = {{"ok", expect_ok}, {"verdict", expect_verdict}};
     fmt::print("{}\n", j.dump(2));
   } else {
     if (cuda != nullptr) fmt::print("device             {}\n", cuda->device);
@@ -186,7 +225,17 @@ int Report(const RunOptions& o, const HloModule& module, const ProfileResult& pr
                  mem.arena_bytes / 1048576.0);
     }
     fmt::print("optimize time      {:.1f} ms (pipeline '{}')\n", optimize_ms, o.pipeline);
-    if (cuda != nullptr) {
+    if (!o.kernel_cache.empty()) {
+      const int64_t hits =
+          cuda != nullptr ? GpuKernelCompiler::PersistentCacheHits() : CpuKernelCompiler::PersistentCacheHits();
+      const int64_t misses =
+          cuda != nullptr ? GpuKernelCompiler::PersistentCacheMisses() : CpuKernelCompiler::PersistentCacheMisses();
+      fmt::print("compile time       {:.1f} ms ({} kernels compiled, {} loaded from the kernel cache, {} in-process "
+                 "cache hits)\n",
+                 profile.compile_ms, misses, hits,
+                 cuda != nullptr ? GpuKernelCompiler::CacheHits() : CpuKernelCompiler::CacheHits());
+      fmt::print("kernel cache       {} ({} hits, {} misses)\n", o.kernel_cache, hits, misses);
+    } else if (cuda != nullptr) {
       fmt::print("compile time       {:.1f} ms\n", profile.compile_ms);
     } else {
       fmt::print("compile time       {:.1f} ms ({} kernels compiled, {} cache hits)\n", profile.compile_ms,
@@ -200,8 +249,10 @@ int Report(const RunOptions& o, const HloModule& module, const ProfileResult& pr
                  Join(std::vector<std::string>(h.begin(), h.begin() + std::min<size_t>(h.size(), 3)), "; "),
                  h.size() > 3 ? StrCat("; ... ", h.size() - 3, " more") : "");
     }
-    if (expected != nullptr) {
-      fmt::print("check              {}\n", check_ok ? StrCat("ok: ", check_message) : std::string("FAILED"));
+    fmt::print("inputs             {}\n", inputs.origin);
+    if (expected != nullptr) fmt::print("check              {}\n", check_verdict);
+    if (inputs.expected_files != nullptr) {
+      fmt::print("expect             {} (against {}/output_<i>.npy)\n", expect_verdict, o.expect_dir);
     }
     if (!o.trace.empty()) fmt::print("trace              {} (Chrome trace JSON; open in Perfetto)\n", o.trace);
     if (!o.emitter_dump.empty()) {
@@ -209,7 +260,11 @@ int Report(const RunOptions& o, const HloModule& module, const ProfileResult& pr
     }
   }
   if (!check_ok) {
-    fmt::print(stderr, "passlab: error: --check: outputs differ from the evaluator: {}\n", check_message);
+    fmt::print(stderr, "passlab: error: --check: outputs differ from the evaluator: {}\n", check_verdict);
+    return 1;
+  }
+  if (!expect_ok) {
+    fmt::print(stderr, "passlab: error: --expect: outputs differ from {}: {}\n", o.expect_dir, expect_verdict);
     return 1;
   }
   return 0;
@@ -230,7 +285,24 @@ int RunRun(const RunOptions& o) {
         StrCat("passlab run: module has ", devices, "; the ", o.device == "cuda" ? "CUDA" : "CPU",
                " backend runs one device")));
   }
-  std::vector<Literal> args = MakeRandomArguments(*(*module)->entry_computation(), o.seed);
+  absl::StatusOr<std::optional<std::vector<Literal>>> embedded = EmbeddedArguments(o.file);
+  if (!embedded.ok()) return ReportError(embedded.status());
+  RunInputs inputs;
+  absl::StatusOr<std::vector<Literal>> resolved = ResolveArguments(
+      *(*module)->entry_computation(),
+      ArgumentSource{.dir = o.args_dir, .embedded = embedded->has_value() ? &**embedded : nullptr, .seed = o.seed},
+      &inputs.origin);
+  if (!resolved.ok()) return ReportError(resolved.status());
+  std::vector<Literal> args = std::move(*resolved);
+  inputs.random = o.args_dir.empty() && !embedded->has_value();
+  std::optional<std::vector<Literal>> expected_files;
+  if (!o.expect_dir.empty()) {
+    absl::StatusOr<std::vector<Literal>> read =
+        ReadExpectedOutputs((*module)->entry_computation()->root_instruction()->shape(), o.expect_dir);
+    if (!read.ok()) return ReportError(read.status());
+    expected_files = std::move(*read);
+    inputs.expected_files = &*expected_files;
+  }
   // The oracle runs on the module as given, before any pass touched it.
   absl::StatusOr<Literal> expected = absl::UnknownError("not evaluated");
   if (o.check) expected = HloEvaluator().Evaluate(**module, args);
@@ -238,6 +310,7 @@ int RunRun(const RunOptions& o) {
     return ReportError(absl::Status(expected.status().code(),
                                     StrCat("--check: the evaluator cannot run the input: ", expected.status().message())));
   }
+  if (o.check) inputs.expected = &*expected;
   std::vector<std::string> emitter_disabled;
   for (std::string_view name : SplitAny(o.emitter_disable, ",")) {
     if (!name.empty()) emitter_disabled.emplace_back(name);
@@ -265,33 +338,35 @@ int RunRun(const RunOptions& o) {
     // host, shown as a "host: ..." routine.
     GpuCompileOptions gopts = GpuCompileOptionsForDevice();
     gopts.disabled_passes = emitter_disabled;
+    gopts.persistent_cache_dir = o.kernel_cache;
     if (!o.emitter_dump.empty()) emitter_dump.Attach(gopts);
     GpuKernelCompiler compiler(gopts);
     CudaProfileOptions popts;
     popts.warmup = o.warmup;
     popts.repeats = o.repeats;
-    popts.want_result = o.check || !o.output_dir.empty();  // one more, untimed run
+    popts.want_result = o.check || !o.output_dir.empty() || !o.expect_dir.empty();  // one more, untimed run
     absl::StatusOr<CudaProfile> profile = ProfileOnCuda(**module, args, GpuCodegenKernels(compiler), popts);
     if (!profile.ok()) {
       return ReportError(absl::Status(profile.status().code(), StrCat("--device cuda: ", profile.status().message())));
     }
     if (absl::Status s = emitter_dump.Finish(); !s.ok()) return ReportError(s);
-    return Report(o, **module, *profile, &*profile, optimize_ms, o.check ? &*expected : nullptr, emitter_dump);
+    return Report(o, **module, *profile, &*profile, optimize_ms, inputs, emitter_dump);
   }
 
   CpuCompileOptions copts;
   copts.num_threads = o.threads;
   copts.disabled_passes = emitter_disabled;
+  copts.persistent_cache_dir = o.kernel_cache;
   if (!o.emitter_dump.empty()) emitter_dump.Attach(copts);
   ProfileOptions popts;
   popts.warmup = o.warmup;
   popts.repeats = o.repeats;
-  popts.want_result = o.check || !o.output_dir.empty();  // one more, untimed run
+  popts.want_result = o.check || !o.output_dir.empty() || !o.expect_dir.empty();  // one more, untimed run
   popts.compile = std::move(copts);
   absl::StatusOr<ProfileResult> profile = CompileAndProfile(**module, args, popts);
   if (!profile.ok()) return ReportError(profile.status());
   if (absl::Status s = emitter_dump.Finish(); !s.ok()) return ReportError(s);
-  return Report(o, **module, *profile, nullptr, optimize_ms, o.check ? &*expected : nullptr, emitter_dump);
+  return Report(o, **module, *profile, nullptr, optimize_ms, inputs, emitter_dump);
 }
 
 }  // namespace
@@ -299,7 +374,7 @@ int RunRun(const RunOptions& o) {
 void AddRunCommand(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Optimize, compile and run a module; time every kernel");
-  cmd->add_option("file", o->file, "HLO text file ('-' for stdin)");
+  cmd->add_option("file", o->file, "HLO text or XLA protobuf (.pb: HloSnapshot, HloProto, HloModuleProto) file ('-' for stdin)");
   o->source = AddModelSourceOptions(cmd);
   cmd->add_option("--pipeline", o->pipeline, "Pipeline before compiling: gpu (today's XLA:GPU, the default), gpu-2021 (seed 003's era), a sub-pipeline, or 'none' to compile the input as is");
   cmd->add_option("--disable", o->disable, "Pass filters to skip: name, name:N, pipe/name, @ID, regex");
@@ -309,6 +384,11 @@ void AddRunCommand(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--check", o->check, "Compare the outputs with the evaluator (fails with the worst mismatch)");
   cmd->add_option("--tolerance", o->tolerance, "Absolute and relative tolerance of --check");
   cmd->add_option("--seed", o->seed, "Seed of the random inputs");
+  cmd->add_option("--args", o->args_dir,
+                  "The real arguments: a directory of .npy files matched to parameters by number (0.npy, arg1.npy, ...; "
+                  "see README)");
+  cmd->add_option("--expect", o->expect_dir,
+                  "Compare the compiled run's outputs with DIR/output_<i>.npy (e.g. written beside --args)");
   cmd->add_option("--output-dir", o->output_dir, "Write each output leaf as DIR/output_<i>.npy (as `passlab eval` does)");
   cmd->add_option("--trace", o->trace, "Write the last run as Chrome trace JSON");
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}));
@@ -318,6 +398,9 @@ void AddRunCommand(CLI::App& app, CommandResult& result) {
                   "Show each kernel's estimate under this cost model: auto (cpu, or the CUDA device's GPU), "
                   "H100, H200, A100, A6000, cpu, or none");
   cmd->add_option("--emitter-dump", o->emitter_dump, "Write each kernel's MLIR after every emitter pass to DIR/<kernel>/");
+  cmd->add_option("--kernel-cache", o->kernel_cache,
+                  "Persistent compiled-kernel cache directory (created if missing): kernels found there are loaded, "
+                  "not compiled; new ones are stored, for later runs and other processes");
   cmd->add_option("--emitter-disable", o->emitter_disable, "Emitter passes to skip (comma-separated, e.g. vectorize,unroll)");
   cmd->add_option("--pass-option", o->pass_options, "PASS.OPTION=VALUE by XLA's option names (repeatable)");
   AddXlaFlagOptions(cmd, o->xla);

@@ -4,6 +4,7 @@
 
 #include "core/codegen/host_target.h"
 #include "core/ir/str_util.h"
+#include "core/proto/hlo_proto_import.h"
 #include "tools/passlab/commands.h"
 
 namespace passlab {
@@ -20,6 +21,7 @@ void AddVersionCommand(CLI::App& app, CommandResult& result) {
       if (f.rfind("avx", 0) == 0 || f == "fma" || f.rfind("sse", 0) == 0) simd.push_back(f);
     }
     fmt::print("vector features: {}\n", Join(simd, " "));
+    fmt::print("protobuf: {}\n", HloProtoSupported() ? "yes (XLA .pb files are read)" : "no (XLA .pb files are not read)");
     result.exit_code = 0;
   });
 }

@@ -222,6 +222,27 @@ TEST(CompileCostTest, RendersTableAndPlot) {
   EXPECT_THAT(html, Not(HasSubstr("<script")));
 }
 
+TEST(CompileCostTest, KernelsLoadedFromThePersistentCacheAreReportedApart) {
+  // A sweep with a persistent kernel cache: of each record's misses, some
+  // were loaded rather than compiled; compile times stay as measured.
+  std::vector<json> records = Records();
+  for (size_t i = 0; i < records.size(); ++i) {
+    records[i]["kernel_cache"] = {{"hits", 2}, {"misses", 10}, {"persistent_hits", 6 + i}, {"persistent_misses", 4}};
+  }
+  ordered_json cost = BuildCompileCost(records, Variants());
+  EXPECT_DOUBLE_EQ(cost["baseline"]["kernel_cache_persistent_hits"].get<double>(), 7);  // median of 6, 7, 8
+  EXPECT_DOUBLE_EQ(cost["baseline"]["compile_ms"].get<double>(), 160);
+  EXPECT_DOUBLE_EQ(Row(cost, "disable fusion")["kernel_cache_persistent_hits"].get<double>(), 9);
+  std::string md = RenderCompileCostMarkdown(ReportWith(cost));
+  EXPECT_THAT(md, HasSubstr("hits / misses 2 / 10 (7 loaded)"));
+  EXPECT_THAT(md, HasSubstr("came from the persistent kernel cache"));
+  EXPECT_THAT(md, HasSubstr("| +10 ms | 2 / 10 (9 loaded) |"));
+  // Without a persistent cache, no such field or note.
+  ordered_json plain = BuildCompileCost(Records(), Variants());
+  EXPECT_FALSE(plain["baseline"].contains("kernel_cache_persistent_hits"));
+  EXPECT_THAT(RenderCompileCostMarkdown(ReportWith(plain)), Not(HasSubstr("persistent")));
+}
+
 TEST(CompileCostTest, OldSweepsWithoutTheFieldsRenderDashes) {
   // Records from before pass_times, autotune_ms and kernel_cache existed.
   std::vector<json> records = {Record("baseline", "baseline", 100, 60), Record("disable fusion", "disable-one", 90, 80),

@@ -317,7 +317,7 @@ TEST(AblationReportTest, SchemaAndBaseline) {
   std::vector<std::string> keys;
   for (const auto& [key, value] : report.items()) keys.push_back(key);
   EXPECT_THAT(keys, ::testing::ElementsAre("schema", "manifest", "metric", "threshold",
-                                           "correction", "alpha", "baseline", "variants", "pairs",
+                                           "correction", "alpha", "baseline", "variants", "aa", "pairs",
                                            "compile_cost", "summary", "warnings"));
   EXPECT_EQ(report["schema"], "passlab.ablation/1");
   EXPECT_EQ(report["manifest"]["pipeline"], "gpu");

@@ -337,6 +337,118 @@ ENTRY e {
 namespace passlab {
 namespace {
 
+// Compiles the batch-norm root of `text` and runs it on `args`.
+std::vector<Literal> RunBatchNormKernel(const std::string& text, const std::vector<Literal>& args) {
+  auto m = ParseHloModule(text, "test");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (!m.ok()) return {};
+  const HloInstruction& root = *(*m)->entry_computation()->root_instruction();
+  auto kernel = CpuKernelCompiler().Compile(root);
+  EXPECT_TRUE(kernel.ok()) << kernel.status().message();
+  if (!kernel.ok()) return {};
+  auto out = testing::RunKernel(**kernel, root, args);
+  EXPECT_TRUE(out.ok()) << out.status().message();
+  return out.ok() ? std::move(*out) : std::vector<Literal>{};
+}
+
+Literal Vector(std::vector<double> values) {
+  Literal l(Shape(PrimitiveType::kF32, {static_cast<int64_t>(values.size())}));
+  for (size_t i = 0; i < values.size(); ++i) l.SetDouble(i, values[i]);
+  return l;
+}
+
+constexpr char kBatchNormTraining[] = R"(HloModule m
+ENTRY e {
+  x = f32[96,40,40,4] parameter(0)
+  scale = f32[4] parameter(1)
+  offset = f32[4] parameter(2)
+  ROOT y = (f32[96,40,40,4], f32[4], f32[4]) batch-norm-training(x, scale, offset), epsilon=0.001, feature_index=3
+})";
+
+// Channels whose 153600 values are all equal: the mean is that value and the
+// variance exactly 0, so every output is the offset. Summed in f32 (the
+// kernel before the f64 statistics), 1000.1 came out with mean 1012.4 and
+// variance 149.5 at MobileNetV2's size (batch 96, 112x112).
+TEST(BatchNormTest, TrainingConstantChannelsHaveExactlyZeroVariance) {
+  const std::vector<double> values = {1000.1, 1e3, -3.3, 7.7e4};
+  Literal x(Shape(PrimitiveType::kF32, {96, 40, 40, 4}));
+  for (int64_t i = 0; i < x.element_count(); ++i) x.SetDouble(i, values[i % 4]);
+  std::vector<Literal> args;
+  args.push_back(std::move(x));
+  args.push_back(Vector({2, 3, 4, 5}));
+  args.push_back(Vector({0.5, -1, 0.25, 7}));
+  std::vector<Literal> out = RunBatchNormKernel(kBatchNormTraining, args);
+  ASSERT_EQ(out.size(), 3u);
+  for (int64_t c = 0; c < 4; ++c) {
+    EXPECT_EQ(out[1].GetDouble(c), static_cast<double>(static_cast<float>(values[c]))) << "mean of channel " << c;
+    EXPECT_EQ(out[2].GetDouble(c), 0.0) << "variance of channel " << c;
+  }
+  for (int64_t i = 0; i < out[0].element_count(); i += 997) {
+    ASSERT_EQ(out[0].GetDouble(i), args[2].GetDouble(i % 4)) << "element " << i;
+  }
+}
+
+// A large mean and a small spread (1e3 + U(-1, 1), 1e4 + U(-0.5, 0.5)):
+// mean, variance and output agree with the evaluator (f64, two-pass) to f32
+// precision; the grad's sums too.
+TEST(BatchNormTest, TrainingAndGradLargeMeanSmallSpreadMatchTheEvaluator) {
+  Literal x(Shape(PrimitiveType::kF32, {96, 40, 40, 4}));
+  Literal dy(x.shape());
+  uint64_t state = 99;
+  auto uniform = [&]() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0 * 2 - 1;
+  };
+  const double means[] = {1e3, -2e3, 1e4, 5e2}, spreads[] = {1, 0.25, 0.5, 3};
+  for (int64_t i = 0; i < x.element_count(); ++i) {
+    x.SetDouble(i, means[i % 4] + spreads[i % 4] * uniform());
+    dy.SetDouble(i, 1e2 + uniform());
+  }
+  std::vector<Literal> args;
+  args.push_back(x);
+  args.push_back(Vector({2, 3, 4, 5}));
+  args.push_back(Vector({0.5, -1, 0.25, 7}));
+  auto m = ParseHloModule(kBatchNormTraining, "test");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  absl::StatusOr<Literal> want = HloEvaluator().Evaluate(**m, args);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  std::vector<Literal> got = RunBatchNormKernel(kBatchNormTraining, args);
+  ASSERT_EQ(got.size(), 3u);
+  const std::vector<Literal>& w = want->tuple_elements();
+  EXPECT_TRUE(CompareLiterals(w[1], got[1], {0, 1e-7}).ok()) << CompareLiterals(w[1], got[1], {0, 1e-7}).message();
+  EXPECT_TRUE(CompareLiterals(w[2], got[2], {0, 1e-5}).ok()) << CompareLiterals(w[2], got[2], {0, 1e-5}).message();
+  // The output reads the mean back rounded to f32: off by up to half an
+  // ulp of 1e4 (4.9e-4) over a spread of 0.29, times the scale.
+  EXPECT_TRUE(CompareLiterals(w[0], got[0], {1e-2, 1e-4}).ok()) << CompareLiterals(w[0], got[0], {1e-2, 1e-4}).message();
+
+  const std::string grad = R"(HloModule m
+ENTRY e {
+  x = f32[96,40,40,4] parameter(0)
+  scale = f32[4] parameter(1)
+  mean = f32[4] parameter(2)
+  var = f32[4] parameter(3)
+  dy = f32[96,40,40,4] parameter(4)
+  ROOT g = (f32[96,40,40,4], f32[4], f32[4]) batch-norm-grad(x, scale, mean, var, dy), epsilon=0.001, feature_index=3
+})";
+  std::vector<Literal> grad_args;
+  grad_args.push_back(std::move(x));
+  grad_args.push_back(Vector({2, 3, 4, 5}));
+  grad_args.push_back(got[1]);
+  grad_args.push_back(got[2]);
+  grad_args.push_back(std::move(dy));
+  auto gm = ParseHloModule(grad, "test");
+  ASSERT_TRUE(gm.ok()) << gm.status().message();
+  absl::StatusOr<Literal> grad_want = HloEvaluator().Evaluate(**gm, grad_args);
+  ASSERT_TRUE(grad_want.ok()) << grad_want.status().message();
+  std::vector<Literal> grad_got = RunBatchNormKernel(grad, grad_args);
+  ASSERT_EQ(grad_got.size(), 3u);
+  const std::vector<Literal>& gw = grad_want->tuple_elements();
+  for (int i = 1; i < 3; ++i) {
+    absl::Status s = CompareLiterals(gw[i], grad_got[i], {1e-3, 1e-5});
+    EXPECT_TRUE(s.ok()) << "output " << i << ": " << s.message();
+  }
+}
+
 TEST(BatchNormTest, TrainingAndGradRunWithoutTheExpander) {
   testing::ExpectMatchesEvaluator(R"(HloModule m
 ENTRY e {

@@ -191,6 +191,56 @@ ENTRY %main (a: f32[64], b: f32[64]) -> f32[64] {
   EXPECT_FALSE(memory->arena().empty());
 }
 
+TEST(ExecutableTest, ArenaOffsetMovesTheBuffersNotTheResults) {
+  // The ablation worker draws an arena offset per step (placement
+  // randomization): the temporaries move by that many bytes (rounded down
+  // to 64), the answer stays the evaluator's, on own and shared memory.
+  const char* text = R"(
+HloModule offset
+ENTRY %main (a: f32[256], b: f32[256]) -> f32[256] {
+  %a = f32[256]{0} parameter(0)
+  %b = f32[256]{0} parameter(1)
+  %m = f32[256]{0} multiply(f32[256]{0} %a, f32[256]{0} %b)
+  %e = f32[256]{0} exponential(f32[256]{0} %m)
+  ROOT %s = f32[256]{0} add(f32[256]{0} %e, f32[256]{0} %a)
+})";
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const Shape shape = (*m)->entry_computation()->parameter_instruction(0)->shape();
+  std::vector<Literal> args;
+  args.push_back(Random(shape, 3));
+  args.push_back(Random(shape, 4));
+  absl::StatusOr<Literal> want = HloEvaluator().Evaluate(**m, args);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  for (bool shared : {false, true}) {
+    absl::StatusOr<std::unique_ptr<Executable>> e = Executable::Create(**m, FakeKernels());
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    if (shared) (*e)->ShareHostMemory(std::make_shared<SharedHostMemory>());
+    uintptr_t first_arena = 0;
+    // The largest first: the storage then never grows, so addresses compare.
+    for (int64_t offset : {65472, 0, 64, 100, 4096 + 128}) {
+      SCOPED_TRACE(::testing::Message() << "offset " << offset << (shared ? ", shared" : ""));
+      (*e)->set_arena_offset(offset);
+      RunContext ctx;
+      Frame* frame = nullptr;
+      absl::StatusOr<Literal> got = (*e)->Run(args);
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      absl::Status cmp = CompareLiterals(*want, *got, ErrorSpec{.abs = 1e-5, .rel = 1e-5});
+      EXPECT_TRUE(cmp.ok()) << cmp.message();
+      std::vector<std::vector<void*>> params = {{static_cast<void*>(args[0].untyped_data())},
+                                                {static_cast<void*>(args[1].untyped_data())}};
+      ASSERT_TRUE((*e)->program().ExecuteWithParameters(std::move(params), ctx, &frame, nullptr, offset).ok());
+      const uintptr_t arena = reinterpret_cast<uintptr_t>(frame->arena);
+      EXPECT_EQ(arena % 64, 0u);
+      if (offset == 0) first_arena = arena;
+      // The program's own storage, which never moved: the shift is the
+      // offset rounded down to 64.
+      if (offset == 64 || offset == 100) EXPECT_EQ(arena - first_arena, 64u);
+      if (offset == 4096 + 128) EXPECT_EQ(arena - first_arena, 4096u + 128u);
+    }
+  }
+}
+
 TEST(ExecutableTest, ArgumentsAreReadInPlaceUnlessTheProgramWritesThem) {
   // Read-only: a row-major argument is read where it is; a column-major
   // parameter gets a copy in its layout.

@@ -411,6 +411,51 @@ TEST(ConvRunnerTest, BackwardInputAndFilterOddShapes) {
                      1e-4);
 }
 
+// Depthwise (channels = groups, one input feature per group), as in
+// MobileNetV2: each direction, stride 1 and 2, NHWC and NCHW, on every
+// algorithm listed; oneDNN takes all of them (its depthwise kernels).
+TEST(ConvRunnerTest, DepthwiseEveryDirectionOnEveryAlgorithm) {
+  struct Shapes {
+    const char *x, *w, *y, *attrs;
+  };
+  const Shapes cases[] = {
+      {"f32[2,9,9,8]", "f32[3,3,1,8]", "f32[2,9,9,8]",
+       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8"},
+      {"f32[2,9,9,8]", "f32[3,3,1,8]", "f32[2,5,5,8]",
+       "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8"},
+      // Channel multiplier 2 (16 outputs from 8 channels), NCHW.
+      {"f32[3,8,10,7]", "f32[16,1,3,3]", "f32[3,16,5,4]",
+       "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, feature_group_count=8"},
+  };
+  for (const Shapes& c : cases) {
+    SCOPED_TRACE(c.attrs);
+    std::vector<std::string> fwd = CheckAllAlgorithms(Conv("__dnn$convForward", c.x, c.w, c.y, c.attrs), 1e-4);
+    std::vector<std::string> bwd_input =
+        CheckAllAlgorithms(Conv("__dnn$convBackwardInput", c.y, c.w, c.x, c.attrs), 1e-4);
+    std::vector<std::string> bwd_filter =
+        CheckAllAlgorithms(Conv("__dnn$convBackwardFilter", c.x, c.y, c.w, c.attrs), 1e-4);
+    for (const std::vector<std::string>* names : {&fwd, &bwd_input, &bwd_filter}) {
+      EXPECT_TRUE(Has(*names, "auto"));
+      EXPECT_TRUE(Has(*names, "reference"));
+    }
+  }
+}
+
+// Grouped (4 groups of 4 channels to 8 outputs), each direction, every
+// algorithm, with a filter in a scrambled layout.
+TEST(ConvRunnerTest, GroupedEveryDirectionOnEveryAlgorithm) {
+  const char* attrs = "window={size=3x3 stride=2x1 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4";
+  const char *x = "f32[2,7,6,16]", *w = "f32[3,3,4,8]{2,3,0,1}", *y = "f32[2,4,6,8]";
+  for (const char* target : {"__dnn$convForward", "__dnn$convBackwardInput", "__dnn$convBackwardFilter"}) {
+    SCOPED_TRACE(target);
+    std::string text = std::string(target) == "__dnn$convForward"         ? Conv(target, x, w, y, attrs)
+                       : std::string(target) == "__dnn$convBackwardInput" ? Conv(target, y, w, x, attrs)
+                                                                           : Conv(target, x, y, w, attrs);
+    std::vector<std::string> names = CheckAllAlgorithms(text, 1e-4);
+    EXPECT_TRUE(Has(names, "auto"));
+  }
+}
+
 TEST(ConvRunnerTest, FusedBiasSideInputRelu) {
   CheckAllAlgorithms(Conv("__dnn$convBiasActivationForward", "f32[2,6,6,4]", "f32[3,3,4,8]", "f32[2,6,6,8]",
                           "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",

@@ -566,6 +566,21 @@ TEST(DnnConvPlanTest, StridedGroupedDilatedForward) {
   EXPECT_EQ(plan->dilation, (std::vector<int64_t>{2, 1}));
 }
 
+// Depthwise (8 channels, 8 groups, MobileNetV2's 3x3 stride 2) in each
+// direction: cuDNN gets the group count (cudnnSetConvolutionGroupCount) and a
+// filter of one input feature per group; the emulator checks the values.
+TEST(DnnConvPlanTest, DepthwiseEveryDirection) {
+  const char* attrs = "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8";
+  const char *x = "f32[2,9,9,8]", *w = "f32[3,3,1,8]", *y = "f32[2,5,5,8]";
+  for (const std::string& text : {Conv("__dnn$convForward", x, w, y, attrs), Conv("__dnn$convBackwardInput", y, w, x, attrs),
+                                  Conv("__dnn$convBackwardFilter", x, y, w, attrs)}) {
+    absl::StatusOr<DnnConvPlan> plan = CheckConvPlan(text);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    EXPECT_EQ(plan->groups, 8);
+    EXPECT_EQ(plan->w_dims, (std::vector<int64_t>{8, 1, 3, 3}));
+  }
+}
+
 TEST(DnnConvPlanTest, BackwardInputAndFilterBuffers) {
   absl::StatusOr<DnnConvPlan> plan =
       CheckConvPlan(Conv("__dnn$convBackwardInput", "f32[2,4,4,5]", "f32[3,3,3,5]", "f32[2,7,7,3]",
