@@ -85,6 +85,50 @@ void CollectPlaces(HloPassInterface& pass, const std::string& path, const std::s
   out[{innermost, SanitizeForFileName(pass.name())}].push_back(place);
 }
 
+// Numbers each fused computation's parameters in the order its post order
+// first reaches them, and permutes its fusions' operands to match: which
+// operand of a fusion comes first is the fusion pass's bookkeeping (XLA's
+// and passlab's break ties by the order of the instruction list, which
+// parsing a dump changes), not the fusion's structure.
+void CanonicalizeFusionParameters(HloModule& module) {
+  std::map<HloComputation*, std::vector<HloInstruction*>> callers;
+  for (HloComputation* c : module.computations()) {
+    for (HloInstruction* inst : c->instructions()) {
+      if (inst->opcode() == HloOpcode::kFusion && !inst->called_computations().empty()) {
+        callers[inst->fused_instructions_computation()].push_back(inst);
+      }
+    }
+  }
+  for (auto& [fused, fusions] : callers) {
+    const int64_t n = fused->num_parameters();
+    std::vector<int64_t> order;  // new position -> old parameter number
+    std::vector<bool> placed(static_cast<size_t>(n), false);
+    for (HloInstruction* inst : fused->MakeInstructionPostOrder()) {
+      if (inst->opcode() != HloOpcode::kParameter) continue;
+      int64_t k = inst->parameter_number();
+      if (k < 0 || k >= n || placed[static_cast<size_t>(k)]) continue;
+      placed[static_cast<size_t>(k)] = true;
+      order.push_back(k);
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      if (!placed[static_cast<size_t>(k)]) order.push_back(k);
+    }
+    bool identity = true;
+    for (int64_t i = 0; i < n; ++i) identity &= order[static_cast<size_t>(i)] == i;
+    if (identity) continue;
+    bool operands_match = true;
+    for (HloInstruction* f : fusions) operands_match &= f->operand_count() == n;
+    if (!operands_match) continue;  // malformed; leave it for the comparison to show
+    std::vector<HloInstruction*> params = fused->parameter_instructions();
+    for (int64_t i = 0; i < n; ++i) params[static_cast<size_t>(order[static_cast<size_t>(i)])]->set_index(i);
+    fused->RebuildParameterList();
+    for (HloInstruction* f : fusions) {
+      std::vector<HloInstruction*> old(f->operands().begin(), f->operands().end());
+      for (int64_t i = 0; i < n; ++i) f->ReplaceOperandWith(i, old[static_cast<size_t>(order[static_cast<size_t>(i)])]);
+    }
+  }
+}
+
 // Renames every computation and instruction by its position and returns the
 // computations in that order: the entry, then the computations in the order
 // the entry reaches them (instructions in post order), then any unreachable.
@@ -250,6 +294,7 @@ std::string CanonicalStructure(const HloModule& module, bool with_schedule) {
   absl::StatusOr<std::unique_ptr<HloModule>> copy = ParseHloModule(text, "<canonical>", po);
   if (!copy.ok()) return StrCat("<unprintable: ", copy.status().message(), ">");
   if (!with_schedule) (*copy)->set_is_scheduled(false);
+  CanonicalizeFusionParameters(**copy);
   std::vector<HloComputation*> order = RenameForStructure(**copy);
   PrintOptions options;
   options.print_metadata = false;

@@ -47,8 +47,10 @@ absl::StatusOr<std::vector<DumpPassRun>> FindDumpPassRuns(const std::string& dir
 
 // The module's structure as text with every name replaced by its position
 // (computations in call order from the entry, instructions in post order,
-// parameters by number), without the module's name, metadata or backend
-// configs: equal for modules that differ only in names.
+// parameters by number; a fused computation's parameters in the order its
+// body reaches them, its fusions' operands permuted alike), without the
+// module's name, metadata or backend configs: equal for modules that differ
+// only in names and in the order of fusion operands.
 // `with_schedule` false: a scheduled module as if unscheduled (instructions
 // in post order, not in the schedule's order).
 std::string CanonicalStructure(const HloModule& module, bool with_schedule = true);

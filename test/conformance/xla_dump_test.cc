@@ -96,6 +96,50 @@ ENTRY e {
   EXPECT_EQ(CanonicalStructure(*a), CanonicalStructure(*b));
 }
 
+TEST(CanonicalStructure, IgnoresTheOrderOfFusionOperands) {
+  // The same fusion, its operands (and fused parameters) numbered the other
+  // way round; a fusion computing p1 - p0 instead is another structure.
+  auto a = Parse(R"(HloModule a
+f {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  ROOT s = f32[4] subtract(x, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  ROOT r = f32[4] fusion(p, q), kind=kLoop, calls=f
+}
+)");
+  auto b = Parse(R"(HloModule a
+f {
+  y = f32[4] parameter(0)
+  x = f32[4] parameter(1)
+  ROOT s = f32[4] subtract(x, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  ROOT r = f32[4] fusion(q, p), kind=kLoop, calls=f
+}
+)");
+  auto c = Parse(R"(HloModule a
+f {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  ROOT s = f32[4] subtract(y, x)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  ROOT r = f32[4] fusion(p, q), kind=kLoop, calls=f
+}
+)");
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(CanonicalStructure(*a), CanonicalStructure(*b));
+  EXPECT_NE(CanonicalStructure(*a), CanonicalStructure(*c));
+}
+
 TEST(CanonicalStructure, SeesOperandOrderAndOpcodes) {
   auto a = Parse("HloModule a\nENTRY e {\n  p = f32[4] parameter(0)\n  q = f32[4] parameter(1)\n"
                  "  ROOT r = f32[4] subtract(p, q)\n}\n");
