@@ -170,9 +170,17 @@ std::string FirstDifferentLine(const std::string& a, const std::string& b) {
   std::vector<std::string_view> la = SplitAny(a, "\n"), lb = SplitAny(b, "\n");
   size_t n = std::min(la.size(), lb.size());
   for (size_t i = 0; i < n; ++i) {
-    if (la[i] != lb[i]) {
-      return StrCat("line ", i + 1, ": passlab: '", la[i].substr(0, 200), "' | XLA: '", lb[i].substr(0, 200), "'");
-    }
+    if (la[i] == lb[i]) continue;
+    // Around the first character that differs: long lines (a fusion with
+    // dozens of operands) differ far from their start.
+    size_t at = 0;
+    while (at < la[i].size() && at < lb[i].size() && la[i][at] == lb[i][at]) ++at;
+    size_t from = at > 100 ? at - 100 : 0;
+    auto clip = [&](std::string_view line) {
+      std::string_view part = line.substr(std::min(from, line.size()), 200);
+      return StrCat(from > 0 ? "..." : "", part, from + part.size() < line.size() ? "..." : "");
+    };
+    return StrCat("line ", i + 1, ", column ", at + 1, ": passlab: '", clip(la[i]), "' | XLA: '", clip(lb[i]), "'");
   }
   return StrCat("passlab has ", la.size(), " lines, XLA ", lb.size());
 }
