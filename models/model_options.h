@@ -16,11 +16,11 @@ enum class ImageLayout { kNhwc, kNchw };
 // Unset fields take the model's default.
 struct ModelOptions {
   std::optional<int64_t> batch;
-  std::optional<int64_t> image_size;  // ResNet: H = W; PINN: grid points per side
+  std::optional<int64_t> image_size;  // ResNet, MobileNetV2: H = W; PINN: grid points per side
   std::optional<int64_t> classes;
   std::optional<PrimitiveType> dtype;  // f32, bf16 (f64 for gradient checks)
   std::optional<int64_t> depth;        // hidden layers (MLP, PINN); ResNet: 18/34/50/101/152
-  std::optional<int64_t> width;        // hidden width; ResNet: base width (64)
+  std::optional<int64_t> width;        // hidden width; ResNet: base width (64); MobileNetV2: stem channels (32 = x1.0)
   std::optional<ImageLayout> layout;
   std::optional<int64_t> seq_len;      // transformer, embedding, GELU
   std::optional<int64_t> heads;        // transformer

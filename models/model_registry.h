@@ -2,8 +2,8 @@
 // prints and the ablation runner and GUI read): description, the options it
 // accepts, and its builder. Names: resnet18, resnet34, resnet50, resnet101,
 // resnet152 (training steps; `inference` = true, or the names with an
-// "-inference" suffix, build the forward-only variant), laplace_pinn, gelu,
-// mlp, transformer_block, embedding.
+// "-inference" suffix, build the forward-only variant), mobilenet_v2,
+// laplace_pinn, gelu, mlp, transformer_block, embedding.
 #ifndef PASSLAB_MODELS_MODEL_REGISTRY_H_
 #define PASSLAB_MODELS_MODEL_REGISTRY_H_
 

@@ -695,9 +695,11 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     }
     variants.push_back(std::move(out));
   }
-  std::vector<double> adjusted = options.correction == PValueCorrection::kHolm
-                                     ? HolmAdjust(p_values)
-                                     : BenjaminiHochbergAdjust(p_values);
+  // Both corrections' verdicts are reported; `adjusted` is the chosen one's.
+  const std::vector<double> holm_adjusted = HolmAdjust(p_values);
+  const std::vector<double> bh_adjusted = BenjaminiHochbergAdjust(p_values);
+  const std::vector<double>& adjusted =
+      options.correction == PValueCorrection::kHolm ? holm_adjusted : bh_adjusted;
   // The A/A band: the sweep's own copies' spread, else the caller's.
   ordered_json aa = AaSection(variants, p_values, adjusted, options);
   const double band = aa["band"].is_number() ? aa["band"].get<double>() : 0.0;
@@ -731,9 +733,22 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     // A change must exceed the threshold and, except for the A/A copies
     // that measure it, the A/A band.
     const double counts_beyond = IsAaCopy(out) ? options.threshold : std::max(options.threshold, band);
-    bool significant = !std::isnan(adjusted[i]) && adjusted[i] < options.alpha &&
-                       std::abs(ratio - 1) > counts_beyond;
+    auto significant_at = [&](double p) {
+      return !std::isnan(p) && p < options.alpha && std::abs(ratio - 1) > counts_beyond;
+    };
+    const bool significant = significant_at(adjusted[i]);
     out["significant"] = significant;
+    out["p_holm"] = Number(holm_adjusted[i]);
+    out["p_bh"] = Number(bh_adjusted[i]);
+    out["significant_holm"] = significant_at(holm_adjusted[i]);
+    out["significant_bh"] = significant_at(bh_adjusted[i]);
+    // The whole 95% CI beyond the threshold and the band, on one side: a
+    // large effect that the correction alone leaves unproven (e.g. CI
+    // [+7.9%, +47%] with Holm over 78 variants), never "no change".
+    const double ci_low = out["ci_low"].is_number() ? out["ci_low"].get<double>() : kNaN;
+    const double ci_high = out["ci_high"].is_number() ? out["ci_high"].get<double>() : kNaN;
+    const bool ci_beyond = ci_low - 1 > counts_beyond || 1 - ci_high > counts_beyond;
+    out["large_but_uncorrected"] = false;
     std::string status = out["status"];
     std::optional<int> new_outputs;
     if (pooled[i].wrong != nullptr && baseline_errors != nullptr) {
@@ -751,6 +766,10 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
       out["outcome"] = "wrong-result";
     } else if (significant) {
       out["outcome"] = ratio > 1 ? "slower" : "faster";
+    } else if (ci_beyond) {
+      // Likely slower (faster): more repetitions would decide it.
+      out["outcome"] = "undecided";
+      out["large_but_uncorrected"] = true;
     } else if (std::abs(ratio - 1) > counts_beyond && !std::isnan(smallest_ps[i]) &&
                smallest_ps[i] >= smallest_needed_p) {
       // A large change the test could not have called significant with
@@ -831,6 +850,29 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   report["warnings"] = std::move(warnings);
   return report;
 }
+
+namespace ablation_internal {
+
+std::string VerdictLabel(const nlohmann::ordered_json& variant) {
+  const std::string outcome = TextField(variant, "outcome");
+  if (!variant.value("large_but_uncorrected", false)) return OutcomeLabel(outcome);
+  return NumberField(variant, "ratio") > 1 ? "likely slower" : "likely faster";
+}
+
+std::string AdjustedPHeader(const nlohmann::ordered_json& report) {
+  return TextField(report, "correction") == "bh" ? "p (BH / Holm)" : "p (Holm / BH)";
+}
+
+std::string AdjustedPCell(const nlohmann::ordered_json& report, const nlohmann::ordered_json& variant) {
+  const bool bh = TextField(report, "correction") == "bh";
+  const char* other_p = bh ? "p_holm" : "p_bh";
+  const double p = NumberField(variant, other_p);
+  if (std::isnan(p)) return FormatP(NumberField(variant, "p_adjusted"));
+  return StrCat(FormatP(NumberField(variant, "p_adjusted")), " / ", bh ? "Holm " : "BH ", FormatP(p),
+                variant.value(bh ? "significant_holm" : "significant_bh", false) ? "*" : "");
+}
+
+}  // namespace ablation_internal
 
 absl::Status WriteAblationReports(const nlohmann::ordered_json& report, const std::string& dir) {
   std::error_code error;

@@ -312,9 +312,10 @@ std::string Legend(bool band) {
   return out;
 }
 
-std::string Badge(std::string_view outcome) {
+// `label`: the words shown (OutcomeLabel when empty).
+std::string Badge(std::string_view outcome, std::string_view label = "") {
   return fmt::format("<span class=\"badge {}\">{}</span>", Escape(outcome),
-                     Escape(OutcomeLabel(outcome)));
+                     Escape(label.empty() ? OutcomeLabel(outcome) : std::string(label)));
 }
 
 std::string Links(const ordered_json& v) {
@@ -406,7 +407,10 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   card("slower", count("slower"), "significantly slower");
   card("faster", count("faster"), "significantly faster");
   card("", count("no-change"), "no significant change");
-  if (count("undecided") > 0) card("", count("undecided"), "undecided (too few repetitions)");
+  if (count("undecided") > 0) {
+    card("", count("undecided"),
+         "undecided (too few repetitions) or likely slower / faster (CI beyond, not significant)");
+  }
   card(count("wrong-result") > 0 ? "bad" : "", count("wrong-result"), "wrong results");
   card(summary.value("failures", int64_t{0}) > 0 ? "bad" : "",
        summary.value("failures", int64_t{0}), "failures (crash, timeout, verifier, compile)");
@@ -495,7 +499,10 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
        "disabled pass's occurrences, the HLO snapshot and the Chrome "
        "trace.</p>\n<table>\n<thead><tr><th class=\"num\">#</th><th>Passes</th>"
        "<th>Outcome</th><th class=\"num\" title=\"baseline median × ratio\">Time</th><th class=\"num\">Change</th>"
-       "<th class=\"num\">95% CI</th><th class=\"num\">p (adj.)</th><th class=\"num\">Kernels</th>"
+       "<th class=\"num\">95% CI</th><th class=\"num\" title=\"adjusted p: the chosen correction's, then "
+       "the other's (* = significant under it)\">" +
+       Escape(AdjustedPHeader(report)) +
+       "</th><th class=\"num\">Kernels</th>"
        "<th class=\"num\">Compile</th><th>Check</th><th>Files</th></tr></thead>\n<tbody>\n";
   int n = 0;
   for (const ordered_json* v : measured) {
@@ -512,10 +519,10 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td "
         "class=\"files\">{}</td></tr>\n",
         (*v)["outcome"] == "wrong-result" ? " class=\"wrong\"" : "", ++n,
-        Escape(VariantDescription(*v)), Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
+        Escape(VariantDescription(*v)), Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
         FormatMs(NumberField(*v, "estimate_ns")), FormatChange(NumberField(*v, "ratio")),
         Escape(FormatCi(NumberField(*v, "ci_low"), NumberField(*v, "ci_high"))),
-        FormatP(NumberField(*v, "p_adjusted")), kernels,
+        Escape(AdjustedPCell(report, *v)), kernels,
         std::isnan(compile) ? "–" : fmt::format("{:.0f} ms", compile), CheckCell(*v), Links(*v));
   }
   if (measured.empty())
@@ -541,7 +548,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       }
       h += fmt::format(
           "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"err\">{}{}</td><td>{}</td></tr>\n",
-          Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
+          Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
           Escape(TextField(*v, "failed_pass")), Escape(FailureDetail(*v, 400)), full, Links(*v));
     }
     h += "</tbody>\n</table>\n";
@@ -611,7 +618,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     h += fmt::format(
         "<details><summary>{} — {} {} <span class=\"muted\">({} added, {} removed, "
         "{} changed, {} unchanged)</span></summary>\n",
-        Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome")),
+        Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
         FormatChange(NumberField(*v, "ratio")), counts.value("added", 0),
         counts.value("removed", 0), counts.value("changed", 0), counts.value("same", 0));
     h += "<table>\n<thead><tr><th>Kernel</th><th>Change</th><th class=\"num\">Baseline</th>"

@@ -27,6 +27,14 @@ bool IsFailureOutcome(std::string_view outcome);
 // "slower", "no change", "WRONG RESULT", "compile error", ...
 std::string OutcomeLabel(std::string_view outcome);
 
+// The verdict the tables show: OutcomeLabel, except "likely slower" /
+// "likely faster" for an undecided variant whose whole 95% CI lies beyond the
+// threshold and the A/A band ("large_but_uncorrected").
+std::string VerdictLabel(const nlohmann::ordered_json& variant);
+// The adjusted-p column's header and cell: the chosen correction's p, then
+// the other's with "*" when significant under it: "0.0625 / BH 0.0156*".
+std::string AdjustedPHeader(const nlohmann::ordered_json& report);
+std::string AdjustedPCell(const nlohmann::ordered_json& report, const nlohmann::ordered_json& variant);
 // A field as a number; NaN when missing or not a number.
 double NumberField(const nlohmann::ordered_json& object, const char* key);
 // A field as text: strings as-is, other values as JSON, "" when missing/null.

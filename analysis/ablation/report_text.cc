@@ -152,8 +152,10 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
   if (std::string band = AaBandSentence(report); !band.empty()) md += "- " + band + "\n";
   if (count("undecided") > 0) {
     md += fmt::format("- **{} undecided**: changes beyond the threshold that these repetitions cannot make "
-                      "significant (see the warning below).\n",
-                      count("undecided"));
+                      "significant (see the warning below), or whose whole 95% CI lies beyond the threshold "
+                      "and the A/A band yet {}'s correction leaves them not significant (\"likely slower\" / "
+                      "\"likely faster\"; more repetitions would decide them).\n",
+                      count("undecided"), correction);
   }
   for (auto [outcome, verb] :
        {std::pair<const char*, const char*>{
@@ -241,15 +243,16 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       "(variants without whole pairs: ratio of medians, Mann-Whitney). Time = baseline median × "
       "ratio, the variant's time at the baseline's speed.\n\n";
   md +=
-      "| # | Disabled passes | Outcome | Time | Ratio | Change [95% CI] | p (adj.) | Kernels | "
-      "Compile | Check |\n";
+      fmt::format("| # | Disabled passes | Outcome | Time | Ratio | Change [95% CI] | {} | Kernels | "
+                  "Compile | Check |\n",
+                  AdjustedPHeader(report));
   md += "|---:|---|---|---:|---:|---|---:|---:|---:|---|\n";
   int n = 0;
   for (const ordered_json& v : report["variants"]) {
     std::string outcome = TextField(v, "outcome");
     if (IsFailureOutcome(outcome)) continue;
     bool strong = outcome == "slower" || outcome == "faster" || outcome == "wrong-result";
-    std::string label = OutcomeLabel(outcome);
+    std::string label = VerdictLabel(v);
     double ratio = NumberField(v, "ratio");
     md += fmt::format("| {} | {} | {} | {} | {} | {} {} | {} | {} | {} | {} |\n", ++n,
                       MdCell(PassesWithKind(v)), strong ? "**" + label + "**" : label,
@@ -257,7 +260,7 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
                       std::isnan(ratio) ? "–" : fmt::format("×{:.3f}", ratio),
                       FormatChange(NumberField(v, "ratio")),
                       FormatCi(NumberField(v, "ci_low"), NumberField(v, "ci_high")),
-                      FormatP(NumberField(v, "p_adjusted")), KernelsCell(v, baseline_count),
+                      AdjustedPCell(report, v), KernelsCell(v, baseline_count),
                       std::isnan(NumberField(v, "compile_ms"))
                           ? "–"
                           : fmt::format("{:.0f} ms", NumberField(v, "compile_ms")),

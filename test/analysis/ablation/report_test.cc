@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 
 namespace passlab {
@@ -728,6 +730,158 @@ TEST(AblationReportTest, SlurmTasksGetATableNotAManifestBlob) {
   EXPECT_THAT(html, Not(HasSubstr("<th style=\"width:220px\">tasks</th>")));
   // A local sweep has no task table.
   EXPECT_THAT(RenderAblationMarkdown(BuildAblationReport(Manifest(), Records())), Not(HasSubstr("Slurm tasks")));
+}
+
+// A variant timed beside its in-process control: one ABBA pair (two steps,
+// the control second, then first) per entry of `log_ratios`, whose two
+// variant steps sum to exp(log_ratio) times the control's.
+json PairedRecord(const std::string& name, const std::vector<double>& log_ratios,
+                  const std::vector<double>& step_noise = {}) {
+  json samples = json::array(), control = json::array(), first = json::array();
+  for (size_t i = 0; i < log_ratios.size(); ++i) {
+    for (int step = 0; step < 2; ++step) {
+      const double noise = step_noise.empty() ? 0.0 : step_noise[2 * i + step];
+      control.push_back(kBaseNs * std::exp(noise));
+      samples.push_back(kBaseNs * std::exp(noise + log_ratios[i]));
+      first.push_back(step == 1);
+    }
+  }
+  return {{"variant", name},
+          {"kind", name == "baseline" ? "baseline" : "disable-one"},
+          {"passes", name == "baseline" ? json::array() : json::array({name})},
+          {"block", 0},
+          {"status", "ok"},
+          {"samples", {{"kernel_ns", samples}}},
+          {"control_samples", {{"kernel_ns", control}, {"control_first", first}}}};
+}
+
+// Issue 27 item 4: the report gives both corrections' verdicts. Four
+// variants, each 10-16% slower in all of its 7 paired ratios: the exact
+// signed-rank p is 2/128 = 0.0156 for each, so Holm gives 4 x 0.0156 =
+// 0.0625 (not significant) and Benjamini-Hochberg 0.0156 (significant).
+TEST(AblationReportTest, ReportsHolmAndBenjaminiHochbergVerdicts) {
+  std::vector<json> records = {PairedRecord("baseline", std::vector<double>(7, 0.0))};
+  std::vector<double> slower;  // +10% .. +16%, distinct (no ties: the exact test)
+  for (int i = 0; i < 7; ++i) slower.push_back(std::log(1.10 + 0.01 * i));
+  for (int i = 0; i < 4; ++i) records.push_back(PairedRecord("pass" + std::to_string(i), slower));
+  ordered_json holm = BuildAblationReport(Manifest(), records);
+  for (const auto& v : holm["variants"]) {
+    EXPECT_NEAR(v["p_holm"].get<double>(), 0.0625, 1e-9) << v.dump();
+    EXPECT_NEAR(v["p_bh"].get<double>(), 0.015625, 1e-9);
+    EXPECT_EQ(v["p_adjusted"], v["p_holm"]);
+    EXPECT_EQ(v["significant"], false);
+    EXPECT_EQ(v["significant_holm"], false);
+    EXPECT_EQ(v["significant_bh"], true);
+    // Every ratio is +10% or more: the CI lies wholly beyond the 1% threshold, so
+    // this is a large effect Holm left undecided, not "no change".
+    EXPECT_EQ(v["outcome"], "undecided");
+    EXPECT_EQ(v["large_but_uncorrected"], true);
+  }
+  std::string md = RenderAblationMarkdown(holm);
+  EXPECT_THAT(md, HasSubstr("| p (Holm / BH) |"));
+  EXPECT_THAT(md, HasSubstr("| 0.0625 / BH 0.0156* |"));
+  EXPECT_THAT(md, HasSubstr("| likely slower |"));
+  std::string html = RenderAblationHtml(holm);
+  EXPECT_THAT(html, HasSubstr("p (Holm / BH)</th>"));
+  EXPECT_THAT(html, HasSubstr("0.0625 / BH 0.0156*"));
+  EXPECT_THAT(html, HasSubstr(">likely slower</span>"));
+
+  ReportOptions options;
+  options.correction = PValueCorrection::kBenjaminiHochberg;
+  ordered_json bh = BuildAblationReport(Manifest(), records, options);
+  for (const auto& v : bh["variants"]) {
+    EXPECT_EQ(v["p_adjusted"], v["p_bh"]);
+    EXPECT_EQ(v["significant"], true);
+    EXPECT_EQ(v["significant_holm"], false);
+    EXPECT_EQ(v["outcome"], "slower");
+    EXPECT_EQ(v["large_but_uncorrected"], false);
+  }
+  EXPECT_THAT(RenderAblationMarkdown(bh), HasSubstr("| 0.0156 / Holm 0.0625 |"));
+}
+
+// Issue 27 item 4: a variant whose CI is [+8%, +40%] but that Holm's
+// correction over 78 variants leaves not significant is flagged "likely
+// slower", never "no change". 12 paired ratios: the test could reach
+// p = 2/4096 < 0.05/78 (so this is not the too-few-repetitions case), but
+// one ratio below 1 gives p = 4/4096, and 78 x that is above 0.05.
+TEST(AblationReportTest, LargeEffectLeftUndecidedByCorrectionIsFlagged) {
+  std::vector<json> records = {PairedRecord("baseline", std::vector<double>(12, 0.0))};
+  std::vector<double> large = {-0.02};
+  for (int i = 0; i < 11; ++i) large.push_back(std::log(1.10 + 0.03 * i));
+  records.push_back(PairedRecord("large", large));
+  for (int k = 0; k < 77; ++k) {
+    std::vector<double> null;
+    for (int i = 0; i < 12; ++i) null.push_back(0.002 * (((i * 7 + k) % 11) - 5) / 5.0);
+    records.push_back(PairedRecord("null" + std::to_string(k), null));
+  }
+  ordered_json report = BuildAblationReport(Manifest(), records);
+  const ordered_json& v = Variant(report, "large");
+  EXPECT_GT(v["ci_low"].get<double>(), 1.01) << v.dump();
+  EXPECT_GE(v["p_holm"].get<double>(), 0.05);
+  EXPECT_EQ(v["significant"], false);
+  EXPECT_EQ(v["outcome"], "undecided");
+  EXPECT_EQ(v["large_but_uncorrected"], true);
+  EXPECT_EQ(WarningWith(report, "no variant can be significant"), "");
+  for (const auto& n : report["variants"]) {
+    if (n["name"] == "large") continue;
+    EXPECT_EQ(n["outcome"], "no-change") << n.dump();
+    EXPECT_EQ(n["large_but_uncorrected"], false);
+  }
+  EXPECT_THAT(RenderAblationMarkdown(report), HasSubstr("| likely slower |"));
+  EXPECT_THAT(RenderAblationHtml(report), HasSubstr(">likely slower</span>"));
+}
+
+// Issue 27 item 4: the whole decision procedure (paired ratios, signed-rank
+// test, correction over the sweep, threshold) on synthetic sweeps with
+// known effects: log-normal noise of 4% per step shared by the variant and
+// its control plus 4% of the variant's own, 16 ABBA pairs per variant, 18
+// null variants and two 5% effects (one slower, one faster) per sweep, 100
+// sweeps per correction. Null variants significant (or flagged
+// likely slower/faster): at most 5%; the 5% effects found: at least 95%.
+TEST(AblationReportTest, SimulatedSweepsHaveLowFalsePositivesAndHighPower) {
+  constexpr int kTrials = 100, kNull = 18, kPairs = 16;
+  constexpr double kNoise = 0.04, kEffect = 0.05;
+  std::mt19937_64 rng(0x27'04'5eed);
+  std::normal_distribution<double> normal(0.0, kNoise);
+  auto variant = [&](const std::string& name, double log_effect) {
+    std::vector<double> noise(2 * kPairs), log_ratios(kPairs);
+    for (double& x : noise) x = normal(rng);
+    // Each step's variant time has its own noise beside the control's.
+    for (int i = 0; i < kPairs; ++i) {
+      const double v = std::exp(log_effect + noise[2 * i] + normal(rng)) +
+                       std::exp(log_effect + noise[2 * i + 1] + normal(rng));
+      log_ratios[i] = std::log(v / (std::exp(noise[2 * i]) + std::exp(noise[2 * i + 1])));
+    }
+    return PairedRecord(name, log_ratios, noise);
+  };
+  for (PValueCorrection correction : {PValueCorrection::kHolm, PValueCorrection::kBenjaminiHochberg}) {
+    ReportOptions options;
+    options.correction = correction;
+    options.bootstrap_resamples = 400;
+    int null_positive = 0, null_flagged = 0, found = 0;
+    for (int trial = 0; trial < kTrials; ++trial) {
+      std::vector<json> records = {PairedRecord("baseline", std::vector<double>(kPairs, 0.0))};
+      for (int k = 0; k < kNull; ++k) records.push_back(variant("null" + std::to_string(k), 0.0));
+      records.push_back(variant("slower", std::log(1 + kEffect)));
+      records.push_back(variant("faster", std::log(1 - kEffect)));
+      ordered_json report = BuildAblationReport(Manifest(), records, options);
+      for (const auto& v : report["variants"]) {
+        const std::string name = v["name"];
+        if (name == "slower" || name == "faster") {
+          found += v["outcome"] == name;
+          continue;
+        }
+        null_positive += v["significant"].get<bool>();
+        null_flagged += v["large_but_uncorrected"].get<bool>();
+      }
+    }
+    const std::string which(PValueCorrectionName(correction));
+    EXPECT_LE(null_positive, kTrials * kNull * 5 / 100) << which;
+    EXPECT_LE(null_flagged, kTrials * kNull * 5 / 100) << which;
+    EXPECT_GE(found, 2 * kTrials * 95 / 100) << which;
+    std::printf("[ simulation ] %s: null significant %d/%d, null flagged %d, effects found %d/%d\n",
+                which.c_str(), null_positive, kTrials * kNull, null_flagged, found, 2 * kTrials);
+  }
 }
 
 }  // namespace
