@@ -200,7 +200,7 @@ void DrawChart(AppState& state, const AblationReport& r, const std::vector<int64
       ImGui::SetTooltip(
           "%s\n%s: ratio %.4f [%.4f, %.4f], p(adj) %.3g%s\n%.3f ms at the baseline's speed (baseline %.3f ms)\n"
           "%.3f ms median in its own process\nclick for the kernel and IR diff",
-          v.name.c_str(), v.outcome.c_str(), v.ratio, v.ci_low, v.ci_high, v.p_adjusted,
+          v.name.c_str(), v.label.c_str(), v.ratio, v.ci_low, v.ci_high, v.p_adjusted,
           v.significant ? ", significant" : "", v.estimate_ns / 1e6, r.baseline_median_ns / 1e6, v.median_ns / 1e6);
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) SelectAblationVariant(state, i);
     }
@@ -215,7 +215,7 @@ void DrawVariantDetails(AppState& state, const AblationReport& r) {
   }
   const AblationVariant& v = r.variants[i];
   ImGui::TextColored(colors::kAccent, "%s", v.name.c_str());
-  Badge(v.outcome.c_str(), OutcomeColor(v.outcome));
+  Badge(v.label.c_str(), OutcomeColor(v.outcome));
   if (!v.error.empty()) ImGui::TextColored(colors::kBad, "%s", v.error.c_str());
   const float half = ImGui::GetContentRegionAvail().x * 0.42f;
   ImGui::BeginChild("##kdiff", ImVec2(half, 0), false);
@@ -281,7 +281,7 @@ void DrawSlowdowns(AppState& state, const AblationReport* r) {
       SelectAblationVariant(state, i);
     }
     ImGui::PopID();
-    Badge(v.outcome.c_str(), OutcomeColor(v.outcome));
+    Badge(v.label.c_str(), OutcomeColor(v.outcome));
     if (!v.error.empty()) {
       ImGui::SameLine();
       ImGui::TextColored(colors::kDim, "%s", v.error.c_str());

@@ -161,6 +161,10 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
       a.outcome = v.at("outcome").get<std::string>();
       a.median_ns = Field(v, "median_ns", 0.0);
       a.ratio = Field(v, "ratio", 1.0);
+      a.label = a.outcome;
+      if (a.outcome == "undecided" && Field(v, "large_but_uncorrected", false)) {
+        a.label = a.ratio > 1 ? "likely slower" : "likely faster";
+      }
       a.estimate_ns = Field(v, "estimate_ns", a.ratio * r.baseline_median_ns);
       a.ci_low = Field(v, "ci_low", a.ratio);
       a.ci_high = Field(v, "ci_high", a.ratio);

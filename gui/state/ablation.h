@@ -46,9 +46,13 @@ struct AblationVariant {
   // --enable-only: "@109", "algsimp,dce").
   std::string disable;
   std::string enable_only;
-  // slower | faster | no-change | wrong-result | verifier-failure |
-  // compile-error | crash | timeout | required
+  // slower | faster | no-change | undecided | wrong-result |
+  // verifier-failure | compile-error | crash | timeout | required
   std::string outcome;
+  // The outcome as the report's tables show it: "likely slower" / "likely
+  // faster" for an undecided variant whose whole CI lies beyond the
+  // threshold (report.json's large_but_uncorrected), else the outcome.
+  std::string label;
   double median_ns = 0;    // in the variant's own process (its speed included)
   double estimate_ns = 0;  // at the baseline's speed: ratio x the baseline's median
   double ratio = 1;

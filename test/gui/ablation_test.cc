@@ -10,6 +10,8 @@
 #include <fstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 namespace passlab::gui {
 namespace {
 
@@ -52,6 +54,27 @@ TEST(AblationReportTest, OrdersMeasuredVariantsBySlowdownThenFailures) {
   EXPECT_EQ(names, (std::vector<std::string>{"disable tree_reduction_rewriter", "disable algsimp", "disable cse",
                                              "disable dce", "disable transpose-folding", "disable dot_decomposer",
                                              "disable float-normalization-bf16", "disable call-inliner"}));
+}
+
+TEST(AblationReportTest, LabelsLargeEffectsTheCorrectionLeftUndecided) {
+  // report.json's large_but_uncorrected (analysis/ablation/report.cc): the
+  // GUI shows "likely slower" as the report's tables do, not "undecided".
+  auto dir = std::filesystem::temp_directory_path() / ("passlab_abl_label_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ifstream in(FixtureDir() + "/report.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["variants"][0]["outcome"] = "undecided";
+  j["variants"][0]["significant"] = false;
+  j["variants"][0]["large_but_uncorrected"] = true;
+  j["variants"][1]["outcome"] = "undecided";
+  std::ofstream(dir / "report.json") << j.dump();
+  absl::StatusOr<AblationReport> r = LoadAblationReport(dir.string());
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->variants[0].outcome, "undecided");
+  EXPECT_EQ(r->variants[0].label, r->variants[0].ratio > 1 ? "likely slower" : "likely faster");
+  EXPECT_EQ(r->variants[1].label, "undecided");
+  EXPECT_EQ(r->variants[2].label, r->variants[2].outcome);
 }
 
 TEST(AblationReportTest, ErrorsNameTheFile) {
