@@ -23,20 +23,6 @@ constexpr double kLeft = 70, kRight = 24, kTop = 24, kBottom = 52;
 // (more would crowd the zero line, where the insignificant ones sit).
 constexpr size_t kExpensiveLabels = 1;
 
-std::string Escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string PassesOf(const ordered_json& row) {
   std::string out;
   if (!row.contains("passes") || !row["passes"].is_array()) return TextField(row, "variant");
@@ -215,11 +201,11 @@ std::string RenderCompileCostHtml(const nlohmann::ordered_json& report) {
     const char* color = !clear ? "#8c96a8" : above ? "#c8102e" : "#1a7f37";
     svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\" stroke=\"{}\" stroke-width=\"1.5\">"
                        "<title>{}</title></circle>\n",
-                       p.x, p.y, p.significant ? color : "white", color, Escape(p.label + " — " + p.quadrant));
+                       p.x, p.y, p.significant ? color : "white", color, HtmlEscape(p.label + " — " + p.quadrant));
     if (clear || p.x >= label_x) {
       const bool left = p.x > right - 120;
       svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11.5\" fill=\"#1d2330\"{}>{}</text>\n",
-                         left ? p.x - 8 : p.x + 8, p.y - 6, left ? " text-anchor=\"end\"" : "", Escape(p.label));
+                         left ? p.x - 8 : p.x + 8, p.y - 6, left ? " text-anchor=\"end\"" : "", HtmlEscape(p.label));
     }
   }
   svg += fmt::format(
@@ -251,12 +237,12 @@ std::string RenderCompileCostHtml(const nlohmann::ordered_json& report) {
         "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
-        Escape(PassesOf(row)), Ms(NumberField(row, "pass_ms")),
+        HtmlEscape(PassesOf(row)), Ms(NumberField(row, "pass_ms")),
         std::isnan(runs) ? "–" : fmt::format("{:.0f}", runs),
         std::isnan(delta) ? "–" : (delta >= 0 ? "+" : "−") + Ms(std::fabs(delta)),
         Ms(NumberField(row, "autotune_ms")), cache(row), FormatChange(NumberField(row, "ratio")),
-        ci.empty() ? "–" : Escape(ci), row.value("significant", false) ? "yes" : "no",
-        quadrant.empty() ? "–" : Escape(quadrant));
+        ci.empty() ? "–" : HtmlEscape(ci), row.value("significant", false) ? "yes" : "no",
+        quadrant.empty() ? "–" : HtmlEscape(quadrant));
   }
   h += "</tbody>\n</table>\n";
   return h;

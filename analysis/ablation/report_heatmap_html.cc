@@ -19,30 +19,7 @@ using ordered_json = nlohmann::ordered_json;
 using ablation_internal::Excerpt;
 using ablation_internal::FormatChange;
 using ablation_internal::FormatMs;
-
-std::string Escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using ablation_internal::HtmlEscape;
 
 // Layout, in pixels.
 constexpr int kLabelWidth = 210;   // the variant's passes
@@ -135,8 +112,8 @@ std::string RenderHeatmapHtml(const ordered_json& report) {
     h += fmt::format(
         "<g><title>{} ({} kernel{})</title><rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"{}\"/>"
         "<text x=\"{}\" y=\"11\" font-size=\"10\" fill=\"#1d2330\">{}</text></g>\n",
-        Escape(group.name), group.count, group.count == 1 ? "" : "s", gx, gw, kGroupBand - 2,
-        g % 2 == 0 ? "#e3e8f0" : "#f0f2f6", gx + 2, Escape(label));
+        HtmlEscape(group.name), group.count, group.count == 1 ? "" : "s", gx, gw, kGroupBand - 2,
+        g % 2 == 0 ? "#e3e8f0" : "#f0f2f6", gx + 2, HtmlEscape(label));
   }
   // Kernel names, rotated to read upwards.
   for (size_t c = 0; c < map.columns.size(); ++c) {
@@ -145,8 +122,8 @@ std::string RenderHeatmapHtml(const ordered_json& report) {
     h += fmt::format(
         "<text x=\"{0}\" y=\"{1}\" font-size=\"9\" fill=\"#3a3f4b\" transform=\"rotate(-90 {0} {1})\">"
         "<title>{2} ({3}): {4} in the baseline, touched by {5} shown variant{6}</title>{7}</text>\n",
-        cx, top - 3, Escape(col.kernel), Escape(col.group), FormatMs(col.baseline_ns), col.touched,
-        col.touched == 1 ? "" : "s", Escape(Excerpt(col.kernel, 15)));
+        cx, top - 3, HtmlEscape(col.kernel), HtmlEscape(col.group), FormatMs(col.baseline_ns), col.touched,
+        col.touched == 1 ? "" : "s", HtmlEscape(Excerpt(col.kernel, 15)));
   }
   h += fmt::format(
       "<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#5b6475\">added in variant</text>\n", added_x, top - 3);
@@ -157,15 +134,15 @@ std::string RenderHeatmapHtml(const ordered_json& report) {
     h += fmt::format(
         "<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" fill=\"#1d2330\"><title>{} ({})</title>{}"
         "</text><text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" fill=\"{}\">{}</text>\n",
-        kLabelWidth - 4, y + kCell - 2, Escape(row.variant), Escape(row.outcome), Escape(Excerpt(row.label, 38)),
+        kLabelWidth - 4, y + kCell - 2, HtmlEscape(row.variant), HtmlEscape(row.outcome), HtmlEscape(Excerpt(row.label, 38)),
         kLabelWidth + kEffectWidth - 6, y + kCell - 2,
         row.outcome == "slower" ? "#c8102e" : row.outcome == "faster" ? "#1a7f37" : "#5b6475",
         FormatChange(row.ratio));
     for (size_t c = 0; c < map.columns.size(); ++c) {
       const HeatmapCell& cell = row.cells[c];
       const HeatmapColumn& col = map.columns[c];
-      std::string title = fmt::format("{}&#10;{} ({})&#10;baseline {}", Escape(row.label), Escape(col.kernel),
-                                      Escape(col.group), FormatMs(col.baseline_ns));
+      std::string title = fmt::format("{}&#10;{} ({})&#10;baseline {}", HtmlEscape(row.label), HtmlEscape(col.kernel),
+                                      HtmlEscape(col.group), FormatMs(col.baseline_ns));
       if (cell.state == HeatmapCellState::kRemoved) {
         h += fmt::format(
             "<g><title>{}&#10;removed: only the baseline has it</title><rect x=\"{}\" y=\"{}\" width=\"{}\" "
@@ -187,8 +164,8 @@ std::string RenderHeatmapHtml(const ordered_json& report) {
       h += fmt::format(
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"0.5\">"
           "<title>{}&#10;{}&#10;added: only the variant has it, {}</title></rect>\n",
-          added_x + static_cast<int>(i) * kCell, y, kCell, kCell, kAddedColour, Escape(row.label),
-          Escape(row.added[i].kernel), FormatMs(row.added[i].ns));
+          added_x + static_cast<int>(i) * kCell, y, kCell, kCell, kAddedColour, HtmlEscape(row.label),
+          HtmlEscape(row.added[i].kernel), FormatMs(row.added[i].ns));
     }
     if (!row.added.empty()) {
       h += fmt::format(
@@ -201,7 +178,7 @@ std::string RenderHeatmapHtml(const ordered_json& report) {
   h += Legend(kLabelWidth + kEffectWidth, rows_bottom + 10);
   h += "</svg>\n<figcaption>Hero kinds, left to right: ";
   for (size_t g = 0; g < map.groups.size(); ++g) {
-    h += fmt::format("{}<code>{}</code> ({})", g ? ", " : "", Escape(map.groups[g].name), map.groups[g].count);
+    h += fmt::format("{}<code>{}</code> ({})", g ? ", " : "", HtmlEscape(map.groups[g].name), map.groups[g].count);
   }
   h += ".</figcaption></figure>\n";
 
@@ -223,7 +200,7 @@ std::string RenderHeatmapHtml(const ordered_json& report) {
   }
   if (!notes.empty()) {
     h += "<p class=\"muted\">Not shown: ";
-    for (size_t i = 0; i < notes.size(); ++i) h += (i ? "; " : "") + Escape(notes[i]);
+    for (size_t i = 0; i < notes.size(); ++i) h += (i ? "; " : "") + HtmlEscape(notes[i]);
     h += ".</p>\n";
   }
   return h;

@@ -36,33 +36,6 @@ std::string CodeSpans(const std::string& escaped) {
   return out;
 }
 
-std::string Escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 constexpr const char* kStyle = R"css(
 :root { --fg:#1d2330; --muted:#5b6475; --line:#d9dee7; --bg:#ffffff; --panel:#f6f8fb;
   --slower:#c8102e; --faster:#1a7f37; --neutral:#8c96a8; --wrong:#7a1fa2; --fail:#b35900; }
@@ -173,7 +146,7 @@ std::string BarChart(const std::vector<ChartRow>& rows, double domain_low, doubl
         "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#e6e9ef\"/>"
         "<text x=\"{0:.1f}\" y=\"{3}\" font-size=\"11\" fill=\"#5b6475\" "
         "text-anchor=\"middle\">{4}</text>\n",
-        x(t), kTop - 6, height - 26, height - 10, Escape(TickLabel(t, step, unit)));
+        x(t), kTop - 6, height - 26, height - 10, HtmlEscape(TickLabel(t, step, unit)));
   }
   if (band > 0) {
     svg += fmt::format(
@@ -193,7 +166,7 @@ std::string BarChart(const std::vector<ChartRow>& rows, double domain_low, doubl
     svg += fmt::format(
         "<text x=\"{}\" y=\"{:.1f}\" font-size=\"12.5\" text-anchor=\"end\" fill=\"#1d2330\">"
         "{}</text>\n",
-        kLabelWidth - 8, y + 13, Escape(Excerpt(r.label, 44)));
+        kLabelWidth - 8, y + 13, HtmlEscape(Excerpt(r.label, 44)));
     if (std::isnan(r.value)) continue;
     double zero = std::clamp(0.0, domain_low, domain_high);
     // A bar beyond the domain (an outlier the caller clipped the axis
@@ -219,7 +192,7 @@ std::string BarChart(const std::vector<ChartRow>& rows, double domain_low, doubl
     double right = std::max({x0, x1, std::isnan(r.high) || clipped ? x1 : x(std::min(r.high, domain_high))});
     svg += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11.5\" fill=\"#3a3f4b\">{}</text>\n",
-        right + 6, y + 13, Escape(r.note));
+        right + 6, y + 13, HtmlEscape(r.note));
   }
   if (!std::isnan(reference)) {
     svg += fmt::format(
@@ -227,7 +200,7 @@ std::string BarChart(const std::vector<ChartRow>& rows, double domain_low, doubl
         "stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>"
         "<text x=\"{0:.1f}\" y=\"{3}\" font-size=\"12\" font-weight=\"600\" "
         "text-anchor=\"middle\" fill=\"#1d2330\">{4}</text>\n",
-        x(reference), kTop - 8, height - 26, kTop - 14, Escape(reference_label));
+        x(reference), kTop - 8, height - 26, kTop - 14, HtmlEscape(reference_label));
   }
   svg += "</svg>\n";
   return svg;
@@ -314,8 +287,8 @@ std::string Legend(bool band) {
 
 // `label`: the words shown (OutcomeLabel when empty).
 std::string Badge(std::string_view outcome, std::string_view label = "") {
-  return fmt::format("<span class=\"badge {}\">{}</span>", Escape(outcome),
-                     Escape(label.empty() ? OutcomeLabel(outcome) : std::string(label)));
+  return fmt::format("<span class=\"badge {}\">{}</span>", HtmlEscape(outcome),
+                     HtmlEscape(label.empty() ? OutcomeLabel(outcome) : std::string(label)));
 }
 
 std::string Links(const ordered_json& v) {
@@ -325,7 +298,7 @@ std::string Links(const ordered_json& v) {
                             {"trace", "trace"}}) {
     std::string path = TextField(v, key);
     if (path.empty()) continue;
-    out += fmt::format("{}<a href=\"{}\">{}</a>", out.empty() ? "" : " · ", Escape(path), label);
+    out += fmt::format("{}<a href=\"{}\">{}</a>", out.empty() ? "" : " · ", HtmlEscape(path), label);
   }
   return out.empty() ? "<span class=\"muted\">–</span>" : out;
 }
@@ -347,7 +320,7 @@ std::string CheckCell(const ordered_json& v) {
   std::string reference = TextField(check, "reference");
   return reference.empty()
              ? "ok"
-             : "<span title=\"outputs match the " + Escape(reference) + "\">ok</span>";
+             : "<span title=\"outputs match the " + HtmlEscape(reference) + "\">ok</span>";
 }
 
 }  // namespace
@@ -378,14 +351,14 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       "disabled (add-one variants: only the required passes plus one); every variant was "
       "compiled, run, checked and timed against the unmodified pipeline, the "
       "<b>baseline</b>. Metric: <b>{}</b>.</p>\n",
-      Escape(SweepSubject(report)), Escape(MetricDescription(metric)));
+      HtmlEscape(SweepSubject(report)), HtmlEscape(MetricDescription(metric)));
 
   if (count("wrong-result") > 0) {
     h += "<div class=\"alarm\">⚠ Wrong result: ";
     bool first = true;
     for (const ordered_json* v : measured) {
       if ((*v)["outcome"] != "wrong-result") continue;
-      h += (first ? "" : ", ") + std::string("<code>") + Escape(TextField(*v, "name")) + "</code>";
+      h += (first ? "" : ", ") + std::string("<code>") + HtmlEscape(TextField(*v, "name")) + "</code>";
       first = false;
     }
     h += " computed outputs that do not match the reference. A pass whose absence changes the "
@@ -393,7 +366,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
          "<a href=\"#wrong\">Wrong results</a>.</div>\n";
   }
   for (const auto& w : report["warnings"]) {
-    h += "<div class=\"alarm\">Warning: " + CodeSpans(Escape(w.is_string() ? w.get<std::string>() : w.dump())) +
+    h += "<div class=\"alarm\">Warning: " + CodeSpans(HtmlEscape(w.is_string() ? w.get<std::string>() : w.dump())) +
          "</div>\n";
   }
 
@@ -443,7 +416,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     if (top.empty()) continue;
     effects += fmt::format("<li>{}: ", verb);
     for (size_t i = 0; i < top.size(); ++i) {
-      effects += fmt::format("{}<b>{}</b> ({})", i ? ", " : "", Escape(PassesLabel(*top[i])),
+      effects += fmt::format("{}<b>{}</b> ({})", i ? ", " : "", HtmlEscape(PassesLabel(*top[i])),
                              FormatChange(NumberField(*top[i], "ratio")));
     }
     effects += ".</li>\n";
@@ -455,12 +428,12 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
                            summary["host_op_variants"].get<int64_t>());
     bool first = true;
     for (const auto& [label, ops] : HostOpVariants(report)) {
-      effects += fmt::format("{}<b>{}</b> ({})", first ? "" : ", ", Escape(label), Escape(ops));
+      effects += fmt::format("{}<b>{}</b> ({})", first ? "" : ", ", HtmlEscape(label), HtmlEscape(ops));
       first = false;
     }
     effects += ".</li>\n";
   }
-  if (std::string band = AaBandSentence(report); !band.empty()) effects += "<li>" + Escape(band) + "</li>\n";
+  if (std::string band = AaBandSentence(report); !band.empty()) effects += "<li>" + HtmlEscape(band) + "</li>\n";
   if (!effects.empty()) h += "<ul>\n" + effects + "</ul>\n";
   if (std::vector<std::vector<std::string>> rows = AaCopyRows(report); !rows.empty()) {
     const ordered_json& aa = report["aa"];
@@ -470,8 +443,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
         "{} from 1.</p>\n<table>\n<tr><th>Copy</th><th>Change</th><th>95% CI</th><th>p (adj.)</th><th>Verdict</th></tr>\n",
         FormatHalfWidth(NumberField(aa, "measured_band")), FormatHalfWidth(NumberField(aa, "max_ci_deviation")));
     for (const std::vector<std::string>& r : rows) {
-      h += fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", Escape(r[0]),
-                       Escape(r[1]), Escape(r[2]), Escape(r[3]), Escape(r[4]));
+      h += fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", HtmlEscape(r[0]),
+                       HtmlEscape(r[1]), HtmlEscape(r[2]), HtmlEscape(r[3]), HtmlEscape(r[4]));
     }
     h += "</table>\n";
   }
@@ -483,7 +456,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
         "variant's paired ratio (whiskers: 95% CI); the dashed line is the baseline. Red: significantly slower without the pass (the pass helps); green: "
         "significantly faster; purple: wrong result; grey: no significant change.</figcaption>\n"
         "</figure>\n",
-        Escape(MetricDescription(metric)));
+        HtmlEscape(MetricDescription(metric)));
     h += "<h2>Change against the baseline</h2>\n<figure>\n" + Legend(true) +
          ChangeChart(report, measured);
     h += fmt::format(
@@ -501,7 +474,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
        "<th>Outcome</th><th class=\"num\" title=\"baseline median × ratio\">Time</th><th class=\"num\">Change</th>"
        "<th class=\"num\">95% CI</th><th class=\"num\" title=\"adjusted p: the chosen correction's, then "
        "the other's (* = significant under it)\">" +
-       Escape(AdjustedPHeader(report)) +
+       HtmlEscape(AdjustedPHeader(report)) +
        "</th><th class=\"num\">Kernels</th>"
        "<th class=\"num\">Compile</th><th>Check</th><th>Files</th></tr></thead>\n<tbody>\n";
   int n = 0;
@@ -519,10 +492,10 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td "
         "class=\"files\">{}</td></tr>\n",
         (*v)["outcome"] == "wrong-result" ? " class=\"wrong\"" : "", ++n,
-        Escape(VariantDescription(*v)), Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
+        HtmlEscape(VariantDescription(*v)), HtmlEscape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
         FormatMs(NumberField(*v, "estimate_ns")), FormatChange(NumberField(*v, "ratio")),
-        Escape(FormatCi(NumberField(*v, "ci_low"), NumberField(*v, "ci_high"))),
-        Escape(AdjustedPCell(report, *v)), kernels,
+        HtmlEscape(FormatCi(NumberField(*v, "ci_low"), NumberField(*v, "ci_high"))),
+        HtmlEscape(AdjustedPCell(report, *v)), kernels,
         std::isnan(compile) ? "–" : fmt::format("{:.0f} ms", compile), CheckCell(*v), Links(*v));
   }
   if (measured.empty())
@@ -544,12 +517,12 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       std::string error = TextField(*v, "error");
       std::string full;
       if (error.size() > 400 || error.find('\n') != std::string::npos) {
-        full = "<details><summary>full error</summary><pre>" + Escape(error) + "</pre></details>";
+        full = "<details><summary>full error</summary><pre>" + HtmlEscape(error) + "</pre></details>";
       }
       h += fmt::format(
           "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"err\">{}{}</td><td>{}</td></tr>\n",
-          Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
-          Escape(TextField(*v, "failed_pass")), Escape(FailureDetail(*v, 400)), full, Links(*v));
+          HtmlEscape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
+          HtmlEscape(TextField(*v, "failed_pass")), HtmlEscape(FailureDetail(*v, 400)), full, Links(*v));
     }
     h += "</tbody>\n</table>\n";
   }
@@ -570,8 +543,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       h += fmt::format(
           "<tr class=\"wrong\"><td><b>{}</b><br><span class=\"muted\">{}</span></td>"
           "<td class=\"err\">{}</td><td>{}</td><td>{}</td></tr>\n",
-          Escape(TextField(*v, "name")), Escape(VariantDescription(*v)),
-          Escape(Excerpt(TextField(check, "message"), 600)), Escape(TextField(check, "reference")),
+          HtmlEscape(TextField(*v, "name")), HtmlEscape(VariantDescription(*v)),
+          HtmlEscape(Excerpt(TextField(check, "message"), 600)), HtmlEscape(TextField(check, "reference")),
           Links(*v));
     }
     h += "</tbody>\n</table>\n";
@@ -590,7 +563,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       h += fmt::format(
           "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\"><b>{}</b></td></tr>\n",
-          Escape(TextField(p, "a")), Escape(TextField(p, "b")),
+          HtmlEscape(TextField(p, "a")), HtmlEscape(TextField(p, "b")),
           FormatChange(NumberField(p, "ratio_a")), FormatChange(NumberField(p, "ratio_b")),
           FormatChange(NumberField(p, "ratio_ab")),
           std::isnan(interaction) ? "–" : fmt::format("{:+.1f} pp", interaction * 100));
@@ -618,7 +591,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     h += fmt::format(
         "<details><summary>{} — {} {} <span class=\"muted\">({} added, {} removed, "
         "{} changed, {} unchanged)</span></summary>\n",
-        Escape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
+        HtmlEscape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
         FormatChange(NumberField(*v, "ratio")), counts.value("added", 0),
         counts.value("removed", 0), counts.value("changed", 0), counts.value("same", 0));
     h += "<table>\n<thead><tr><th>Kernel</th><th>Change</th><th class=\"num\">Baseline</th>"
@@ -631,7 +604,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       h += fmt::format(
           "<tr><td><code>{}</code></td><td class=\"{}\">{}{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}{}</td></tr>\n",
-          Escape(TextField(k, "name")), Escape(change), Escape(change),
+          HtmlEscape(TextField(k, "name")), HtmlEscape(change), HtmlEscape(change),
           k.value("host", false) ? " <b>on the host</b>" : "", FormatMs(b),
           FormatMs(after), delta > 0 ? "+" : "", FormatMs(delta));
     }
@@ -639,7 +612,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   }
   if (!unchanged.empty()) {
     h += "<p class=\"muted\">Same kernels, each within 5% of the baseline's time: ";
-    for (size_t i = 0; i < unchanged.size(); ++i) h += (i ? ", " : "") + Escape(unchanged[i]);
+    for (size_t i = 0; i < unchanged.size(); ++i) h += (i ? ", " : "") + HtmlEscape(unchanged[i]);
     h += ".</p>\n";
   }
   if (!any && unchanged.empty()) h += "<p>No kernel lists were recorded.</p>\n";
@@ -653,8 +626,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
          "<table>\n<thead><tr><th>Task</th><th>State</th><th>Variants</th><th>Node</th><th>Machine</th></tr></thead>\n"
          "<tbody>\n";
     for (const std::vector<std::string>& row : tasks) {
-      h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", Escape(row[0]),
-                       Escape(row[1]), Escape(row[2]), Escape(row[3]), Escape(row[4]));
+      h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", HtmlEscape(row[0]),
+                       HtmlEscape(row[1]), HtmlEscape(row[2]), HtmlEscape(row[3]), HtmlEscape(row[4]));
     }
     h += "</tbody>\n</table>\n";
   }
@@ -664,8 +637,8 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     if (key == "argv") continue;   // "command", as a list
     // Nested objects (machine, environment) a row per field: "environment.versions.cudnn".
     for (const auto& [field, text] : FlattenJsonFields(key, value)) {
-      h += fmt::format("<tr><th style=\"width:220px\">{}</th><td><pre>{}</pre></td></tr>\n", Escape(field),
-                       Escape(text));
+      h += fmt::format("<tr><th style=\"width:220px\">{}</th><td><pre>{}</pre></td></tr>\n", HtmlEscape(field),
+                       HtmlEscape(text));
     }
   }
   h += "</tbody>\n</table>\n";
@@ -673,7 +646,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       "<p class=\"muted\">Schema <code>{}</code>. Machine-readable: "
       "<a href=\"report.json\">report.json</a>, <a href=\"report.csv\">report.csv</a>, "
       "<a href=\"gbench.json\">gbench.json</a> (Google Benchmark format).</p>\n",
-      Escape(TextField(report, "schema")));
+      HtmlEscape(TextField(report, "schema")));
   h += "</main>\n</body>\n</html>\n";
   return h;
 }

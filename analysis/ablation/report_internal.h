@@ -41,6 +41,9 @@ double NumberField(const nlohmann::ordered_json& object, const char* key);
 std::string TextField(const nlohmann::ordered_json& object, const char* key);
 
 // "12.345 ms" from nanoseconds; "–" for NaN.
+// Text for HTML content and attribute values: & < > " ' escaped.
+std::string HtmlEscape(std::string_view text);
+
 std::string FormatMs(double ns);
 // Ratio as a signed percent change: 1.1234 -> "+12.3%"; "–" for NaN.
 std::string FormatChange(double ratio);
