@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/ir/file_util.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/str_util.h"
@@ -42,13 +43,11 @@ struct DumpFile {
 };
 
 absl::StatusOr<std::unique_ptr<HloModule>> ReadModule(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(StrCat(path, ": cannot open"));
-  std::stringstream ss;
-  ss << in.rdbuf();
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) return text.status();
   ParseOptions po;
   po.infer_shape = InferInstructionShape;  // XLA lets instructions omit shapes
-  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(ss.str(), path, po);
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(*text, path, po);
   if (!m.ok()) return m.status();
   if (absl::Status s = VerifyModule(**m); !s.ok()) {
     return absl::InvalidArgumentError(StrCat(path, ": does not verify: ", s.message()));

@@ -1,3 +1,4 @@
+#include "core/ir/file_util.h"
 #include "core/proto/hlo_proto_import.h"
 
 #include <fstream>
@@ -26,14 +27,6 @@
 
 namespace passlab {
 namespace {
-
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(StrCat(path, ": cannot open file"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -827,7 +820,7 @@ absl::StatusOr<ImportedHlo> ImportHloProtoBytes(const std::string& bytes, const 
 }
 
 absl::StatusOr<std::vector<Literal>> ReadHloSnapshotArguments(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
+  absl::StatusOr<std::string> bytes = ReadFileToString(path);
   if (!bytes.ok()) return bytes.status();
   xla::HloSnapshot snapshot;
   if (!ParseMessage(*bytes, EndsWith(path, ".pbtxt"), snapshot)) {
@@ -837,7 +830,7 @@ absl::StatusOr<std::vector<Literal>> ReadHloSnapshotArguments(const std::string&
 }
 
 absl::StatusOr<ImportedHlo> ImportHloProtoFile(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
+  absl::StatusOr<std::string> bytes = ReadFileToString(path);
   if (!bytes.ok()) return bytes.status();
   return ImportHloProtoBytes(*bytes, path, EndsWith(path, ".pbtxt"));
 }
