@@ -34,6 +34,7 @@ GPU): a test of the record format and the report's statistics
 (test/cli/cli_xla_ablation.sh). It is never a measurement.
 """
 import argparse
+import concurrent.futures
 import glob
 import gzip
 import json
@@ -70,14 +71,38 @@ def append_record(path, record):
 
 
 def passes_from_passlab(passlab, pipeline):
-    """XLA's names of the passes in passlab's pipeline, in order, each once."""
+    """XLA's names of the passes registered in passlab, each once (`opt --list-passes --format json`)."""
     out = subprocess.run([passlab, "opt", "--list-passes", "--pipeline", pipeline, "--format", "json"],
                          capture_output=True, text=True, check=True).stdout
     data = json.loads(out)
+    entries = data if isinstance(data, list) else data.get("passes", [])
     names = []
-    for p in data.get("passes", data if isinstance(data, list) else []):
-        name = p.get("xla_name") or p.get("name") if isinstance(p, dict) else p
-        if name and name not in names:
+    for p in entries:
+        name = (p.get("xla_name") or p.get("name")) if isinstance(p, dict) else p
+        for one in str(name or "").split(" / "):  # "topk-splitter / topk-specializer": two XLA names
+            if one and one not in names:
+                names.append(one)
+    return names
+
+
+def passes_changed_in_dump(dump_dir):
+    """XLA's passes that changed the module, in the order of their first run, from a
+    --xla_dump_hlo_pass_re=.* dump (XLA writes `...NNNN.PIPELINE.after_PASS.before_NEXT.txt`
+    only after a pass that changed the module when the regex is exactly `.*`)."""
+    runs = []
+    for path in glob.glob(os.path.join(dump_dir, "*.after_*.before_*.txt")):
+        base = os.path.basename(path)
+        head, _, rest = base.partition(".after_")
+        passname = rest.rsplit(".before_", 1)[0]
+        step = head.rsplit(".", 2)[-2] if head.count(".") >= 2 else "0"
+        try:
+            order = int(step)
+        except ValueError:
+            order = 0
+        runs.append((order, passname))
+    names = []
+    for _, name in sorted(runs):
+        if name not in names and name != "pipeline-start":
             names.append(name)
     return names
 
@@ -102,7 +127,8 @@ def split_steps(kernels, steps):
 
 def trace_kernels(log_dir):
     """GPU stream kernel events (ts_us, dur_us, name) of the Perfetto trace in log_dir."""
-    files = glob.glob(os.path.join(log_dir, "**", "*.json.gz"), recursive=True)
+    files = (glob.glob(os.path.join(log_dir, "**", "perfetto_trace.json.gz"), recursive=True)
+             or glob.glob(os.path.join(log_dir, "**", "*.json.gz"), recursive=True))
     if not files:
         raise RuntimeError("the profiler wrote no Perfetto trace")
     with gzip.open(files[0], "rt") as f:
@@ -180,17 +206,28 @@ class JaxStep:
         for i in range(repeats):
             order += [("v", "b")[i % 2], ("b", "v")[i % 2]]
         wall = []
+        kernel, self.trace_error = None, None
         with tempfile.TemporaryDirectory() as log_dir:
-            self.jax.profiler.start_trace(log_dir, create_perfetto_trace=True)
+            try:
+                self.jax.profiler.start_trace(log_dir, create_perfetto_trace=True)
+                tracing = True
+            except Exception as e:  # no profiler: wall times only
+                tracing, self.trace_error = False, f"{type(e).__name__}: {e}"[:300]
             for who in order:
                 t = time.perf_counter()
                 self.run(variant if who == "v" else baseline)
                 wall.append((time.perf_counter() - t) * 1e9)
-            self.jax.profiler.stop_trace()
-            groups = split_steps([(ts, dur) for ts, dur, _ in trace_kernels(log_dir)], len(order))
-        if len(groups) != len(order):
-            raise RuntimeError(f"the trace splits into {len(groups)} steps, not {len(order)}")
-        kernel = [sum(d for _, d in g) * 1e3 for g in groups]
+            if tracing:
+                try:
+                    self.jax.profiler.stop_trace()
+                    groups = split_steps([(ts, dur) for ts, dur, _ in trace_kernels(log_dir)], len(order))
+                    if len(groups) != len(order):
+                        raise RuntimeError(f"the trace splits into {len(groups)} steps, not {len(order)}")
+                    kernel = [sum(d for _, d in g) * 1e3 for g in groups]
+                except Exception as e:  # the trace is unusable: wall times only
+                    self.trace_error = f"{type(e).__name__}: {e}"[:300]
+        if kernel is None:
+            kernel = [float("nan")] * len(order)
         samples = {"kernel_ns": [], "wall_ns": []}
         control = {"kernel_ns": [], "wall_ns": [], "control_first": []}
         for i in range(repeats):
@@ -239,7 +276,12 @@ class SimulatedStep:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="sweep directory (results.jsonl, manifest.json); resumable")
-    ap.add_argument("--passes", help="comma-separated XLA pass names (default: passlab's pipeline, via --passlab)")
+    ap.add_argument("--passes", help="comma-separated XLA pass names (default: passlab's registered passes, via --passlab)")
+    ap.add_argument("--passes-file", help="XLA pass names, one per line ('#' starts a comment), instead of --passes")
+    ap.add_argument("--aa-copies", type=int, default=0,
+                    help="A/A copies first: the baseline compiled again apart (a pass name XLA lacks disabled)")
+    ap.add_argument("--compile-threads", type=int, default=1,
+                    help="variants compiled at once before they are timed one by one (XLA releases the GIL)")
     ap.add_argument("--passlab", default=os.path.join(HERE, "..", "build", "tools", "passlab"),
                     help="passlab binary that lists the passes")
     ap.add_argument("--pipeline", default="gpu", help="passlab pipeline whose passes to disable")
@@ -268,15 +310,29 @@ def main():
         flags = os.environ.get("XLA_FLAGS", "")
         flags += f" --xla_gpu_per_fusion_autotune_cache_dir={cache}"
         if args.dump:
-            flags += f" --xla_dump_to={os.path.abspath(args.dump)} --xla_dump_hlo_pass_re=.*"
+            # Only the step's module (not JAX's small set-up programs), without
+            # metadata (conformance ignores it; it triples the files' size).
+            flags += (f" --xla_dump_to={os.path.abspath(args.dump)} --xla_dump_hlo_pass_re=.*"
+                      " --xla_dump_module_re=jit_step --xla_dump_disable_metadata=true")
         os.environ["XLA_FLAGS"] = flags.strip()
 
     step = SimulatedStep(args) if args.simulate else JaxStep(args)
     if args.dump:
-        step.compile("")
-        print(f"xla_ablation: XLA's per-pass dumps of the baseline are in {args.dump}")
+        _, ms = step.compile("")
+        changed = passes_changed_in_dump(args.dump)
+        with open(os.path.join(args.out, "changed_passes.txt"), "w") as f:
+            f.write("".join(name + "\n" for name in changed))
+        print(f"xla_ablation: XLA's per-pass dumps of the baseline are in {args.dump} (compiled in {ms / 1e3:.1f} s; "
+              f"{len(changed)} passes changed the module: {args.out}/changed_passes.txt)")
         return 0
-    if args.passes:
+    if args.passes_file:
+        with open(args.passes_file) as f:
+            passes = []
+            for line in f:
+                name = line.split("#", 1)[0].strip()
+                if name and name not in passes:
+                    passes.append(name)
+    elif args.passes:
         passes = [p for p in args.passes.split(",") if p]
     elif args.simulate:
         passes = ["algsimp", "priority-fusion", "dce"]
@@ -290,7 +346,8 @@ def main():
         "source": "real XLA (JAX) via bench/xla_ablation.py" + (" --simulate" if args.simulate else ""),
         "model": {"name": f"resnet{args.depth}", "batch": args.batch, "image_size": args.image_size},
         "pipeline": "xla (the XLA inside JAX)", "device": step.device, "sweep": "disable-one",
-        "repeats": args.repeats, "warmup": args.warmup, "variants": len(passes),
+        "repeats": args.repeats, "warmup": args.warmup, "variants": len(passes) + args.aa_copies,
+        "aa_copies": args.aa_copies, "compile_threads": args.compile_threads,
         "jax": None if args.simulate else step.jax.__version__,
         "xla_flags": os.environ.get("XLA_FLAGS", ""), "host": platform.node(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -298,51 +355,110 @@ def main():
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 
+    # (variant name, kind, XLA passes disabled). An A/A copy disables a pass
+    # name XLA does not have: the baseline's program, compiled apart from it.
+    plan = [(f"aa-copy-{i}", "aa", f"passlab-aa-copy-{i}") for i in range(1, args.aa_copies + 1)]
+    plan += [(f"disable {p}", "disable-one", p) for p in passes]
     records = read_records(results)
     done = {r.get("variant") for r in records if r.get("kind") != "baseline"}
-    # A variant started but never finished crashed the process that ran it.
+    # A variant started but never finished crashed the process that ran it:
+    # recorded as a crash when it compiled alone; retried alone when it was
+    # one of several compiling at once (any of them may have been the cause).
+    retry_alone = set()
     if os.path.exists(started):
         with open(started) as f:
-            for name in (line.strip() for line in f):
-                if name and f"disable {name}" not in done:
-                    append_record(results, {"variant": f"disable {name}", "kind": "disable-one", "passes": [name],
-                                            "status": "crash", "error": "the process died compiling or running it"})
-                    done.add(f"disable {name}")
-    todo = [p for p in passes if f"disable {p}" not in done]
-    print(f"xla_ablation: {len(passes) - len(todo)} of {len(passes)} variants done, {len(todo)} to go")
+            for line in f:
+                name, _, mode = line.rstrip("\n").partition("\t")
+                if not name or name in done:
+                    continue
+                if mode == "parallel" and name not in retry_alone:
+                    retry_alone.add(name)
+                    continue
+                kind = "aa" if name.startswith("aa-copy-") else "disable-one"
+                append_record(results, {"variant": name, "kind": kind, "passes": [name.split(" ", 1)[-1]],
+                                        "status": "crash", "error": "the process died compiling or running it"})
+                done.add(name)
+                retry_alone.discard(name)
+    todo = [v for v in plan if v[0] not in done]
+    print(f"xla_ablation: {len(plan) - len(todo)} of {len(plan)} variants done, {len(todo)} to go", flush=True)
 
     baseline, baseline_ms = step.compile("")
     block = 1 + max([r.get("block", 0) for r in records] + [0])
-    slowest = 0.0
-    for name in todo:
-        if time.time() - began + slowest * 1.2 > args.budget_s:
-            print(f"xla_ablation: stopping for the budget ({args.budget_s:.0f} s); rerun to go on")
+    slowest_compile, slowest_time = 0.0, 0.0
+    i = 0
+    while i < len(todo):
+        alone = todo[i][0] in retry_alone
+        threads = 1 if alone else max(1, args.compile_threads)
+        chunk = [todo[i]]
+        while not alone and len(chunk) < threads and i + len(chunk) < len(todo) \
+                and todo[i + len(chunk)][0] not in retry_alone:
+            chunk.append(todo[i + len(chunk)])
+        need = slowest_compile * 1.2 + slowest_time * 1.2 * len(chunk)
+        if time.time() - began + need > args.budget_s:
+            print(f"xla_ablation: stopping for the budget ({args.budget_s:.0f} s); rerun to go on", flush=True)
             break
-        t0 = time.time()
+        i += len(chunk)
         with open(started, "a") as f:
-            f.write(name + "\n")
-        record = {"variant": f"disable {name}", "kind": "disable-one", "passes": [name], "block": block}
-        try:
-            variant, compile_ms = step.compile(name)
-        except Exception as e:  # XLA refused: a required pass, or a compile error
-            record.update(status="compile-error", error=f"{type(e).__name__}: {e}"[:2000])
+            for name, _, _ in chunk:
+                f.write(name + ("\tparallel" if len(chunk) > 1 else "") + "\n")
+        # Compile the chunk at once (XLA compiles with the GIL released), then
+        # time its variants one after the other with nothing compiling.
+        t0 = time.time()
+        compiled = {}
+        if len(chunk) == 1:
+            name, _, disabled = chunk[0]
+            try:
+                compiled[name] = step.compile(disabled)
+            except Exception as e:  # XLA refused: a required pass, or a compile error
+                compiled[name] = e
+        else:
+            with concurrent.futures.ThreadPoolExecutor(len(chunk)) as pool:
+                futures = {name: pool.submit(step.compile, disabled) for name, _, disabled in chunk}
+                for name, fut in futures.items():
+                    try:
+                        compiled[name] = fut.result()
+                    except Exception as e:
+                        compiled[name] = e
+        slowest_compile = max(slowest_compile, time.time() - t0)
+        for name, kind, disabled in chunk:
+            t1 = time.time()
+            record = {"variant": name, "kind": kind, "passes": [disabled], "block": block}
+            result = compiled.pop(name)
+            if isinstance(result, Exception):
+                record.update(status="compile-error", error=f"{type(result).__name__}: {result}"[:2000])
+                append_record(results, record)
+                print(f"  {name:48} compile error: {str(result).splitlines()[0][:100] if str(result) else ''}",
+                      flush=True)
+                continue
+            variant, compile_ms = result
+            record["compile_ms"] = compile_ms
+            try:
+                record["check"] = step.check(variant, baseline)
+                samples, control = step.time_pairs(variant, baseline, args.repeats, args.warmup)
+            except Exception as e:  # a run error: the variant's program fails on the device
+                record.update(status="run-error", error=f"{type(e).__name__}: {e}"[:2000])
+                append_record(results, record)
+                print(f"  {name:48} run error: {str(e).splitlines()[0][:100] if str(e) else ''}", flush=True)
+                continue
+            if getattr(step, "trace_error", None):  # wall times only
+                record["trace_error"] = step.trace_error
+                del samples["kernel_ns"], control["kernel_ns"]
+            record.update(status="ok", samples=samples, control_samples=control)
             append_record(results, record)
-            continue
-        record["compile_ms"] = compile_ms
-        record["check"] = step.check(variant, baseline)
-        samples, control = step.time_pairs(variant, baseline, args.repeats, args.warmup)
-        record.update(status="ok", samples=samples, control_samples=control)
-        append_record(results, record)
-        # The baseline's own record for this block: its samples are the
-        # controls (the report pools baselines across blocks).
-        append_record(results, {"variant": "baseline", "kind": "baseline", "block": block, "status": "ok",
-                                "compile_ms": baseline_ms,
-                                "samples": {k: control[k] for k in ("kernel_ns", "wall_ns")}})
-        block += 1
-        slowest = max(slowest, time.time() - t0)
-        ratio = sorted(v / c for v, c in zip(samples["kernel_ns"], control["kernel_ns"]))[len(samples["kernel_ns"]) // 2]
-        print(f"  disable {name:40} kernel ratio {ratio:.4f}  ({time.time() - t0:.1f} s)", flush=True)
-    left = len([p for p in passes if f"disable {p}" not in {r.get('variant') for r in read_records(results)}])
+            # The baseline's own record for this block: its samples are the
+            # controls (the report pools baselines across blocks).
+            append_record(results, {"variant": "baseline", "kind": "baseline", "block": block, "status": "ok",
+                                    "compile_ms": baseline_ms,
+                                    "samples": {k: control[k] for k in ("kernel_ns", "wall_ns") if k in control}})
+            block += 1
+            slowest_time = max(slowest_time, time.time() - t1)
+            metric = "kernel_ns" if "kernel_ns" in samples else "wall_ns"
+            ratios = sorted(v / c for v, c in zip(samples[metric], control[metric]))
+            print(f"  {name:48} {metric} ratio {ratios[len(ratios) // 2]:.4f}  (compile {compile_ms / 1e3:.1f} s, "
+                  f"timing {time.time() - t1:.1f} s)", flush=True)
+        compiled.clear()
+    finished = {r.get("variant") for r in read_records(results)}
+    left = len([v for v in plan if v[0] not in finished])
     print(f"xla_ablation: {left} variants left; report: passlab ablate --report-only --out {args.out}")
     return 0
 

@@ -17,12 +17,32 @@
 # or newer. Then, on the GPU machine:
 #   source OUT/env.sh && scripts/gpu-check.sh "$PASSLAB_BUNDLE/bin" gpu-check
 #
+# BUNDLE_STATIC_LLVM=1 packs passlab alone, relinked (with lld) against
+# LLVM's and MLIR's static archives from Debian's llvm-22-dev/libmlir-22-dev,
+# so that only the code it uses travels: about 21 MB for bins.tar.xz and no
+# libs-llvm.tar.xz (LLVM, MLIR, z3 and ICU as shared libraries are 60 MB
+# compressed), for transfers limited to 64 MB.
+#
 # Usage: scripts/bundle.sh [OUT] [BUILD_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "${1:-bundle}" && cd "${1:-bundle}" && pwd)
 build=${2:-$here/build}
 bins=("$build/tools/passlab" "$build/test/cuda_runtime_tests" "$build/test/e2e_tests")
+if [[ -n "${BUNDLE_STATIC_LLVM:-}" ]]; then
+  static=$(mktemp -d)/passlab
+  llvm=/usr/lib/llvm-22/lib
+  archives=$(ls "$llvm"/libMLIR*.a "$llvm"/libLLVM*.a |
+             grep -v -E 'libLLVM\.a|CAPI|Test|libMLIRMlirOptMain|TableGen' | tr '\n' ' ')
+  # The link command CMake wrote, with the shared LLVM/MLIR replaced by the archives.
+  (cd "$build" && ninja -t commands tools/passlab | tail -n 1) |
+    sed -e "s#$llvm/libMLIR\.so[.0-9]*#-Wl,--start-group $archives -Wl,--end-group#" \
+        -e "s#$llvm/libLLVM\.so[.0-9]*#-lz /lib/x86_64-linux-gnu/libzstd.so.1 -lffi -ltinfo#" \
+        -e "s# -o tools/passlab # -fuse-ld=lld -o $static #" > "$(dirname "$static")/link.sh"
+  (cd "$build" && bash "$(dirname "$static")/link.sh")
+  bins=("$static")
+  rm -f "$out/libs-llvm.tar.xz"
+fi
 for b in "${bins[@]}"; do [[ -x "$b" ]] || { echo "bundle: $b is not built" >&2; exit 1; }; done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -39,7 +59,9 @@ for b in "${bins[@]}"; do ldd "$b" | awk '$3 ~ /^\// {print $3}'; done | sort -u
 libdevice=/usr/local/cuda/nvvm/libdevice/libdevice.10.bc
 [[ -f $libdevice ]] && cp "$libdevice" "$stage/rest/lib/"
 for b in "${bins[@]}"; do cp "$b" "$stage/bins/bin/" && strip "$stage/bins/bin/$(basename "$b")"; done
-(cd "$stage/llvm" && tar cf - lib | xz -9 -T0 > "$out/libs-llvm.tar.xz")
+if [[ -z "${BUNDLE_STATIC_LLVM:-}" ]]; then
+  (cd "$stage/llvm" && tar cf - lib | xz -9 -T0 > "$out/libs-llvm.tar.xz")
+fi
 (cd "$stage/rest" && tar cf - lib | xz -9 -T0 > "$out/libs.tar.xz")
 (cd "$stage/bins" && tar cf - bin | xz -6 -T0 > "$out/bins.tar.xz")
 cat > "$out/env.sh" <<'EOF'

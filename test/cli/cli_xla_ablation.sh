@@ -27,10 +27,16 @@ PY
 # Rerunning resumes: nothing left to do.
 python3 "$script" --simulate --out "$tmp/x" --passes algsimp,priority-fusion,dce > "$tmp/log2" || fail "rerun"
 grep -q "3 of 3 variants done" "$tmp/log2" || fail "no resume: $(cat "$tmp/log2")"
-# A variant that was started but never recorded crashed its process.
-echo "cse" >> "$tmp/x/started.txt"
+# A variant that was started alone but never recorded crashed its process;
+# one of several compiling at once is retried alone (any of them may have
+# been the cause), and recorded as a crash only when that dies too.
+echo "disable cse" >> "$tmp/x/started.txt"
+printf 'disable cse2\tparallel\n' >> "$tmp/x/started.txt"
 python3 "$script" --simulate --out "$tmp/x" --passes algsimp,priority-fusion,dce,cse > "$tmp/log3" || fail "crash rerun"
 grep -q '"variant": "disable cse".*"status": "crash"' "$tmp/x/results.jsonl" || fail "no crash record"
+grep -q '"variant": "disable cse2".*"status": "crash"' "$tmp/x/results.jsonl" && fail "a parallel compile's variant was not retried"
+python3 "$script" --simulate --out "$tmp/x" --passes algsimp,priority-fusion,dce,cse,cse2 --compile-threads 4 > "$tmp/log4" || fail "retry"
+grep -q '"variant": "disable cse2".*"status": "ok"' "$tmp/x/results.jsonl" || fail "cse2 not retried: $(cat "$tmp/log4")"
 "$passlab" ablate --report-only --out "$tmp/x" > /dev/null 2>&1 || fail "report with a crash"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); v={x['name']:x for x in r['variants']}; assert v['disable cse']['outcome']=='crash', v['disable cse']['outcome']" \
   "$tmp/x/report.json" || fail "crash outcome"
