@@ -313,7 +313,7 @@ def main():
             # Only the step's module (not JAX's small set-up programs), without
             # metadata (conformance ignores it; it triples the files' size).
             flags += (f" --xla_dump_to={os.path.abspath(args.dump)} --xla_dump_hlo_pass_re=.*"
-                      " --xla_dump_module_re=jit_step --xla_dump_disable_metadata=true")
+                      " --xla_dump_disable_metadata=true")
         os.environ["XLA_FLAGS"] = flags.strip()
 
     step = SimulatedStep(args) if args.simulate else JaxStep(args)

@@ -258,7 +258,7 @@ std::string LibraryTargetName(std::string_view target) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<DumpPassRun>> FindDumpPassRuns(const std::string& dir) {
+absl::StatusOr<std::vector<DumpPassRun>> FindDumpPassRuns(const std::string& dir, DumpPassFilter filter) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return absl::NotFoundError(StrCat(dir, ": not a directory"));
   // module_0001.jit_f.0005.simplification.after_algsimp.before_dce.txt
@@ -286,8 +286,15 @@ absl::StatusOr<std::vector<DumpPassRun>> FindDumpPassRuns(const std::string& dir
       const DumpFile& after = next->second;
       // The pass between the two steps; markers and nested pipelines
       // (whose "after" follows their own passes' dumps) bracket no pass.
-      if (before.before != after.after || before.before == "pipeline-end" || after.after == "pipeline-start") continue;
-      runs.push_back({module, after.step, before.pipeline, before.before, before.path, after.path});
+      if (before.before == "pipeline-end" || after.after == "pipeline-start") continue;
+      if (before.before != after.after) {
+        // In a changed-only dump, passes that changed nothing ran between
+        // the two; within one pipeline the second's pass saw the first's
+        // module. A nested pipeline in between has its own name in its
+        // passes' dumps, so the two would not be consecutive.
+        if (filter != DumpPassFilter::kChangedOnly || before.pipeline != after.pipeline) continue;
+      }
+      runs.push_back({module, after.step, after.pipeline, after.after, before.path, after.path});
     }
   }
   return runs;
@@ -306,6 +313,22 @@ std::string CanonicalStructure(const HloModule& module, bool with_schedule) {
   PrintOptions options;
   options.print_metadata = false;
   options.print_backend_config = false;
+  // XLA:GPU's library-call targets in passlab's backend-neutral spelling
+  // (core/libcall/library_call.h): "__cudnn$convForward" is "__dnn$convForward",
+  // "__cublas$gemm" and "__cublas$lt$matmul" are "__blas$gemm".
+  for (HloComputation* c : order) {
+    for (HloInstruction* inst : c->instructions()) {
+      if (inst->opcode() != HloOpcode::kCustomCall) continue;
+      const std::string& target = inst->custom_call_target();
+      std::string neutral;
+      if (target == "__cublas$gemm" || target == "__cublas$lt$matmul") {
+        neutral = "__blas$gemm";
+      } else if (target.rfind("__cudnn$", 0) == 0) {
+        neutral = StrCat("__dnn$", target.substr(8));
+      }
+      if (!neutral.empty()) inst->mutable_attrs().custom_call_target = neutral;
+    }
+  }
   // Without the module's header line (its name and config).
   std::string out;
   for (const HloComputation* c : order) {
@@ -449,7 +472,9 @@ absl::StatusOr<std::vector<FinalFusionComparison>> CompareFinalFusions(const std
                                                                       const std::string& pipeline_name) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return absl::NotFoundError(StrCat(dir, ": not a directory"));
-  static const std::regex kName(R"(^(module_\d+(?:\..*?)?)\.(before|after)_optimizations\.txt$)");
+  // module_0001.jit_f.before_optimizations.txt; XLA:GPU names the final
+  // module with its target: module_0001.jit_f.sm_9.0a_gpu_after_optimizations.txt.
+  static const std::regex kName(R"(^(module_\d+(?:\.[^.]+)?)\.(?:.*_)?(before|after)_optimizations\.txt$)");
   std::map<std::string, std::pair<std::string, std::string>> files;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();

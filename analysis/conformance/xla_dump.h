@@ -41,9 +41,25 @@ struct DumpPassRun {
   std::string after_file;
 };
 
+// How the dump was made, which decides which neighbouring files bracket one
+// pass run.
+enum class DumpPassFilter {
+  // --xla_dump_hlo_pass_re=.* exactly: XLA then writes a module after a pass
+  // only when the pass changed it (xla/hlo/pass/hlo_pass_pipeline.cc,
+  // `pass_changed || dump_regex != ".*"`), and at every pipeline's start.
+  // Two consecutive dumps of one pipeline bracket the pass named in the
+  // second: the passes run between them changed nothing.
+  kChangedOnly,
+  // Any other regex: XLA writes after every matching pass, changed or not;
+  // only dumps whose names say they are neighbours (the first's "before_P"
+  // is the second's "after_P") bracket a pass.
+  kNeighboursOnly,
+};
+
 // The pass runs in `dir`, in module and step order. An error when the
 // directory cannot be read or holds no per-pass dump.
-absl::StatusOr<std::vector<DumpPassRun>> FindDumpPassRuns(const std::string& dir);
+absl::StatusOr<std::vector<DumpPassRun>> FindDumpPassRuns(const std::string& dir,
+                                                          DumpPassFilter filter = DumpPassFilter::kChangedOnly);
 
 // The module's structure as text with every name replaced by its position
 // (computations in call order from the entry, instructions in post order,

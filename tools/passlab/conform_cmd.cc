@@ -35,6 +35,7 @@ struct ConformOptions {
   bool show_held = false;
   std::string xla_dump;           // --xla-dump DIR
   std::string pipeline = "gpu";   // the passes --xla-dump compares with
+  std::string dump_pass_re = ".*";  // the --xla_dump_hlo_pass_re the dump was made with
 };
 
 std::string Indent(std::string_view text, std::string_view prefix) {
@@ -158,7 +159,9 @@ int Run(const ConformOptions& o) {
 
 // passlab conform --xla-dump DIR: XLA's per-pass dumps as test cases.
 int RunDump(const ConformOptions& o) {
-  absl::StatusOr<std::vector<conformance::DumpPassRun>> runs = conformance::FindDumpPassRuns(o.xla_dump);
+  absl::StatusOr<std::vector<conformance::DumpPassRun>> runs = conformance::FindDumpPassRuns(
+      o.xla_dump, o.dump_pass_re == ".*" ? conformance::DumpPassFilter::kChangedOnly
+                                         : conformance::DumpPassFilter::kNeighboursOnly);
   if (!runs.ok()) return ReportError(runs.status());
   conformance::DumpCheckOptions options;
   options.pipeline = o.pipeline;
@@ -273,6 +276,9 @@ void AddConformCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--xla-dump", o->xla_dump,
                   "Instead of a case file: a directory XLA dumped with --xla_dump_to=DIR --xla_dump_hlo_pass_re=.* "
                   "(every pass run of a pass passlab models is compared with passlab's pass, and the final fusions)");
+  cmd->add_option("--xla-dump-pass-re", o->dump_pass_re,
+                  "With --xla-dump: the --xla_dump_hlo_pass_re it was made with (default .*, with which XLA dumps "
+                  "only after passes that changed the module; with any other, only neighbouring dumps bracket a pass)");
   cmd->add_option("--pipeline", o->pipeline, "With --xla-dump: passlab's pipeline whose passes (and options) to use")
       ->check(CLI::IsMember(PipelineNames()));
   cmd->add_option("--pass", o->passes, "Only the cases of this pass (XLA's name; repeatable)");
