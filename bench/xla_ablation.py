@@ -107,6 +107,23 @@ def passes_changed_in_dump(dump_dir):
     return names
 
 
+def crash_messages(log_path):
+    """Variant name -> XLA's fatal message (glog's "F<date> ..." line) that followed the
+    variant's `xla_ablation: started` line in the log the parts were written to."""
+    messages, current = {}, []
+    if not log_path or not os.path.exists(log_path):
+        return messages
+    with open(log_path, errors="replace") as f:
+        for line in f:
+            if line.startswith("xla_ablation: started "):
+                current = [n for n in line[len("xla_ablation: started "):].rstrip("\n").split("\t") if n]
+            elif len(line) > 5 and line[0] == "F" and line[1:5].isdigit() and current:
+                for name in current:
+                    messages.setdefault(name, line.strip()[:1000])
+                current = []
+    return messages
+
+
 def split_steps(kernels, steps):
     """Splits (ts, dur) kernel events of `steps` synchronised steps at the steps-1 largest gaps."""
     kernels = sorted(kernels)
@@ -192,10 +209,14 @@ class JaxStep:
         for x, y in zip(a, b):
             x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
             if not np.all(np.isfinite(x)) and np.all(np.isfinite(y)):
-                return {"ok": False, "max_rel_error": None, "why": "non-finite outputs"}
+                return {"ok": False, "max_rel_error": None, "reference": "the baseline program (XLA, same process)",
+                        "message": "non-finite outputs where the baseline's are finite"}
             norm = float(np.linalg.norm(y)) or 1.0
             worst = max(worst, float(np.linalg.norm(x - y)) / norm)
-        return {"ok": worst < 1e-3, "max_rel_error": worst}
+        ok = worst < 1e-3
+        return {"ok": ok, "max_rel_error": worst, "reference": "the baseline program (XLA, same process)",
+                "message": f"largest norm-wise error of an output {worst:.3%} against the baseline's "
+                           f"(tolerance 0.1%)"}
 
     def time_pairs(self, variant, baseline, repeats, warmup):
         """kernel/wall ns of `repeats` steps of each, alternating which runs first."""
@@ -294,6 +315,11 @@ def main():
     ap.add_argument("--repeats", type=int, default=24, help="timed steps of each program per variant")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--budget-s", type=float, default=480, help="stop starting variants after this many seconds")
+    ap.add_argument("--log", help="the file this run's output goes to (a crashed variant's record quotes XLA's "
+                                  "fatal message from it)")
+    ap.add_argument("--finish", action="store_true",
+                    help="record every variant started but never finished as a crash (from --log's messages) and stop;"
+                         " no JAX needed")
     ap.add_argument("--dump", help="only dump XLA's per-pass HLO of the baseline to this directory")
     ap.add_argument("--simulate", action="store_true", help="synthetic timings (tests only, never a measurement)")
     ap.add_argument("--simulate-effect", action="append", help="with --simulate: PASS=FRACTION (0.05 = 5%% slower)")
@@ -316,7 +342,7 @@ def main():
                       " --xla_dump_disable_metadata=true")
         os.environ["XLA_FLAGS"] = flags.strip()
 
-    step = SimulatedStep(args) if args.simulate else JaxStep(args)
+    step = None if args.finish else SimulatedStep(args) if args.simulate else JaxStep(args)
     if args.dump:
         _, ms = step.compile("")
         changed = passes_changed_in_dump(args.dump)
@@ -345,15 +371,16 @@ def main():
         "schema": "passlab.ablation-manifest/1",
         "source": "real XLA (JAX) via bench/xla_ablation.py" + (" --simulate" if args.simulate else ""),
         "model": {"name": f"resnet{args.depth}", "batch": args.batch, "image_size": args.image_size},
-        "pipeline": "xla (the XLA inside JAX)", "device": step.device, "sweep": "disable-one",
+        "pipeline": "xla (the XLA inside JAX)", "device": step.device if step else None, "sweep": "disable-one",
         "repeats": args.repeats, "warmup": args.warmup, "variants": len(passes) + args.aa_copies,
         "aa_copies": args.aa_copies, "compile_threads": args.compile_threads,
-        "jax": None if args.simulate else step.jax.__version__,
+        "jax": None if args.simulate or not step else step.jax.__version__,
         "xla_flags": os.environ.get("XLA_FLAGS", ""), "host": platform.node(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    with open(os.path.join(args.out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
+    if not args.finish:
+        with open(os.path.join(args.out, "manifest.json"), "w") as f:
+            json.dump(manifest, f, indent=1)
 
     # (variant name, kind, XLA passes disabled). An A/A copy disables a pass
     # name XLA does not have: the baseline's program, compiled apart from it.
@@ -363,22 +390,37 @@ def main():
     done = {r.get("variant") for r in records if r.get("kind") != "baseline"}
     # A variant started but never finished crashed the process that ran it:
     # recorded as a crash when it compiled alone; retried alone when it was
-    # one of several compiling at once (any of them may have been the cause).
-    retry_alone = set()
+    # one of several compiling at once (any of them may have been the cause),
+    # unless this is --finish.
+    retry_alone, messages = set(), crash_messages(args.log)
+
+    def record_crash(name):
+        kind = "aa" if name.startswith("aa-copy-") else "disable-one"
+        why = messages.get(name)
+        error = f"the process died compiling or running it: {why}" if why else \
+            "the process died compiling or running it"
+        append_record(results, {"variant": name, "kind": kind, "passes": [name.split(" ", 1)[-1]],
+                                "status": "crash", "error": error})
+        done.add(name)
+
     if os.path.exists(started):
         with open(started) as f:
-            for line in f:
-                name, _, mode = line.rstrip("\n").partition("\t")
-                if not name or name in done:
-                    continue
-                if mode == "parallel" and name not in retry_alone:
-                    retry_alone.add(name)
-                    continue
-                kind = "aa" if name.startswith("aa-copy-") else "disable-one"
-                append_record(results, {"variant": name, "kind": kind, "passes": [name.split(" ", 1)[-1]],
-                                        "status": "crash", "error": "the process died compiling or running it"})
-                done.add(name)
-                retry_alone.discard(name)
+            lines = [line.rstrip("\n").partition("\t") for line in f]
+        for name, _, mode in lines:
+            if not name or name in done:
+                continue
+            if mode == "parallel" and name not in retry_alone:
+                retry_alone.add(name)
+                continue
+            record_crash(name)
+            retry_alone.discard(name)
+    if args.finish:
+        # One that died beside others and was never retried alone is not
+        # known to crash: it is left unmeasured.
+        untried = sorted(retry_alone - done)
+        print(f"xla_ablation: recorded the variants that died; not measured: {', '.join(untried) or 'none'}; "
+              f"report: passlab ablate --report-only --out {args.out}")
+        return 0
     todo = [v for v in plan if v[0] not in done]
     print(f"xla_ablation: {len(plan) - len(todo)} of {len(plan)} variants done, {len(todo)} to go", flush=True)
 
@@ -401,6 +443,7 @@ def main():
         with open(started, "a") as f:
             for name, _, _ in chunk:
                 f.write(name + ("\tparallel" if len(chunk) > 1 else "") + "\n")
+        print("xla_ablation: started " + "\t".join(name for name, _, _ in chunk), flush=True)
         # Compile the chunk at once (XLA compiles with the GIL released), then
         # time its variants one after the other with nothing compiling.
         t0 = time.time()

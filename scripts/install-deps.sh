@@ -10,7 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
 $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
-  build-essential g++ cmake ninja-build ccache pkg-config git python3 \
+  build-essential g++ cmake ninja-build ccache pkg-config git python3 xz-utils \
   libabsl-dev libfmt-dev libcli11-dev nlohmann-json3-dev libdtl-dev libre2-dev libxxhash-dev \
   zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libprotobuf-dev protobuf-compiler \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \

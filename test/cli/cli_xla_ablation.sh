@@ -40,4 +40,14 @@ grep -q '"variant": "disable cse2".*"status": "ok"' "$tmp/x/results.jsonl" || fa
 "$passlab" ablate --report-only --out "$tmp/x" > /dev/null 2>&1 || fail "report with a crash"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); v={x['name']:x for x in r['variants']}; assert v['disable cse']['outcome']=='crash', v['disable cse']['outcome']" \
   "$tmp/x/report.json" || fail "crash outcome"
+# When the GPU session ends: --finish records what died (no JAX), quoting
+# XLA's fatal message that followed the variant's start in the log.
+printf 'disable dce2\n' >> "$tmp/x/started.txt"
+printf 'disable cse3\tparallel\n' >> "$tmp/x/started.txt"
+printf 'xla_ablation: started disable dce2\nF1127 16:39:33.170292 11258 hlo_instructions.cc:2573] Check failed: IsUserOf(x)\n' > "$tmp/x/parts.log"
+python3 "$script" --finish --log "$tmp/x/parts.log" --out "$tmp/x" --passes dce2,cse3 > "$tmp/log5" || fail "finish"
+grep -q '"variant": "disable dce2".*"status": "crash".*Check failed: IsUserOf' "$tmp/x/results.jsonl" || fail "no message: $(tail -2 "$tmp/x/results.jsonl")"
+grep -q '"variant": "disable cse3"' "$tmp/x/results.jsonl" && fail "cse3 died beside others, never alone: not a crash"
+grep -q 'not measured: disable cse3' "$tmp/log5" || fail "cse3 not named: $(cat "$tmp/log5")"
+grep -q '"source": "real XLA (JAX) via bench/xla_ablation.py --simulate"' "$tmp/x/manifest.json" || fail "--finish rewrote the manifest"
 echo "cli_xla_ablation: ok"

@@ -1,8 +1,9 @@
 // passlab conform --xla-dump: XLA's per-pass dumps as test cases. The file
 // names follow XLA's dump.cc (DumpHloModuleBetweenPassesIfEnabled:
 // "%04d.%s.after_%s.before_%s" after "module_%04d.<name>.") and
-// hlo_pass_pipeline.cc (a dump after every pass when the pass regex is ".*",
-// "pipeline-start" before the first).
+// hlo_pass_pipeline.cc (RunPassesInternal: "pipeline-start" at every
+// pipeline's start; after a pass only when it changed the module if the pass
+// regex is exactly ".*", after every matching pass otherwise).
 #include "analysis/conformance/xla_dump.h"
 
 #include <gtest/gtest.h>
@@ -154,7 +155,8 @@ TEST(CanonicalStructure, SeesOperandOrderAndOpcodes) {
 
 TEST_F(DumpDir, PairsConsecutiveStepsIntoPassRuns) {
   // XLA's sequence inside the "simplification" fixed point: its start,
-  // then one dump after each pass (changed or not, with the regex ".*").
+  // then one dump after each pass (as with a regex other than ".*", or when
+  // every pass changed the module).
   Write("module_0001.jit_f.0003.simplification.after_pipeline-start.before_algsimp.txt", kAddZero);
   Write("module_0001.jit_f.0004.simplification.after_algsimp.before_simplify-sorts.txt", kJustX);
   Write("module_0001.jit_f.0005.simplification.after_simplify-sorts.before_pipeline-end.txt", kJustX);
@@ -169,6 +171,41 @@ TEST_F(DumpDir, PairsConsecutiveStepsIntoPassRuns) {
   EXPECT_EQ((*runs)[0].pass, "algsimp");
   EXPECT_EQ((*runs)[0].step, 4);
   EXPECT_EQ((*runs)[1].pass, "simplify-sorts");
+}
+
+TEST_F(DumpDir, AChangedOnlyDumpBracketsThePassAfterUnchangedOnes) {
+  // With --xla_dump_hlo_pass_re=.* XLA skips the passes that changed nothing
+  // (algsimp and cse here): the module dce saw is the pipeline's start.
+  Write("module_0001.jit_f.0003.simplification.after_pipeline-start.before_algsimp.txt", kAddZero);
+  Write("module_0001.jit_f.0004.simplification.after_dce.before_pipeline-end.txt", kJustX);
+  // A nested pipeline's start and the outer pipeline's next dump: no pass
+  // of one pipeline lies between them.
+  Write("module_0001.jit_f.0005.fusion.after_pipeline-start.before_priority-fusion.txt", kJustX);
+  Write("module_0001.jit_f.0006.optimization.after_fusion.before_dce.txt", kNegated);
+  absl::StatusOr<std::vector<DumpPassRun>> runs = FindDumpPassRuns(dir_.string(), DumpPassFilter::kChangedOnly);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].pass, "dce");
+  EXPECT_EQ((*runs)[0].pipeline, "simplification");
+  EXPECT_EQ((*runs)[0].step, 4);
+  EXPECT_NE((*runs)[0].before_file.find(".0003."), std::string::npos);
+  // Made with another regex, the same files bracket nothing: passes that
+  // the regex did not match may have changed the module in between.
+  absl::StatusOr<std::vector<DumpPassRun>> strict = FindDumpPassRuns(dir_.string(), DumpPassFilter::kNeighboursOnly);
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  EXPECT_TRUE(strict->empty());
+}
+
+TEST_F(DumpDir, FindsXlaGpusTargetNamedFinalModule) {
+  // XLA:GPU names the optimized module with its target.
+  Write("module_0001.jit_f.0003.simplification.after_pipeline-start.before_algsimp.txt", kAddZero);
+  Write("module_0001.jit_f.before_optimizations.txt", kAddZero);
+  Write("module_0001.jit_f.sm_9.0a_gpu_after_optimizations.txt", kJustX);
+  Write("module_0001.jit_f.sm_9.0a_gpu_after_optimizations-buffer-assignment.txt", "not HLO");
+  absl::StatusOr<std::vector<FinalFusionComparison>> finals = CompareFinalFusions(dir_.string(), "gpu");
+  ASSERT_TRUE(finals.ok()) << finals.status();
+  ASSERT_EQ(finals->size(), 1u);
+  EXPECT_EQ((*finals)[0].module, "module_0001.jit_f");
 }
 
 TEST_F(DumpDir, AgreesWhenPasslabsPassDoesWhatXlasDid) {
