@@ -35,15 +35,21 @@ ImVec4 ChangeColour(const ComparedCell& c) {
 
 // Whether the variant's significant effects go the same way in every report
 // compare.h set beside the first: "opposite" when one pair disagrees, "same"
-// when at least one is significant, "" otherwise.
+// when at least two reports measured it and one of them found it
+// significant, "" otherwise (a crash or compile error in one report is no
+// agreement).
 const char* SignAgreement(const AblationComparison& c, const ComparedVariant& v) {
   for (const ComparedAgreement& a : c.agreement) {
     if (std::find(a.disagreeing.begin(), a.disagreeing.end(), v.name) != a.disagreeing.end()) return "opposite";
   }
+  int measured = 0;
+  bool significant = false;
   for (const ComparedCell& cell : v.cells) {
-    if (cell.present && cell.significant) return "same";
+    if (!cell.present || !std::isfinite(cell.ratio)) continue;
+    ++measured;
+    significant = significant || cell.significant;
   }
-  return "";
+  return measured >= 2 && significant ? "same" : "";
 }
 
 void DrawReports(AppState& state, const AblationComparison& c) {

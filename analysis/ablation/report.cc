@@ -509,6 +509,35 @@ double InProcessCiHalfWidth(const nlohmann::json& record, AblationMetric metric,
   return BootstrapPairedRatioCi(v.pair_variant, v.pair_control, bootstrap).RelativeHalfWidth();
 }
 
+InProcessDecision DecideInProcess(const nlohmann::json& record, AblationMetric metric, double band,
+                                  int64_t comparisons, const ReportOptions& options) {
+  InProcessDecision d;
+  PooledVariant v;
+  AddRecord(v, record, AblationMetricName(metric));
+  if (!v.control_complete || v.pair_variant.size() < 2) return d;
+  BootstrapOptions bootstrap;
+  bootstrap.resamples = options.bootstrap_resamples;
+  bootstrap.seed = options.bootstrap_seed;
+  const ConfidenceInterval ci = BootstrapPairedRatioCi(v.pair_variant, v.pair_control, bootstrap);
+  if (!std::isfinite(ci.low) || !std::isfinite(ci.high)) return d;
+  d.low = ci.low;
+  d.high = ci.high;
+  const bool within = ci.low >= 1 - band && ci.high <= 1 + band;
+  bool beyond = ci.low > 1 + band || ci.high < 1 - band;
+  if (beyond) {
+    std::vector<double> log_ratios;
+    for (size_t i = 0; i < v.pair_variant.size(); ++i) {
+      if (v.pair_variant[i] > 0 && v.pair_control[i] > 0) {
+        log_ratios.push_back(std::log(v.pair_variant[i] / v.pair_control[i]));
+      }
+    }
+    const double p = WilcoxonSignedRank(log_ratios).p_value;
+    beyond = std::isfinite(p) && p * static_cast<double>(std::max<int64_t>(1, comparisons)) < 0.05;
+  }
+  d.decided = beyond || within;
+  return d;
+}
+
 nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
                                            const std::vector<nlohmann::json>& records,
                                            const ReportOptions& options) {

@@ -85,6 +85,22 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
 // two pairs. The runner's --target-ci checks it between repetitions.
 double InProcessCiHalfWidth(const nlohmann::json& record, AblationMetric metric, const ReportOptions& options = {});
 
+// Sequential testing (the runner's --sequential): whether one record's
+// in-process comparison has already settled its verdict: its 95% CI of the
+// ratio lies wholly within 1 ± `band` (no change larger than the band), or
+// wholly beyond it with a signed-rank p that stays below 0.05 even
+// multiplied by `comparisons` (Bonferroni over the sweep's variants, never
+// less strict than the report's Holm correction: the report will call it a
+// change). Undecided otherwise, or when it cannot be computed (no complete
+// control, < 2 pairs).
+struct InProcessDecision {
+  bool decided = false;
+  double low = std::numeric_limits<double>::quiet_NaN();  // the ratio's CI
+  double high = std::numeric_limits<double>::quiet_NaN();
+};
+InProcessDecision DecideInProcess(const nlohmann::json& record, AblationMetric metric, double band,
+                                  int64_t comparisons, const ReportOptions& options = {});
+
 // Writes report.json, report.csv, report.md, report.html and gbench.json
 // into `dir` (created if missing). Errors name the file.
 absl::Status WriteAblationReports(const nlohmann::ordered_json& report, const std::string& dir);

@@ -695,17 +695,29 @@ class Sweep {
     // Adaptive repetitions: more for the variants whose in-process
     // comparison is not yet as precise as asked (the metric the report
     // judges by default).
-    if (o_.control && o_.target_ci > 0) {
+    // Sequential testing: more for the variants whose verdict is still
+    // open; the decided ones stop.
+    if (o_.control && (o_.target_ci > 0 || o_.sequential)) {
       for (int rep = o_.repeats; rep < o_.max_repeats; ++rep) {
         std::vector<Slot*> imprecise;
         for (size_t k = 1; k < slots.size(); ++k) {
           if (!slots[k].ok) continue;
-          const double half = InProcessCiHalfWidth(slots[k].record, AblationMetric::kKernelNs);
-          if (std::isnan(half) || half > o_.target_ci) imprecise.push_back(&slots[k]);
+          bool more = false;
+          if (o_.target_ci > 0) {
+            const double half = InProcessCiHalfWidth(slots[k].record, AblationMetric::kKernelNs);
+            more = std::isnan(half) || half > o_.target_ci;
+          }
+          if (o_.sequential && !more) {
+            more = !DecideInProcess(slots[k].record, AblationMetric::kKernelNs, o_.sequential_band,
+                                    static_cast<int64_t>(o_.plan.size()))
+                        .decided;
+          }
+          if (more) imprecise.push_back(&slots[k]);
         }
         if (imprecise.empty()) break;
-        Progress(StrCat("block ", BlockNumber(), ": ", imprecise.size(), " above ±", o_.target_ci * 100,
-                        "%, repetition ", rep + 1));
+        Progress(StrCat("block ", BlockNumber(), ": ", imprecise.size(),
+                        o_.sequential ? " undecided" : StrCat(" above ±", o_.target_ci * 100, "%"),
+                        ", repetition ", rep + 1));
         for (Slot* slot : imprecise) {
           run_once(*slot);
           slot->record["extra_repeats"] = slot->record.value("extra_repeats", 0) + 1;
@@ -793,6 +805,13 @@ absl::Status RunAblation(const AblationOptions& options) {
   }
   if (options.target_ci > 0 && !options.control) {
     return absl::InvalidArgumentError("ablation: --target-ci needs the in-process control (drop --no-control)");
+  }
+  if (options.sequential && !options.control) {
+    return absl::InvalidArgumentError("ablation: --sequential needs the in-process control (drop --no-control)");
+  }
+  if (options.sequential && options.max_repeats <= options.repeats) {
+    return absl::InvalidArgumentError(StrCat("ablation: --max-repeats (", options.max_repeats,
+                                             ") must exceed --repeats (", options.repeats, ") for --sequential"));
   }
   if (options.target_ci > 0 && options.max_repeats <= options.repeats) {
     return absl::InvalidArgumentError(StrCat("ablation: --max-repeats (", options.max_repeats,
@@ -893,6 +912,8 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
   manifest["control"] = o.control;
   manifest["target_ci"] = o.target_ci;
   manifest["max_repeats"] = o.max_repeats;
+  manifest["sequential"] = o.sequential;
+  if (o.sequential) manifest["sequential_band"] = o.sequential_band;
   manifest["threads"] = o.threads;
   manifest["processes"] = o.processes;
   manifest["randomize_placement"] = o.randomize_placement;

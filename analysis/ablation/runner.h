@@ -75,6 +75,14 @@ struct AblationOptions {
   // above it, until it is within the target or has `max_repeats`. 0: off.
   double target_ci = 0;
   int max_repeats = 0;
+  // Sequential testing (with `control`): after `repeats`, a variant whose
+  // verdict is still open (report.h DecideInProcess: its 95% CI straddles
+  // 1 ± `sequential_band`) gets more repetitions, round-robin with the
+  // other open ones, until it is decided or has `max_repeats`; decided
+  // variants stop. Combined with `target_ci`, a variant also goes on while
+  // its CI is wider than that.
+  bool sequential = false;
+  double sequential_band = 0.01;
   std::string device = "cpu";  // where variants run: "cpu" or "cuda"
   uint64_t seed = 1;
   std::string args_dir;  // real arguments (.npy by parameter number) instead of seeded random ones

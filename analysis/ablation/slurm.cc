@@ -150,9 +150,13 @@ Json RunSettings(const AblationOptions& o) {
   if (!o.kernel_cache_dir.empty()) run["kernel_cache"] = o.kernel_cache_dir;
   if (!o.pass_options.empty()) run["pass_options"] = o.pass_options;
   if (!o.removed_passes.empty()) run["xla_disabled_passes"] = o.removed_passes;
-  if (o.target_ci > 0) {
+  if (o.target_ci > 0 || o.sequential) {
     run["target_ci"] = o.target_ci;
     run["max_repeats"] = o.max_repeats;
+  }
+  if (o.sequential) {
+    run["sequential"] = true;
+    run["sequential_band"] = o.sequential_band;
   }
   return run;
 }
@@ -390,6 +394,8 @@ absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::strin
   o.control = run.value("control", true);
   o.target_ci = run.value("target_ci", 0.0);
   o.max_repeats = run.value("max_repeats", 0);
+  o.sequential = run.value("sequential", false);
+  o.sequential_band = run.value("sequential_band", 0.01);
   o.seed = run.value("seed", uint64_t{1});
   o.reference = run.value("reference", "evaluator");
   o.tolerance = run.value("tolerance", 1e-3);

@@ -146,8 +146,35 @@ std::vector<HloComputation*> RenameForStructure(HloModule& module) {
     }
   };
   if (module.entry_computation() != nullptr) visit(visit, module.entry_computation());
+  // Computations the entry does not reach (left behind by a pass, for DCE to
+  // remove) in an order of their own structure, not of the module's list,
+  // which a parsed dump and a pass's output keep differently: the roots of
+  // the unreachable call graph sorted by their text with every name blanked.
+  std::vector<HloComputation*> unreachable;
+  std::set<const HloComputation*> called;
   for (HloComputation* c : module.MakeComputationPostOrder()) {
-    if (!seen.count(c)) visit(visit, c);
+    if (seen.count(c)) continue;
+    unreachable.push_back(c);
+    for (HloInstruction* inst : c->instructions()) {
+      for (HloComputation* callee : inst->called_computations()) called.insert(callee);
+    }
+  }
+  if (!unreachable.empty()) {
+    static const std::regex kNames(R"(%[A-Za-z0-9_.\-]+)");
+    PrintOptions blank;
+    blank.print_metadata = false;
+    blank.print_backend_config = false;
+    std::vector<std::pair<std::string, HloComputation*>> roots;
+    for (HloComputation* c : unreachable) {
+      if (called.count(c)) continue;
+      std::string text = PrintComputation(*c, blank);
+      text = text.substr(std::min(text.size(), text.find(' ')));  // without its own name
+      roots.emplace_back(std::regex_replace(text, kNames, "%"), c);
+    }
+    std::stable_sort(roots.begin(), roots.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [key, c] : roots) visit(visit, c);
+    for (HloComputation* c : unreachable) visit(visit, c);  // a cycle of calls: none in valid HLO
   }
   int64_t next_computation = 0;
   for (HloComputation* c : order) {

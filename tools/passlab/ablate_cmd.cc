@@ -56,6 +56,7 @@ struct AblateOptions {
   bool no_control = false;
   double target_ci_pct = 0;
   int max_repeats = 0;
+  bool sequential = false;
   std::string device = "cpu";
   uint64_t seed = 1;
   std::string args_dir;  // --args DIR: real arguments (core/eval/arguments.h)
@@ -491,6 +492,8 @@ int RunAblate(AblateOptions o) {
                runs, blocks, o.block, o.warmup, o.repeats,
                o.target_ci_pct > 0 ? fmt::format(" (up to {} while the CI is wider than ±{:g}%)",
                                                 o.max_repeats > 0 ? o.max_repeats : 3 * o.repeats, o.target_ci_pct)
+               : o.sequential      ? fmt::format(" (up to {} while the verdict is open)",
+                                                o.max_repeats > 0 ? o.max_repeats : 3 * o.repeats)
                                    : "",
                o.no_control ? "" : ", each next to the baseline program in its own process",
                o.sweep == "pairs" ? StrCat("; then every pair among the top ", o.top_k, " passes") : "");
@@ -521,6 +524,10 @@ int RunAblate(AblateOptions o) {
   a.control = !o.no_control;
   a.target_ci = o.target_ci_pct / 100;
   a.max_repeats = o.max_repeats > 0 ? o.max_repeats : 3 * o.repeats;
+  a.sequential = o.sequential;
+  // The band a verdict is decided against: the threshold, or --aa-band when
+  // that is larger (a calibration file's band is applied by the report).
+  a.sequential_band = std::max(o.threshold, o.aa_band_pct >= 0 ? o.aa_band_pct / 100 : 0.0);
   a.device = o.device;
   a.seed = o.seed;
   if (!o.args_dir.empty()) {
@@ -619,7 +626,12 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
                   "Repeat variants whose ratio's 95% CI half-width is above PCT percent (e.g. 2) after --repeats, "
                   "until within it or --max-repeats")
       ->check(NumberBetween(0, 50));
-  cmd->add_option("--max-repeats", o->max_repeats, "Repetitions at most per variant with --target-ci (default: 3x --repeats)")
+  cmd->add_flag("--sequential", o->sequential,
+                "Sequential testing: after --repeats, repeat only the variants whose verdict is still open (95% CI "
+                "across 1 +- the threshold, or --aa-band if larger), until decided or --max-repeats")
+      ->excludes("--no-control");
+  cmd->add_option("--max-repeats", o->max_repeats,
+                  "Repetitions at most per variant with --target-ci or --sequential (default: 3x --repeats)")
       ->check(NonNegative());
   cmd->add_option("--device", o->device,
                   "Where variants run: cpu, or cuda (GPU kernels from the NVPTX code generator, cuBLASLt/cuDNN "

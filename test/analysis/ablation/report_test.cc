@@ -884,5 +884,91 @@ TEST(AblationReportTest, SimulatedSweepsHaveLowFalsePositivesAndHighPower) {
   }
 }
 
+// Issue 27 item 4, sequential testing (the runner's --sequential): every
+// variant starts with 8 ABBA pairs; between repetitions DecideInProcess
+// says whether its 95% CI already lies wholly within 1 ± 1%, or wholly
+// beyond it with a p that survives Bonferroni over the 20 variants, and only
+// the undecided get another pair, up to 24. The same synthetic sweeps
+// as above (4% shared and 4% own noise per step, 18 null variants and two
+// 5% effects, 100 sweeps), judged by the full report (Holm) at the end:
+// null variants significant or flagged at most 5%, the 5% effects found in
+// at least 95%, and fewer pairs than 24 for every variant.
+TEST(AblationReportTest, SequentialTestingKeepsErrorRatesWithFewerRepetitions) {
+  constexpr int kTrials = 100, kNull = 18, kStart = 8, kMax = 24;
+  constexpr double kNoise = 0.04, kEffect = 0.05, kBand = 0.01;
+  std::mt19937_64 rng(0x27'04'5e9);
+  std::normal_distribution<double> normal(0.0, kNoise);
+  ReportOptions options;
+  options.bootstrap_resamples = 400;
+  int64_t pairs_used = 0, null_positive = 0, null_flagged = 0, found = 0;
+  // One variant's stream of pairs, drawn up front; the sequential rule
+  // decides how much of it the sweep sees.
+  auto sequential = [&](const std::string& name, double log_effect) {
+    std::vector<double> noise(2 * kMax), log_ratios(kMax);
+    for (double& x : noise) x = normal(rng);
+    for (int i = 0; i < kMax; ++i) {
+      const double v = std::exp(log_effect + noise[2 * i] + normal(rng)) +
+                       std::exp(log_effect + noise[2 * i + 1] + normal(rng));
+      log_ratios[i] = std::log(v / (std::exp(noise[2 * i]) + std::exp(noise[2 * i + 1])));
+    }
+    int n = kStart;
+    auto record = [&] {
+      return PairedRecord(name, std::vector<double>(log_ratios.begin(), log_ratios.begin() + n),
+                          std::vector<double>(noise.begin(), noise.begin() + 2 * n));
+    };
+    while (n < kMax && !DecideInProcess(record(), AblationMetric::kKernelNs, kBand, kNull + 2, options).decided) ++n;
+    pairs_used += n;
+    return record();
+  };
+  for (int trial = 0; trial < kTrials; ++trial) {
+    std::vector<json> records = {PairedRecord("baseline", std::vector<double>(kStart, 0.0))};
+    for (int k = 0; k < kNull; ++k) records.push_back(sequential("null" + std::to_string(k), 0.0));
+    records.push_back(sequential("slower", std::log(1 + kEffect)));
+    records.push_back(sequential("faster", std::log(1 - kEffect)));
+    ordered_json report = BuildAblationReport(Manifest(), records, options);
+    for (const auto& v : report["variants"]) {
+      const std::string name = v["name"];
+      if (name == "slower" || name == "faster") {
+        found += v["outcome"] == name;
+        continue;
+      }
+      null_positive += v["significant"].get<bool>();
+      null_flagged += v["large_but_uncorrected"].get<bool>();
+    }
+  }
+  const int64_t fixed = int64_t{kTrials} * (kNull + 2) * kMax;
+  EXPECT_LE(null_positive, kTrials * kNull * 5 / 100);
+  EXPECT_LE(null_flagged, kTrials * kNull * 5 / 100);
+  EXPECT_GE(found, 2 * kTrials * 95 / 100);
+  EXPECT_LT(pairs_used, fixed);
+  std::printf("[ simulation ] sequential: null significant %lld/%d, null flagged %lld, effects found %lld/%d, "
+              "pairs %lld of %lld (%.0f%%)\n",
+              static_cast<long long>(null_positive), kTrials * kNull, static_cast<long long>(null_flagged),
+              static_cast<long long>(found), 2 * kTrials, static_cast<long long>(pairs_used),
+              static_cast<long long>(fixed), 100.0 * pairs_used / fixed);
+}
+
+// The decision itself: a CI wholly beyond the band decides a change, one
+// wholly within it decides "none larger", one across an edge stays open.
+TEST(AblationReportTest, DecideInProcessNeedsTheWholeCiOnOneSide) {
+  auto record = [](double ratio, double spread) {
+    std::vector<double> log_ratios;
+    // Distinct values (no ties: the exact signed-rank test).
+    for (int i = 0; i < 12; ++i) log_ratios.push_back(std::log(ratio) + spread * (i - 5.5) / 5.5);
+    return PairedRecord("v", log_ratios);
+  };
+  EXPECT_TRUE(DecideInProcess(record(1.10, 0.01), AblationMetric::kKernelNs, 0.01, 1).decided);
+  // 12 pairs all slower: p = 2/4096; Bonferroni over 78 variants keeps it
+  // (0.038), over 200 it would not (0.098): still open.
+  EXPECT_TRUE(DecideInProcess(record(1.10, 0.01), AblationMetric::kKernelNs, 0.01, 78).decided);
+  EXPECT_FALSE(DecideInProcess(record(1.10, 0.01), AblationMetric::kKernelNs, 0.01, 200).decided);
+  EXPECT_TRUE(DecideInProcess(record(1.00, 0.001), AblationMetric::kKernelNs, 0.01, 78).decided);
+  InProcessDecision open = DecideInProcess(record(1.01, 0.01), AblationMetric::kKernelNs, 0.01, 1);
+  EXPECT_FALSE(open.decided);
+  EXPECT_LT(open.low, 1.01);
+  EXPECT_GT(open.high, 1.01);
+  EXPECT_FALSE(DecideInProcess(PairedRecord("v", {0.1}), AblationMetric::kKernelNs, 0.01, 1).decided);
+}
+
 }  // namespace
 }  // namespace passlab
