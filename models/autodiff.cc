@@ -326,10 +326,14 @@ const std::map<HloOpcode, Rule>& Rules() {
          if (r.need[0]) {
            // d in[b,i,x] = sum g[b,o,y] w[k,i,o] with x = y*s + k - pad_low:
            // the output gradient, dilated by the stride, convolved with the
-           // reversed kernel (in and out features swapped; JAX's
-           // rhs_reversal form).
+           // reversed kernel (in and out features swapped). The reversal is
+           // a reverse op on the kernel's spatial dimensions, as JAX's
+           // _conv_general_dilated_transpose_lhs writes it (rev(rhs)): the
+           // form XLA's conv_rewriter.cc matches as a backward input; it
+           // takes no window reversal for one.
            ConvolutionDimensionNumbers bd = BackwardDataDimensionNumbers(d);
            Window bw = BackwardDataWindow(w, d, in->shape(), r.inst->shape());
+           for (WindowDimension& wd : bw.dimensions) wd.window_reversal = false;
            // Grouped (G feature or batch groups): the kernel's output
            // features split as (G, O/G) and G moves into its input features
            // (I -> G*I, group major), so the transposed convolution is
@@ -341,6 +345,7 @@ const std::map<HloOpcode, Rule>& Rules() {
            Op k = groups == 1 ? kernel
                               : MoveAxisGroupsInto(r.b, kernel, d.kernel_output_feature_dimension, groups,
                                                    d.kernel_input_feature_dimension);
+           k = r.b.Reverse(k, d.kernel_spatial_dimensions);
            Op dx = r.b.Convolution(r.g, k, bw, bd, /*feature_group_count=*/groups);
            if (batch_groups > 1) {
              dx = MoveAxisGroupsInto(r.b, dx, d.input_feature_dimension, batch_groups, d.input_batch_dimension);

@@ -209,7 +209,14 @@ void AddFusionPasses(std::vector<PassRegistryEntry>& r) {
                false, "", Factory<FusionMerger>()});
   r.push_back({"multi_output_fusion", "GpuMultiOutputFusion", "fusion",
                "Sibling and producer-consumer multi-output fusion of kernels iterating over the same shape.",
-               false, "", Factory<GpuMultiOutputFusion>()});
+               false, "", Factory<GpuMultiOutputFusion>(),
+               {{"device", PassOptionType::kString, "H100",
+                 "the device the cost checks estimate for: H100, H200, A100, A6000, cpu, or empty for none"}},
+               [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
+                 MultiOutputFusionOptions o;
+                 o.device = v.GetString("device");
+                 return std::make_unique<GpuMultiOutputFusion>(o);
+               }});
   r.push_back({"gpu_horizontal_input_fusion", "GpuHorizontalInputFusion", "fusion",
                "Fuses independent reduction fusions feeding one consumer into one multi-output kernel.", false,
                "", Factory<GpuHorizontalInputFusion>()});

@@ -18,6 +18,7 @@
 #include "core/verify/hlo_verifier.h"
 #include "core/verify/shape_inference.h"
 #include "passes/pipelines/pipelines.h"
+#include "passes/simplifiers/hlo_dce.h"
 
 namespace passlab::conformance {
 namespace {
@@ -321,7 +322,9 @@ absl::StatusOr<std::vector<DumpPassRun>> FindDumpPassRuns(const std::string& dir
         // passes' dumps, so the two would not be consecutive.
         if (filter != DumpPassFilter::kChangedOnly || before.pipeline != after.pipeline) continue;
       }
-      runs.push_back({module, after.step, after.pipeline, after.after, before.path, after.path});
+      // The pipeline the pass ran in: XLA labels both files with it; passlab's
+      // own dumps label a file with the pipeline of its "before_" pass.
+      runs.push_back({module, after.step, before.pipeline, after.after, before.path, after.path});
     }
   }
   return runs;
@@ -371,12 +374,31 @@ std::string_view DumpOutcomeName(DumpOutcome outcome) {
     case DumpOutcome::kAgrees: return "agrees";
     case DumpOutcome::kDiffers: return "differs";
     case DumpOutcome::kOrderDiffers: return "differs in order only";
+    case DumpOutcome::kDeadCodeDiffers: return "differs in dead code only";
     case DumpOutcome::kNotModelled: return "not modelled";
     case DumpOutcome::kInputError: return "input error";
     case DumpOutcome::kPassError: return "pass error";
   }
   return "?";
 }
+
+namespace {
+
+// The module's canonical structure after DCE (dead instructions and
+// computations nothing calls removed) on a copy.
+std::string WithoutDeadCode(const HloModule& module) {
+  ParseOptions po;
+  po.infer_shape = InferInstructionShape;
+  absl::StatusOr<std::unique_ptr<HloModule>> copy = ParseHloModule(PrintModule(module), "<dce>", po);
+  if (!copy.ok()) return StrCat("<unprintable: ", copy.status().message(), ">");
+  HloDceOptions options;
+  absl::StatusOr<bool> ran = HloDCE(options).Run(**copy);
+  if (!ran.ok()) return StrCat("<dce failed: ", ran.status().message(), ">");
+  (*copy)->RemoveUnusedComputations();  // computations nothing calls, which DCE may keep
+  return CanonicalStructure(**copy);
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<DumpRunResult>> CheckDumpPassRuns(const std::vector<DumpPassRun>& runs,
                                                              const DumpCheckOptions& options) {
@@ -435,6 +457,9 @@ absl::StatusOr<std::vector<DumpRunResult>> CheckDumpPassRuns(const std::vector<D
     } else if (CanonicalStructure(**before, false) == CanonicalStructure(**after, false)) {
       r.outcome = DumpOutcome::kOrderDiffers;
       r.detail = StrCat("the same instructions in another order: ", FirstDifferentLine(got, want));
+    } else if (WithoutDeadCode(**before) == WithoutDeadCode(**after)) {
+      r.outcome = DumpOutcome::kDeadCodeDiffers;
+      r.detail = StrCat("the same once dead code is removed: ", FirstDifferentLine(got, want));
     } else {
       r.outcome = DumpOutcome::kDiffers;
       r.detail = FirstDifferentLine(got, want);
@@ -454,6 +479,7 @@ std::map<std::string, DumpPassTally> TallyDumpRuns(const std::vector<DumpRunResu
       case DumpOutcome::kAgrees: ++t.agrees; break;
       case DumpOutcome::kDiffers: ++t.differs; break;
       case DumpOutcome::kOrderDiffers: ++t.order_differs; break;
+      case DumpOutcome::kDeadCodeDiffers: ++t.dead_code_differs; break;
       case DumpOutcome::kNotModelled: ++t.not_modelled; break;
       case DumpOutcome::kInputError:
       case DumpOutcome::kPassError: ++t.errors; break;

@@ -79,6 +79,10 @@ enum class DumpOutcome {
   // changes (for XLA's schedulers as for passlab's), so this is reported
   // apart from kDiffers.
   kOrderDiffers,
+  // The same live instructions and computations: the two differ only in
+  // what DCE removes (dead instructions, computations nothing calls), which
+  // XLA's passes often leave for the next DCE. Reported apart, not agreed.
+  kDeadCodeDiffers,
   kNotModelled,  // passlab's pipeline has no such pass in such a pipeline
   kInputError,   // a dump file does not parse or verify
   kPassError,    // passlab's pass returned an error
@@ -106,7 +110,7 @@ absl::StatusOr<std::vector<DumpRunResult>> CheckDumpPassRuns(const std::vector<D
 // Per pass: how many of its runs agree, differ, ... (kNotModelled runs
 // counted under their pass too).
 struct DumpPassTally {
-  int64_t runs = 0, agrees = 0, differs = 0, order_differs = 0, not_modelled = 0, errors = 0;
+  int64_t runs = 0, agrees = 0, differs = 0, order_differs = 0, dead_code_differs = 0, not_modelled = 0, errors = 0;
   int64_t xla_changed = 0;  // runs where XLA's pass changed the module
 };
 std::map<std::string, DumpPassTally> TallyDumpRuns(const std::vector<DumpRunResult>& results);

@@ -3,9 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
+#include <numeric>
+#include <numeric>
+#include <optional>
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/str_util.h"
+#include "passes/gpu/reduction_utils.h"
 
 namespace passlab {
 namespace {
@@ -20,7 +25,12 @@ constexpr double kMemoryComputeParallelism = 0.95;
 // XLA:GPU's tiled transpose emitter needs both swapped dimensions of at
 // least this size and this many elements in all (ir_emission_utils.h).
 constexpr int64_t kMinDimensionToTransposeTiled = 16;
+constexpr int64_t kMinDimensionToTransposeTiled2 = 8;
 constexpr int64_t kMinTotalDimensionsToTransposeTiled = 64 * 128;
+constexpr int64_t kMaxBitsInMostMinorDimension = 8 * 8;
+constexpr int64_t kNumShmemBanks = 32;
+
+int64_t BitWidthForTiling(PrimitiveType type) { return IsPredType(type) ? 8 : PrimitiveBitWidth(type); }
 
 DeviceDescription MakeH100() {
   // NVIDIA H100 SXM5 (XLA's TestGpuDeviceInfo::H100SXMDeviceInfo and
@@ -43,11 +53,14 @@ DeviceDescription MakeH100() {
 }
 
 DeviceDescription MakeH200() {
-  // NVIDIA H200 (xla/backends/gpu/target_config/specs/h200.txtpb): the
-  // H100's SMs with 4.8 TB/s HBM3e.
+  // NVIDIA H200 (the gpu_device_info XLA reports for it, as in the
+  // priority_fusion_dump of test/conformance/data/
+  // xla_resnet50_step_h200.tar.xz): the H100's SMs with 4.81 TB/s HBM3e and
+  // 60 MiB of L2.
   DeviceDescription d = MakeH100();
   d.name = "H200";
-  d.memory_bandwidth = 4.8e12;
+  d.memory_bandwidth = 4.814304e12;
+  d.l2_cache_size = 60 * 1024 * 1024;
   return d;
 }
 
@@ -120,6 +133,7 @@ DeviceDescription MakeCpu() {
   d.l1_cache_size_per_core = kCpuL1PerCore;
   d.bytes_per_clock_per_core = kCpuBytesPerClockPerCore;
   d.threads_per_block = 8;  // one vector of work per "thread block"
+  d.xla_gpu_launch = false;
   return d;
 }
 
@@ -239,7 +253,9 @@ bool PassesElementwise(const HloInstruction& h) {
 
 std::unique_ptr<KernelCost> ComputeCost(const HloInstruction& kernel) {
   auto cost = std::make_unique<KernelCost>();
-  cost->bytes_written = Bytes(kernel.shape());
+  // XLA's HloCostAnalysis::HandleBitcast: a bitcast touches no memory (its
+  // operand utilization stays 1).
+  cost->bytes_written = kernel.opcode() == HloOpcode::kBitcast ? 0 : Bytes(kernel.shape());
   if (kernel.opcode() != HloOpcode::kFusion) {
     cost->flops = InstructionFlops(kernel);
     for (int64_t i = 0; i < kernel.operand_count(); ++i) cost->operand_utilization.push_back(OperandUtilization(kernel, i));
@@ -342,10 +358,11 @@ bool IsBitcastTranspose(const HloInstruction& h) {
   return std::is_sorted(moved.begin(), moved.end());
 }
 
-// XLA: IsIntermediate(instr, 1): a unary elementwise op, or a bitcast-like
-// op.
-bool IsIntermediate(const HloInstruction& h) {
-  if (h.operand_count() != 1) return false;
+// XLA's IsIntermediate (ir_emission_utils.cc): an elementwise op of at
+// most `allowed_operand_count` operands (not a layout-changing copy), or a
+// bitcast-like op.
+bool IsIntermediate(const HloInstruction& h, int64_t allowed_operand_count = 1) {
+  if (h.operand_count() == 0 || h.operand_count() > allowed_operand_count) return false;
   if (h.IsElementwise()) {
     return h.opcode() != HloOpcode::kCopy || h.shape() == h.operand(0)->shape();
   }
@@ -353,18 +370,85 @@ bool IsIntermediate(const HloInstruction& h) {
   return h.opcode() == HloOpcode::kTranspose && IsBitcastTranspose(h);
 }
 
-bool IsTiledTranspose(const HloInstruction& h) {
-  if (h.opcode() != HloOpcode::kTranspose || !h.shape().IsArray()) return false;
-  const int64_t rank = h.shape().rank();
-  if (rank < 2 || IsBitcastTranspose(h)) return false;
-  const std::vector<int64_t>& perm = h.dimensions();
-  if (perm[rank - 1] == rank - 1) return false;  // the minor dimension stays
-  const Shape& in = h.operand(0)->shape();
-  return in.dimensions(rank - 1) >= kMinDimensionToTransposeTiled &&
-         in.dimensions(perm[rank - 1]) >= kMinDimensionToTransposeTiled &&
-         in.element_count() >= kMinTotalDimensionsToTransposeTiled;
+bool IsTiledTranspose(const HloInstruction& h) { return TiledTransposeSharedMemory(h).has_value(); }
+
+// A reduce the reduction emitter runs (XLA: IsRealReductionHero via
+// IsReductionFromOrToContiguousDimensions); the loop emitter runs the rest,
+// and reductions of no elements.
+bool IsRealReductionHero(const HloInstruction& h) {
+  if (h.opcode() != HloOpcode::kReduce || !h.shape().IsArray()) return false;
+  for (const HloInstruction* operand : h.operands()) {
+    if (!operand->shape().IsArray() || operand->shape().element_count() == 0) return false;
+  }
+  return IsReductionFromOrToContiguousDimensions(h);
 }
 
+// The users of `h` inside the kernel (none for the kernel's root: its users
+// are outside).
+std::vector<const HloInstruction*> KernelUsers(const HloInstruction* h, const KernelView& v) {
+  std::vector<const HloInstruction*> out;
+  if (h == v.consumer || (v.producer != nullptr && h == v.producer)) {
+    if (h == v.producer) out.push_back(v.consumer);
+    return out;
+  }
+  for (const HloInstruction* u : h->users()) {
+    if (u->opcode() == HloOpcode::kParameter) continue;
+    out.push_back(u);
+  }
+  if (v.producer != nullptr && v.producer->opcode() == HloOpcode::kFusion && h == KernelRoot(*v.producer)) {
+    // The producer's result, read by the consumer.
+    if (v.consumer->opcode() != HloOpcode::kFusion) {
+      out.push_back(v.consumer);
+    } else {
+      for (int64_t i = 0; i < v.consumer->operand_count(); ++i) {
+        if (v.consumer->operand(i) != v.producer) continue;
+        for (const HloInstruction* u : v.consumer->fused_parameter(i)->users()) out.push_back(u);
+      }
+    }
+  }
+  return out;
+}
+
+// XLA's FindHero (ir_emission_utils.cc): the one instruction satisfying
+// `is_hero` among those reached from `root` through intermediate ops of up
+// to three operands, provided only such ops use it inside the kernel;
+// nullptr when there is none or more than one.
+const HloInstruction* FindHeroWhere(const HloInstruction* root, const KernelView& v,
+                                    bool (*is_hero)(const HloInstruction&)) {
+  const HloInstruction* hero = nullptr;
+  std::vector<const HloInstruction*> queue = {root};
+  absl::flat_hash_set<const HloInstruction*> seen = {root};
+  for (size_t k = 0; k < queue.size(); ++k) {
+    const HloInstruction* node = queue[k];
+    if (is_hero(*node)) {
+      if (hero != nullptr) return nullptr;
+      hero = node;
+      continue;
+    }
+    if (!IsIntermediate(*node, 3)) continue;
+    for (int64_t i = 0; i < node->operand_count(); ++i) {
+      const HloInstruction* operand = KernelOperand(node, i, v);
+      if (operand != nullptr && seen.insert(operand).second) queue.push_back(operand);
+    }
+  }
+  if (hero == nullptr) return nullptr;
+  std::vector<const HloInstruction*> users = KernelUsers(hero, v);
+  absl::flat_hash_set<const HloInstruction*> visited(users.begin(), users.end());
+  for (size_t k = 0; k < users.size(); ++k) {
+    const HloInstruction* u = users[k];
+    if (u->opcode() != HloOpcode::kTuple && !IsIntermediate(*u, 3)) return nullptr;
+    for (const HloInstruction* next : KernelUsers(u, v)) {
+      if (visited.insert(next).second) users.push_back(next);
+    }
+  }
+  return hero;
+}
+
+bool IsConcatenate(const HloInstruction& h) { return h.opcode() == HloOpcode::kConcatenate; }
+
+// XLA's FindNonTrivialHero: up the chain of unary intermediate ops, then a
+// tiled transpose or a concatenate reached through elementwise ops of up to
+// three operands, else a reduce at the end of the chain, else the root.
 const HloInstruction* FindHero(const HloInstruction* root, const KernelView& v) {
   const HloInstruction* h = root;
   while (IsIntermediate(*h)) {
@@ -372,8 +456,9 @@ const HloInstruction* FindHero(const HloInstruction* root, const KernelView& v) 
     if (next == nullptr) break;
     h = next;
   }
+  if (const HloInstruction* t = FindHeroWhere(h, v, IsTiledTranspose)) return t;
+  if (const HloInstruction* c = FindHeroWhere(h, v, IsConcatenate)) return c;
   if (h->opcode() == HloOpcode::kReduce && h->shape().IsArray()) return h;
-  if (IsTiledTranspose(*h) || h->opcode() == HloOpcode::kConcatenate) return h;
   return root;
 }
 
@@ -400,7 +485,9 @@ HeroAnalysis AnalyzeKernel(const HloInstruction* producer, const HloInstruction&
   std::vector<const HloInstruction*> heroes;
   for (const HloInstruction* r : roots) heroes.push_back(FindHero(r, v));
   for (const HloInstruction* h : heroes) {
-    if (h->opcode() == HloOpcode::kReduce) {
+    // XLA: IsRealReductionHero — reductions the loop emitter runs faster
+    // (or cannot tile) are elementwise.
+    if (IsRealReductionHero(*h)) {
       a.kind = KernelEmitterKind::kReduction;
       a.hero = h;
       return a;
@@ -427,8 +514,184 @@ struct Launch {
   int64_t threads_per_block = 1;
 };
 
-Launch EstimateLaunch(const HeroAnalysis& a, const DeviceDescription& d) {
+int64_t CeilOfRatio(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// XLA's GetVectorSizeForMlir (emitters/reduction_base.cc), for inputs of
+// `input_bits` bits at the narrowest.
+int64_t ReductionVectorSize(int64_t minor_dim, int64_t num_threads, int64_t input_bits) {
+  if (minor_dim % 2 != 0 || num_threads * 2 > minor_dim) return 1;
+  if (input_bits >= 64) return 1;
+  if (input_bits >= 32) return 2;
+  if (num_threads * 4 > minor_dim) return 2;
+  return minor_dim % 4 == 0 ? 4 : 2;
+}
+
+// The launch of XLA:GPU's reduction emitters (emitters/reduction.cc:
+// CreateReductionFusion picks the multi-row, row, small-column or column
+// emitter by the reduction's [major, middle, minor] components).
+Launch XlaReductionLaunch(const HloInstruction& hero, const DeviceDescription& d) {
+  constexpr int64_t kWarpSize = 32;
+  constexpr int64_t kTileSize = 32;
+  constexpr int64_t kThreadsPerBlockTarget = 256;
+  int64_t input_bits = std::numeric_limits<int64_t>::max();
+  for (const HloInstruction* operand : hero.operands()) {
+    ForEachSubshape(operand->shape(), [&](const Shape& s, const ShapeIndex&) {
+      if (s.IsArray()) input_bits = std::min<int64_t>(input_bits, PrimitiveBitWidth(s.element_type()));
+    });
+  }
+  int64_t output_bits = std::numeric_limits<int64_t>::max();
+  ForEachSubshape(hero.shape(), [&](const Shape& s, const ShapeIndex&) {
+    if (s.IsArray()) output_bits = std::min<int64_t>(output_bits, PrimitiveBitWidth(s.element_type()));
+  });
+  const ReductionDimensions r = GetReductionKindAndContiguousComponents(hero);
   Launch l;
+  // A reduction of no elements (or to none) launches nothing to speak of.
+  for (int64_t d : r.dims) {
+    if (d <= 0) return l;
+  }
+  if (r.is_row_reduction) {
+    const int64_t kept = r.dims[1], reduced = r.dims[2];
+    // MultiRowReductionFusion::TryCreate: a power-of-two row that fits a warp.
+    if ((reduced & (reduced - 1)) == 0) {
+      const int64_t smallest = std::min(input_bits, output_bits);
+      const int64_t largest = std::max(input_bits, output_bits);
+      int64_t vector_size = std::min<int64_t>(reduced, 64 / std::max<int64_t>(smallest, 1));
+      if (largest >= 32) vector_size = std::min<int64_t>(128 / largest, vector_size);
+      auto threads = [&](int64_t v) {
+        const int64_t threads_reduced = reduced / v;
+        const int64_t threads_kept =
+            kept * threads_reduced <= kThreadsPerBlockTarget ? kept : kThreadsPerBlockTarget / threads_reduced;
+        return std::make_pair(threads_kept, threads_reduced);
+      };
+      if (reduced <= kWarpSize * vector_size) {
+        while (vector_size > 1 && CeilOfRatio(kept, threads(vector_size).first) < d.core_count) vector_size /= 2;
+        if (reduced <= kWarpSize * vector_size) {
+          auto [threads_kept, threads_reduced] = threads(vector_size);
+          l.threads_per_block = threads_kept * threads_reduced;
+          l.blocks = CeilOfRatio(kept, threads_kept);
+          return l;
+        }
+      }
+    }
+    // RowReductionFusion.
+    constexpr int64_t kMinorReducedElementsPerThread = 16;
+    const int64_t threads_reduced =
+        std::min<int64_t>(1024, CeilOfRatio(CeilOfRatio(reduced, kMinorReducedElementsPerThread), kWarpSize) *
+                                    kWarpSize);
+    int64_t threads_kept = 1;
+    if (threads_reduced * 2 <= kThreadsPerBlockTarget) {
+      threads_kept = kept * threads_reduced <= kThreadsPerBlockTarget ? kept : kThreadsPerBlockTarget / threads_reduced;
+    }
+    const int64_t vector_size = ReductionVectorSize(reduced, threads_reduced, input_bits);
+    const int64_t minor = reduced / vector_size;
+    const int64_t tile = std::min(kMinorReducedElementsPerThread / vector_size, CeilOfRatio(minor, threads_reduced));
+    l.threads_per_block = threads_kept * threads_reduced;
+    l.blocks = CeilOfRatio(kept, threads_kept) * CeilOfRatio(minor, tile * threads_reduced);
+    return l;
+  }
+  const int64_t major_kept = r.dims[0], reduced = r.dims[1], minor_kept = r.dims[2];
+  if (kWarpSize % minor_kept == 0) {
+    // SmallColumnReductionFusion: 128 threads a block, a block per major row.
+    int64_t vector_size = ReductionVectorSize(reduced * minor_kept, kTileSize, input_bits);
+    int64_t threads = 128;
+    int64_t shared_rows = vector_size * threads / minor_kept;
+    while (shared_rows > kTileSize && vector_size > 1) {
+      vector_size /= 2;
+      shared_rows /= 2;
+    }
+    if (shared_rows > kTileSize) threads /= shared_rows / kTileSize;
+    l.threads_per_block = threads;
+    l.blocks = major_kept;
+    return l;
+  }
+  // ColumnReductionFusion: 32x32 threads over 32 * vector_size columns.
+  const int64_t vector_size = ReductionVectorSize(minor_kept, kTileSize, input_bits);
+  l.threads_per_block = kTileSize * kTileSize;
+  l.blocks = major_kept * CeilOfRatio(minor_kept, kTileSize * vector_size);
+  return l;
+}
+
+// XLA's MayCausePerformanceDropIfUnrolled (gpu_fusible.cc), over the
+// instructions of a kernel.
+bool MayCausePerformanceDropIfUnrolled(const HloInstruction& h) {
+  if (h.opcode() == HloOpcode::kFusion) {
+    for (const HloInstruction* i : h.fused_instructions_computation()->instructions()) {
+      if (MayCausePerformanceDropIfUnrolled(*i)) return true;
+    }
+    return false;
+  }
+  switch (h.opcode()) {
+    case HloOpcode::kReduceWindow: {
+      int64_t window = 1;
+      for (const WindowDimension& w : h.window().dimensions) window *= w.size;
+      return window > 8;
+    }
+    case HloOpcode::kSort:
+    case HloOpcode::kDot: return true;
+    case HloOpcode::kConcatenate: return h.operand_count() > 10;
+    case HloOpcode::kReduce: return h.shape().IsTuple() && h.shape().tuple_shapes().size() > 1;
+    default: return false;
+  }
+}
+
+// The launch of XLA:GPU's shared-memory transpose emitter
+// (emitters/transpose.cc, TransposeFusion; not the packed transpose of
+// narrow types): 128 threads a block, a block per 32x32 tile (times the
+// vector size) of the normalized input.
+std::optional<Launch> XlaTransposeLaunch(const HloInstruction& hero, const DeviceDescription& d) {
+  constexpr int64_t kTileSize = 32;
+  constexpr int64_t kThreadsPerBlock = 128;
+  constexpr int64_t kMaxVectorizedBytes = 4;
+  std::optional<NormalizedTranspose> t = NormalizeTranspose(hero);
+  if (!t.has_value() || t->dims.size() < 2) return std::nullopt;
+  const size_t rank = t->dims.size();
+  const std::vector<int64_t>& perm = t->permutation;
+  std::vector<int64_t> input(rank);
+  for (size_t i = 0; i < rank; ++i) input[perm[i]] = t->dims[i];
+  const bool minor_unchanged = perm.back() == static_cast<int64_t>(rank) - 1;
+  int64_t element_bytes = std::max<int64_t>(PrimitiveBitWidth(hero.shape().element_type()) / 8, 1);
+  if (minor_unchanged) element_bytes *= input.back();
+  const int64_t shmem_usage = kTileSize * (kTileSize + 1) * element_bytes;
+  std::vector<int64_t> counts(rank);
+  auto block_counts = [&](int64_t vector_size) {
+    std::vector<int64_t> sizes(rank, 1);
+    if (minor_unchanged) {
+      sizes.back() = vector_size;
+      sizes[rank - 2] = kTileSize;
+      sizes[perm[rank - 2]] = kTileSize;
+    } else {
+      sizes.back() = kTileSize * vector_size;
+      sizes[perm.back()] = kTileSize * vector_size;
+    }
+    int64_t product = 1;
+    for (size_t i = 0; i < rank; ++i) product *= CeilOfRatio(input[i], sizes[i]);
+    return product;
+  };
+  int64_t blocks = block_counts(minor_unchanged ? input.back() : 1);
+  if (!minor_unchanged) {
+    for (int64_t v = kMaxVectorizedBytes / element_bytes; v > 1; v /= 2) {
+      const bool enough_work = blocks * kThreadsPerBlock >= v * v * d.core_count * d.threads_per_core_limit;
+      const bool enough_shmem = shmem_usage * v * v <= 48 * 1024;
+      const bool aligned = input.back() % v == 0 && input[perm.back()] % v == 0;
+      if (enough_work && enough_shmem && aligned) {
+        blocks = block_counts(v);
+        break;
+      }
+    }
+  }
+  Launch l;
+  l.blocks = std::max<int64_t>(blocks, 1);
+  l.threads_per_block = kThreadsPerBlock;
+  return l;
+}
+
+Launch EstimateLaunch(const HeroAnalysis& a, const DeviceDescription& d, const HloInstruction* producer,
+                      const HloInstruction& consumer) {
+  Launch l;
+  if (a.kind == KernelEmitterKind::kReduction && d.xla_gpu_launch) return XlaReductionLaunch(*a.hero, d);
+  if (a.kind == KernelEmitterKind::kTranspose && d.xla_gpu_launch) {
+    if (std::optional<Launch> t = XlaTransposeLaunch(*a.hero, d)) return *t;
+  }
   if (a.kind == KernelEmitterKind::kReduction) {
     // A warp (up to 32 threads) per output element, 256 threads a block.
     const int64_t out = std::max<int64_t>(FirstLeaf(a.hero->shape()).element_count(), 1);
@@ -439,6 +702,27 @@ Launch EstimateLaunch(const HeroAnalysis& a, const DeviceDescription& d) {
     return l;
   }
   const int64_t elements = std::max<int64_t>(FirstLeaf(a.first_root->shape()).element_count(), 1);
+  if (d.xla_gpu_launch) {
+    // XLA's ComputeLoopFusionConfig (gpu_fusible.cc) and
+    // CalculateLaunchDimensions (launch_dimensions.cc): unrolled by up to 4
+    // only when there are more elements than the GPU has threads.
+    int64_t unroll = 1;
+    if (elements >= d.threads_per_core_limit * d.core_count &&
+        !(producer != nullptr && MayCausePerformanceDropIfUnrolled(*producer)) &&
+        !MayCausePerformanceDropIfUnrolled(consumer)) {
+      unroll = std::gcd<int64_t>(elements, 4);
+    }
+    int64_t output_bits = std::numeric_limits<int64_t>::max();
+    ForEachSubshape(consumer.shape(), [&](const Shape& s, const ShapeIndex&) {
+      if (s.IsArray()) output_bits = std::min<int64_t>(output_bits, PrimitiveBitWidth(s.element_type()));
+    });
+    if (output_bits > 0 && output_bits < 8) unroll = std::max<int64_t>(unroll, CeilOfRatio(8, output_bits));
+    if (elements <= 1) return l;
+    const int64_t work = CeilOfRatio(elements, unroll);
+    l.threads_per_block = std::min<int64_t>(d.threads_per_block, work);
+    l.blocks = CeilOfRatio(work, l.threads_per_block);
+    return l;
+  }
   const int64_t unroll = elements >= d.core_count * d.threads_per_block * 4 ? 4 : 1;
   l.threads_per_block = std::min<int64_t>(d.threads_per_block, elements);
   l.blocks = (elements + l.threads_per_block * unroll - 1) / (l.threads_per_block * unroll);
@@ -475,20 +759,92 @@ double Combine(double compute, double memory) {
   return compute + memory - std::min(compute, memory) * kMemoryComputeParallelism;
 }
 
-// Whether a loop kernel reads `operand` through a real transpose (so its
-// reads are not coalesced).
-bool ReadsThroughTranspose(const HloInstruction& kernel, const HloInstruction* operand) {
-  auto transposing = [](const HloInstruction* u) {
-    return u->opcode() == HloOpcode::kTranspose && !IsBitcastTranspose(*u);
-  };
-  if (kernel.opcode() != HloOpcode::kFusion) return transposing(&kernel);
-  for (int64_t i = 0; i < kernel.operand_count(); ++i) {
-    if (kernel.operand(i) != operand) continue;
-    for (const HloInstruction* u : kernel.fused_parameter(i)->users()) {
-      if (transposing(u)) return true;
-    }
+// XLA's MostMinorNonTrivialDimension (gpu_fusible.cc): the most minor
+// dimension of size > 1 and its position in minor_to_major.
+std::pair<int64_t, int64_t> MostMinorNonTrivialDimension(const Shape& shape) {
+  const std::vector<int64_t> minor_to_major =
+      shape.has_layout() ? shape.layout().minor_to_major() : Layout::Default(shape.rank()).minor_to_major();
+  int64_t position = 0;
+  for (int64_t dim : minor_to_major) {
+    if (shape.dimensions(dim) > 1) return {dim, position};
+    ++position;
   }
-  return false;
+  return {-1, position};
+}
+
+// XLA's TransposesMinorDimension (gpu_fusible.cc).
+bool TransposesMinorDimension(const HloInstruction* h) {
+  switch (h->opcode()) {
+    case HloOpcode::kFusion:
+      for (const HloInstruction* i : h->fused_instructions_computation()->instructions()) {
+        if (TransposesMinorDimension(i)) return true;
+      }
+      return false;
+    case HloOpcode::kCopy:
+      return MostMinorNonTrivialDimension(h->operand(0)->shape()).first !=
+             MostMinorNonTrivialDimension(h->shape()).first;
+    case HloOpcode::kTranspose: {
+      const Shape& in = h->operand(0)->shape();
+      const std::vector<int64_t> in_minor_to_major =
+          in.has_layout() ? in.layout().minor_to_major() : Layout::Default(in.rank()).minor_to_major();
+      std::vector<int64_t> position(in.rank());
+      for (int64_t i = 0; i < in.rank(); ++i) position[in_minor_to_major[i]] = i;
+      const int64_t first_non_trivial = MostMinorNonTrivialDimension(in).second;
+      const Shape& out = h->shape();
+      const std::vector<int64_t> out_minor_to_major =
+          out.has_layout() ? out.layout().minor_to_major() : Layout::Default(out.rank()).minor_to_major();
+      for (int64_t out_dim : out_minor_to_major) {
+        if (out.dimensions(out_dim) == 1) continue;
+        return position[h->dimensions()[out_dim]] > first_non_trivial;
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
+// XLA's IsInputFusibleReduction (gpu_fusible.cc): a reduce the reduction
+// emitter runs, or a fusion with such a hero.
+bool IsInputFusibleReduction(const HloInstruction& h) {
+  if (h.opcode() == HloOpcode::kReduce) return IsRealReductionHero(h);
+  if (h.opcode() != HloOpcode::kFusion) return false;
+  HeroAnalysis a = AnalyzeKernel(nullptr, h);
+  return a.kind == KernelEmitterKind::kReduction;
+}
+
+// XLA's IsReadCoalescedHeuristic (model/coalescing_analysis.cc), which its
+// performance model uses for every operand of a kernel: outside transpose
+// kernels, a transpose of the minor dimension (not of a broadcast or iota)
+// breaks coalescing; so does fusing two reductions.
+bool IsReadCoalescedHeuristic(KernelEmitterKind kind, const HloInstruction& producer,
+                              const HloInstruction* consumer) {
+  if (kind != KernelEmitterKind::kTranspose) {
+    auto is_broadcast = [](const HloInstruction* h) {
+      while (true) {
+        if (h->opcode() == HloOpcode::kBroadcast || h->opcode() == HloOpcode::kIota) return true;
+        if (h->operand_count() != 1) return false;
+        if (h->opcode() != HloOpcode::kBitcast && !h->IsElementwise()) return false;
+        h = h->operand(0);
+      }
+    };
+    auto is_bad_transpose = [&](const HloInstruction* h) {
+      if (h->opcode() == HloOpcode::kFusion) {
+        for (const HloInstruction* i : h->fused_instructions_computation()->instructions()) {
+          if (TransposesMinorDimension(i) && !is_broadcast(i->operand(0))) return true;
+        }
+        return false;
+      }
+      return TransposesMinorDimension(h) && !is_broadcast(h->operand(0));
+    };
+    if (is_bad_transpose(&producer)) return false;
+    if (consumer != nullptr && is_bad_transpose(consumer)) return false;
+  }
+  if (kind == KernelEmitterKind::kReduction && consumer != nullptr && IsInputFusibleReduction(producer) &&
+      IsInputFusibleReduction(*consumer)) {
+    return false;
+  }
+  return true;
 }
 
 double CoalescingRate(const DeviceDescription& d, const Shape& shape, bool coalesced) {
@@ -540,7 +896,7 @@ const KernelEstimate& GpuPerformanceModel::EstimateRunTimeForInstruction(const H
   if (it != estimates_.end()) return it->second;
   const KernelCost& cost = Cost(instruction);
   HeroAnalysis analysis = AnalyzeKernel(nullptr, instruction);
-  Launch launch = EstimateLaunch(analysis, device_);
+  Launch launch = EstimateLaunch(analysis, device_, nullptr, instruction);
   KernelEstimate e;
   e.flops = std::llround(cost.flops);
   e.bytes_written = cost.bytes_written;
@@ -560,11 +916,10 @@ const KernelEstimate& GpuPerformanceModel::EstimateRunTimeForInstruction(const H
     for (int64_t j = i; j < instruction.operand_count(); ++j) {
       if (instruction.operand(j) == operand) utilization += cost.operand_utilization[j];
     }
-    const int64_t total = std::llround(size * utilization);
+    const int64_t total = instruction.opcode() == HloOpcode::kBitcast ? 0 : std::llround(size * utilization);
     const int64_t net = std::min(size, total);
     e.bytes_read += total;
-    const bool coalesced =
-        analysis.kind != KernelEmitterKind::kLoop || !ReadsThroughTranspose(instruction, operand);
+    const bool coalesced = IsReadCoalescedHeuristic(analysis.kind, instruction, nullptr);
     e.read_time += ReadTimeWithDramHeuristic(device_, launch.blocks, net, total,
                                              CoalescingRate(device_, operand->shape(), coalesced));
   }
@@ -573,17 +928,23 @@ const KernelEstimate& GpuPerformanceModel::EstimateRunTimeForInstruction(const H
   return estimates_.emplace(&instruction, e).first->second;
 }
 
-double GpuPerformanceModel::EstimateRunTimeForFusion(const HloInstruction& producer, const HloInstruction& consumer) {
+double GpuPerformanceModel::EstimateRunTimeForFusion(const HloInstruction& producer, const HloInstruction& consumer,
+                                                     bool producer_writes_side_output) {
   const KernelEstimate producer_estimate = EstimateRunTimeForInstruction(producer);
   const KernelEstimate consumer_estimate = EstimateRunTimeForInstruction(consumer);
   const KernelCost& producer_cost = Cost(producer);
   const KernelCost& consumer_cost = Cost(consumer);
+  // The consumer reads the producer directly or, from a multi-output
+  // producer, through get-tuple-elements.
+  auto reads_producer = [&](const HloInstruction* o) {
+    return o == &producer || (o->opcode() == HloOpcode::kGetTupleElement && o->operand(0) == &producer);
+  };
   double utilization_by_consumer = 0;
   for (int64_t i = 0; i < consumer.operand_count(); ++i) {
-    if (consumer.operand(i) == &producer) utilization_by_consumer += consumer_cost.operand_utilization[i];
+    if (reads_producer(consumer.operand(i))) utilization_by_consumer += consumer_cost.operand_utilization[i];
   }
   HeroAnalysis analysis = AnalyzeKernel(&producer, consumer);
-  Launch launch = EstimateLaunch(analysis, device_);
+  Launch launch = EstimateLaunch(analysis, device_, &producer, consumer);
   const double flops = producer_cost.flops * utilization_by_consumer + consumer_cost.flops;
   const double compute_time = ComputeTime(device_, flops, launch);
 
@@ -592,7 +953,7 @@ double GpuPerformanceModel::EstimateRunTimeForFusion(const HloInstruction& produ
   std::vector<const HloInstruction*> operands;
   absl::flat_hash_set<const HloInstruction*> seen;
   for (const HloInstruction* o : consumer.operands()) {
-    if (o != &producer && seen.insert(o).second) operands.push_back(o);
+    if (!reads_producer(o) && seen.insert(o).second) operands.push_back(o);
   }
   for (const HloInstruction* o : producer.operands()) {
     if (seen.insert(o).second) operands.push_back(o);
@@ -616,6 +977,7 @@ double GpuPerformanceModel::EstimateRunTimeForFusion(const HloInstruction& produ
                                       producer.fused_expression_root()) == 1.0);
     if (!elementwise_from_root) return 0;
     if (consumer.opcode() == HloOpcode::kFusion) {
+      if (OperandIndex(consumer, &producer) < 0) return 0;
       return CommonElementwiseUtilization(consumer_cost, consumer.fused_parameter(OperandIndex(consumer, operand)),
                                           consumer.fused_parameter(OperandIndex(consumer, &producer)));
     }
@@ -628,12 +990,14 @@ double GpuPerformanceModel::EstimateRunTimeForFusion(const HloInstruction& produ
                           bytes_accessed(consumer, consumer_cost, operand) -
                           std::llround(size * common_utilization(operand));
     const int64_t net = std::min(size, total);
-    const bool coalesced = analysis.kind != KernelEmitterKind::kLoop ||
-                           (!ReadsThroughTranspose(producer, operand) && !ReadsThroughTranspose(consumer, operand));
+    const bool coalesced = IsReadCoalescedHeuristic(analysis.kind, producer, &consumer);
     read_time += ReadTimeWithDramHeuristic(device_, launch.blocks, net, std::max<int64_t>(total, 0),
                                            CoalescingRate(device_, operand->shape(), coalesced));
   }
-  return Combine(compute_time, read_time + consumer_estimate.write_time);
+  // XLA: a multi-output fusion also writes the producer's result.
+  const double write_time =
+      consumer_estimate.write_time + (producer_writes_side_output ? producer_estimate.write_time : 0.0);
+  return Combine(compute_time, read_time + write_time);
 }
 
 GpuPerformanceModel::RunTimes GpuPerformanceModel::EstimateRunTimes(const HloInstruction& producer,
@@ -646,6 +1010,16 @@ GpuPerformanceModel::RunTimes GpuPerformanceModel::EstimateRunTimes(const HloIns
     t.time_unfused += EstimateRunTimeForInstruction(*consumer).exec_time;
     t.time_fused += EstimateRunTimeForFusion(producer, *consumer);
   }
+  return t;
+}
+
+GpuPerformanceModel::RunTimes GpuPerformanceModel::EstimateRunTimesForMultiOutputFusion(const HloInstruction& producer,
+                                                                                      const HloInstruction& consumer) {
+  const double launch = device_.kernel_launch_overhead;
+  RunTimes t;
+  t.time_unfused = 2 * launch + EstimateRunTimeForInstruction(producer).exec_time +
+                   EstimateRunTimeForInstruction(consumer).exec_time;
+  t.time_fused = launch + EstimateRunTimeForFusion(producer, consumer, /*producer_writes_side_output=*/true);
   return t;
 }
 
@@ -663,5 +1037,70 @@ double EstimateKernelTime(const HloInstruction& fusion_or_op, const DeviceDescri
   GpuPerformanceModel model(device);
   return model.EstimateRunTimeForInstruction(fusion_or_op).exec_time + device.kernel_launch_overhead;
 }
+
+std::optional<NormalizedTranspose> NormalizeTranspose(const HloInstruction& transpose) {
+  const Shape& in = transpose.operand(0)->shape();
+  const Shape& out = transpose.shape();
+  if (!HasDefaultLayout(in) || !HasDefaultLayout(out)) return std::nullopt;
+  // Input dimensions kept (size > 1), renumbered in order.
+  std::vector<int64_t> renumber(in.rank(), -1);
+  int64_t kept = 0;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (in.dimensions()[d] != 1) renumber[d] = kept++;
+  }
+  std::vector<int64_t> sources;  // per kept output dim, its renumbered input dim
+  std::vector<int64_t> sizes;
+  for (int64_t d = 0; d < out.rank(); ++d) {
+    if (out.dimensions()[d] == 1) continue;
+    sources.push_back(renumber[transpose.dimensions()[d]]);
+    sizes.push_back(out.dimensions()[d]);
+  }
+  // Merge runs of output dims reading consecutive input dims.
+  std::vector<int64_t> group_first_source;
+  NormalizedTranspose t;
+  for (size_t k = 0; k < sources.size(); ++k) {
+    if (k > 0 && sources[k] == sources[k - 1] + 1) {
+      t.dims.back() *= sizes[k];
+      continue;
+    }
+    t.dims.push_back(sizes[k]);
+    group_first_source.push_back(sources[k]);
+  }
+  std::vector<int64_t> by_source(group_first_source.size());
+  std::iota(by_source.begin(), by_source.end(), 0);
+  std::sort(by_source.begin(), by_source.end(),
+            [&](int64_t x, int64_t y) { return group_first_source[x] < group_first_source[y]; });
+  // Group g is the rank(g)-th input group.
+  t.permutation.assign(t.dims.size(), 0);
+  for (size_t r = 0; r < by_source.size(); ++r) t.permutation[by_source[r]] = static_cast<int64_t>(r);
+  return t;
+}
+
+std::optional<int64_t> TiledTransposeSharedMemory(const HloInstruction& hero) {
+  if (hero.opcode() != HloOpcode::kTranspose) return std::nullopt;
+  std::optional<NormalizedTranspose> t = NormalizeTranspose(hero);
+  if (!t.has_value() || t->permutation.size() < 2) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(t->dims.size());
+  std::vector<int64_t> operand_dims(rank);
+  for (int64_t i = 0; i < rank; ++i) operand_dims[t->permutation[i]] = t->dims[i];
+  int64_t bits = BitWidthForTiling(hero.shape().element_type());
+  int64_t operand_most_minor = operand_dims.back();
+  if (t->permutation.back() == rank - 1) {
+    // The most minor dimension stays: a tile moves whole minor rows.
+    operand_most_minor = operand_dims[rank - 2];
+    if (bits * t->dims.back() <= kMaxBitsInMostMinorDimension &&
+        bits * t->dims.back() * std::min(operand_most_minor, t->dims[rank - 2]) >= 8 * kMinDimensionToTransposeTiled) {
+      return (kNumShmemBanks * (kNumShmemBanks + 1) * bits * t->dims.back() + 7) / 8;
+    }
+    return std::nullopt;
+  }
+  bool big = operand_most_minor >= kMinDimensionToTransposeTiled && t->dims.back() >= kMinDimensionToTransposeTiled;
+  bool big_enough = operand_most_minor >= kMinDimensionToTransposeTiled2 &&
+                    t->dims.back() >= kMinDimensionToTransposeTiled2 &&
+                    operand_most_minor * t->dims.back() >= kMinTotalDimensionsToTransposeTiled;
+  if ((big || big_enough) && bits != 4) return (kNumShmemBanks * (kNumShmemBanks + 1) * bits + 7) / 8;
+  return std::nullopt;
+}
+
 
 }  // namespace passlab

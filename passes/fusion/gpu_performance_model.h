@@ -21,13 +21,23 @@
 // the producer and its consumers as separate kernels with each consumer
 // fused with the producer, as XLA's priority fusion does.
 //
-// Not modelled: coalescing beyond "a loop kernel reading through a real
-// transpose is uncoalesced", Triton/tiled cost models, collectives.
+// Launches (blocks, threads) follow XLA's emitters on the GPU devices: the
+// loop emitter (unrolled only above threads_per_core_limit x cores
+// elements), the row, multi-row, column and small-column reduction emitters
+// and the shared-memory transpose emitter; heroes as XLA's
+// FindNonTrivialHero finds them (a tiled transpose behind elementwise ops
+// of up to three operands). Coalescing is XLA's IsReadCoalescedHeuristic:
+// outside transpose kernels, a transpose of the minor dimension makes every
+// read of the kernel uncoalesced, as does fusing two reductions.
+//
+// Not modelled: XLA's indexing-map coalescing analysis, the packed
+// transpose of narrow types, Triton/tiled cost models, collectives.
 #ifndef PASSLAB_PASSES_FUSION_GPU_PERFORMANCE_MODEL_H_
 #define PASSLAB_PASSES_FUSION_GPU_PERFORMANCE_MODEL_H_
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +69,11 @@ struct DeviceDescription {
   int64_t threads_per_block = 128;
   // DRAM-to-L2 transaction size: an uncoalesced read uses element_bytes of it.
   int64_t dram_transaction_bytes = 64;
+  // Loop and reduction kernels launch as XLA:GPU's emitters do (loop.cc,
+  // reduction.cc; warps of 32, threads_per_core_limit threads a core);
+  // false on the CPU, whose kernels run a vector of work per "thread block".
+  bool xla_gpu_launch = true;
+  int64_t threads_per_core_limit = 2048;
 };
 
 // "H100" (SXM), "H200", "A100" (SXM 80GB), "A6000" (RTX A6000, the device
@@ -109,14 +124,19 @@ class GpuPerformanceModel {
   // One kernel as it stands (cached until Invalidate).
   const KernelEstimate& EstimateRunTimeForInstruction(const HloInstruction& instruction);
   // `producer` fused into `consumer` (its operand) as one kernel; seconds,
-  // without the launch overhead.
-  double EstimateRunTimeForFusion(const HloInstruction& producer, const HloInstruction& consumer);
+  // without the launch overhead. With `producer_writes_side_output` the
+  // kernel also writes the producer's result (a multi-output fusion).
+  double EstimateRunTimeForFusion(const HloInstruction& producer, const HloInstruction& consumer,
+                                  bool producer_writes_side_output = false);
 
   struct RunTimes {
     double time_unfused = 0;  // producer and consumers as separate kernels
     double time_fused = 0;    // each consumer fused with the producer
   };
   RunTimes EstimateRunTimes(const HloInstruction& producer, absl::Span<HloInstruction* const> consumers);
+  // XLA's EstimateRunTimesForMultiOutputFusion: `producer` and `consumer`
+  // as two kernels, or as one kernel that writes both results.
+  RunTimes EstimateRunTimesForMultiOutputFusion(const HloInstruction& producer, const HloInstruction& consumer);
 
   // Whether fusing `producer` into `consumer` would exceed kMaxIRSize.
   bool ProducerConsumerMergedTooLarge(const HloInstruction& producer, const HloInstruction& consumer);
@@ -143,6 +163,21 @@ enum class KernelEmitterKind { kLoop, kReduction, kTranspose, kConcatenate };
 KernelEmitterKind EmitterKindOf(const HloInstruction* producer, const HloInstruction& consumer);
 // The reduce hero of that kernel, or nullptr.
 const HloInstruction* ReductionHeroOf(const HloInstruction* producer, const HloInstruction& consumer);
+
+// A transpose, normalized: size-1 dimensions dropped and dimensions that
+// stay adjacent merged (XLA's GetNormalizedLogicalTransposeShape; only
+// default layouts, nullopt otherwise).
+struct NormalizedTranspose {
+  std::vector<int64_t> dims;         // output dimensions
+  std::vector<int64_t> permutation;  // output dimension i reads input dimension permutation[i]
+};
+std::optional<NormalizedTranspose> NormalizeTranspose(const HloInstruction& transpose);
+
+// XLA's GetDescriptionForTiledTransposeEmitter (ir_emission_utils.cc;
+// without the packed transpose of narrow types): the transposes XLA's
+// shared-memory transpose emitter takes, with the shared memory it needs
+// in bytes; nullopt for the ones the loop emitter runs.
+std::optional<int64_t> TiledTransposeSharedMemory(const HloInstruction& hero);
 
 }  // namespace passlab
 

@@ -12,6 +12,7 @@
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
 #include "passes/fusion/gpu_fusible.h"
+#include "passes/fusion/gpu_performance_model.h"
 #include "passes/gpu/reduction_utils.h"
 
 namespace passlab {
@@ -23,11 +24,6 @@ namespace {
 constexpr int64_t kMaxOperandsAndOutputs = 96;
 constexpr int64_t kMaxUnnestedReductionOutputsPerFusion = 8;
 constexpr int64_t kSharedMemoryPerBlock = 48 * 1024;
-constexpr int64_t kMinDimensionToTransposeTiled = 16;
-constexpr int64_t kMinDimensionToTransposeTiled2 = 8;
-constexpr int64_t kMinTotalDimensionsToTransposeTiled = 64 * 128;
-constexpr int64_t kMaxBitsInMostMinorDimension = 8 * 8;
-constexpr int64_t kNumShmemBanks = 32;
 // MOF only pays off for a shared operand at least this big when the two
 // fusions read disjoint slices of it.
 constexpr int64_t kSmallSharedOperandBytes = 1024;
@@ -119,8 +115,6 @@ int64_t SubshapeCount(const Shape& shape) {
   return n;
 }
 
-int64_t BitWidthForTiling(PrimitiveType type) { return IsPredType(type) ? 8 : PrimitiveBitWidth(type); }
-
 // ---------------------------------------------------------------- heroes
 
 bool IsMultiOutputFusion(const HloInstruction& h) {
@@ -192,81 +186,6 @@ bool IsIntermediate(const HloInstruction& h, int64_t allowed_operand_count) {
     case HloOpcode::kTranspose: return TransposeIsBitcast(h.operand(0)->shape(), h.shape(), h.dimensions());
     default: return false;
   }
-}
-
-// A transpose, normalized: size-1 dimensions dropped and dimensions that
-// stay adjacent merged (XLA's GetNormalizedLogicalTransposeShape; only
-// default layouts).
-struct NormalizedTranspose {
-  std::vector<int64_t> dims;         // output dimensions
-  std::vector<int64_t> permutation;  // output dimension i reads input dimension permutation[i]
-};
-
-std::optional<NormalizedTranspose> NormalizeTranspose(const HloInstruction& transpose) {
-  const Shape& in = transpose.operand(0)->shape();
-  const Shape& out = transpose.shape();
-  if (!HasDefaultLayout(in) || !HasDefaultLayout(out)) return std::nullopt;
-  // Input dimensions kept (size > 1), renumbered in order.
-  std::vector<int64_t> renumber(in.rank(), -1);
-  int64_t kept = 0;
-  for (int64_t d = 0; d < in.rank(); ++d) {
-    if (in.dimensions()[d] != 1) renumber[d] = kept++;
-  }
-  std::vector<int64_t> sources;  // per kept output dim, its renumbered input dim
-  std::vector<int64_t> sizes;
-  for (int64_t d = 0; d < out.rank(); ++d) {
-    if (out.dimensions()[d] == 1) continue;
-    sources.push_back(renumber[transpose.dimensions()[d]]);
-    sizes.push_back(out.dimensions()[d]);
-  }
-  // Merge runs of output dims reading consecutive input dims.
-  std::vector<int64_t> group_first_source;
-  NormalizedTranspose t;
-  for (size_t k = 0; k < sources.size(); ++k) {
-    if (k > 0 && sources[k] == sources[k - 1] + 1) {
-      t.dims.back() *= sizes[k];
-      continue;
-    }
-    t.dims.push_back(sizes[k]);
-    group_first_source.push_back(sources[k]);
-  }
-  std::vector<int64_t> by_source(group_first_source.size());
-  std::iota(by_source.begin(), by_source.end(), 0);
-  std::sort(by_source.begin(), by_source.end(),
-            [&](int64_t x, int64_t y) { return group_first_source[x] < group_first_source[y]; });
-  // Group g is the rank(g)-th input group.
-  t.permutation.assign(t.dims.size(), 0);
-  for (size_t r = 0; r < by_source.size(); ++r) t.permutation[by_source[r]] = static_cast<int64_t>(r);
-  return t;
-}
-
-// XLA's GetDescriptionForTiledTransposeEmitter (without the packed
-// transpose of narrow types): the transposes the shared-memory transpose
-// emitter takes, with the shared memory it needs; nullopt otherwise.
-std::optional<int64_t> TiledTransposeSharedMemory(const HloInstruction& hero) {
-  if (hero.opcode() != HloOpcode::kTranspose) return std::nullopt;
-  std::optional<NormalizedTranspose> t = NormalizeTranspose(hero);
-  if (!t.has_value() || t->permutation.size() < 2) return std::nullopt;
-  const int64_t rank = static_cast<int64_t>(t->dims.size());
-  std::vector<int64_t> operand_dims(rank);
-  for (int64_t i = 0; i < rank; ++i) operand_dims[t->permutation[i]] = t->dims[i];
-  int64_t bits = BitWidthForTiling(hero.shape().element_type());
-  int64_t operand_most_minor = operand_dims.back();
-  if (t->permutation.back() == rank - 1) {
-    // The most minor dimension stays: a tile moves whole minor rows.
-    operand_most_minor = operand_dims[rank - 2];
-    if (bits * t->dims.back() <= kMaxBitsInMostMinorDimension &&
-        bits * t->dims.back() * std::min(operand_most_minor, t->dims[rank - 2]) >= 8 * kMinDimensionToTransposeTiled) {
-      return (kNumShmemBanks * (kNumShmemBanks + 1) * bits * t->dims.back() + 7) / 8;
-    }
-    return std::nullopt;
-  }
-  bool big = operand_most_minor >= kMinDimensionToTransposeTiled && t->dims.back() >= kMinDimensionToTransposeTiled;
-  bool big_enough = operand_most_minor >= kMinDimensionToTransposeTiled2 &&
-                    t->dims.back() >= kMinDimensionToTransposeTiled2 &&
-                    operand_most_minor * t->dims.back() >= kMinTotalDimensionsToTransposeTiled;
-  if ((big || big_enough) && bits != 4) return (kNumShmemBanks * (kNumShmemBanks + 1) * bits + 7) / 8;
-  return std::nullopt;
 }
 
 bool IsTiledTranspose(const HloInstruction& h) { return TiledTransposeSharedMemory(h).has_value(); }
@@ -819,12 +738,13 @@ absl::Status FuseOpIntoMultiOutput(HloInstruction* fusion, HloInstruction* op) {
 
 class MultiOutputFuser {
  public:
-  MultiOutputFuser(HloComputation& computation, HloPassInterface& pass)
-      : computation_(computation), pass_(pass), reachability_(computation) {}
+  MultiOutputFuser(HloComputation& computation, HloPassInterface& pass, const DeviceDescription* device)
+      : computation_(computation), pass_(pass), reachability_(computation), device_(device) {}
 
   absl::StatusOr<bool> Run() {
     bool changed = false;
     std::vector<HloInstruction*> order = computation_.MakeInstructionPostOrder();
+    for (size_t i = 0; i < order.size(); ++i) position_[order[i]] = static_cast<int64_t>(i);
     absl::flat_hash_set<const HloInstruction*> removed;
     computation_.set_removal_listener([&removed](const HloInstruction* h) { removed.insert(h); });
     absl::Status status = absl::OkStatus();
@@ -862,6 +782,21 @@ class MultiOutputFuser {
     return true;
   }
 
+  // The users of `h` in the order of the printed module (post-order; what a
+  // dumped and re-read module's users lists hold), instructions made by this
+  // pass after the others in the order they were made: ties between equal
+  // candidates then fall the same way on a module and on its dump.
+  std::vector<HloInstruction*> UsersInTextOrder(const HloInstruction* h) {
+    std::vector<HloInstruction*> users = h->users();
+    auto key = [&](const HloInstruction* u) {
+      auto it = position_.find(u);
+      return it != position_.end() ? std::make_pair(0, it->second) : std::make_pair(1, u->unique_id());
+    };
+    std::stable_sort(users.begin(), users.end(),
+                     [&](const HloInstruction* a, const HloInstruction* b) { return key(a) < key(b); });
+    return users;
+  }
+
   bool Connected(const HloInstruction* a, const HloInstruction* b) {
     return reachability_.Reaches(a, b) || reachability_.Reaches(b, a);
   }
@@ -870,7 +805,7 @@ class MultiOutputFuser {
   absl::StatusOr<bool> FuseSiblings(HloInstruction* parent, const absl::flat_hash_set<const HloInstruction*>& removed) {
     if (IsEffectiveScalar(parent->shape())) return false;
     std::vector<HloInstruction*> siblings;
-    for (HloInstruction* u : parent->users()) {
+    for (HloInstruction* u : UsersInTextOrder(parent)) {
       if (IsSiblingCandidate(*u)) siblings.push_back(u);
     }
     std::stable_sort(siblings.begin(), siblings.end(),
@@ -927,8 +862,17 @@ class MultiOutputFuser {
   }
 
   bool ProducerCandidateIsFusible(const HloInstruction* producer, const HloInstruction* consumer) {
-    return IsFusibleAsMultiOutputFusionRoot(*consumer) && LoopShapesIncompatibility(*consumer, *producer).empty() &&
-           !OperandReachableFromProducer(producer, consumer) && BudgetExcess(*producer, *consumer).empty();
+    if (!IsFusibleAsMultiOutputFusionRoot(*consumer) || !LoopShapesIncompatibility(*consumer, *producer).empty() ||
+        OperandReachableFromProducer(producer, consumer) || !BudgetExcess(*producer, *consumer).empty()) {
+      return false;
+    }
+    if (device_ == nullptr) return true;
+    // XLA: "will generate too large IR", "will execute slower if fused". A
+    // model per question: the fusions before it changed the kernels.
+    GpuPerformanceModel model(*device_);
+    if (model.ProducerConsumerMergedTooLarge(*producer, *consumer)) return false;
+    GpuPerformanceModel::RunTimes t = model.EstimateRunTimesForMultiOutputFusion(*producer, *consumer);
+    return t.time_fused <= t.time_unfused;
   }
 
   // XLA's producer-consumer multi-output fusion of `producer` into its
@@ -939,7 +883,7 @@ class MultiOutputFuser {
     // decided against it.
     if (producer->user_count() == 1 && !IsMultiOutputFusion(*producer->users()[0])) return false;
     HloInstruction* consumer = nullptr;
-    for (HloInstruction* u : producer->users()) {
+    for (HloInstruction* u : UsersInTextOrder(producer)) {
       if (!ProducerCandidateIsFusible(producer, u)) continue;
       if (consumer == nullptr || FusionPriority(u) > FusionPriority(consumer)) consumer = u;
     }
@@ -964,6 +908,8 @@ class MultiOutputFuser {
   HloComputation& computation_;
   HloPassInterface& pass_;
   ReachabilityQuery reachability_;
+  absl::flat_hash_map<const HloInstruction*, int64_t> position_;  // in the post-order Run visits
+  const DeviceDescription* device_;  // null: no cost checks
 };
 
 // XLA's GetFusibleComputations: not fused computations, and not those other
@@ -989,9 +935,15 @@ std::vector<HloComputation*> FusibleComputations(const HloModule& module) {
 }  // namespace
 
 absl::StatusOr<bool> GpuMultiOutputFusion::RunImpl(HloModule& module, PassRunContext*) {
+  std::optional<DeviceDescription> device;
+  if (!options_.device.empty()) {
+    absl::StatusOr<DeviceDescription> d = DeviceByName(options_.device);
+    if (!d.ok()) return absl::InvalidArgumentError(StrCat("multi_output_fusion: ", std::string(d.status().message())));
+    device = *d;
+  }
   bool changed = false;
   for (HloComputation* computation : FusibleComputations(module)) {
-    absl::StatusOr<bool> c = MultiOutputFuser(*computation, *this).Run();
+    absl::StatusOr<bool> c = MultiOutputFuser(*computation, *this, device.has_value() ? &*device : nullptr).Run();
     if (!c.ok()) return c.status();
     changed |= *c;
   }

@@ -21,25 +21,41 @@
 //     fused, as an extra output, into the user of highest priority that is
 //     a multi-output root candidate with compatible shapes, whose other
 //     operands it does not reach, and that fits the budget.
-// Constants and custom fusions are never fused here. Where XLA consults its
-// GPU cost model (IR size, estimated run times) passlab assumes the fusion
-// pays off.
+//     With a device (options.device), XLA's cost checks on that pair too:
+//     not when the merged IR would exceed the cost model's size limit, nor
+//     when the performance model (gpu_performance_model.h) says the
+//     two-output kernel runs slower than the two kernels.
+// Constants and custom fusions are never fused here. Without a device
+// (the seed era's pipeline) passlab assumes every fusion pays off.
 //
 // Runs after GpuInstructionFusion and FusionMerger, on the fusions they
 // left.
 #ifndef PASSLAB_PASSES_FUSION_MULTI_OUTPUT_FUSION_H_
 #define PASSLAB_PASSES_FUSION_MULTI_OUTPUT_FUSION_H_
 
+#include <string>
+#include <utility>
+
 #include "core/pass/hlo_pass_interface.h"
 
 namespace passlab {
 
+struct MultiOutputFusionOptions {
+  // A name DeviceByName knows ("H100", "H200", ...), or "" for no cost
+  // checks.
+  std::string device = "H100";
+};
+
 class GpuMultiOutputFusion : public HloModulePass {
  public:
+  explicit GpuMultiOutputFusion(MultiOutputFusionOptions options = {}) : options_(std::move(options)) {}
   std::string_view name() const override { return "multi_output_fusion"; }
 
  protected:
   absl::StatusOr<bool> RunImpl(HloModule& module, PassRunContext* context) override;
+
+ private:
+  MultiOutputFusionOptions options_;
 };
 
 }  // namespace passlab

@@ -81,8 +81,14 @@ constexpr int64_t kMinRowReductionSize = 32;
 // The input layout that makes a single-output reduce laid out as
 // `output_layout` a row reduction: the reduced dimensions most minor (the
 // last one most minor), the kept ones in the output's order above them.
+//
+// A reduce to a scalar or a vector passes nothing to its input: XLA's
+// LayoutAssignment::PropagateBufferConstraintToOperands returns early for a
+// result of rank <= 1 (xla/service/layout_assignment.cc, IsAtMostRank1), so
+// such an input keeps the layout its producers give it.
 std::optional<Layout> RowReductionOperandLayout(const HloInstruction& reduce, const Layout& output_layout) {
   if (reduce.shape().IsTuple() || reduce.operand_count() != 2) return std::nullopt;
+  if (reduce.shape().rank() <= 1) return std::nullopt;
   const Shape& input = reduce.operand(0)->shape();
   const std::vector<int64_t>& reduced = reduce.dimensions();
   int64_t reduction_size = 1;
@@ -205,16 +211,15 @@ Layout ConvRoleLayout(const ConvolutionDimensionNumbers& d, ConvRole role, ConvL
     case ConvRole::kActivationOutput:
       return ActivationLayout(d.output_batch_dimension, d.output_feature_dimension, d.output_spatial_dimensions, pref);
     case ConvRole::kFilter: {
-      // NCHW: [o, i, spatial...]; NHWC: [spatial..., i, o] (TF's and JAX's
-      // filter order; oneDNN reorders filters into its blocked format
-      // either way).
-      std::vector<int64_t> order;
-      if (pref == ConvLayout::kNchw) order = {d.kernel_output_feature_dimension, d.kernel_input_feature_dimension};
+      // NCHW: [o, i, spatial...] (cuDNN's kOutputInputYX); NHWC:
+      // [o, spatial..., i] (kOutputYXInput, cuDNN's KRSC), the filter
+      // layouts XLA:GPU's HeuristicLayoutAssignment pairs with NCHW and NHWC
+      // activations (xla/backends/gpu/transforms/layout_assignment.cc).
+      // oneDNN reorders filters into its blocked format either way.
+      std::vector<int64_t> order = {d.kernel_output_feature_dimension};
+      if (pref == ConvLayout::kNchw) order.push_back(d.kernel_input_feature_dimension);
       order.insert(order.end(), d.kernel_spatial_dimensions.begin(), d.kernel_spatial_dimensions.end());
-      if (pref == ConvLayout::kNhwc) {
-        order.push_back(d.kernel_input_feature_dimension);
-        order.push_back(d.kernel_output_feature_dimension);
-      }
+      if (pref == ConvLayout::kNhwc) order.push_back(d.kernel_input_feature_dimension);
       return FromMajorToMinor(order);
     }
     case ConvRole::kNone: break;
@@ -285,6 +290,7 @@ class ComputationLayouts {
       if (Assignable(inst->shape())) original_[inst] = LayoutOf(inst->shape());
       if (std::optional<ConvRoles> roles = ConvCallRoles(*inst)) conv_roles_[inst] = *roles;
     }
+    PropagateLibraryCallLayouts(order);
     for (HloInstruction* inst : order) DecideForward(inst);
     for (auto it = order.rbegin(); it != order.rend(); ++it) DecideBackward(*it);
     bool changed = ApplyLayouts(order);
@@ -306,8 +312,65 @@ class ComputationLayouts {
     return l.has_value() ? *l : LayoutOf(inst->shape());
   }
 
+  // Ops whose result and same-rank operands share one layout (XLA's
+  // LayoutAssignment::InstructionCanChangeLayout is false).
+  static bool IsLayoutPreserving(const HloInstruction& inst) {
+    return IsPropagatingElementwise(inst) || (inst.opcode() == HloOpcode::kReverse && Assignable(inst.shape()));
+  }
+
+  // XLA adds the convolution calls' layout constraints after the entry
+  // parameters', in reverse post order, and pushes each new constraint to
+  // the front of its depth-first worklist
+  // (GpuLayoutAssignment::AddBackendConstraints: "the earliest convolution
+  // layout propagates first"; LayoutAssignment::PropagateConstraints), so
+  // the calls' layouts reach the ops around them before the parameters' do:
+  // the first call's result first, then its operands (filter before input),
+  // then the next call. Each spreads through layout-preserving ops, forward
+  // to users and back to operands, until it meets a layout already chosen;
+  // what it cannot reach (parameters, transposes, other calls) is copied.
+  void PropagateLibraryCallLayouts(const std::vector<HloInstruction*>& order) {
+    for (HloInstruction* call : order) {
+      auto roles = conv_roles_.find(call);
+      if (roles == conv_roles_.end()) continue;
+      const ConvRoles& r = roles->second;
+      if (ConvResultMovable(call)) {
+        const Layout result = WithOrder(LayoutOf(call->shape().tuple_shapes(0)),
+                                        ConvRoleLayout(r.dnums, r.result, options_.conv_layout));
+        for (HloInstruction* gte : call->users()) {
+          if (gte->tuple_index() != 0 || chosen_.contains(gte)) continue;
+          chosen_[gte] = result;
+          for (HloInstruction* user : gte->users()) Spread(user, result);
+        }
+      }
+      for (int64_t i = std::min<int64_t>(call->operand_count(), 2) - 1; i >= 0; --i) {
+        if (r.operands[i] == ConvRole::kNone) continue;
+        HloInstruction* operand = call->mutable_operand(i);
+        if (!Assignable(operand->shape())) continue;
+        Spread(operand, WithOrder(LayoutOf(operand->shape()), ConvRoleLayout(r.dnums, r.operands[i], options_.conv_layout)));
+      }
+    }
+  }
+
+  // Gives `start` and the layout-preserving ops connected to it `layout`.
+  void Spread(HloInstruction* start, const Layout& layout) {
+    std::vector<HloInstruction*> stack = {start};
+    while (!stack.empty()) {
+      HloInstruction* x = stack.back();
+      stack.pop_back();
+      if (chosen_.contains(x) || !IsLayoutPreserving(*x) || x->shape().rank() != static_cast<int64_t>(layout.minor_to_major().size()) ||
+          IsTiled(LayoutOf(x->shape()))) {
+        continue;
+      }
+      chosen_[x] = WithOrder(LayoutOf(x->shape()), layout);
+      for (HloInstruction* operand : x->operands()) {
+        if (Assignable(operand->shape()) && operand->shape().rank() == x->shape().rank()) stack.push_back(operand);
+      }
+      for (HloInstruction* user : x->users()) stack.push_back(user);
+    }
+  }
+
   void DecideForward(HloInstruction* inst) {
-    if (!Assignable(inst->shape())) return;
+    if (!Assignable(inst->shape()) || chosen_.contains(inst)) return;
     HloOpcode op = inst->opcode();
     const Layout current = LayoutOf(inst->shape());
     if (op == HloOpcode::kParameter && auto_parameters_.contains(inst)) return;  // decided by its users
@@ -350,8 +413,38 @@ class ComputationLayouts {
       }
       return;  // decided by its users
     }
+    if (op == HloOpcode::kReverse) {
+      // Layout-preserving (XLA's LayoutAssignment::InstructionCanChangeLayout
+      // is false): the reverse and its operand share one layout. A layout
+      // its users need (a convolution's filter) is pulled through it onto
+      // the operand, which is copied, as XLA's PropagateUseConstraintToDefs
+      // does; else it keeps its operand's layout.
+      if (std::optional<Layout> need = RequirementOfAllUsers(inst); need.has_value() && !IsTiled(*need)) {
+        chosen_[inst] = *need;
+        return;
+      }
+      std::optional<Layout> in = Decided(inst->operand(0));
+      chosen_[inst] = in.has_value() && !IsTiled(*in) ? WithOrder(current, *in) : current;
+      return;
+    }
     if (IsLayoutFreeProducer(op)) return;
     chosen_[inst] = current;
+  }
+
+  // The layout every use of `inst` needs, when all its users need one and
+  // they agree.
+  std::optional<Layout> RequirementOfAllUsers(const HloInstruction* inst) const {
+    std::optional<Layout> out;
+    if (inst->users().empty() || inst->IsRoot()) return std::nullopt;
+    for (const HloInstruction* user : inst->users()) {
+      for (int64_t i = 0; i < user->operand_count(); ++i) {
+        if (user->operand(i) != inst) continue;
+        std::optional<Layout> l = Requirement(*user, i);
+        if (!l.has_value() || (out.has_value() && *out != *l)) return std::nullopt;
+        out = l;
+      }
+    }
+    return out;
   }
 
   // A transpose or reshape of an operand laid out as `in`: a transpose, and
@@ -463,6 +556,21 @@ class ComputationLayouts {
         // changes the layout").
         if (i == 0) return WithOrder(Final(operand), Final(&user));
         break;
+      case HloOpcode::kReverse:
+        // Layout-preserving, as slices are (see DecideForward).
+        return WithOrder(Final(operand), Final(&user));
+      case HloOpcode::kPad:
+      case HloOpcode::kConcatenate:
+      case HloOpcode::kReduceWindow:
+        // Layout-preserving too (InstructionCanChangeLayout is false), and
+        // layout_normalization renumbers their attributes by one layout:
+        // an operand laid out otherwise is copied into the result's layout
+        // (a conv-derived layout reaching a pad's operand made
+        // layout_normalization pad the wrong dimensions).
+        if (user.shape().IsArray() && operand->shape().rank() == user.shape().rank()) {
+          return WithOrder(Final(operand), Final(&user));
+        }
+        break;
       case HloOpcode::kRaggedAllToAll:
         // The input and the (aliased) output buffer share the result's
         // layout.
@@ -485,7 +593,9 @@ class ComputationLayouts {
         break;
     }
     if (ReadsAnyLayout(user.opcode()) || IsPropagatingElementwise(user)) return std::nullopt;
-    // A tuple declares its elements' layouts.
+    // The entry's root tuple takes its elements as they are (copied into the
+    // result layout after it); another tuple declares its elements' layouts.
+    if (IsResultTuple(user)) return Final(operand);
     if (user.opcode() == HloOpcode::kTuple && Assignable(user.shape().tuple_shapes(i))) {
       return LayoutOf(user.shape().tuple_shapes(i));
     }
@@ -564,8 +674,49 @@ class ComputationLayouts {
     return shape.rank() > 0;  // a scalar's only layout prints as none
   }
 
+  // The entry's root tuple, whose elements keep the layouts they were given
+  // and are copied into the result layout after it.
+  bool IsResultTuple(const HloInstruction& inst) const {
+    return inst.opcode() == HloOpcode::kTuple && inst.IsRoot() && result_layout_.has_value() &&
+           result_layout_->IsTuple() && result_layout_->tuple_shapes_size() == inst.operand_count();
+  }
+
+  // XLA's LayoutAssignment copies a root tuple whose layout differs from the
+  // result layout through CreateCopyWithNewLayout: a get-tuple-element of
+  // every element, a copy of each one laid out otherwise, and a new tuple.
+  bool CopyResultTupleIfNeeded() {
+    HloInstruction* root = computation_.root_instruction();
+    bool changed = false;
+    bool differs = false;
+    for (int64_t i = 0; i < root->operand_count(); ++i) {
+      const Shape& element = root->operand(i)->shape();
+      Shape& slot = root->mutable_shape()->mutable_tuple_shapes()[i];
+      if (!Assignable(element)) continue;
+      if (slot != element) {
+        slot = element;
+        changed = true;
+      }
+      differs |= LayoutOf(element) != LayoutOf(result_layout_->tuple_shapes(i));
+    }
+    if (!differs) return changed;
+    std::vector<HloInstruction*> elements;
+    for (int64_t i = 0; i < root->operand_count(); ++i) {
+      HloInstruction* gte = computation_.AddInstruction(HloInstruction::CreateGetTupleElement(root, i));
+      const Shape& want = result_layout_->tuple_shapes(i);
+      if (Assignable(gte->shape()) && LayoutOf(gte->shape()) != LayoutOf(want)) {
+        Shape shape = gte->shape();
+        shape.set_layout(LayoutOf(want));
+        gte = computation_.AddInstruction(HloInstruction::CreateUnary(shape, HloOpcode::kCopy, gte));
+      }
+      elements.push_back(gte);
+    }
+    computation_.set_root_instruction(computation_.AddInstruction(HloInstruction::CreateTuple(elements)));
+    return true;
+  }
+
   bool CopyRootIfNeeded() {
     HloInstruction* root = computation_.root_instruction();
+    if (IsResultTuple(*root)) return CopyResultTupleIfNeeded();
     if (!Assignable(root->shape())) return false;
     Layout need = result_layout_.has_value() && result_layout_->IsArray() ? LayoutOf(*result_layout_)
                                                                              : original_.at(root);

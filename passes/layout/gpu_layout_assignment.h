@@ -14,7 +14,7 @@
 //    (untiled) layouts, reached through copies.
 //  - Library-call constraints: convolution calls get NHWC- or NCHW-style
 //    physical layouts for their activations (from dim_labels: feature most
-//    minor, or spatial most minor) and HWIO / OIHW filters; dots get
+//    minor, or spatial most minor) and OHWI / OIHW filters; dots get
 //    operand layouts the BLAS gemm reads without packing (batch dimensions
 //    most major, the free and contracting groups contiguous) and a
 //    batch-major row-major result; s8->s32 and fp8 gemms (and, with the
@@ -23,18 +23,25 @@
 //    operand_layout_constraints are mandatory; ragged-all-to-all has its
 //    ragged dimension most major, its input and output buffer laid out as
 //    its result; a variadic reduce reads all inputs in one layout.
-//  - Propagation: elementwise ops take the layout of their first operand
-//    whose layout is decided (forward), unless they only feed reduces over
-//    at least 32 elements, which want a row-reduction input; broadcasts,
+//  - Propagation: the convolution calls' layouts go first (XLA adds them
+//    last to its depth-first worklist), earliest call first: each spreads
+//    through layout-preserving ops (elementwise, reverse) forward and back
+//    until it meets a layout already chosen. Then elementwise ops take the
+//    layout of their first operand whose layout is decided (forward),
+//    unless they only feed reduces (to rank >= 2) over at least 32
+//    elements, which want a row-reduction input; broadcasts,
 //    constants, iotas, AUTO parameters and elementwise ops of only such
 //    values take the layout their users need (backward). Transposes, and
 //    reshapes whose layout would move elements, become bitcasts of their operand (a reshape's size-1
 //    dimensions stay where they were). Everything else keeps its layout.
 //  - Copies: an operand whose layout differs from what its user needs
-//    (elementwise ops need their own layout, library calls their
+//    (elementwise ops, reverse, pad, concatenate and reduce-window need
+//    their own layout, library calls their
 //    constraint, layout-sensitive users — tuples, control flow, bitcasts,
 //    in-place ops — the layout the value had before the pass) is read
-//    through a copy with the needed layout.
+//    through a copy with the needed layout. The entry's root tuple keeps
+//    its elements' layouts and is copied element-wise into the result
+//    layout (get-tuple-element, copy, tuple), as XLA does.
 //
 // Run after conv-canonicalization (the convolution calls exist) and before
 // GemmRewriter (dots still visible). Guarantees the layout-sensitive
@@ -47,7 +54,7 @@
 namespace passlab {
 
 // The physical order of convolution activations: batch, spatial..., feature
-// (NHWC; filters spatial...,I,O) or batch, feature, spatial... (NCHW;
+// (NHWC; filters O,spatial...,I) or batch, feature, spatial... (NCHW;
 // filters O,I,spatial...).
 enum class ConvLayout { kNhwc, kNchw };
 

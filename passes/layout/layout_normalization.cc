@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/ir/str_util.h"
+#include "core/libcall/library_call.h"
 #include "core/pass/hlo_rewrite_visitor.h"
 #include "passes/layout/bitcast_layouts.h"
 #include "passes/layout/descending_layout.h"
@@ -57,6 +58,16 @@ class NormalizationVisitor : public HloRewriteVisitor {
   absl::Status HandleClamp(HloInstruction* hlo) override { return Guarded(hlo, &NormalizationVisitor::NormalizeTernary); }
   absl::Status HandleDynamicSlice(HloInstruction* hlo) override {
     return Guarded(hlo, &NormalizationVisitor::NormalizeDynamicSlice);
+  }
+  // XLA:GPU runs the pass with NormalizeLayoutForGpuCustomCalls
+  // (xla/service/gpu/conv_layout_normalization.cc): a convolution call is
+  // rebuilt on its operands bitcast to their descending forms, its
+  // dimension numbers mapped to the physical positions; other custom calls
+  // get the default treatment.
+  absl::Status HandleCustomCall(HloInstruction* hlo) override {
+    std::optional<LibraryCallKind> kind = ClassifyLibraryCall(*hlo);
+    if (kind.has_value() && IsConvolutionKind(*kind)) return NormalizeConvolutionCall(hlo);
+    return DefaultAction(hlo);
   }
   absl::Status HandleDynamicUpdateSlice(HloInstruction* hlo) override {
     return Guarded(hlo, &NormalizationVisitor::NormalizeDynamicUpdateSlice);
@@ -469,6 +480,71 @@ class NormalizationVisitor : public HloRewriteVisitor {
     auto conv = Rebuild(*hlo, shape, *inputs);
     conv->mutable_attrs().conv_dnums = fresh;
     return ReplaceByNormalized(hlo, std::move(conv));
+  }
+
+  // A convolution call (UpdateLayoutForCudnnConvolution): every operand is
+  // bitcast to its descending form (even one that already is), the result
+  // tuple's elements take their descending forms, each dimension number
+  // becomes its physical position in the shape of its role, and the new
+  // call's elements are bitcast back and tupled. A call already in
+  // descending layouts with unchanged dimension numbers is left alone (XLA
+  // leaves the operand bitcasts it made for it unused; passlab makes none).
+  absl::Status NormalizeConvolutionCall(HloInstruction* hlo) {
+    absl::StatusOr<ConvCall> call = AnalyzeConvCall(*hlo);
+    if (!call.ok() || !hlo->attrs().conv_dnums.has_value()) return DefaultAction(hlo);
+    const Shape& result0 = hlo->shape().IsTuple() ? hlo->shape().tuple_shapes(0) : hlo->shape();
+    const HloInstruction* lhs = hlo->operand(0);
+    const HloInstruction* rhs = hlo->operand(1);
+    const Shape *input = &lhs->shape(), *filter = &rhs->shape(), *output = &result0;
+    switch (call->kind) {
+      case LibraryCallKind::kConvBackwardInput:
+        input = &result0;
+        output = &lhs->shape();
+        break;
+      case LibraryCallKind::kConvBackwardFilter:
+        filter = &result0;
+        output = &rhs->shape();
+        break;
+      default:
+        break;
+    }
+    auto physical = [](const Shape& s, int64_t& d) { d = InversePermutation(MajorToMinorDims(s))[d]; };
+    const ConvolutionDimensionNumbers& dnums = *hlo->attrs().conv_dnums;
+    ConvolutionDimensionNumbers fresh = dnums;
+    physical(*input, fresh.input_batch_dimension);
+    physical(*input, fresh.input_feature_dimension);
+    for (int64_t& d : fresh.input_spatial_dimensions) physical(*input, d);
+    physical(*filter, fresh.kernel_input_feature_dimension);
+    physical(*filter, fresh.kernel_output_feature_dimension);
+    for (int64_t& d : fresh.kernel_spatial_dimensions) physical(*filter, d);
+    physical(*output, fresh.output_batch_dimension);
+    physical(*output, fresh.output_feature_dimension);
+    for (int64_t& d : fresh.output_spatial_dimensions) physical(*output, d);
+    Shape normalized;
+    if (hlo->shape().IsTuple()) {
+      std::vector<Shape> elements;
+      for (const Shape& e : hlo->shape().tuple_shapes()) elements.push_back(DescendingShapeWithSamePhysicalLayout(e));
+      normalized = Shape::Tuple(std::move(elements));
+    } else {
+      normalized = DescendingShapeWithSamePhysicalLayout(hlo->shape());
+    }
+    if (normalized == hlo->shape() && fresh == dnums) return absl::OkStatus();
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* op : hlo->operands()) {
+      operands.push_back(Add(hlo, HloInstruction::CreateBitcast(DescendingShapeWithSamePhysicalLayout(op->shape()), op)));
+    }
+    std::unique_ptr<HloInstruction> conv = Rebuild(*hlo, normalized, operands);
+    conv->mutable_attrs().conv_dnums = fresh;
+    HloInstruction* added = Add(hlo, std::move(conv));
+    if (!hlo->shape().IsTuple()) {
+      return ReplaceInstruction(hlo, Add(hlo, HloInstruction::CreateBitcast(hlo->shape(), added)));
+    }
+    std::vector<HloInstruction*> elements;
+    for (int64_t i = 0; i < hlo->shape().tuple_shapes_size(); ++i) {
+      HloInstruction* gte = Add(hlo, HloInstruction::CreateGetTupleElement(added, i));
+      elements.push_back(Add(hlo, HloInstruction::CreateBitcast(hlo->shape().tuple_shapes(i), gte)));
+    }
+    return ReplaceInstruction(hlo, Add(hlo, HloInstruction::CreateTuple(elements)));
   }
 
   // dynamic-slice keeps the layout: start index operands and sizes follow

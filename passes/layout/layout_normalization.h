@@ -9,9 +9,11 @@
 // reverse, broadcast, iota, reshape (a bitcast already), transpose and copy
 // (both become physical transposes), reduce-window, scatter (a single scatter
 // dimension, as ScatterSimplifier leaves it), convolution and
-// bitcast-convert. Anything else (reduce, dot, parameters, custom calls,
-// ...) gets a bitcast to its normalized form and back after it, so that its
-// users see a normalized value.
+// bitcast-convert, and convolution library calls (rebuilt on bitcasts of
+// their operands with renumbered dim_labels, as XLA:GPU's
+// NormalizeLayoutForGpuCustomCalls does). Anything else (reduce, dot,
+// parameters, other custom calls, ...) gets a bitcast to its normalized
+// form and back after it, so that its users see a normalized value.
 //
 // Runs after layout assignment, after ReshapeDecomposer (every reshape must
 // be a bitcast) and ScatterSimplifier; the algebraic simplifier cleans the

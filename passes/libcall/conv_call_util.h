@@ -16,14 +16,17 @@ namespace passlab {
 bool IsDnnConvType(PrimitiveType t);
 
 // A convolution call returning (result, u8[0] scratch) with the forward
-// convolution's window, dim_labels and feature groups.
+// convolution's window, dim_labels, feature groups and operand precision
+// (XLA's conv_rewriter.cc CreateGpuConv copies the convolution's
+// precision_config onto the custom call).
 std::unique_ptr<HloInstruction> CreateConvCall(const Shape& result, std::string_view target,
                                                absl::Span<HloInstruction* const> operands, const Window& window,
                                                const ConvolutionDimensionNumbers& dnums, int64_t feature_group_count,
-                                               const ConvBackendConfig& config);
+                                               const ConvBackendConfig& config,
+                                               const PrecisionConfig& precision = {});
 
 // A copy of the convolution call `call` with new operands, result and
-// window (config and the rest kept).
+// window (config, operand precision and the rest kept).
 std::unique_ptr<HloInstruction> CloneConvCall(const HloInstruction& call, const Shape& result,
                                               absl::Span<HloInstruction* const> operands, const Window& window);
 

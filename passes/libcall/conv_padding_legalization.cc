@@ -1,6 +1,7 @@
 #include "passes/libcall/conv_padding_legalization.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
@@ -12,12 +13,41 @@
 namespace passlab {
 namespace {
 
-bool Legal(const WindowDimension& d) { return d.padding_low == d.padding_high && d.padding_low >= 0; }
+bool Symmetric(const Window& w) {
+  return std::all_of(w.dimensions.begin(), w.dimensions.end(),
+                     [](const WindowDimension& d) { return d.padding_low == d.padding_high; });
+}
+bool NonNegative(const Window& w) {
+  return std::all_of(w.dimensions.begin(), w.dimensions.end(),
+                     [](const WindowDimension& d) { return d.padding_low >= 0 && d.padding_high >= 0; });
+}
+bool BaseDilated(const Window& w) {
+  return std::any_of(w.dimensions.begin(), w.dimensions.end(),
+                     [](const WindowDimension& d) { return d.base_dilation != 1; });
+}
+bool WindowDilated(const Window& w) {
+  return std::any_of(w.dimensions.begin(), w.dimensions.end(),
+                     [](const WindowDimension& d) { return d.window_dilation != 1; });
+}
 
 // A zero of `type` as a scalar constant.
 std::unique_ptr<HloInstruction> Zero(PrimitiveType type) {
   absl::StatusOr<Literal> zero = Literal::Scalar<float>(0).Convert(type);
   return HloInstruction::CreateConstant(zero.ok() ? std::move(*zero) : Literal::Scalar<float>(0));
+}
+
+// pad(operand, 0, config) with its inferred shape (operand's layout).
+std::unique_ptr<HloInstruction> MakePad(HloInstruction* operand, HloInstruction* zero, const PaddingConfig& config) {
+  const Shape& in = operand->shape();
+  std::vector<int64_t> dims = in.dimensions();
+  for (int64_t k = 0; k < in.rank(); ++k) {
+    const PaddingDimension& p = config.dimensions[k];
+    int64_t interior = dims[k] > 0 ? (dims[k] - 1) * p.interior_padding : 0;
+    dims[k] += p.edge_padding_low + p.edge_padding_high + interior;
+  }
+  Shape shape(in.element_type(), dims);
+  shape.set_layout(in.layout());
+  return HloInstruction::CreatePad(shape, operand, zero, config);
 }
 
 class PaddingVisitor : public HloRewriteVisitor {
@@ -31,62 +61,102 @@ class PaddingVisitor : public HloRewriteVisitor {
       return absl::OkStatus();
     }
     const Window& w = call->window();
-    if (std::all_of(w.dimensions.begin(), w.dimensions.end(), Legal)) return absl::OkStatus();
-    if (*kind == LibraryCallKind::kConvBackwardInput) return LegalizeBackwardInput(call);
-    return LegalizeInputSide(call);
+    if (*kind == LibraryCallKind::kConvBackwardInput) {
+      if (Symmetric(w)) return absl::OkStatus();
+      return LegalizeBackwardInput(call);
+    }
+    if (*kind == LibraryCallKind::kConvBackwardFilter) {
+      if (Symmetric(w) || !NonNegative(w)) return absl::OkStatus();
+      return LegalizeBackwardFilter(call);
+    }
+    if (Symmetric(w) && NonNegative(w) && !BaseDilated(w)) return absl::OkStatus();
+    return LegalizeForward(call);
   }
 
  private:
-  // conv(x) with padding (l, h) == conv(pad(x, l - p, h - p)) with padding
-  // (p, p), p = max(0, min(l, h)); negative parts become a slice of x.
-  absl::Status LegalizeInputSide(HloInstruction* call) {
+  // XLA's CanonicalizeForwardConvolution (gpu conv_padding_legalization.cc):
+  // when the padding is asymmetric or the input base-dilated, all positive
+  // padding and the base dilation move into one explicit pad of the input;
+  // negative padding becomes a slice of it; a window dilation then becomes
+  // an interior pad of the kernel (the window grows to the dilated kernel).
+  absl::Status LegalizeForward(HloInstruction* call) {
     const ConvolutionDimensionNumbers& d = *call->attrs().conv_dnums;
     HloInstruction* input = call->mutable_operand(0);
-    const Shape& in = input->shape();
+    HloInstruction* kernel = call->mutable_operand(1);
     Window window = call->window();
-    PaddingConfig pad;
-    pad.dimensions.resize(in.rank());
-    std::vector<SliceDimension> slice(in.rank());
-    std::vector<int64_t> padded_dims = in.dimensions();
-    bool needs_pad = false, needs_slice = false;
-    for (size_t j = 0; j < window.dimensions.size(); ++j) {
-      WindowDimension& wd = window.dimensions[j];
-      int64_t dim = d.input_spatial_dimensions[j];
-      int64_t p = std::max<int64_t>(0, std::min(wd.padding_low, wd.padding_high));
-      int64_t low = wd.padding_low - p, high = wd.padding_high - p;
-      pad.dimensions[dim].edge_padding_low = std::max<int64_t>(low, 0);
-      pad.dimensions[dim].edge_padding_high = std::max<int64_t>(high, 0);
-      needs_pad = needs_pad || low > 0 || high > 0;
-      padded_dims[dim] += std::max<int64_t>(low, 0) + std::max<int64_t>(high, 0);
-      wd.padding_low = wd.padding_high = p;
-    }
-    for (int64_t dim = 0; dim < in.rank(); ++dim) slice[dim] = {0, padded_dims[dim], 1};
-    for (size_t j = 0; j < window.dimensions.size(); ++j) {
-      const WindowDimension& old = call->window().dimensions[j];
-      int64_t p = window.dimensions[j].padding_low;
-      int64_t dim = d.input_spatial_dimensions[j];
-      if (old.padding_low - p < 0) slice[dim].start = p - old.padding_low;
-      if (old.padding_high - p < 0) slice[dim].limit += old.padding_high - p;
-      needs_slice = needs_slice || slice[dim].start != 0 || slice[dim].limit != padded_dims[dim];
-    }
-    HloInstruction* legal = input;
-    if (needs_pad) {
-      HloInstruction* zero = AddInstruction(call, Zero(in.element_type()));
-      Shape shape(in.element_type(), padded_dims);
-      shape.set_layout(in.layout());
-      legal = AddInstruction(call, HloInstruction::CreatePad(shape, legal, zero, pad));
+    if (!Symmetric(window) || BaseDilated(window)) {
+      PaddingConfig pad;
+      pad.dimensions.resize(input->shape().rank());
+      for (size_t j = 0; j < window.dimensions.size(); ++j) {
+        WindowDimension& wd = window.dimensions[j];
+        PaddingDimension& p = pad.dimensions[d.input_spatial_dimensions[j]];
+        if (wd.padding_low > 0) p.edge_padding_low = std::exchange(wd.padding_low, 0);
+        if (wd.padding_high > 0) p.edge_padding_high = std::exchange(wd.padding_high, 0);
+        if (wd.base_dilation != 1) p.interior_padding = std::exchange(wd.base_dilation, 1) - 1;
+      }
+      HloInstruction* zero = AddInstruction(call, Zero(input->shape().element_type()));
+      input = AddInstruction(call, MakePad(input, zero, pad));
       pass_.BumpCounter("explicit input padding");
     }
-    if (needs_slice) {
+    if (!NonNegative(window)) {
+      const Shape& in = input->shape();
+      std::vector<SliceDimension> slice(in.rank());
+      for (int64_t k = 0; k < in.rank(); ++k) slice[k] = {0, in.dimensions(k), 1};
+      for (size_t j = 0; j < window.dimensions.size(); ++j) {
+        WindowDimension& wd = window.dimensions[j];
+        SliceDimension& s = slice[d.input_spatial_dimensions[j]];
+        if (wd.padding_low < 0) s.start -= std::exchange(wd.padding_low, 0);
+        if (wd.padding_high < 0) s.limit += std::exchange(wd.padding_high, 0);
+      }
       std::vector<int64_t> dims;
       for (const SliceDimension& s : slice) dims.push_back(s.limit - s.start);
       Shape shape(in.element_type(), dims);
       shape.set_layout(in.layout());
-      legal = AddInstruction(call, HloInstruction::CreateSlice(shape, legal, slice));
+      input = AddInstruction(call, HloInstruction::CreateSlice(shape, input, slice));
       pass_.BumpCounter("input slice for negative padding");
     }
+    if (WindowDilated(window)) {
+      PaddingConfig pad;
+      pad.dimensions.resize(kernel->shape().rank());
+      for (size_t j = 0; j < window.dimensions.size(); ++j) {
+        pad.dimensions[d.kernel_spatial_dimensions[j]].interior_padding = window.dimensions[j].window_dilation - 1;
+      }
+      HloInstruction* zero = AddInstruction(call, Zero(kernel->shape().element_type()));
+      kernel = AddInstruction(call, MakePad(kernel, zero, pad));
+      for (size_t j = 0; j < window.dimensions.size(); ++j) {
+        window.dimensions[j].size = kernel->shape().dimensions(d.kernel_spatial_dimensions[j]);
+        window.dimensions[j].window_dilation = 1;
+      }
+      pass_.BumpCounter("explicit kernel dilation");
+    }
     std::vector<HloInstruction*> operands = call->operands();
-    operands[0] = legal;
+    operands[0] = input;
+    operands[1] = kernel;
+    return ReplaceWithNewInstruction(call, CloneConvCall(*call, call->shape().tuple_shapes(0), operands, window));
+  }
+
+  // XLA's CanonicalizeBackwardFilterConvolution: the difference of uneven
+  // non-negative padding (l, h) moves into a pad of the input, the call
+  // keeps p = min(l, h) on both sides.
+  absl::Status LegalizeBackwardFilter(HloInstruction* call) {
+    const ConvolutionDimensionNumbers& d = *call->attrs().conv_dnums;
+    HloInstruction* input = call->mutable_operand(0);
+    Window window = call->window();
+    PaddingConfig pad;
+    pad.dimensions.resize(input->shape().rank());
+    for (size_t j = 0; j < window.dimensions.size(); ++j) {
+      WindowDimension& wd = window.dimensions[j];
+      int64_t p = std::min(wd.padding_low, wd.padding_high);
+      PaddingDimension& pd = pad.dimensions[d.input_spatial_dimensions[j]];
+      pd.edge_padding_low = wd.padding_low - p;
+      pd.edge_padding_high = wd.padding_high - p;
+      wd.padding_low = wd.padding_high = p;
+    }
+    HloInstruction* zero = AddInstruction(call, Zero(input->shape().element_type()));
+    HloInstruction* padded = AddInstruction(call, MakePad(input, zero, pad));
+    pass_.BumpCounter("explicit input padding");
+    std::vector<HloInstruction*> operands = call->operands();
+    operands[0] = padded;
     return ReplaceWithNewInstruction(call, CloneConvCall(*call, call->shape().tuple_shapes(0), operands, window));
   }
 

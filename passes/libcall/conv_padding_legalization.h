@@ -1,13 +1,18 @@
 // ConvPaddingLegalization ("conv-padding-legalization"; GpuConvPaddingLegalization
-// in seed 003's XLA): makes every convolution call's padding what cuDNN
-// takes — non-negative and the same on both sides of each spatial dimension
-// — by moving the difference into explicit HLO around the call:
-//   forward, fused forward, backward filter: the input gets an explicit pad
-//     (and a slice for negative padding), the call keeps min(low, high) >= 0;
+// in seed 003's XLA): makes every convolution call's window what cuDNN
+// takes — padding non-negative and the same on both sides of each spatial
+// dimension, no base dilation — by moving the rest into explicit HLO around
+// the call, as XLA's gpu conv_padding_legalization.cc does:
+//   forward, fused forward: when the padding is uneven or the input
+//     base-dilated, all positive padding and the base dilation go into one
+//     pad of the input (the call keeps no padding); negative padding becomes
+//     a slice; a window dilation then becomes an interior pad of the kernel;
+//   backward filter: the difference of uneven non-negative padding goes into
+//     a pad of the input, the call keeps min(low, high);
 //   backward input: the call computes the gradient of a larger (less padded)
 //     input and a slice cuts the requested part out.
-// A backward input with negative padding is left alone (ConvRewriter never
-// creates one; XLA does not legalize it either).
+// Backward calls with negative padding are left alone (ConvRewriter never
+// creates them; XLA does not legalize them either).
 //
 // Before: ConvRewriter / CudnnFusedConvRewriter, which choose paddings. After:
 // every call has symmetric non-negative padding. Optional on the CPU

@@ -37,6 +37,10 @@ struct ConvMatch {
   int64_t feature_group_count = 1;
   std::optional<GroupMove> regroup_lhs;
   std::optional<GroupMove> regroup_rhs;
+  // The kernel operand to build first: rhs reversed on these dimensions (a
+  // constant kernel), or rhs reshaped to this shape (a 1-D kernel).
+  std::optional<std::vector<int64_t>> reverse_rhs;
+  std::optional<Shape> reshape_rhs;
 };
 
 bool HasBaseDilation(const Window& w) {
@@ -53,6 +57,13 @@ bool HasWindowDilation(const Window& w) {
   return false;
 }
 
+bool HasWindowReversal(const Window& w) {
+  for (const WindowDimension& d : w.dimensions) {
+    if (d.window_reversal) return true;
+  }
+  return false;
+}
+
 // The high padding XLA picks when the forward padding can be anything in
 // [min_high, min_high + stride - 1] (trailing input the windows never reach):
 // the low padding when it is in range (symmetric, what cuDNN prefers), else
@@ -64,26 +75,90 @@ int64_t ChooseHighPadding(int64_t low, int64_t min_high, int64_t stride) {
   return low;
 }
 
+// The dimension a reshape inserts when it only inserts one 1-sized dimension
+// (XLA's ShapeUtil::ReshapeMerelyInsertsOrDeletes1SizedDimensions: the
+// shapes walked together, equal sizes paired first).
+std::optional<int64_t> SingleInsertedUnitDimension(const Shape& from, const Shape& to) {
+  std::vector<int64_t> inserted;
+  int64_t i = 0, j = 0;
+  const int64_t n = from.rank(), m = to.rank();
+  while (i < n && j < m) {
+    if (from.dimensions(i) == to.dimensions(j)) {
+      ++i, ++j;
+    } else if (from.dimensions(i) == 1) {
+      return std::nullopt;  // a deleted dimension
+    } else if (to.dimensions(j) == 1) {
+      inserted.push_back(j++);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (i < n) return std::nullopt;
+  for (; j < m; ++j) {
+    if (to.dimensions(j) != 1) return std::nullopt;
+    inserted.push_back(j);
+  }
+  if (inserted.size() != 1) return std::nullopt;
+  return inserted[0];
+}
+
+// A 1-D convolution written as a 2-D one: the filter is a reshape inserting
+// one unit kernel spatial dimension (XLA's MaybeConv1dToConv2d).
+bool IsConv1dAsConv2d(const HloInstruction* conv) {
+  if (conv->window().dimensions.size() != 2) return false;
+  const HloInstruction* filter = conv->operand(1);
+  if (filter->opcode() != HloOpcode::kReshape) return false;
+  std::optional<int64_t> dim = SingleInsertedUnitDimension(filter->operand(0)->shape(), filter->shape());
+  if (!dim) return false;
+  const std::vector<int64_t>& spatial = conv->attrs().conv_dnums->kernel_spatial_dimensions;
+  return std::find(spatial.begin(), spatial.end(), *dim) != spatial.end();
+}
+
+// XLA's LooksLikeForwardConvolution: the result's batch is the input's, its
+// features the filter's output features, and no kernel spatial dimension is
+// larger than the result's (a filter gradient swaps batch and features).
+bool LooksLikeForwardConvolution(const HloInstruction* conv) {
+  const ConvolutionDimensionNumbers& d = *conv->attrs().conv_dnums;
+  const Shape &lhs = conv->operand(0)->shape(), &rhs = conv->operand(1)->shape(), &out = conv->shape();
+  if (lhs.dimensions(d.input_batch_dimension) != out.dimensions(d.output_batch_dimension)) return false;
+  if (rhs.dimensions(d.kernel_output_feature_dimension) != out.dimensions(d.output_feature_dimension)) return false;
+  for (size_t j = 0; j < d.kernel_spatial_dimensions.size(); ++j) {
+    if (rhs.dimensions(d.kernel_spatial_dimensions[j]) > out.dimensions(d.output_spatial_dimensions[j])) return false;
+  }
+  return true;
+}
+
 // conv(x, dy) computing a filter gradient: dW[c,o,k] = sum x[n,c,y*s+k-p] dy[n,o,y].
 // The filter gradient of a grouped convolution is batch-grouped (x's
 // features, its "batch" here, split into G groups, one per group of dy's
 // features): XLA's conv_rewriter.cc gives the call feature_group_count =
 // batch_group_count. A feature-grouped convolution is never a filter
 // gradient (frameworks write grouped ones batch-grouped; XLA the same).
+//
+// Which stride-1 convolutions are filter gradients is XLA's heuristic
+// (MatchBackwardFilter): not one that looks like a forward convolution, and
+// without window dilation (the forward stride) only one whose kernel is
+// larger than the result in every spatial dimension (in all but the unit
+// one of a 1-D convolution written as 2-D). No window reversal.
 std::optional<ConvMatch> MatchBackwardFilter(HloInstruction* conv) {
   const Window& w = conv->window();
   const ConvolutionDimensionNumbers& d = *conv->attrs().conv_dnums;
-  if (conv->attrs().feature_group_count != 1 || HasBaseDilation(w)) return std::nullopt;
-  int64_t window_elements = 1, output_elements = 1;
-  for (size_t j = 0; j < w.dimensions.size(); ++j) {
-    const WindowDimension& wd = w.dimensions[j];
-    if (wd.stride != 1 || wd.window_reversal || wd.padding_low < 0) return std::nullopt;
-    window_elements *= wd.size;
-    output_elements *= conv->shape().dimensions(d.output_spatial_dimensions[j]);
+  if (conv->attrs().feature_group_count != 1 || LooksLikeForwardConvolution(conv)) return std::nullopt;
+  for (const WindowDimension& wd : w.dimensions) {
+    if (wd.stride != 1 || wd.base_dilation != 1 || wd.padding_low < 0 || wd.window_reversal) return std::nullopt;
   }
-  // Stride 1 forward: a filter gradient only when the window (the output
-  // gradient) is larger than the result (the filter).
-  if (!HasWindowDilation(w) && window_elements <= output_elements) return std::nullopt;
+  int64_t small_kernel_dims = 0;
+  for (size_t j = 0; j < d.kernel_spatial_dimensions.size(); ++j) {
+    if (conv->operand(1)->shape().dimensions(d.kernel_spatial_dimensions[j]) <=
+        conv->shape().dimensions(d.output_spatial_dimensions[j])) {
+      ++small_kernel_dims;
+    }
+  }
+  if ((d.kernel_spatial_dimensions.empty() || small_kernel_dims > 1 ||
+       (small_kernel_dims == 1 && !IsConv1dAsConv2d(conv))) &&
+      !HasWindowDilation(w)) {
+    return std::nullopt;
+  }
   ConvMatch m{kConvBackwardFilterCallTarget, conv->mutable_operand(0), conv->mutable_operand(1), {}, {}};
   m.feature_group_count = conv->attrs().batch_group_count;
   m.dnums = BackwardFilterDimensionNumbers(d);  // its own inverse
@@ -93,6 +168,7 @@ std::optional<ConvMatch> MatchBackwardFilter(HloInstruction* conv) {
     WindowDimension fd = ForwardOfBackwardFilterWindowDimension(
         w.dimensions[j], conv->shape().dimensions(d.output_spatial_dimensions[j]));
     fd.padding_high = ChooseHighPadding(fd.padding_low, fd.padding_high, fd.stride);
+    if (fd.padding_high < 0) return std::nullopt;  // XLA falls back to the plain convolution
     m.window.dimensions.push_back(fd);
   }
   return m;
@@ -100,6 +176,13 @@ std::optional<ConvMatch> MatchBackwardFilter(HloInstruction* conv) {
 
 // conv(dy, reversed w) with lhs_dilation s: dx[n,c,x] = sum dy[n,o,y] w[k,c,o]
 // over y*s + k - p = x.
+//
+// XLA's MatchBackwardInput takes a convolution for an input gradient when
+// its kernel is reverse(w) on exactly the kernel's spatial dimensions (or,
+// for a 1-D convolution written as 2-D, reshape(reverse(w))), or when it is
+// lhs-dilated and its kernel is 1x1 or a constant (then reversed here, as
+// XLA's pair of reverses does); never with window reversal, stride or window
+// dilation.
 //
 // Grouped (G = feature_group_count): the gradient's kernel K holds, for
 // group g, the forward filter's block with its features swapped, K[a, g*C/G
@@ -115,20 +198,55 @@ std::optional<ConvMatch> MatchBackwardInput(HloInstruction* conv) {
   const ConvolutionDimensionNumbers& d = *conv->attrs().conv_dnums;
   if (conv->attrs().batch_group_count != 1 || w.dimensions.empty()) return std::nullopt;
   HloInstruction* kernel = conv->mutable_operand(1);
-  bool window_reversed = true;
-  for (const WindowDimension& wd : w.dimensions) window_reversed = window_reversed && wd.window_reversal;
-  bool any_reversed = false;
-  for (const WindowDimension& wd : w.dimensions) any_reversed = any_reversed || wd.window_reversal;
-  if (!window_reversed) {
-    // reverse(w) on exactly the kernel's spatial dims, window not reversed.
-    if (any_reversed || kernel->opcode() != HloOpcode::kReverse) return std::nullopt;
+  bool reversed_filter = false;
+  if (kernel->opcode() == HloOpcode::kReverse) {
     std::vector<int64_t> dims = kernel->dimensions(), spatial = d.kernel_spatial_dimensions;
     std::sort(dims.begin(), dims.end());
     std::sort(spatial.begin(), spatial.end());
-    if (dims != spatial) return std::nullopt;
-    kernel = kernel->mutable_operand(0);
+    reversed_filter = dims == spatial;
+  }
+  // XLA takes any reverse under the reshape; here it must reverse the
+  // kernel's (real) spatial dimension, else the call would compute another
+  // convolution.
+  bool reversed_conv1d_filter = false;
+  if (IsConv1dAsConv2d(conv) && kernel->operand(0)->opcode() == HloOpcode::kReverse) {
+    int64_t inserted =
+        *SingleInsertedUnitDimension(kernel->operand(0)->shape(), kernel->shape());
+    std::vector<int64_t> want;
+    for (int64_t dim : d.kernel_spatial_dimensions) {
+      if (dim != inserted) want.push_back(dim < inserted ? dim : dim - 1);
+    }
+    std::vector<int64_t> dims = kernel->operand(0)->dimensions();
+    std::sort(dims.begin(), dims.end());
+    std::sort(want.begin(), want.end());
+    reversed_conv1d_filter = dims == want;
+  }
+  bool unit_filter = std::all_of(w.dimensions.begin(), w.dimensions.end(),
+                                 [](const WindowDimension& wd) { return wd.size == 1; });
+  bool constant_filter = kernel->opcode() == HloOpcode::kConstant;
+  // passlab's grouped extension (below) also takes the kernel reversal
+  // spelled as a window reversed in every spatial dimension.
+  bool grouped_window_reversed = conv->attrs().feature_group_count > 1 && !reversed_filter &&
+                                 std::all_of(w.dimensions.begin(), w.dimensions.end(),
+                                             [](const WindowDimension& wd) { return wd.window_reversal; });
+  if (!reversed_filter && !reversed_conv1d_filter && !grouped_window_reversed &&
+      !(HasBaseDilation(w) && (constant_filter || unit_filter))) {
+    return std::nullopt;
+  }
+  for (const WindowDimension& wd : w.dimensions) {
+    if (wd.stride != 1 || wd.window_dilation != 1 || (wd.window_reversal && !grouped_window_reversed)) {
+      return std::nullopt;
+    }
   }
   ConvMatch m{kConvBackwardInputCallTarget, conv->mutable_operand(0), kernel, {}, {}};
+  if (reversed_filter) {
+    m.rhs = kernel->mutable_operand(0);  // the call reverses the kernel itself
+  } else if (constant_filter) {
+    m.reverse_rhs = d.kernel_spatial_dimensions;
+  } else if (reversed_conv1d_filter) {
+    m.rhs = kernel->mutable_operand(0)->mutable_operand(0);
+    m.reshape_rhs = kernel->shape();
+  }
   m.feature_group_count = conv->attrs().feature_group_count;
   if (m.feature_group_count > 1) {
     m.regroup_rhs = GroupMove{d.kernel_output_feature_dimension, d.kernel_input_feature_dimension,
@@ -136,8 +254,8 @@ std::optional<ConvMatch> MatchBackwardInput(HloInstruction* conv) {
   }
   m.dnums = BackwardDataDimensionNumbers(d);  // its own inverse
   for (size_t j = 0; j < w.dimensions.size(); ++j) {
-    const WindowDimension& wd = w.dimensions[j];
-    if (wd.stride != 1 || wd.window_dilation != 1) return std::nullopt;
+    WindowDimension wd = w.dimensions[j];
+    wd.window_reversal = false;
     int64_t in = conv->shape().dimensions(d.output_spatial_dimensions[j]);
     int64_t out = conv->operand(0)->shape().dimensions(d.input_spatial_dimensions[j]);
     WindowDimension fd = ForwardOfBackwardDataWindowDimension(wd, in, out);
@@ -155,9 +273,20 @@ std::optional<ConvMatch> MatchBackwardInput(HloInstruction* conv) {
 // features (XLA's ConvertBatchGroupedToFeatureGroupedConvolution in
 // conv_rewriter.cc).
 std::optional<ConvMatch> MatchForward(HloInstruction* conv) {
-  if (HasBaseDilation(conv->window())) return std::nullopt;
+  const Window& w = conv->window();
   const ConvolutionDimensionNumbers& d = *conv->attrs().conv_dnums;
-  ConvMatch m{kConvForwardCallTarget, conv->mutable_operand(0), conv->mutable_operand(1), conv->window(), d};
+  // XLA's CanImplementAsGpuForwardConv: at most 3 spatial dimensions, no
+  // empty operand, and cuDNN's cross-correlation or convolution (a 2-D
+  // window reversed in all dimensions or none; other ranks none). Base
+  // dilation is kept: ConvPaddingLegalization makes it an explicit pad.
+  if (d.input_spatial_dimensions.size() > 3 || conv->operand(0)->shape().element_count() == 0 ||
+      conv->operand(1)->shape().element_count() == 0) {
+    return std::nullopt;
+  }
+  bool all_reversed = std::all_of(w.dimensions.begin(), w.dimensions.end(),
+                                  [](const WindowDimension& wd) { return wd.window_reversal; });
+  if (HasWindowReversal(w) && (w.dimensions.size() != 2 || !all_reversed)) return std::nullopt;
+  ConvMatch m{kConvForwardCallTarget, conv->mutable_operand(0), conv->mutable_operand(1), w, d};
   m.feature_group_count = conv->attrs().feature_group_count;
   int64_t batch_groups = conv->attrs().batch_group_count;
   if (batch_groups > 1) {
@@ -217,16 +346,25 @@ class ConvRewriteVisitor : public HloRewriteVisitor {
         (a.feature_group_count != 1 && a.batch_group_count != 1)) {
       return absl::OkStatus();
     }
-    std::optional<ConvMatch> m = MatchBackwardFilter(conv);
-    if (!m) m = MatchBackwardInput(conv);
+    // XLA's order (CreateCustomCallHelper): input gradient, filter
+    // gradient, forward.
+    std::optional<ConvMatch> m = MatchBackwardInput(conv);
+    if (!m) m = MatchBackwardFilter(conv);
     if (!m) m = MatchForward(conv);
     if (!m) return absl::OkStatus();
     auto add = [&](std::unique_ptr<HloInstruction> inst) { return AddInstruction(conv, std::move(inst)); };
+    PrimitiveType rhs_type = m->rhs->shape().element_type();
+    if (m->reverse_rhs) {
+      m->rhs = add(HloInstruction::CreateReverse(m->rhs->shape(), m->rhs, *m->reverse_rhs));
+    } else if (m->reshape_rhs) {
+      m->rhs = add(HloInstruction::CreateReshape(Shape::Array(rhs_type, m->reshape_rhs->dimensions()), m->rhs));
+    }
     if (m->regroup_lhs) m->lhs = MoveGroups(m->lhs, *m->regroup_lhs, add);
     if (m->regroup_rhs) m->rhs = MoveGroups(m->rhs, *m->regroup_rhs, add);
     ConvBackendConfig config;
     std::unique_ptr<HloInstruction> call = CreateConvCall(conv->shape(), m->target, {m->lhs, m->rhs}, m->window,
-                                                          m->dnums, m->feature_group_count, config);
+                                                          m->dnums, m->feature_group_count, config,
+                                                          conv->attrs().precision_config);
     call->set_metadata(conv->metadata());
     HloInstruction* added = AddInstruction(conv, std::move(call));
     pass_.BumpCounter(std::string(m->target));

@@ -139,7 +139,8 @@ class FusedConvVisitor : public HloRewriteVisitor {
         kind == LibraryCallKind::kConvForward ? kConvForwardCallTarget : kConvBiasActivationForwardCallTarget;
     std::unique_ptr<HloInstruction> call = CreateConvCall(user->shape(), target, operands, c.call->window(),
                                                           *c.call->attrs().conv_dnums,
-                                                          c.call->attrs().feature_group_count, c.config);
+                                                          c.call->attrs().feature_group_count, c.config,
+                                                          c.call->attrs().precision_config);
     call->set_metadata(c.call->metadata());
     HloInstruction* added = AddInstruction(user, std::move(call));
     return ReplaceWithNewInstruction(user, HloInstruction::CreateGetTupleElement(added, 0));

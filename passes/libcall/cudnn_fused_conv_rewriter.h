@@ -8,7 +8,8 @@
 //   add(conv', side) / add(conv', c * side)   => side input (scale 1 or c)
 //   maximum(conv', broadcast(0))              => activation kRelu
 // in that order (conv' = a call already holding what comes before; a
-// missing bias is a zero vector). Each fold needs the call's result to have
+// missing bias is a zero vector). The fused call keeps the forward call's
+// window, dim_labels, groups and operand_precision. Each fold needs the call's result to have
 // no other user. f32 only: folding in a narrower type would round once
 // where the plain ops round after each step.
 //

@@ -371,7 +371,7 @@ std::unique_ptr<HloPassPipeline> BuildFusionPipeline() {
   pipeline->AddPass<FusionMerger>();
   // On the final single-output fusions: siblings and producer-consumer pairs
   // that iterate alike share one kernel.
-  pipeline->AddPass<GpuMultiOutputFusion>();
+  pipeline->AddPass<GpuMultiOutputFusion>(MultiOutputFusionOptions{.device = ""});  // no cost model then
   // Duplicated producers leave identical instructions inside fusions.
   pipeline->AddPass<HloCSE>(HloCseOptions{.only_fusion_computations = true});
   pipeline->AddPass<HloDCE>();

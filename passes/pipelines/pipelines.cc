@@ -126,6 +126,13 @@ AlgebraicSimplifierOptions GpuAlgsimpOptions(AlgsimpMode mode) {
   o.enable_unconditional_reduce_of_concat_replacement = false;
   o.rewrite_no_op_bitcast_convert_to_bitcast = true;
   o.gpu_compute_capability = "9.0";  // H100: XLA's GpuAlgebraicSimplifier
+  // GpuAlgebraicSimplifier::RunImpl (xla/backends/gpu/transforms/
+  // algebraic_simplifier.cc) visits each computation once, without the base
+  // pass's run_to_fixed_point loop; the HloPassFix around some occurrences
+  // (and the simplification pipeline's own) repeats it. One sweep leaves
+  // what a rewrite made of a dead instruction (reshape(reshape(x)) ->
+  // a no-op reshape(x)) for the next run or DCE, as XLA's does.
+  o.run_to_fixed_point = false;
   if (mode == AlgsimpMode::kLayoutInsensitive || mode == AlgsimpMode::kPostFusionSimplification) {
     o.unconditionally_simplify_reduce_of_transpose_or_reshape = true;
     // The GPU handles transposes better than slice+concatenate.

@@ -70,6 +70,25 @@ bool TransposeIsBitcast(const Shape& from, const Shape& to, const std::vector<in
   return true;
 }
 
+std::optional<std::vector<int64_t>> TransposeDimsOfBitcast(const Shape& from, const Shape& to) {
+  if (from.rank() != to.rank() || !from.has_layout() || !to.has_layout()) return std::nullopt;
+  // XLA: ComposePermutations(LayoutPerm(from), InversePermutation(LayoutPerm(to)))
+  // with LayoutPerm the major-to-minor dim order: output dim to_m2m[k] is
+  // input dim from_m2m[k].
+  const int64_t rank = from.rank();
+  const std::vector<int64_t>& fm = from.layout().minor_to_major();
+  const std::vector<int64_t>& tm = to.layout().minor_to_major();
+  std::vector<int64_t> perm(rank);
+  for (int64_t k = 0; k < rank; ++k) perm[tm[k]] = fm[k];
+  for (int64_t d = 0; d < rank; ++d) {
+    if (to.dimensions(d) != from.dimensions(perm[d])) return std::nullopt;
+  }
+  Shape same_type = to;
+  same_type.set_element_type(from.element_type());
+  if (!TransposeIsBitcast(from, same_type, perm)) return std::nullopt;
+  return perm;
+}
+
 namespace {
 
 // The shape of copy(A) whose memory matches copy(bitcast(A)) when the bitcast
@@ -162,6 +181,21 @@ void CopyBitcastMiscRules(std::vector<Rule>& rules) {
     return ctx.SameShape(Op(i, 0)->shape(), i->shape()) ? Op(i, 0) : nullptr;
   }));
   rules.push_back(ChainRule(O::kBitcast, "bitcast/transpose chain that undoes itself => source"));
+  // XLA's HandleBitcast: a bitcast of a broadcast that is a transpose
+  // (DeduceTransposeDimensionsForBitcast), same tiling and element type =>
+  // SimplifyTransposeOfBroadcast, a new broadcast of A.
+  rules.push_back(R(O::kBitcast, "bitcast(broadcast(A)) that transposes => broadcast(A)", [](HloInstruction* i, RuleContext& ctx) -> HloInstruction* {
+    HloInstruction* b = Op(i, 0);
+    if (!i->control_predecessors().empty() || !Is(b, O::kBroadcast)) return nullptr;
+    if (b->shape().element_type() != i->shape().element_type()) return nullptr;
+    if (!b->shape().has_layout() || !i->shape().has_layout() ||
+        b->shape().layout().tiles() != i->shape().layout().tiles()) {
+      return nullptr;
+    }
+    std::optional<std::vector<int64_t>> perm = TransposeDimsOfBitcast(b->shape(), i->shape());
+    if (!perm.has_value()) return nullptr;
+    return TransposeOfBroadcast(i, *perm, ctx);
+  }));
   // bitcast-convert(bitcast-convert(A)) => bitcast-convert(A)
   rules.push_back(R(O::kBitcastConvert, "bitcast-convert chain => one bitcast-convert", [](HloInstruction* i, RuleContext& ctx) -> HloInstruction* {
     HloInstruction* inner = Op(i, 0);

@@ -127,6 +127,13 @@ Rule ChainRule(HloOpcode op, std::string_view name);
 bool ReshapeIsBitcast(const Shape& from, const Shape& to);
 // XLA's ShapeUtil::TransposeIsBitcast for transpose(from, perm) -> to.
 bool TransposeIsBitcast(const Shape& from, const Shape& to, const std::vector<int64_t>& perm);
+// XLA's ShapeUtil::DeduceTransposeDimensionsForBitcast: the permutation
+// when bitcast(from) -> to is a transpose (same rank, layouts), else nullopt.
+std::optional<std::vector<int64_t>> TransposeDimsOfBitcast(const Shape& from, const Shape& to);
+// XLA's SimplifyTransposeOfBroadcast (algsimp_shape.cc): `i` (a transpose,
+// or a bitcast that transposes by `perm`) of broadcast(A) => broadcast(A)
+// when A's dims keep their order; nullptr otherwise.
+HloInstruction* TransposeOfBroadcast(HloInstruction* i, const std::vector<int64_t>& perm, RuleContext& ctx);
 // Dot helpers (algsimp_dot.cc). XLA's HloCostAnalysis::GetDotFlops.
 int64_t DotFlops(const Shape& lhs, const Shape& result, const DotDimensionNumbers& d);
 // XLA's ConstructToDotMaps: operand dim -> dot result dim (-1: contracted).

@@ -562,33 +562,40 @@ void TransposeReshapeToConcatRule(std::vector<Rule>& rules) {
 void TransposeOfBroadcastRule(std::vector<Rule>& rules) {
   // transpose(broadcast(A)) keeping A's dims in order => broadcast(A)
   rules.push_back(R(O::kTranspose, "transpose(broadcast(A)) => broadcast(A)", [](HloInstruction* i, RuleContext& ctx) -> HloInstruction* {
-    HloInstruction* b = Op(i, 0);
-    if (!Is(b, O::kBroadcast) || !std::is_sorted(b->dimensions().begin(), b->dimensions().end())) return nullptr;
-    std::vector<int64_t> inv = InversePermutation(i->dimensions());
-    std::vector<int64_t> dims;
-    for (int64_t d : b->dimensions()) dims.push_back(inv[d]);
-    if (!std::is_sorted(dims.begin(), dims.end())) return nullptr;
-    if (ctx.options().is_layout_sensitive) {
-      // The operand's layout must order its dims as the transpose's layout does.
-      const Shape& a = b->operand(0)->shape();
-      if (!a.has_layout() || !i->shape().has_layout()) return nullptr;
-      std::vector<int64_t> p1(dims.size()), p2(dims.size());
-      std::iota(p1.begin(), p1.end(), 0);
-      std::iota(p2.begin(), p2.end(), 0);
-      const std::vector<int64_t>& aml = a.layout().minor_to_major();
-      std::sort(p1.begin(), p1.end(), [&](int64_t x, int64_t y) { return aml[x] < aml[y]; });
-      std::vector<int64_t> extracted;
-      for (int64_t d : i->shape().layout().minor_to_major()) {
-        if (std::binary_search(dims.begin(), dims.end(), d)) extracted.push_back(d);
-      }
-      std::sort(p2.begin(), p2.end(), [&](int64_t x, int64_t y) { return extracted[x] < extracted[y]; });
-      if (p1 != p2) return nullptr;
-    }
-    return ctx.Add(HloInstruction::CreateBroadcast(i->shape(), Op(b, 0), dims));
+    return TransposeOfBroadcast(i, i->dimensions(), ctx);
   }));
 }
 
 }  // namespace
+
+// XLA's SimplifyTransposeOfBroadcast for `i` = transpose(broadcast(A)) by
+// `perm` (a transpose, or a bitcast that is one): broadcast(A) when A's dims
+// keep their order (and, layout sensitive, their layout order).
+HloInstruction* TransposeOfBroadcast(HloInstruction* i, const std::vector<int64_t>& perm, RuleContext& ctx) {
+  HloInstruction* b = Op(i, 0);
+  if (!Is(b, O::kBroadcast) || !std::is_sorted(b->dimensions().begin(), b->dimensions().end())) return nullptr;
+  std::vector<int64_t> inv = InversePermutation(perm);
+  std::vector<int64_t> dims;
+  for (int64_t d : b->dimensions()) dims.push_back(inv[d]);
+  if (!std::is_sorted(dims.begin(), dims.end())) return nullptr;
+  if (ctx.options().is_layout_sensitive) {
+    // The operand's layout must order its dims as the transpose's layout does.
+    const Shape& a = b->operand(0)->shape();
+    if (!a.has_layout() || !i->shape().has_layout()) return nullptr;
+    std::vector<int64_t> p1(dims.size()), p2(dims.size());
+    std::iota(p1.begin(), p1.end(), 0);
+    std::iota(p2.begin(), p2.end(), 0);
+    const std::vector<int64_t>& aml = a.layout().minor_to_major();
+    std::sort(p1.begin(), p1.end(), [&](int64_t x, int64_t y) { return aml[x] < aml[y]; });
+    std::vector<int64_t> extracted;
+    for (int64_t d : i->shape().layout().minor_to_major()) {
+      if (std::binary_search(dims.begin(), dims.end(), d)) extracted.push_back(d);
+    }
+    std::sort(p2.begin(), p2.end(), [&](int64_t x, int64_t y) { return extracted[x] < extracted[y]; });
+    if (p1 != p2) return nullptr;
+  }
+  return ctx.Add(HloInstruction::CreateBroadcast(i->shape(), Op(b, 0), dims));
+}
 
 std::optional<InsertedOrDeleted> InsertedOrDeleted1SizedDimensions(const Shape& pre, const Shape& post) {
   InsertedOrDeleted r;

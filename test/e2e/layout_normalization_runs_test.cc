@@ -32,13 +32,33 @@ struct Outcome {
 
 // The ops that compute on a layout other than the descending one after the
 // passes: only bitcasts, parameters, tuples and reduces (which
-// LayoutNormalization leaves to the reduction emitter) may.
+// LayoutNormalization leaves to the reduction emitter) may, and broadcasts
+// that keep their operand's dimensions in the operand's minor-to-major order:
+// the layout-sensitive algsimp after LayoutNormalization folds a bitcast that
+// transposes a broadcast into a broadcast with the bitcast's layout (XLA's
+// algebraic_simplifier.cc HandleBitcast -> SimplifyTransposeOfBroadcast;
+// algebraic_simplifier_test.cc TransposeBitcastOfBroadcast), which is no
+// implicit transpose.
+bool BroadcastKeepsOperandOrder(const HloInstruction& b) {
+  if (b.opcode() != HloOpcode::kBroadcast) return false;
+  const std::vector<int64_t>& out = b.shape().layout().minor_to_major();
+  const std::vector<int64_t>& in = b.operand(0)->shape().layout().minor_to_major();
+  std::vector<int64_t> seen;  // operand dimensions in the result's minor-to-major order
+  for (int64_t d : out) {
+    for (size_t k = 0; k < b.dimensions().size(); ++k) {
+      if (b.dimensions()[k] == d) seen.push_back(static_cast<int64_t>(k));
+    }
+  }
+  return seen == in;
+}
+
 std::string UnnormalizedOps(const HloModule& m) {
   std::string out;
   for (const HloInstruction* i : m.entry_computation()->instructions()) {
     const HloOpcode op = i->opcode();
     if (op == HloOpcode::kBitcast || op == HloOpcode::kParameter || op == HloOpcode::kTuple ||
-        op == HloOpcode::kGetTupleElement || op == HloOpcode::kReduce || !i->shape().IsArray()) {
+        op == HloOpcode::kGetTupleElement || op == HloOpcode::kReduce || !i->shape().IsArray() ||
+        BroadcastKeepsOperandOrder(*i)) {
       continue;
     }
     const std::vector<int64_t>& m2m = i->shape().layout().minor_to_major();

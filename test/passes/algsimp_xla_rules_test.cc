@@ -668,3 +668,66 @@ ENTRY test {
 
 }  // namespace
 }  // namespace passlab
+
+namespace passlab {
+namespace {
+
+AlgebraicSimplifierOptions LayoutSensitiveOneSweep() {
+  AlgebraicSimplifierOptions o = OneSweep();
+  o.is_layout_sensitive = true;
+  return o;
+}
+
+// xla/hlo/transforms/simplifiers/algebraic_simplifier_test.cc
+// TransposeBitcastOfBroadcast: HandleBitcast turns a bitcast of a broadcast
+// that is a transpose (DeduceTransposeDimensionsForBitcast) into a broadcast
+// (SimplifyTransposeOfBroadcast).
+TEST(AlgsimpXlaRulesTest, TransposeBitcastOfBroadcast) {
+  PassResult r = Simplify(R"(HloModule m
+ENTRY test {
+  p = f32[2,4]{1,0} parameter(0)
+  bcast = f32[10,2,3,4]{3,2,1,0} broadcast(p), dimensions={1,3}
+  ROOT trans = f32[2,3,10,4]{3,1,0,2} bitcast(bcast)
+})",
+                          LayoutSensitiveOneSweep());
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"ROOT", "broadcast(%p), dimensions={0,3}", "NOT:bitcast("})) << r.text;
+}
+
+// XLA:GPU's layout-normalization algsimp on the JAX ResNet-50 step
+// (test/conformance/data/xla_resnet50_step_h200.tar.xz, step 36): a bitcast
+// pair that transposes a scalar broadcast there and back becomes a new
+// broadcast of the scalar (each bitcast in turn), not the old broadcast.
+TEST(AlgsimpXlaRulesTest, BitcastPairOfScalarBroadcastIsANewBroadcast) {
+  PassResult r = Simplify(R"(HloModule m
+ENTRY test {
+  c = f32[] constant(0.9)
+  b = f32[256,1,1,64]{3,2,1,0} broadcast(c), dimensions={}
+  t = f32[1,1,64,256]{2,1,0,3} bitcast(b)
+  u = f32[256,1,1,64]{3,2,1,0} bitcast(t)
+  p = f32[256,1,1,64]{3,2,1,0} parameter(0)
+  m1 = f32[256,1,1,64]{3,2,1,0} multiply(p, b)
+  m2 = f32[256,1,1,64]{3,2,1,0} multiply(p, u)
+  ROOT r = (f32[256,1,1,64]{3,2,1,0}, f32[256,1,1,64]{3,2,1,0}) tuple(m1, m2)
+})",
+                          LayoutSensitiveOneSweep());
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"%b = f32[256,1,1,64]{3,2,1,0} broadcast(%c)", "multiply(%p, %b)",
+                               "f32[256,1,1,64]{3,2,1,0} broadcast(%c)", "NOT:bitcast("}))
+      << r.text;
+}
+
+// A bitcast of a broadcast that is no transpose (it regroups dims) stays.
+TEST(AlgsimpXlaRulesTest, BitcastOfBroadcastThatIsNoTransposeStays) {
+  PassResult r = Simplify(R"(HloModule m
+ENTRY test {
+  p = f32[4]{0} parameter(0)
+  b = f32[2,4]{1,0} broadcast(p), dimensions={1}
+  ROOT t = f32[8]{0} bitcast(b)
+})",
+                          LayoutSensitiveOneSweep());
+  EXPECT_FALSE(r.changed) << r.text;
+}
+
+}  // namespace
+}  // namespace passlab

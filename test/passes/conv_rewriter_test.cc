@@ -27,22 +27,159 @@ ENTRY e {
       << r.text;
 }
 
-// The input gradient of the convolution above, as models/autodiff (and JAX)
-// write it: lhs_dilation = stride, reversed kernel, features swapped.
-constexpr char kBackwardInput[] = R"(
+// XLA's conv_rewriter.cc CreateGpuConv copies the convolution's
+// precision_config onto the call (operand_precision={highest,highest} in
+// the JAX ResNet-50 step dump, step 24).
+TEST(ConvRewriterTest, CallKeepsTheConvolutionsOperandPrecision) {
+  PassResult r = RunConvRewriter(R"(
+ENTRY e {
+  x = f32[2,8,8,3] parameter(0)
+  w = f32[3,3,3,8] parameter(1)
+  ROOT c = f32[2,8,8,8] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, operand_precision={highest,highest}
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"custom-call(%x, %w)", "operand_precision={highest,highest}",
+                               "custom_call_target=\"__dnn$convForward\""}))
+      << r.text;
+}
+
+// A window reversal is no gradient form for XLA (MatchBackwardInput and
+// MatchBackwardFilter: "Window reversal field not supported"); a 2-D
+// convolution reversed in every spatial dimension runs forward (cuDNN's
+// convolution mode, CanImplementAsGpuForwardConv), its lhs dilation kept for
+// ConvPaddingLegalization. Step 24 of the JAX ResNet-50 dump has four such
+// stride-1 convolutions (operands swapped by algsimp) that XLA makes
+// __cudnn$convForward.
+TEST(ConvRewriterTest, WindowReversedConvolutionRunsForward) {
+  PassResult r = RunConvRewriter(R"(
 ENTRY e {
   dy = f32[2,4,4,8] parameter(0)
   w = f32[3,3,3,8] parameter(1)
   ROOT dx = f32[2,8,8,3] convolution(dy, w), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2 rhs_reversal=1x1}, dim_labels=b01f_01oi->b01f
-})";
-
-TEST(ConvRewriterTest, LhsDilatedReversedConvolutionBecomesBackwardInput) {
-  PassResult r = RunConvRewriter(kBackwardInput);
+})");
   EXPECT_TRUE(r.changed);
   EXPECT_TRUE(Matches(r.text, {"(f32[2,8,8,3]{3,2,1,0}, u8[0]{0}) custom-call(%dy, %w)",
-                               "window={size=3x3 stride=2x2 pad=1_1x1_1}", "dim_labels=b01f_01io->b01f",
+                               "window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2 rhs_reversal=1x1}",
+                               "dim_labels=b01f_01oi->b01f", "custom_call_target=\"__dnn$convForward\""}))
+      << r.text;
+  r = RunConvRewriter(R"(
+ENTRY e {
+  w = f32[3,3,16,16] parameter(0)
+  dy = f32[8,2,2,16] parameter(1)
+  ROOT c = f32[8,2,2,16] convolution(w, dy), window={size=2x2 rhs_reversal=1x1}, dim_labels=01fb_o01i->f01b
+})");
+  EXPECT_TRUE(Matches(r.text, {"window={size=2x2 rhs_reversal=1x1}", "dim_labels=01fb_o01i->f01b",
+                               "custom_call_target=\"__dnn$convForward\""}))
+      << r.text;
+  // Reversed in one dimension of two: neither cross-correlation nor
+  // convolution; left alone.
+  EXPECT_FALSE(RunConvRewriter(R"(
+ENTRY e {
+  x = f32[2,8,8,3] parameter(0)
+  w = f32[3,3,3,8] parameter(1)
+  ROOT c = f32[2,6,6,8] convolution(x, w), window={size=3x3 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f
+})").changed);
+}
+
+// An lhs-dilated convolution with a 1x1 (or constant) kernel is an input
+// gradient without a reverse (XLA's MatchBackwardInput: "filter is 1x1 or a
+// constant AND conv has base dilation"): the downsampling 1x1 convolutions'
+// gradients of the ResNet-50 step dump, window={size=1x1 pad=0_1x0_1
+// lhs_dilate=2x2} => __cudnn$convBackwardInput window={size=1x1 stride=2x2}.
+TEST(ConvRewriterTest, LhsDilatedOneByOneOrConstantKernelIsABackwardInput) {
+  PassResult r = RunConvRewriter(R"(
+ENTRY e {
+  dy = f32[8,2,2,16] parameter(0)
+  w = f32[1,1,8,16] parameter(1)
+  ROOT dx = f32[8,4,4,8] convolution(dy, w), window={size=1x1 pad=0_1x0_1 lhs_dilate=2x2}, dim_labels=b01f_01oi->b01f
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"(f32[8,4,4,8]{3,2,1,0}, u8[0]{0}) custom-call(%dy, %w)", "window={size=1x1 stride=2x2}",
+                               "dim_labels=b01f_01io->b01f", "custom_call_target=\"__dnn$convBackwardInput\""}))
+      << r.text;
+  // A constant 3x3 kernel: the call takes it reversed (XLA adds a pair of
+  // reverses and lets the call subsume one).
+  r = RunConvRewriter(R"(
+ENTRY e {
+  dy = f32[1,2,2,1] parameter(0)
+  w = f32[3,3,1,1] constant({{{{1}},{{2}},{{3}}},{{{4}},{{5}},{{6}}},{{{7}},{{8}},{{9}}}})
+  ROOT dx = f32[1,4,4,1] convolution(dy, w), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=b01f_01oi->b01f
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"reverse(%w), dimensions={0,1}", "custom-call(%dy, %",
+                               "window={size=3x3 stride=2x2 pad=1_1x1_1}",
                                "custom_call_target=\"__dnn$convBackwardInput\""}))
       << r.text;
+}
+
+// A 1-D convolution written as 2-D (a unit kernel dimension inserted by a
+// reshape): its reversed kernel reads reshape(reverse(w)), and the call takes
+// reshape(w) (XLA's MaybeConv1dToConv2d / is_reversed_conv1d_filter).
+TEST(ConvRewriterTest, Conv1dWrittenAs2dWithReshapedReversedKernelIsABackwardInput) {
+  PassResult r = RunConvRewriter(R"(
+ENTRY e {
+  dy = f32[2,1,4,8] parameter(0)
+  w = f32[3,3,8] parameter(1)
+  rw = f32[3,3,8] reverse(w), dimensions={0}
+  k = f32[1,3,3,8] reshape(rw)
+  ROOT dx = f32[2,1,8,3] convolution(dy, k), window={size=1x3 pad=0_0x1_2 lhs_dilate=1x2}, dim_labels=b01f_01oi->b01f
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[1,3,3,8]{3,2,1,0} reshape(%w)", "custom-call(%dy, %",
+                               "window={size=1x3 stride=1x2 pad=0_0x1_1}",
+                               "custom_call_target=\"__dnn$convBackwardInput\""}))
+      << r.text;
+  // The reverse on a feature dimension: no input gradient (a forward call
+  // of the lhs-dilated convolution).
+  r = RunConvRewriter(R"(
+ENTRY e {
+  dy = f32[2,1,4,8] parameter(0)
+  w = f32[3,3,8] parameter(1)
+  rw = f32[3,3,8] reverse(w), dimensions={2}
+  k = f32[1,3,3,8] reshape(rw)
+  ROOT dx = f32[2,1,8,3] convolution(dy, k), window={size=1x3 pad=0_0x1_2 lhs_dilate=1x2}, dim_labels=b01f_01oi->b01f
+})");
+  EXPECT_TRUE(Matches(r.text, {"custom_call_target=\"__dnn$convForward\"", "NOT:convBackwardInput"})) << r.text;
+}
+
+// XLA tries the input gradient first: a stride-1 convolution with a reversed
+// kernel larger than its result, which the filter-gradient heuristic would
+// also take, is a backward input.
+TEST(ConvRewriterTest, BackwardInputIsTriedBeforeBackwardFilter) {
+  PassResult r = RunConvRewriter(R"(
+ENTRY e {
+  x = f32[2,6,6,3] parameter(0)
+  k = f32[6,6,3,4] parameter(1)
+  rk = f32[6,6,3,4] reverse(k), dimensions={0,1}
+  ROOT c = f32[2,3,3,4] convolution(x, rk), window={size=6x6 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"custom-call(%x, %k)", "custom_call_target=\"__dnn$convBackwardInput\""})) << r.text;
+}
+
+// XLA's filter-gradient heuristic (MatchBackwardFilter): a convolution that
+// looks like a forward one (same batch, the kernel's output features, kernel
+// no larger than the result) is forward even with window dilation; without
+// window dilation the kernel must be larger than the result in every
+// spatial dimension.
+TEST(ConvRewriterTest, FilterGradientHeuristicIsXlas) {
+  // Dilated 3x3 forward convolution (atrous): forward, not a filter gradient.
+  PassResult r = RunConvRewriter(R"(
+ENTRY e {
+  x = f32[2,8,8,3] parameter(0)
+  w = f32[3,3,3,8] parameter(1)
+  ROOT c = f32[2,4,4,8] convolution(x, w), window={size=3x3 rhs_dilate=2x2}, dim_labels=b01f_01io->b01f
+})");
+  EXPECT_TRUE(Matches(r.text, {"custom_call_target=\"__dnn$convForward\""})) << r.text;
+  // The kernel is larger than the result in one spatial dimension only (the
+  // element count rule would call it a filter gradient): forward.
+  r = RunConvRewriter(R"(
+ENTRY e {
+  x = f32[3,9,4,2] parameter(0)
+  dy = f32[3,7,2,5] parameter(1)
+  ROOT c = f32[2,3,3,5] convolution(x, dy), window={size=7x2}, dim_labels=f01b_i01o->b01f
+})");
+  EXPECT_TRUE(Matches(r.text, {"custom_call_target=\"__dnn$convForward\""})) << r.text;
 }
 
 TEST(ConvRewriterTest, ReverseOpOnTheKernelIsABackwardInputToo) {
@@ -202,19 +339,35 @@ ENTRY e {
 }
 
 TEST(ConvRewriterTest, KeepsConvolutionsTheLibraryDoesNotTake) {
-  // f64, and lhs dilation without a reversed kernel.
+  // f64 (passlab's DNN paths compute in f32/bf16/f16).
   EXPECT_FALSE(RunConvRewriter(R"(
 ENTRY e {
   x = f64[2,8,8,3] parameter(0)
   w = f64[3,3,3,8] parameter(1)
   ROOT c = f64[2,4,4,8] convolution(x, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
 })").changed);
+  // Four spatial dimensions (XLA's CanImplementAsGpuForwardConv: at most 3).
   EXPECT_FALSE(RunConvRewriter(R"(
+ENTRY e {
+  x = f32[1,3,3,3,3,2] parameter(0)
+  w = f32[1,1,1,1,2,2] parameter(1)
+  ROOT c = f32[1,3,3,3,3,2] convolution(x, w), window={size=1x1x1x1}, dim_labels=b0123f_0123io->b0123f
+})").changed);
+}
+
+// lhs dilation with a plain 3x3 kernel is no gradient form; XLA makes it a
+// forward call whose base dilation ConvPaddingLegalization makes explicit.
+TEST(ConvRewriterTest, LhsDilatedForwardConvolutionKeepsItsDilation) {
+  PassResult r = RunConvRewriter(R"(
 ENTRY e {
   dy = f32[2,4,4,8] parameter(0)
   w = f32[3,3,3,8] parameter(1)
   ROOT dx = f32[2,8,8,3] convolution(dy, w), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=b01f_01oi->b01f
-})").changed);
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}",
+                               "custom_call_target=\"__dnn$convForward\""}))
+      << r.text;
 }
 
 TEST(ConvRewriterTest, EdgeCaseConvolutionUsedTwiceAndOneSpatialDim) {

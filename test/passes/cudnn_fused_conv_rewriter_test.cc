@@ -34,6 +34,26 @@ ENTRY e {
       << r.text;
 }
 
+// The fused call is a clone of the forward call with more operands (XLA's
+// cudnn_fused_conv_rewriter.cc: CloneWithNewOperands), so it keeps its
+// operand_precision (the JAX ResNet-50 step dump, step 25).
+TEST(CudnnFusedConvRewriterTest, FusedCallKeepsOperandPrecision) {
+  PassResult r = RunFused(R"(
+ENTRY e {
+  x = f32[2,6,6,3] parameter(0)
+  w = f32[3,3,3,4] parameter(1)
+  b = f32[4] parameter(2)
+  c = (f32[2,6,6,4], u8[0]) custom-call(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, operand_precision={highest,highest}, custom_call_target="__dnn$convForward"
+  v = f32[2,6,6,4] get-tuple-element(c), index=0
+  bb = f32[2,6,6,4] broadcast(b), dimensions={3}
+  ROOT s = f32[2,6,6,4] add(v, bb)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"custom-call(%x, %w, %b)", "operand_precision={highest,highest}",
+                               "custom_call_target=\"__dnn$convBiasActivationForward\""}))
+      << r.text;
+}
+
 TEST(CudnnFusedConvRewriterTest, FoldsScaleAndScaledSideInputWithAZeroBias) {
   // 0.5 * conv(x, w) + 2 * y
   PassResult r = RunFused(R"(

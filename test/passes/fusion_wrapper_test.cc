@@ -113,5 +113,28 @@ ENTRY main {
       << r.text;
 }
 
+// XLA's FusionWrapper picks the kind by ChooseFusionKind(op, op)
+// (fusion_wrapper_base.cc, gpu_fusible.cc): kInput for a transpose the
+// tiled transpose emitter takes (GetDescriptionForTiledTransposeEmitter,
+// ir_emission_utils.cc: [147,64] -> [64,147] after normalization), kLoop
+// for one keeping a 512-float minor dimension. As XLA wraps the ResNet-50
+// step's weight transposes (step 77 of
+// test/conformance/data/xla_resnet50_step_h200.tar.xz).
+TEST(FusionWrapperTest, TiledTransposeIsAnInputFusion) {
+  PassResult r = RunPass(std::make_unique<FusionWrapper>(), R"(
+HloModule m
+ENTRY main {
+  w = f32[7,7,3,64]{3,2,1,0} parameter(0)
+  v = f32[3,3,512,512]{3,2,1,0} parameter(1)
+  t = f32[64,7,7,3]{3,2,1,0} transpose(w), dimensions={3,0,1,2}
+  u = f32[512,3,3,512]{3,2,1,0} transpose(v), dimensions={2,0,1,3}
+  ROOT r = (f32[64,7,7,3]{3,2,1,0}, f32[512,3,3,512]{3,2,1,0}) tuple(t, u)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"ENTRY", "%wrapped_transpose = f32[64,7,7,3]{3,2,1,0} fusion(%w), kind=kInput",
+                               "%wrapped_transpose.1 = f32[512,3,3,512]{3,2,1,0} fusion(%v), kind=kLoop"}))
+      << r.text;
+}
+
 }  // namespace
 }  // namespace passlab

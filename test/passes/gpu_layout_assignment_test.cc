@@ -38,13 +38,99 @@ TEST(GpuLayoutAssignmentTest, NchwConvCallGetsFeatureMajorActivationsAndCopiesBa
       << r.text;
 }
 
-TEST(GpuLayoutAssignmentTest, KeepsNhwcConvCallOnFeatureMinorLabels) {
-  EXPECT_FALSE(RunLayoutAssignment(kConvForwardB01f).changed);
+// xla/backends/gpu/transforms/layout_assignment.cc,
+// HeuristicLayoutAssignment: NHWC activations pair with kOutputYXInput
+// (OHWI, cuDNN's KRSC) filters, so an 01io filter [0, 1, i, o] is read as
+// [o, 0, 1, i] = {2,1,0,3} (XLA's dump of the ResNet-50 step on an H200,
+// step 31, copies every weight so); the b01f activations stay.
+TEST(GpuLayoutAssignmentTest, NhwcConvCallGetsOhwiFilter) {
+  PassResult r = RunLayoutAssignment(kConvForwardB01f);
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[3,3,3,4]{2,1,0,3} copy(%w)", "(f32[2,8,8,4]{3,2,1,0}, u8[0]{0}) custom-call(%x, %copy)",
+                               "NOT:copy(%x)", "NOT:copy(%g)"}))
+      << r.text;
+}
+
+// A reverse is layout-preserving (xla/service/layout_assignment.cc,
+// InstructionCanChangeLayout is false for kReverse): the filter layout the
+// convolution needs is pulled through it onto its operand, and the
+// parameter is copied before the reverse, not the reverse after it (XLA's
+// dump of the ResNet-50 step on an H200, step 31: 01fb_o01i->f01b
+// convolutions of reversed weights). 01fb under NHWC is [b, 0, 1, f] =
+// {2,1,0,3}; the f01b result [b, 0, 1, f] = {0,2,1,3}.
+TEST(GpuLayoutAssignmentTest, ReverseTakesTheLayoutItsConvolutionNeeds) {
+  PassResult r = RunLayoutAssignment(R"(
+ENTRY e {
+  w = f32[3,3,8,4] parameter(0)
+  rv = f32[3,3,8,4] reverse(w), dimensions={0,1}
+  k = f32[5,2,2,8] parameter(1)
+  c = (f32[5,2,2,4], u8[0]) custom-call(rv, k), window={size=2x2}, dim_labels=01fb_o01i->f01b, custom_call_target="__dnn$convForward"
+  ROOT g = f32[5,2,2,4] get-tuple-element(c), index=0
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[3,3,8,4]{2,1,0,3} copy(%w)", "f32[3,3,8,4]{2,1,0,3} reverse(%copy)",
+                               "(f32[5,2,2,4]{0,2,1,3}, u8[0]{0}) custom-call(%rv, %k)", "NOT:copy(%rv)"}))
+      << r.text;
+}
+
+// XLA's dump of the ResNet-50 step on an H200, step 31 (the weight update):
+// the convolution calls' layouts spread before the parameters' (XLA adds
+// the calls' constraints last and propagates depth-first from the front of
+// its worklist, xla/service/layout_assignment.cc PropagateConstraints), so
+// the update takes the OHWI layout of the filter gradient, pulled back
+// through the multiply onto a copy of the weight; the root tuple keeps that
+// layout and is copied element-wise into the result layout after it
+// (LayoutAssignment::CreateCopyWithNewLayout: get-tuple-element, copy,
+// tuple).
+TEST(GpuLayoutAssignmentTest, FilterGradientLayoutWinsOverParameterLayout) {
+  PassResult r = RunLayoutAssignment(R"(
+HloModule m, entry_computation_layout={(f32[2,8,8,3]{3,2,1,0}, f32[2,8,8,4]{3,2,1,0}, f32[3,3,3,4]{3,2,1,0})->(f32[3,3,3,4]{3,2,1,0}, f32[])}
+
+ENTRY e {
+  x = f32[2,8,8,3] parameter(0)
+  dy = f32[2,8,8,4] parameter(1)
+  w = f32[3,3,3,4] parameter(2)
+  c = (f32[3,3,3,4], u8[0]) custom-call(x, dy), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__dnn$convBackwardFilter"
+  g = f32[3,3,3,4] get-tuple-element(c), index=0
+  k = f32[] constant(0.1)
+  kb = f32[3,3,3,4] broadcast(k), dimensions={}
+  m = f32[3,3,3,4] multiply(w, kb)
+  s = f32[3,3,3,4] subtract(m, g)
+  ROOT t = (f32[3,3,3,4], f32[]) tuple(s, k)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[3,3,3,4]{2,1,0,3} copy(%w)", "f32[3,3,3,4]{2,1,0,3} broadcast(%k)",
+                               "f32[3,3,3,4]{2,1,0,3} multiply(%copy, %kb)", "f32[3,3,3,4]{2,1,0,3} subtract(%m, %g)",
+                               "(f32[3,3,3,4]{2,1,0,3}, f32[]) tuple(%s, %k)", "f32[3,3,3,4]{3,2,1,0} copy(",
+                               "ROOT", "(f32[3,3,3,4]{3,2,1,0}, f32[]) tuple(", "NOT:copy(%g)", "NOT:copy(%s)"}))
+      << r.text;
+}
+
+// A pad is layout-preserving (xla/service/layout_assignment.cc,
+// InstructionCanChangeLayout is false for kPad): an operand laid out
+// otherwise (here by the convolution's f01b result) is copied into the
+// pad's layout, never read across layouts (layout_normalization renumbers
+// the padding config by the pad's own layout).
+TEST(GpuLayoutAssignmentTest, PadOperandTakesThePadLayout) {
+  PassResult r = RunLayoutAssignment(R"(
+ENTRY e {
+  x = f32[3,3,8,4] parameter(0)
+  k = f32[5,2,2,8] parameter(1)
+  c = (f32[5,2,2,4], u8[0]) custom-call(x, k), window={size=2x2}, dim_labels=01fb_o01i->f01b, custom_call_target="__dnn$convForward"
+  g = f32[5,2,2,4] get-tuple-element(c), index=0
+  m = f32[5,2,2,4] multiply(g, g)
+  z = f32[] constant(0)
+  ROOT p = f32[5,3,3,4] pad(m, z), padding=0_0x0_0_1x0_0_1x0_0
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"f32[5,2,2,4]{0,2,1,3} multiply(%g, %g)", "f32[5,2,2,4]{3,2,1,0} copy(%m)",
+                               "f32[5,3,3,4]{3,2,1,0} pad(%copy"}))
+      << r.text;
 }
 
 TEST(GpuLayoutAssignmentTest, PropagatesConvLayoutThroughElementwiseUsers) {
   // bf01 convolution under NHWC: activations [b, 0, 1, f] = {1,3,2,0}, the
-  // filter [0, 1, i, o] = {0,1,3,2}. The
+  // filter [o, 0, 1, i] = {1,3,2,0}. The
   // relu and its broadcast zero follow the conv result; only the entry
   // result is copied back.
   PassResult r = RunLayoutAssignment(R"(
@@ -58,7 +144,7 @@ ENTRY e {
   ROOT r = f32[2,4,8,8] maximum(g, zb)
 })");
   EXPECT_TRUE(r.changed);
-  EXPECT_TRUE(Matches(r.text, {"f32[2,3,8,8]{1,3,2,0} copy(%x)", "f32[4,3,3,3]{0,1,3,2} copy(%w)",
+  EXPECT_TRUE(Matches(r.text, {"f32[2,3,8,8]{1,3,2,0} copy(%x)", "f32[4,3,3,3]{1,3,2,0} copy(%w)",
                                "f32[2,4,8,8]{1,3,2,0} broadcast(%z)", "f32[2,4,8,8]{1,3,2,0} maximum(%g, %zb)",
                                "ROOT", "f32[2,4,8,8]{3,2,1,0} copy(%r)"}))
       << r.text;
@@ -244,6 +330,22 @@ ENTRY e {
   n = f32[3,16,2,5]{3,2,1,0} negate(p)
   z = f32[] constant(0)
   ROOT r = f32[3,2,5]{2,1,0} reduce(n, z), dimensions={1}, to_apply=add
+})").changed);
+}
+
+// xla/service/layout_assignment.cc, PropagateBufferConstraintToOperands:
+// a reduce to a vector (rank <= 1) passes no layout to its input, however
+// many elements it reduces, so its elementwise producer keeps the layout
+// its own operands give it (XLA's dump of the ResNet-50 step on an H200,
+// step 31: batch-norm statistics f32[64] reduce(multiply(...)) stay
+// feature-minor).
+TEST(GpuLayoutAssignmentTest, ReduceToVectorKeepsItsInputLayout) {
+  EXPECT_FALSE(RunLayoutAssignment(std::string(kAddF32Reducer) + R"(
+ENTRY e {
+  p = f32[8,4,4,16]{3,2,1,0} parameter(0)
+  n = f32[8,4,4,16]{3,2,1,0} multiply(p, p)
+  z = f32[] constant(0)
+  ROOT r = f32[16]{0} reduce(n, z), dimensions={0,1,2}, to_apply=add
 })").changed);
 }
 

@@ -26,6 +26,38 @@ ENTRY main {
       << r.text;
 }
 
+// xla/service/gpu/conv_layout_normalization.cc (XLA:GPU runs
+// layout_normalization with NormalizeLayoutForGpuCustomCalls): a convolution
+// call is rebuilt on bitcasts of all its operands (one already descending
+// too) with dimension numbers at their physical positions; its elements are
+// bitcast back and tupled. XLA's dump of the ResNet-50 step on an H200, step
+// 35: the stem's OHWI filter 01io becomes o01i.
+TEST(LayoutNormalizationTest, ConvolutionCallComputesOnDescendingLayouts) {
+  PassResult r = RunPass(Pass(), R"(
+ENTRY main {
+  x = f32[2,8,8,3]{3,2,1,0} parameter(0)
+  w = f32[3,3,3,4]{2,1,0,3} parameter(1)
+  c = (f32[2,8,8,4]{3,2,1,0}, u8[0]{0}) custom-call(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__dnn$convForward"
+  ROOT g = f32[2,8,8,4]{3,2,1,0} get-tuple-element(c), index=0
+})");
+  EXPECT_TRUE(r.changed);
+  ExpectModuleVerifies(r);
+  EXPECT_TRUE(Matches(r.text, {"f32[2,8,8,3]{3,2,1,0} bitcast(%x)", "f32[4,3,3,3]{3,2,1,0} bitcast(%w)",
+                               "(f32[2,8,8,4]{3,2,1,0}, u8[0]{0}) custom-call(", "dim_labels=b01f_o01i->b01f",
+                               "f32[2,8,8,4]{3,2,1,0} bitcast(", "u8[0]{0} bitcast(", "tuple(", "ROOT"}))
+      << r.text;
+}
+
+TEST(LayoutNormalizationTest, KeepsConvolutionCallWithDescendingLayouts) {
+  EXPECT_FALSE(RunPass(Pass(), R"(
+ENTRY main {
+  x = f32[2,8,8,3]{3,2,1,0} parameter(0)
+  w = f32[4,3,3,3]{3,2,1,0} parameter(1)
+  c = (f32[2,8,8,4]{3,2,1,0}, u8[0]{0}) custom-call(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_o01i->b01f, custom_call_target="__dnn$convForward"
+  ROOT g = f32[2,8,8,4]{3,2,1,0} get-tuple-element(c), index=0
+})").changed);
+}
+
 TEST(LayoutNormalizationTest, KeepsOpsWithDescendingLayouts) {
   PassResult r = RunPass(Pass(), R"(
 ENTRY main {

@@ -101,7 +101,8 @@ ENTRY e {
   z = f32[] constant(0)
   bz = f32[2,4,4,4] broadcast(z), dimensions={}
   r = f32[2,4,4,4] maximum(cb, bz)
-  dx = f32[2,8,8,3] convolution(dy, w), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2 rhs_reversal=1x1}, dim_labels=b01f_01oi->b01f
+  rw = f32[3,3,3,4] reverse(w), dimensions={0,1}
+  dx = f32[2,8,8,3] convolution(dy, rw), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=b01f_01oi->b01f
   dw = f32[3,3,3,4] convolution(x, dy), window={size=4x4 pad=1_0x1_0 rhs_dilate=2x2}, dim_labels=f01b_i01o->01bf
   flat = f32[2,64] reshape(r)
   d = f32[2,5] dot(flat, fc), lhs_contracting_dims={1}, rhs_contracting_dims={0}

@@ -289,5 +289,39 @@ TEST(GpuMultiOutputFusionTest, CorpusModulesStayValidAndComputeTheSame) {
   EXPECT_GT(stats.changed, 20);
 }
 
+// XLA's ProducerCandidateIsFusible asks the performance model
+// (EstimateRunTimesForMultiOutputFusion) and rejects a producer-consumer
+// multi-output fusion that "will execute slower if fused" (XLA:
+// MultiOutputFusionTest.CostBasedNoMerge, a chain of reduce-windows): here
+// the consumer's 9x9 window would recompute the producer's transcendental
+// chain 81 times per element. Without a device (the seed era's pipeline)
+// it is fused.
+TEST(GpuMultiOutputFusionTest, CostModelRejectsAProducerTheConsumerRereads) {
+  const std::string hlo = std::string(kAddF32Reducer) + R"(
+fused_p {
+  x = f32[512,512]{1,0} parameter(0)
+  e = f32[512,512]{1,0} exponential(x)
+  t = f32[512,512]{1,0} tanh(e)
+  l = f32[512,512]{1,0} log(t)
+  ROOT w = f32[512,512]{1,0} power(l, x)
+}
+fused_c {
+  p0 = f32[512,512]{1,0} parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[512,512]{1,0} reduce-window(p0, z), window={size=9x9 pad=4_4x4_4}, to_apply=add
+}
+ENTRY e {
+  x = f32[512,512]{1,0} parameter(0)
+  p = f32[512,512]{1,0} fusion(x), kind=kLoop, calls=fused_p
+  c = f32[512,512]{1,0} fusion(p), kind=kLoop, calls=fused_c
+  ROOT r = (f32[512,512]{1,0}, f32[512,512]{1,0}) tuple(p, c)
+})";
+  PassResult kept = RunPass(std::make_unique<GpuMultiOutputFusion>(), hlo);
+  EXPECT_FALSE(kept.changed) << kept.text;
+  PassResult fused = RunPass(std::make_unique<GpuMultiOutputFusion>(MultiOutputFusionOptions{.device = ""}), hlo);
+  EXPECT_TRUE(fused.changed) << fused.text;
+  EXPECT_TRUE(Matches(fused.text, {"ENTRY", "(f32[512,512]{1,0}, f32[512,512]{1,0}) fusion(%x)"})) << fused.text;
+}
+
 }  // namespace
 }  // namespace passlab

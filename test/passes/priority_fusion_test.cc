@@ -317,5 +317,120 @@ ENTRY e {
   EXPECT_DOUBLE_EQ(cost.flops, 64 * 128 * 3);
 }
 
+// XLA:GPU's own estimates, from its priority_fusion_dump of the ResNet-50
+// step on an H200 (test/conformance/data/xla_resnet50_step_h200.tar.xz:
+// module_51636.jit_step.priority_fusion_dump.txt, update_priority steps):
+// the priority of `producer` fused into its users, in microseconds with
+// XLA's 1 us launch overhead per kernel.
+GpuPerformanceModel::RunTimes H200RunTimes(const std::string& hlo, const std::string& producer) {
+  auto m = ParseHloModule(hlo);
+  EXPECT_TRUE(m.ok());
+  HloInstruction* p = nullptr;
+  for (HloInstruction* h : (*m)->entry_computation()->instructions()) {
+    if (h->name() == producer) p = h;
+  }
+  EXPECT_NE(p, nullptr);
+  GpuPerformanceModel model(*DeviceByName("H200"));
+  GpuPerformanceModel::RunTimes t = model.EstimateRunTimes(*p, p->users());
+  t.time_fused *= 1e6;
+  t.time_unfused *= 1e6;
+  return t;
+}
+
+// A column reduction launches as XLA's ColumnReductionFusion
+// (backends/gpu/codegen/emitters/reduction.cc): a block per 64 columns of
+// f32 (32 x vector size 2) over all rows, so few blocks and a bandwidth cut
+// to blocks x 32 bytes a clock. XLA: reduce_sum.5064.0 (update_priority
+// us_fused 9.3695, us_unfused 10.3778).
+TEST(GpuPerformanceModelTest, ColumnReductionLaunchesAsXlasEmitter) {
+  GpuPerformanceModel::RunTimes t = H200RunTimes(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[2048,256]{1,0} parameter(0)
+  z = f32[] constant(0)
+  r = f32[256]{0} reduce(x, z), dimensions={0}, to_apply=add
+  ROOT n = f32[256]{0} negate(r)
+})", "r");
+  EXPECT_NEAR(t.time_fused, 9.3695, 0.01 * 9.3695);
+  EXPECT_NEAR(t.time_unfused, 10.3778, 0.01 * 10.3778);
+}
+
+// XLA's FindNonTrivialHero looks for a tiled transpose through elementwise
+// ops of up to three operands, so multiply(transpose, broadcast) is a
+// transpose kernel (coalesced, launched as TransposeFusion), not a loop
+// kernel reading through a transpose. XLA: transpose.261.0 (us_fused 3.616,
+// us_unfused 6.3585).
+TEST(GpuPerformanceModelTest, TransposeHeroBehindABinaryOp) {
+  const std::string hlo = R"(
+HloModule m
+ENTRY e {
+  w = f32[1,1,2048,512]{3,2,1,0} parameter(0)
+  c = f32[] constant(0.9)
+  b = f32[512,1,1,2048]{3,2,1,0} broadcast(c), dimensions={}
+  t = f32[512,1,1,2048]{3,2,1,0} transpose(w), dimensions={3,0,1,2}
+  ROOT m = f32[512,1,1,2048]{3,2,1,0} multiply(t, b)
+})";
+  auto m = ParseHloModule(hlo);
+  ASSERT_TRUE(m.ok());
+  const HloInstruction& root = *(*m)->entry_computation()->root_instruction();
+  EXPECT_EQ(EmitterKindOf(root.operand(0), root), KernelEmitterKind::kTranspose);
+  EXPECT_EQ(EmitterKindOf(nullptr, root), KernelEmitterKind::kLoop);
+  GpuPerformanceModel::RunTimes t = H200RunTimes(hlo, "t");
+  EXPECT_NEAR(t.time_fused, 3.616, 0.01 * 3.616);
+  EXPECT_NEAR(t.time_unfused, 6.3585, 0.01 * 6.3585);
+}
+
+// XLA's IsReadCoalescedHeuristic: only a transpose of the minor dimension
+// breaks coalescing; {1,2,0,3} keeps the 512 minor floats together. XLA:
+// subtract.50.0 (us_fused 6.893, us_unfused 11.8135).
+TEST(GpuPerformanceModelTest, TransposeKeepingTheMinorDimensionReadsCoalesced) {
+  GpuPerformanceModel::RunTimes t = H200RunTimes(R"(
+HloModule m
+ENTRY e {
+  a = f32[512,3,3,512]{3,2,1,0} parameter(0)
+  b = f32[512,3,3,512]{3,2,1,0} parameter(1)
+  s = f32[512,3,3,512]{3,2,1,0} subtract(a, b)
+  ROOT t = f32[3,3,512,512]{3,2,1,0} transpose(s), dimensions={1,2,0,3}
+})", "s");
+  EXPECT_NEAR(t.time_fused, 6.893, 0.01 * 6.893);
+  EXPECT_NEAR(t.time_unfused, 11.8135, 0.01 * 11.8135);
+}
+
+// XLA's loop emitter unrolls only when there are more elements than the GPU
+// has threads (ComputeLoopFusionConfig: threads_per_core_limit x cores), so
+// 131072 elements run as 1024 blocks; and a bitcast touches no memory
+// (HloCostAnalysis::HandleBitcast). XLA: broadcast.471.0 (us_fused
+// 1.22625, us_unfused 2.44425) and mul.3010.0 (2.16375, 3.16375).
+TEST(GpuPerformanceModelTest, LoopLaunchAndBitcastCostAsXla) {
+  GpuPerformanceModel::RunTimes b = H200RunTimes(R"(
+HloModule m
+ENTRY e {
+  x = f32[8,16,16,64]{3,2,1,0} parameter(0)
+  v = f32[64]{0} parameter(1)
+  b = f32[8,16,16,64]{3,2,1,0} broadcast(v), dimensions={3}
+  ROOT m = f32[8,16,16,64]{3,2,1,0} multiply(x, b)
+})", "b");
+  EXPECT_NEAR(b.time_fused, 1.22625, 0.005 * 1.22625);
+  EXPECT_NEAR(b.time_unfused, 2.44425, 0.005 * 2.44425);
+  GpuPerformanceModel::RunTimes m = H200RunTimes(R"(
+HloModule m
+ENTRY e {
+  x = f32[8,4,4,256]{3,2,1,0} parameter(0)
+  y = f32[8,4,4,256]{3,2,1,0} parameter(1)
+  z = f32[8,4,4,256]{3,2,1,0} parameter(2)
+  m = f32[8,4,4,256]{3,2,1,0} multiply(x, y)
+  a = f32[8,4,4,256]{3,2,1,0} add(m, z)
+  c = f32[128,256]{1,0} bitcast(m)
+  ROOT t = (f32[8,4,4,256]{3,2,1,0}, f32[128,256]{1,0}) tuple(a, c)
+})", "m");
+  EXPECT_NEAR(m.time_fused, 2.16375, 0.005 * 2.16375);
+  EXPECT_NEAR(m.time_unfused, 3.16375, 0.005 * 3.16375);
+}
+
 }  // namespace
 }  // namespace passlab

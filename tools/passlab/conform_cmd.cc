@@ -178,6 +178,7 @@ int RunDump(const ConformOptions& o) {
     all.agrees += t.agrees;
     all.differs += t.differs;
     all.order_differs += t.order_differs;
+    all.dead_code_differs += t.dead_code_differs;
     all.not_modelled += t.not_modelled;
     all.errors += t.errors;
     all.xla_changed += t.xla_changed;
@@ -194,11 +195,13 @@ int RunDump(const ConformOptions& o) {
     j["dump"] = o.xla_dump;
     j["pipeline"] = o.pipeline;
     j["summary"] = {{"runs", all.runs}, {"agrees", all.agrees}, {"differs", all.differs},
-                    {"order_differs", all.order_differs}, {"not_modelled", all.not_modelled}, {"errors", all.errors}};
+                    {"order_differs", all.order_differs}, {"dead_code_differs", all.dead_code_differs},
+                    {"not_modelled", all.not_modelled}, {"errors", all.errors}};
     nlohmann::ordered_json passes = nlohmann::ordered_json::object();
     for (const auto& [pass, t] : tally) {
       passes[pass] = {{"runs", t.runs}, {"agrees", t.agrees}, {"differs", t.differs},
-                      {"order_differs", t.order_differs}, {"not_modelled", t.not_modelled}, {"errors", t.errors}, {"xla_changed", t.xla_changed}};
+                      {"order_differs", t.order_differs}, {"dead_code_differs", t.dead_code_differs},
+                      {"not_modelled", t.not_modelled}, {"errors", t.errors}, {"xla_changed", t.xla_changed}};
     }
     j["passes"] = passes;
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
@@ -228,6 +231,9 @@ int RunDump(const ConformOptions& o) {
              all.not_modelled, all.errors, all.xla_changed);
   fmt::print("runs of passes passlab models: {} of {} agree ({:.1f}%)", all.agrees, modelled,
              modelled == 0 ? 0.0 : 100.0 * static_cast<double>(all.agrees) / static_cast<double>(modelled));
+  if (all.dead_code_differs > 0) {
+    fmt::print("; {} more differ only in dead code (what the next DCE removes)", all.dead_code_differs);
+  }
   if (all.order_differs > 0) {
     fmt::print("; {} more give the same instructions in another order (a schedule's ties)", all.order_differs);
   }
