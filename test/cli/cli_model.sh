@@ -46,4 +46,11 @@ grep -q "give either FILE or --model" "$tmp/err" || fail "FILE+model error: $(ca
 if "$passlab" verify "$tmp/r18.hlo" --batch 3 2> "$tmp/err"; then fail "model options without --model accepted"; fi
 grep -q "need --model NAME" "$tmp/err" || fail "options error: $(cat "$tmp/err")"
 if "$passlab" model 2> "$tmp/err"; then fail "model without NAME accepted"; fi
+# "-o -" is stdout (as FILE "-" is stdin), never a file named "-".
+(cd "$tmp" && "$passlab" model mlp -o - > "$tmp/stdout.hlo") || fail "model -o -"
+grep -q "^HloModule" "$tmp/stdout.hlo" || fail "model -o - printed no module"
+(cd "$tmp" && "$passlab" opt --model mlp --passes dce -o - > "$tmp/opt-stdout.hlo") || fail "opt -o -"
+grep -q "^HloModule" "$tmp/opt-stdout.hlo" || fail "opt -o - printed no module"
+(cd "$tmp" && "$passlab" fmt "$tmp/stdout.hlo" -o - > /dev/null) || fail "fmt -o -"
+[[ ! -e "$tmp/-" ]] || fail "a file named '-' was written"
 echo "cli_model: OK"

@@ -54,7 +54,7 @@ void AddFmtCommand(CLI::App& app, CommandResult& result) {
   auto out = std::make_shared<std::string>();
   cmd->add_option("FILE", *file, "HLO text file ('-' for stdin)");
   auto source = AddModelSourceOptions(cmd);
-  cmd->add_option("-o,--output", *out, "Write to this file instead of stdout");
+  cmd->add_option("-o,--output", *out, "Write to this file instead of stdout ('-': stdout)");
   cmd->callback([file, out, source, &result] {
     auto module = LoadModule(*file, *source);
     if (!module.ok()) {
@@ -62,7 +62,7 @@ void AddFmtCommand(CLI::App& app, CommandResult& result) {
       return;
     }
     std::string text = PrintModule(**module);
-    if (out->empty()) {
+    if (out->empty() || *out == "-") {  // "-": stdout, as FILE "-" is stdin
       fmt::print("{}", text);
       return;
     }

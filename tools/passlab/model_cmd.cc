@@ -21,7 +21,7 @@ void AddModelCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("NAME", *name, "Model name (see --list)");
   cmd->add_flag("--list", *list, "List the models, their options and defaults");
   cmd->add_option("--format", *format, "Output format of --list")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("-o,--output", *out, "Write to this file instead of stdout");
+  cmd->add_option("-o,--output", *out, "Write to this file instead of stdout ('-': stdout)");
   auto source = AddModelSourceOptions(cmd, /*with_model_flag=*/false);
   cmd->callback([=, &result] {
     if (*list) {
@@ -49,7 +49,7 @@ void AddModelCommand(CLI::App& app, CommandResult& result) {
       return;
     }
     std::string text = PrintModule(**module);
-    if (out->empty()) {
+    if (out->empty() || *out == "-") {  // "-": stdout, as FILE "-" is stdin
       fmt::print("{}", text);
       return;
     }

@@ -439,7 +439,9 @@ int RunOpt(OptOptions o) {
   std::fflush(stderr);
   if (exit_code != 0) return exit_code;
   std::string text = PrintModule(**module);
-  if (o.output.empty()) {
+  if (o.output == "-") {  // stdout, as FILE "-" is stdin
+    fmt::print("{}", text);
+  } else if (o.output.empty()) {
     if (o.print_changed.empty() && o.print_after.empty()) fmt::print("{}", text);
   } else {
     if (absl::Status s = WriteStringToFile(o.output, text); !s.ok()) return ReportError(s);
@@ -474,7 +476,7 @@ void AddOptCommand(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--stats", o->stats, "Report every run: changed, size delta, counters (stderr)");
   cmd->add_flag("--verify-each", o->verify_each, "Run the verifier after every pass that changed the module");
   cmd->add_option("--bisect-limit", o->bisect_limit, "Run only the first N pass runs (like -opt-bisect-limit)");
-  cmd->add_option("-o,--output", o->output, "Write the optimized module here");
+  cmd->add_option("-o,--output", o->output, "Write the optimized module here ('-': stdout)");
   cmd->add_flag("--list-passes", o->list_passes, "List registered passes and pipeline occurrences");
   cmd->add_option("--format", o->format, "Output format of --list-passes")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--pass-option", o->pass_options,
