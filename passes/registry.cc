@@ -594,11 +594,15 @@ void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
                "layout-changing copies they need. Only a tiled entry layout needs it (kernels read plain layouts).",
                false, "", Factory<GpuLayoutAssignment>(),
                {{"xla_gpu_experimental_pack_dot_operands_along_k_dimension", PassOptionType::kBool, "false",
-                 "dot operands computed from sub-byte values get their contracting dimensions most minor"}},
+                 "dot operands computed from sub-byte values get their contracting dimensions most minor"},
+                {"xla_filter_layout", PassOptionType::kBool, "false",
+                 "NHWC convolutions' filters as XLA:GPU lays them out (OHWI, a transpose of each weight per step) "
+                 "instead of the model's HWIO"}},
                [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
                  return std::make_unique<GpuLayoutAssignment>(GpuLayoutAssignmentOptions{
                      .pack_dot_operands_along_k_dimension =
-                         v.GetBool("xla_gpu_experimental_pack_dot_operands_along_k_dimension")});
+                         v.GetBool("xla_gpu_experimental_pack_dot_operands_along_k_dimension"),
+                     .xla_filter_layout = v.GetBool("xla_filter_layout")});
                }});
   r.push_back({"cublas-gemm-broadcast-folding-rewriter", "GemmBroadcastFoldingRewriter", "libcall",
                "Folds a broadcast adding only a gemm operand's batch dimensions into the call (batch stride 0).",

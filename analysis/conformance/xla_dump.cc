@@ -18,6 +18,7 @@
 #include "core/verify/hlo_verifier.h"
 #include "core/verify/shape_inference.h"
 #include "passes/pipelines/pipelines.h"
+#include "passes/registry.h"
 #include "passes/simplifiers/hlo_dce.h"
 
 namespace passlab::conformance {
@@ -386,6 +387,14 @@ namespace {
 
 // The module's canonical structure after DCE (dead instructions and
 // computations nothing calls removed) on a copy.
+// `opt --pass-option` settings applied to a named pipeline.
+absl::Status ApplyPipelineOptions(HloPassPipeline& pipeline, const std::vector<std::string>& settings) {
+  if (settings.empty()) return absl::OkStatus();
+  absl::StatusOr<PassOptionOverrides> overrides = ParsePassOptionOverrides(settings);
+  if (!overrides.ok()) return overrides.status();
+  return ApplyPassOptions(pipeline, *overrides);
+}
+
 std::string WithoutDeadCode(const HloModule& module) {
   ParseOptions po;
   po.infer_shape = InferInstructionShape;
@@ -404,6 +413,7 @@ absl::StatusOr<std::vector<DumpRunResult>> CheckDumpPassRuns(const std::vector<D
                                                              const DumpCheckOptions& options) {
   absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(options.pipeline);
   if (!pipeline.ok()) return pipeline.status();
+  if (absl::Status s = ApplyPipelineOptions(**pipeline, options.pass_options); !s.ok()) return s;
   std::map<std::pair<std::string, std::string>, std::vector<Place>> places;
   CollectPlaces(**pipeline, "", "", nullptr, places);
   std::set<std::string> wanted(options.passes.begin(), options.passes.end());
@@ -522,7 +532,8 @@ FusionCensus TakeFusionCensus(const HloModule& module) {
 }
 
 absl::StatusOr<std::vector<FinalFusionComparison>> CompareFinalFusions(const std::string& dir,
-                                                                      const std::string& pipeline_name) {
+                                                                      const std::string& pipeline_name,
+                                                                      const std::vector<std::string>& pass_options) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return absl::NotFoundError(StrCat(dir, ": not a directory"));
   // module_0001.jit_f.before_optimizations.txt; XLA:GPU names the final
@@ -544,6 +555,7 @@ absl::StatusOr<std::vector<FinalFusionComparison>> CompareFinalFusions(const std
     if (!after.ok()) return after.status();
     absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(pipeline_name);
     if (!pipeline.ok()) return pipeline.status();
+    if (absl::Status s = ApplyPipelineOptions(**pipeline, pass_options); !s.ok()) return s;
     absl::StatusOr<bool> ran = (*pipeline)->Run(**before);
     if (!ran.ok()) return absl::InternalError(StrCat(pair.first, ": passlab's pipeline: ", ran.status().message()));
     out.push_back({module, TakeFusionCensus(**after), TakeFusionCensus(**before)});

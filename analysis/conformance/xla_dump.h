@@ -101,6 +101,9 @@ struct DumpRunResult {
 struct DumpCheckOptions {
   std::string pipeline = "gpu";  // passlab's pipeline that supplies the passes
   std::vector<std::string> passes;  // only these XLA pass names (empty: all)
+  // PASS.OPTION=VALUE settings for the pipeline (as `opt --pass-option`),
+  // e.g. layout-assignment.xla_filter_layout=true for XLA:GPU's filters.
+  std::vector<std::string> pass_options;
 };
 
 // Runs every pass run of `runs` through passlab's pass and compares.
@@ -136,8 +139,8 @@ struct FinalFusionComparison {
 };
 // Finds `*.before_optimizations.txt` and `*.after_optimizations.txt` pairs in
 // `dir` and compiles each "before" with passlab's `pipeline`.
-absl::StatusOr<std::vector<FinalFusionComparison>> CompareFinalFusions(const std::string& dir,
-                                                                      const std::string& pipeline);
+absl::StatusOr<std::vector<FinalFusionComparison>> CompareFinalFusions(
+    const std::string& dir, const std::string& pipeline, const std::vector<std::string>& pass_options = {});
 
 }  // namespace passlab::conformance
 

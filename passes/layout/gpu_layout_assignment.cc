@@ -204,22 +204,33 @@ Layout ActivationLayout(int64_t batch, int64_t feature, const std::vector<int64_
   return FromMajorToMinor(order);
 }
 
-Layout ConvRoleLayout(const ConvolutionDimensionNumbers& d, ConvRole role, ConvLayout pref) {
+Layout ConvRoleLayout(const ConvolutionDimensionNumbers& d, ConvRole role, ConvLayout pref, bool xla_filter) {
   switch (role) {
     case ConvRole::kActivationInput:
       return ActivationLayout(d.input_batch_dimension, d.input_feature_dimension, d.input_spatial_dimensions, pref);
     case ConvRole::kActivationOutput:
       return ActivationLayout(d.output_batch_dimension, d.output_feature_dimension, d.output_spatial_dimensions, pref);
     case ConvRole::kFilter: {
-      // NCHW: [o, i, spatial...] (cuDNN's kOutputInputYX); NHWC:
-      // [o, spatial..., i] (kOutputYXInput, cuDNN's KRSC), the filter
-      // layouts XLA:GPU's HeuristicLayoutAssignment pairs with NCHW and NHWC
-      // activations (xla/backends/gpu/transforms/layout_assignment.cc).
-      // oneDNN reorders filters into its blocked format either way.
-      std::vector<int64_t> order = {d.kernel_output_feature_dimension};
-      if (pref == ConvLayout::kNchw) order.push_back(d.kernel_input_feature_dimension);
+      // NCHW: [o, i, spatial...] (cuDNN's kOutputInputYX). NHWC:
+      // [spatial..., i, o] (TF's and JAX's filter order; oneDNN reorders
+      // filters into its blocked format either way), or with
+      // `xla_filter` XLA:GPU's [o, spatial..., i] (kOutputYXInput, cuDNN's
+      // KRSC; HeuristicLayoutAssignment in
+      // xla/backends/gpu/transforms/layout_assignment.cc), which makes
+      // every weight a transpose per step: on the CPU backend those cost
+      // more than the step's convolutions (ResNet-18, batch 8, 64x64:
+      // 176-193 ms per step against 82-96 ms).
+      std::vector<int64_t> order;
+      if (pref == ConvLayout::kNchw) {
+        order = {d.kernel_output_feature_dimension, d.kernel_input_feature_dimension};
+      } else if (xla_filter) {
+        order = {d.kernel_output_feature_dimension};
+      }
       order.insert(order.end(), d.kernel_spatial_dimensions.begin(), d.kernel_spatial_dimensions.end());
-      if (pref == ConvLayout::kNhwc) order.push_back(d.kernel_input_feature_dimension);
+      if (pref == ConvLayout::kNhwc) {
+        order.push_back(d.kernel_input_feature_dimension);
+        if (!xla_filter) order.push_back(d.kernel_output_feature_dimension);
+      }
       return FromMajorToMinor(order);
     }
     case ConvRole::kNone: break;
@@ -335,7 +346,7 @@ class ComputationLayouts {
       const ConvRoles& r = roles->second;
       if (ConvResultMovable(call)) {
         const Layout result = WithOrder(LayoutOf(call->shape().tuple_shapes(0)),
-                                        ConvRoleLayout(r.dnums, r.result, options_.conv_layout));
+                                        ConvRoleLayout(r.dnums, r.result, options_.conv_layout, options_.xla_filter_layout));
         for (HloInstruction* gte : call->users()) {
           if (gte->tuple_index() != 0 || chosen_.contains(gte)) continue;
           chosen_[gte] = result;
@@ -346,7 +357,7 @@ class ComputationLayouts {
         if (r.operands[i] == ConvRole::kNone) continue;
         HloInstruction* operand = call->mutable_operand(i);
         if (!Assignable(operand->shape())) continue;
-        Spread(operand, WithOrder(LayoutOf(operand->shape()), ConvRoleLayout(r.dnums, r.operands[i], options_.conv_layout)));
+        Spread(operand, WithOrder(LayoutOf(operand->shape()), ConvRoleLayout(r.dnums, r.operands[i], options_.conv_layout, options_.xla_filter_layout)));
       }
     }
   }
@@ -393,7 +404,7 @@ class ComputationLayouts {
     if (op == HloOpcode::kGetTupleElement && inst->tuple_index() == 0) {
       auto it = conv_roles_.find(inst->operand(0));
       if (it != conv_roles_.end() && ConvResultMovable(inst->operand(0))) {
-        chosen_[inst] = WithOrder(current, ConvRoleLayout(it->second.dnums, it->second.result, options_.conv_layout));
+        chosen_[inst] = WithOrder(current, ConvRoleLayout(it->second.dnums, it->second.result, options_.conv_layout, options_.xla_filter_layout));
         return;
       }
     }
@@ -542,7 +553,7 @@ class ComputationLayouts {
     if (auto it = conv_roles_.find(&user); it != conv_roles_.end()) {
       ConvRole role = it->second.operands[i];
       if (role == ConvRole::kNone) return std::nullopt;
-      return WithOrder(Final(operand), ConvRoleLayout(it->second.dnums, role, options_.conv_layout));
+      return WithOrder(Final(operand), ConvRoleLayout(it->second.dnums, role, options_.conv_layout, options_.xla_filter_layout));
     }
     switch (user.opcode()) {
       case HloOpcode::kFft:

@@ -54,7 +54,7 @@
 namespace passlab {
 
 // The physical order of convolution activations: batch, spatial..., feature
-// (NHWC; filters O,spatial...,I) or batch, feature, spatial... (NCHW;
+// (NHWC; filters spatial...,I,O, or O,spatial...,I as XLA) or batch, feature, spatial... (NCHW;
 // filters O,I,spatial...).
 enum class ConvLayout { kNhwc, kNchw };
 
@@ -66,6 +66,13 @@ struct GpuLayoutAssignmentOptions {
   // operands computed from sub-byte (packed) values get their contracting
   // dimensions most minor, so the packed elements of one row sit together.
   bool pack_dot_operands_along_k_dimension = false;
+  // XLA:GPU's filter layout for NHWC activations: [o, spatial..., i]
+  // (kOutputYXInput, cuDNN's KRSC; HeuristicLayoutAssignment in
+  // xla/backends/gpu/transforms/layout_assignment.cc), which copies every
+  // [spatial..., i, o] weight each step. Off: the model's own order, which
+  // oneDNN reads as well and passlab's CPU backend runs much faster (the
+  // weights' transposes cost more than the convolutions there).
+  bool xla_filter_layout = false;
 };
 
 class GpuLayoutAssignment : public HloModulePass {

@@ -43,8 +43,17 @@ TEST(GpuLayoutAssignmentTest, NchwConvCallGetsFeatureMajorActivationsAndCopiesBa
 // (OHWI, cuDNN's KRSC) filters, so an 01io filter [0, 1, i, o] is read as
 // [o, 0, 1, i] = {2,1,0,3} (XLA's dump of the ResNet-50 step on an H200,
 // step 31, copies every weight so); the b01f activations stay.
-TEST(GpuLayoutAssignmentTest, NhwcConvCallGetsOhwiFilter) {
+// By default passlab keeps an NHWC convolution's filter in the model's
+// [spatial..., i, o] order (no per-step weight transposes on the CPU
+// backend); `xla_filter_layout` gives XLA:GPU's OHWI (the tests below).
+TEST(GpuLayoutAssignmentTest, NhwcConvCallKeepsTheModelsFilterOrderByDefault) {
   PassResult r = RunLayoutAssignment(kConvForwardB01f);
+  EXPECT_FALSE(r.changed) << r.text;
+  EXPECT_TRUE(Matches(r.text, {"(f32[2,8,8,4]{3,2,1,0}, u8[0]{0}) custom-call(%x, %w)", "NOT:copy("})) << r.text;
+}
+
+TEST(GpuLayoutAssignmentTest, NhwcConvCallGetsOhwiFilter) {
+  PassResult r = RunLayoutAssignment(kConvForwardB01f, {.xla_filter_layout = true});
   EXPECT_TRUE(r.changed);
   EXPECT_TRUE(Matches(r.text, {"f32[3,3,3,4]{2,1,0,3} copy(%w)", "(f32[2,8,8,4]{3,2,1,0}, u8[0]{0}) custom-call(%x, %copy)",
                                "NOT:copy(%x)", "NOT:copy(%g)"}))
@@ -66,7 +75,8 @@ ENTRY e {
   k = f32[5,2,2,8] parameter(1)
   c = (f32[5,2,2,4], u8[0]) custom-call(rv, k), window={size=2x2}, dim_labels=01fb_o01i->f01b, custom_call_target="__dnn$convForward"
   ROOT g = f32[5,2,2,4] get-tuple-element(c), index=0
-})");
+})",
+                                     {.xla_filter_layout = true});
   EXPECT_TRUE(r.changed);
   EXPECT_TRUE(Matches(r.text, {"f32[3,3,8,4]{2,1,0,3} copy(%w)", "f32[3,3,8,4]{2,1,0,3} reverse(%copy)",
                                "(f32[5,2,2,4]{0,2,1,3}, u8[0]{0}) custom-call(%rv, %k)", "NOT:copy(%rv)"}))
@@ -97,7 +107,8 @@ ENTRY e {
   m = f32[3,3,3,4] multiply(w, kb)
   s = f32[3,3,3,4] subtract(m, g)
   ROOT t = (f32[3,3,3,4], f32[]) tuple(s, k)
-})");
+})",
+                                     {.xla_filter_layout = true});
   EXPECT_TRUE(r.changed);
   EXPECT_TRUE(Matches(r.text, {"f32[3,3,3,4]{2,1,0,3} copy(%w)", "f32[3,3,3,4]{2,1,0,3} broadcast(%k)",
                                "f32[3,3,3,4]{2,1,0,3} multiply(%copy, %kb)", "f32[3,3,3,4]{2,1,0,3} subtract(%m, %g)",
@@ -142,7 +153,8 @@ ENTRY e {
   z = f32[] constant(0)
   zb = f32[2,4,8,8] broadcast(z), dimensions={}
   ROOT r = f32[2,4,8,8] maximum(g, zb)
-})");
+})",
+                                     {.xla_filter_layout = true});
   EXPECT_TRUE(r.changed);
   EXPECT_TRUE(Matches(r.text, {"f32[2,3,8,8]{1,3,2,0} copy(%x)", "f32[4,3,3,3]{1,3,2,0} copy(%w)",
                                "f32[2,4,8,8]{1,3,2,0} broadcast(%z)", "f32[2,4,8,8]{1,3,2,0} maximum(%g, %zb)",

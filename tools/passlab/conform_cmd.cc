@@ -36,6 +36,7 @@ struct ConformOptions {
   std::string xla_dump;           // --xla-dump DIR
   std::string pipeline = "gpu";   // the passes --xla-dump compares with
   std::string dump_pass_re = ".*";  // the --xla_dump_hlo_pass_re the dump was made with
+  std::vector<std::string> pass_options;  // --pass-option PASS.OPTION=VALUE (with --xla-dump)
 };
 
 std::string Indent(std::string_view text, std::string_view prefix) {
@@ -166,10 +167,11 @@ int RunDump(const ConformOptions& o) {
   conformance::DumpCheckOptions options;
   options.pipeline = o.pipeline;
   options.passes = o.passes;
+  options.pass_options = o.pass_options;
   absl::StatusOr<std::vector<conformance::DumpRunResult>> results = conformance::CheckDumpPassRuns(*runs, options);
   if (!results.ok()) return ReportError(results.status());
   absl::StatusOr<std::vector<conformance::FinalFusionComparison>> finals =
-      conformance::CompareFinalFusions(o.xla_dump, o.pipeline);
+      conformance::CompareFinalFusions(o.xla_dump, o.pipeline, o.pass_options);
   if (!finals.ok()) return ReportError(finals.status());
   std::map<std::string, conformance::DumpPassTally> tally = conformance::TallyDumpRuns(*results);
   conformance::DumpPassTally all;
@@ -282,6 +284,9 @@ void AddConformCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--xla-dump", o->xla_dump,
                   "Instead of a case file: a directory XLA dumped with --xla_dump_to=DIR --xla_dump_hlo_pass_re=.* "
                   "(every pass run of a pass passlab models is compared with passlab's pass, and the final fusions)");
+  cmd->add_option("--pass-option", o->pass_options,
+                  "With --xla-dump: PASS.OPTION=VALUE for passlab's pipeline (repeatable; e.g. "
+                  "layout-assignment.xla_filter_layout=true for XLA:GPU's OHWI filters)");
   cmd->add_option("--xla-dump-pass-re", o->dump_pass_re,
                   "With --xla-dump: the --xla_dump_hlo_pass_re it was made with (default .*, with which XLA dumps "
                   "only after passes that changed the module; with any other, only neighbouring dumps bracket a pass)");
