@@ -396,15 +396,11 @@ absl::Status ApplyPipelineOptions(HloPassPipeline& pipeline, const std::vector<s
 }
 
 std::string WithoutDeadCode(const HloModule& module) {
-  ParseOptions po;
-  po.infer_shape = InferInstructionShape;
-  absl::StatusOr<std::unique_ptr<HloModule>> copy = ParseHloModule(PrintModule(module), "<dce>", po);
-  if (!copy.ok()) return StrCat("<unprintable: ", copy.status().message(), ">");
-  HloDceOptions options;
-  absl::StatusOr<bool> ran = HloDCE(options).Run(**copy);
+  std::unique_ptr<HloModule> copy = module.Clone();
+  absl::StatusOr<bool> ran = HloDCE(HloDceOptions{}).Run(*copy);
   if (!ran.ok()) return StrCat("<dce failed: ", ran.status().message(), ">");
-  (*copy)->RemoveUnusedComputations();  // computations nothing calls, which DCE may keep
-  return CanonicalStructure(**copy);
+  copy->RemoveUnusedComputations();  // computations nothing calls, which DCE may keep
+  return CanonicalStructure(*copy);
 }
 
 }  // namespace

@@ -831,6 +831,24 @@ TEST(AblationReportTest, LargeEffectLeftUndecidedByCorrectionIsFlagged) {
   EXPECT_THAT(RenderAblationHtml(report), HasSubstr(">likely slower</span>"));
 }
 
+// A simulated variant's ABBA pairs: the steps' shared noise (the control
+// and the variant see the same, 2 per pair), each variant step's own noise
+// on top, and each pair's log ratio of sums. Drawn in that order.
+struct SimulatedPairs {
+  std::vector<double> noise, log_ratios;
+};
+SimulatedPairs SimulatePairs(std::mt19937_64& rng, std::normal_distribution<double>& normal, double log_effect,
+                             int pairs) {
+  SimulatedPairs p{std::vector<double>(2 * pairs), std::vector<double>(pairs)};
+  for (double& x : p.noise) x = normal(rng);
+  for (int i = 0; i < pairs; ++i) {
+    const double v = std::exp(log_effect + p.noise[2 * i] + normal(rng)) +
+                     std::exp(log_effect + p.noise[2 * i + 1] + normal(rng));
+    p.log_ratios[i] = std::log(v / (std::exp(p.noise[2 * i]) + std::exp(p.noise[2 * i + 1])));
+  }
+  return p;
+}
+
 // Issue 27 item 4: the whole decision procedure (paired ratios, signed-rank
 // test, correction over the sweep, threshold) on synthetic sweeps with
 // known effects: log-normal noise of 4% per step shared by the variant and
@@ -844,15 +862,8 @@ TEST(AblationReportTest, SimulatedSweepsHaveLowFalsePositivesAndHighPower) {
   std::mt19937_64 rng(0x27'04'5eed);
   std::normal_distribution<double> normal(0.0, kNoise);
   auto variant = [&](const std::string& name, double log_effect) {
-    std::vector<double> noise(2 * kPairs), log_ratios(kPairs);
-    for (double& x : noise) x = normal(rng);
-    // Each step's variant time has its own noise beside the control's.
-    for (int i = 0; i < kPairs; ++i) {
-      const double v = std::exp(log_effect + noise[2 * i] + normal(rng)) +
-                       std::exp(log_effect + noise[2 * i + 1] + normal(rng));
-      log_ratios[i] = std::log(v / (std::exp(noise[2 * i]) + std::exp(noise[2 * i + 1])));
-    }
-    return PairedRecord(name, log_ratios, noise);
+    SimulatedPairs p = SimulatePairs(rng, normal, log_effect, kPairs);
+    return PairedRecord(name, p.log_ratios, p.noise);
   };
   for (PValueCorrection correction : {PValueCorrection::kHolm, PValueCorrection::kBenjaminiHochberg}) {
     ReportOptions options;
@@ -904,13 +915,9 @@ TEST(AblationReportTest, SequentialTestingKeepsErrorRatesWithFewerRepetitions) {
   // One variant's stream of pairs, drawn up front; the sequential rule
   // decides how much of it the sweep sees.
   auto sequential = [&](const std::string& name, double log_effect) {
-    std::vector<double> noise(2 * kMax), log_ratios(kMax);
-    for (double& x : noise) x = normal(rng);
-    for (int i = 0; i < kMax; ++i) {
-      const double v = std::exp(log_effect + noise[2 * i] + normal(rng)) +
-                       std::exp(log_effect + noise[2 * i + 1] + normal(rng));
-      log_ratios[i] = std::log(v / (std::exp(noise[2 * i]) + std::exp(noise[2 * i + 1])));
-    }
+    const SimulatedPairs p = SimulatePairs(rng, normal, log_effect, kMax);
+    const std::vector<double>& noise = p.noise;
+    const std::vector<double>& log_ratios = p.log_ratios;
     int n = kStart;
     auto record = [&] {
       return PairedRecord(name, std::vector<double>(log_ratios.begin(), log_ratios.begin() + n),
