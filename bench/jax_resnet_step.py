@@ -153,6 +153,7 @@ def main():
     ap.add_argument("--precision", default="highest", choices=["highest", "high", "default"],
                     help="jax_default_matmul_precision (highest = f32, no TF32)")
     ap.add_argument("--json", help="write the numbers here")
+    ap.add_argument("--kernels", help="write the traced steps' kernels here (CSV: name, calls and us per step)")
     args = ap.parse_args()
 
     import jax
@@ -198,7 +199,7 @@ def main():
             jax.profiler.stop_trace()
             files = glob.glob(os.path.join(log_dir, "**", "*.json.gz"), recursive=True)
             if files:
-                result.update(kernel_times(files[0], traced))
+                result.update(kernel_times(files[0], traced, args.kernels))
             else:
                 result["trace_error"] = "no perfetto trace written: " + ", ".join(
                     glob.glob(os.path.join(log_dir, "**", "*"), recursive=True)[:10])
@@ -213,8 +214,11 @@ def main():
     return 0
 
 
-def kernel_times(path, steps):
-    """Sums the GPU stream events of a Perfetto/Chrome trace (kernels; copies and memsets apart)."""
+def kernel_times(path, steps, kernels_csv=None):
+    """Sums the GPU stream events of a Perfetto/Chrome trace (kernels; copies and memsets apart).
+
+    With kernels_csv, also writes each kernel name's calls and microseconds per step there,
+    longest first, for a kernel-by-kernel comparison with passlab's trace."""
     with gzip.open(path, "rt") as f:
         trace = json.load(f)
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
@@ -226,6 +230,7 @@ def kernel_times(path, steps):
             thread[(e["pid"], e.get("tid"))] = e["args"].get("name", "")
     gpu_pids = {p for p, n in process.items() if "GPU" in n or "gpu" in n}
     kernel_us, copy_us, n_kernels, start, end = 0.0, 0.0, 0, None, None
+    by_name = {}
     threads_seen = set()
     for e in events:
         if e.get("ph") != "X" or e.get("pid") not in gpu_pids:
@@ -241,10 +246,19 @@ def kernel_times(path, steps):
             continue
         kernel_us += dur
         n_kernels += 1
+        calls, us = by_name.get(name, (0, 0.0))
+        by_name[name] = (calls + 1, us + dur)
         ts = float(e["ts"])
         start = ts if start is None else min(start, ts)
         end = ts + dur if end is None else max(end, ts + dur)
     out = {"trace_threads": sorted(threads_seen)[:12]}
+    if kernels_csv:
+        import csv
+        with open(kernels_csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["name", "calls_per_step", "us_per_step"])
+            for name, (calls, us) in sorted(by_name.items(), key=lambda kv: -kv[1][1]):
+                w.writerow([name, round(calls / steps, 2), round(us / steps, 2)])
     if n_kernels:
         out.update({"kernels_per_step": round(n_kernels / steps, 1),
                     "kernel_ms_per_step": round(kernel_us / steps / 1e3, 3),

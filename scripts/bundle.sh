@@ -17,7 +17,8 @@
 # or newer. Then, on the GPU machine:
 #   source OUT/env.sh && scripts/gpu-check.sh "$PASSLAB_BUNDLE/bin" gpu-check
 #
-# BUNDLE_STATIC_LLVM=1 packs passlab alone, relinked (with lld) against
+# BUNDLE_STATIC_LLVM=1 packs passlab (and cuda_runtime_tests, which links no
+# LLVM), passlab relinked (with lld) against
 # LLVM's and MLIR's static archives from Debian's llvm-22-dev/libmlir-22-dev,
 # so that only the code it uses travels: about 21 MB for bins.tar.xz and no
 # libs-llvm.tar.xz (LLVM, MLIR, z3 and ICU as shared libraries are 60 MB
@@ -40,7 +41,7 @@ if [[ -n "${BUNDLE_STATIC_LLVM:-}" ]]; then
         -e "s#$llvm/libLLVM\.so[.0-9]*#-lz /lib/x86_64-linux-gnu/libzstd.so.1 -lffi -ltinfo#" \
         -e "s# -o tools/passlab # -fuse-ld=lld -o $static #" > "$(dirname "$static")/link.sh"
   (cd "$build" && bash "$(dirname "$static")/link.sh")
-  bins=("$static")
+  bins=("$static" "$build/test/cuda_runtime_tests")  # the tests link no LLVM
   rm -f "$out/libs-llvm.tar.xz"
 fi
 for b in "${bins[@]}"; do [[ -x "$b" ]] || { echo "bundle: $b is not built" >&2; exit 1; }; done
@@ -75,11 +76,15 @@ for a in libs-llvm libs bins; do
   fi
 done
 cuda_dirs=""
-for n in libcublasLt.so.13 libcudnn.so.9 libcupti.so.13; do
-  f=$(find /usr/local /opt /usr/lib /usr/lib64 -name "$n" -not -path '*/stubs/*' 2>/dev/null | head -1)
-  d=$(dirname "${f:-.}")
-  [[ -n "$f" && ":$cuda_dirs:" != *":$d:"* ]] && cuda_dirs="$cuda_dirs:$d"
-done
+# One walk for all of them (the GPU machine's /opt holds a large Python
+# environment), the first place found for each name.
+names=(libcublasLt.so.13 libcudnn.so.9 libcupti.so.13 libcublas.so.13 libcufft.so.12 libcusolver.so.12
+       libcusparse.so.12 libnvJitLink.so.13)
+expr=(); for n in "${names[@]}"; do expr+=(${expr[@]:+-o} -name "$n"); done
+while read -r d; do
+  [[ ":$cuda_dirs:" != *":$d:"* ]] && cuda_dirs="$cuda_dirs:$d"
+done < <(find /usr/local /opt /usr/lib /usr/lib64 \( "${expr[@]}" \) -not -path '*/stubs/*' 2>/dev/null |
+         awk -F/ '!seen[$NF]++ { sub("/[^/]*$", ""); print }')
 export LD_LIBRARY_PATH="$PASSLAB_BUNDLE/lib$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The GPU code generator reads libdevice from the CUDA toolkit's place.
 if [[ ! -f /usr/local/cuda/nvvm/libdevice/libdevice.10.bc && -f "$PASSLAB_BUNDLE/lib/libdevice.10.bc" ]]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The checks of the CUDA backend that need a GPU, in one go:
 #   1. the GPU tests (cuda_runtime_tests; e2e_tests' GpuKernels*);
-#   2. every registered model compiled for the GPU and checked against the
+#   2. every registered model, and the emitter modules of test/hlo/gpu/,
+#      compiled for the GPU and checked against the
 #      evaluator (`passlab run --device cuda --check`), all at once;
 #   3. the ResNet-50 training step timed with CUPTI, and the same step in JAX
 #      on the same GPU (bench/jax_resnet_step.py), when JAX is installed;
@@ -72,6 +73,14 @@ done
 # expander off), and its time against the expanded one's in the logs.
 timeout 150 "$passlab" run --model resnet18 --device cuda --check --warmup 1 --repeats 3 --max-rows 40 \
   --disable select_and_scatter_expander > "$out/check_resnet18-native-sas.log" 2>&1 & pids+=("$!:check resnet18-native-sas")
+# Emitter paths checked by module, compiled as written (test/hlo/gpu/):
+# reductions with side outputs (column and row), scatter-adds over a grid in
+# place and copied by one block when not in place.
+for f in "$here"/test/hlo/gpu/*.hlo; do
+  m=$(basename "$f" .hlo)
+  timeout 150 "$passlab" run "$f" --pipeline none --device cuda --check --warmup 1 --repeats 3 \
+    > "$out/check_$m.log" 2>&1 & pids+=("$!:check $m")
+done
 # passlab run's CLI test takes its GPU branch here: JSON, untraced and traced
 # wall times, --output-dir and --emitter-dump on the device.
 timeout 150 bash "$here/test/cli/cli_run.sh" "$passlab" "$here" > "$out/cli_run.log" 2>&1 & pids+=("$!:cli_run")

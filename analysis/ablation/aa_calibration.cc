@@ -73,24 +73,26 @@ absl::StatusOr<AaCalibrationEntry> EntryFromJson(const Json& j, const std::strin
 
 }  // namespace
 
-Json AaCalibrationKey(const Json& manifest) {
+Json AaCalibrationKey(const AblationManifest& manifest) {
   Json key;
-  const Json machine = FieldOr(manifest, "machine", Json::object());
+  // The machine (runner.h DescribeMachine) is an open object.
+  const Json machine = manifest.machine.value_or(Json::object());
   key["machine"] = {{"host", FieldOr(machine, "node", FieldOr(machine, "host", ""))},
                     {"cpu", FieldOr(machine, "cpu", "")},
                     {"cores", FieldOr(machine, "cores", 0)},
                     {"gpu", FieldOr(machine, "gpu", "none")}};
-  key["device"] = {{"device", FieldOr(manifest, "device", "cpu")}, {"threads", FieldOr(manifest, "threads", 1)}};
-  // A registered model by name and options; a file by its content.
-  const Json model = FieldOr(manifest, "model", Json::object());
+  key["device"] = {{"device", manifest.device}, {"threads", manifest.threads.value_or(1)}};
+  // A registered model by name and options (the caller's part of the
+  // manifest); a file by its content.
+  const Json model = FieldOr(manifest.extra, "model", Json::object());
   if (model.is_object() && model.contains("name")) {
     key["model"] = {{"name", model["name"]}, {"options", FieldOr(model, "options", Json::object())}};
   } else {
-    key["model"] = {{"input_xxh64", FieldOr(manifest, "input_xxh64", "")}};
+    key["model"] = {{"input_xxh64", manifest.input_xxh64.value_or("")}};
   }
-  key["pipeline"] = {{"name", FieldOr(manifest, "pipeline", "gpu")},
-                     {"pass_options", FieldOr(manifest, "pass_options", Json::array())},
-                     {"removed_passes", FieldOr(manifest, "xla_disabled_passes", Json::array())}};
+  key["pipeline"] = {{"name", manifest.pipeline},
+                     {"pass_options", manifest.pass_options.value_or(std::vector<std::string>{})},
+                     {"removed_passes", manifest.xla_disabled_passes.value_or(std::vector<std::string>{})}};
   return key;
 }
 

@@ -18,12 +18,14 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "analysis/ablation/records.h"
 #include "nlohmann/json.hpp"
 
 namespace passlab {
 
-// The configuration a band belongs to, from a sweep's manifest.json.
-nlohmann::json AaCalibrationKey(const nlohmann::json& manifest);
+// The configuration a band belongs to, from a sweep's manifest.json: the
+// machine, device and threads, model (or input hash) and pipeline settings.
+nlohmann::json AaCalibrationKey(const AblationManifest& manifest);
 
 // The default calibration file (see above).
 std::string DefaultAaCalibrationPath();

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/ablation/ablation_report.h"
 #include "analysis/ablation/stats.h"
 #include "core/ir/str_util.h"
 
@@ -21,17 +22,17 @@ using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double Num(const Json& v, const char* key) {
+double Num(const OrderedJson& v, const char* key) {
   if (!v.is_object() || !v.contains(key) || !v[key].is_number()) return kNaN;
   return v[key].get<double>();
 }
 
 // How a sweep is called in the table: pipeline, model and device, with the
 // directory's name when that does not tell the sweeps apart.
-std::vector<std::string> Labels(const std::vector<Json>& reports, const std::vector<std::string>& dirs) {
+std::vector<std::string> Labels(const std::vector<AblationReport>& reports, const std::vector<std::string>& dirs) {
   std::vector<std::string> labels;
-  for (const Json& r : reports) {
-    const Json& m = r.contains("manifest") ? r["manifest"] : Json::object();
+  for (const AblationReport& r : reports) {
+    const OrderedJson& m = r.manifest;
     std::string model = m.contains("model") && m["model"].is_object() ? m["model"].value("name", "")
                         : m.contains("model") && m["model"].is_string() ? m["model"].get<std::string>()
                                                                         : "";
@@ -47,7 +48,7 @@ std::vector<std::string> Labels(const std::vector<Json>& reports, const std::vec
 }
 
 // Flattened manifest fields ("model.batch": 8) for the differences.
-void Flatten(const Json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+void Flatten(const OrderedJson& j, const std::string& prefix, std::map<std::string, std::string>& out) {
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
       Flatten(it.value(), prefix.empty() ? it.key() : StrCat(prefix, ".", it.key()), out);
@@ -72,7 +73,7 @@ std::string RatioCell(const OrderedJson& cell) {
 
 }  // namespace
 
-OrderedJson CompareAblationReports(const std::vector<Json>& reports, const std::vector<std::string>& labels) {
+OrderedJson CompareAblationReports(const std::vector<AblationReport>& reports, const std::vector<std::string>& labels) {
   OrderedJson out;
   out["schema"] = "passlab.ablation-compare/1";
   OrderedJson sweeps = OrderedJson::array();
@@ -80,27 +81,27 @@ OrderedJson CompareAblationReports(const std::vector<Json>& reports, const std::
   std::map<std::string, std::vector<OrderedJson>> cells;
   std::vector<std::string> order;
   for (size_t s = 0; s < reports.size(); ++s) {
-    const Json& r = reports[s];
-    const Json& manifest = r.contains("manifest") ? r["manifest"] : Json::object();
-    const Json& variants = r.contains("variants") && r["variants"].is_array() ? r["variants"] : Json::array();
+    const AblationReport& r = reports[s];
+    const OrderedJson& manifest = r.manifest.is_object() ? r.manifest : OrderedJson::object();
     sweeps.push_back({{"label", labels[s]},
                       {"pipeline", manifest.value("pipeline", "")},
                       {"device", manifest.value("device", "")},
-                      {"metric", r.value("metric", "")},
-                      {"baseline_median_ns", Num(r.value("baseline", Json::object()), "median_ns")},
-                      {"variants", variants.size()}});
-    for (const Json& v : variants) {
-      std::string name = v.value("name", "");
-      if (name.empty()) continue;
-      auto [it, inserted] = cells.try_emplace(name, std::vector<OrderedJson>(reports.size()));
-      if (inserted) order.push_back(name);
+                      {"metric", r.metric},
+                      {"baseline_median_ns", r.baseline.median_ns.value_or(kNaN)},
+                      {"variants", r.variants.size()}});
+    for (const AblationReportVariant& v : r.variants) {
+      if (v.name.empty()) continue;
+      auto [it, inserted] = cells.try_emplace(v.name, std::vector<OrderedJson>(reports.size()));
+      if (inserted) order.push_back(v.name);
       OrderedJson cell;
-      for (const char* key : {"ratio", "ci_low", "ci_high", "p_adjusted"}) {
-        double x = Num(v, key);
-        cell[key] = std::isnan(x) ? OrderedJson(nullptr) : OrderedJson(x);
+      for (auto [key, x] : {std::pair<const char*, const std::optional<double>*>{"ratio", &v.ratio},
+                            {"ci_low", &v.ci_low},
+                            {"ci_high", &v.ci_high},
+                            {"p_adjusted", &v.p_adjusted}}) {
+        cell[key] = x->has_value() ? OrderedJson(**x) : OrderedJson(nullptr);
       }
-      cell["significant"] = v.value("significant", false);
-      cell["outcome"] = v.contains("outcome") && v["outcome"].is_string() ? v["outcome"].get<std::string>() : "";
+      cell["significant"] = v.significant;
+      cell["outcome"] = v.outcome.value_or("");
       it->second[s] = cell;
     }
   }
@@ -158,7 +159,7 @@ OrderedJson CompareAblationReports(const std::vector<Json>& reports, const std::
   std::vector<std::map<std::string, std::string>> flat(reports.size());
   std::set<std::string> keys;
   for (size_t s = 0; s < reports.size(); ++s) {
-    if (reports[s].contains("manifest")) Flatten(reports[s]["manifest"], "", flat[s]);
+    Flatten(reports[s].manifest, "", flat[s]);
     for (const auto& [k, v] : flat[s]) keys.insert(k);
   }
   OrderedJson differences = OrderedJson::array();
@@ -176,7 +177,7 @@ absl::StatusOr<OrderedJson> CompareAblationSweeps(const std::vector<std::string>
   if (dirs.size() < 2) {
     return absl::InvalidArgumentError(StrCat("--compare needs two or more sweep directories, got ", dirs.size()));
   }
-  std::vector<Json> reports;
+  std::vector<AblationReport> reports;
   for (const std::string& dir : dirs) {
     const std::string path = StrCat(dir, "/report.json");
     std::ifstream in(path);
@@ -185,12 +186,12 @@ absl::StatusOr<OrderedJson> CompareAblationSweeps(const std::vector<std::string>
     text << in.rdbuf();
     Json j = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) return absl::InvalidArgumentError(StrCat(path, ": not JSON"));
-    if (!j.contains("schema") || !j["schema"].is_string() ||
-        j["schema"].get<std::string>().rfind("passlab.ablation/", 0) != 0 || !j.contains("variants") ||
-        !j["variants"].is_array()) {
-      return absl::InvalidArgumentError(StrCat(path, ": not a passlab ablation report (schema passlab.ablation/N)"));
+    absl::StatusOr<AblationReport> report = ParseAblationReport(j, path);
+    if (!report.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("not a passlab ablation report (schema passlab.ablation/N): ", report.status().message()));
     }
-    reports.push_back(std::move(j));
+    reports.push_back(*std::move(report));
   }
   return CompareAblationReports(reports, Labels(reports, dirs));
 }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "analysis/ablation/ablation_report.h"
 #include "analysis/ablation/stats.h"  // SpearmanCorrelation
 
 namespace passlab {
@@ -23,7 +24,7 @@ namespace passlab {
 absl::StatusOr<nlohmann::ordered_json> CompareAblationSweeps(const std::vector<std::string>& dirs);
 
 // The same from reports in memory (labels: how each sweep is named).
-nlohmann::ordered_json CompareAblationReports(const std::vector<nlohmann::json>& reports,
+nlohmann::ordered_json CompareAblationReports(const std::vector<AblationReport>& reports,
                                               const std::vector<std::string>& labels);
 
 // The comparison as Markdown: one table, then the agreement and the

@@ -10,6 +10,7 @@
 
 #include "analysis/ablation/report_internal.h"
 #include "analysis/ablation/stats.h"
+#include "core/ir/str_util.h"
 #include "core/pass/pass_recorder.h"
 
 namespace passlab {
@@ -45,11 +46,12 @@ double MedianOf(std::vector<double> values) {
 }
 
 // A record's compile time: the pipeline plus the backend.
-double TotalCompileMs(const json& record) { return JsonNumber(record, "optimize_ms") + JsonNumber(record, "compile_ms"); }
+double MsOrNaN(const std::optional<double>& ms) { return ms.value_or(kNaN); }
 
-double CacheCount(const json& record, const char* key) {
-  auto it = record.find("kernel_cache");
-  return it == record.end() ? kNaN : JsonNumber(*it, key);
+double TotalCompileMs(const AblationRecord& record) { return MsOrNaN(record.optimize_ms) + MsOrNaN(record.compile_ms); }
+
+double CacheCount(const AblationRecord& record, const char* key) {
+  return record.kernel_cache ? JsonNumber(*record.kernel_cache, key) : kNaN;
 }
 
 // The compile-time fields of a group of records, as medians.
@@ -60,13 +62,13 @@ struct CompileTimes {
   double persistent_hits = kNaN;
 };
 
-CompileTimes MedianTimes(const std::vector<const json*>& records) {
+CompileTimes MedianTimes(const std::vector<const AblationRecord*>& records) {
   std::vector<double> total, optimize, backend, autotune, hits, misses, persistent;
-  for (const json* r : records) {
+  for (const AblationRecord* r : records) {
     total.push_back(TotalCompileMs(*r));
-    optimize.push_back(JsonNumber(*r, "optimize_ms"));
-    backend.push_back(JsonNumber(*r, "compile_ms"));
-    autotune.push_back(JsonNumber(*r, "autotune_ms"));
+    optimize.push_back(MsOrNaN(r->optimize_ms));
+    backend.push_back(MsOrNaN(r->compile_ms));
+    autotune.push_back(MsOrNaN(r->autotune_ms));
     hits.push_back(CacheCount(*r, "hits"));
     misses.push_back(CacheCount(*r, "misses"));
     persistent.push_back(CacheCount(*r, "persistent_hits"));
@@ -141,17 +143,15 @@ std::string CompileCostQuadrant(double pass_ms, double ratio, bool clear_effect,
   return fmt::format("{} and {}", cheap ? "cheap" : "expensive", essential ? "essential" : "useless");
 }
 
-nlohmann::ordered_json BuildCompileCost(const std::vector<nlohmann::json>& records,
-                                        const nlohmann::ordered_json& variants, double threshold) {
-  std::vector<const json*> baseline;
-  std::map<std::string, std::vector<const json*>> by_variant;
-  for (const json& r : records) {
-    if (!r.is_object()) continue;
-    auto kind = r.find("kind");
-    if (kind != r.end() && *kind == "baseline") {
+nlohmann::ordered_json BuildCompileCost(const std::vector<AblationRecord>& records,
+                                        const std::vector<AblationReportVariant>& variants, double threshold) {
+  std::vector<const AblationRecord*> baseline;
+  std::map<std::string, std::vector<const AblationRecord*>> by_variant;
+  for (const AblationRecord& r : records) {
+    if (r.kind == "baseline") {
       baseline.push_back(&r);
-    } else if (auto name = r.find("variant"); name != r.end() && name->is_string()) {
-      by_variant[name->get<std::string>()].push_back(&r);
+    } else {
+      by_variant[r.variant].push_back(&r);
     }
   }
 
@@ -159,9 +159,9 @@ nlohmann::ordered_json BuildCompileCost(const std::vector<nlohmann::json>& recor
   // over the baseline's records that carry them.
   std::map<std::string, std::vector<double>> pass_ms, pass_runs;
   int64_t timed_records = 0;
-  for (const json* r : baseline) {
-    auto times = r->find("pass_times");
-    if (times == r->end() || !times->is_object()) continue;
+  for (const AblationRecord* r : baseline) {
+    const std::optional<json>& times = r->pass_times;
+    if (!times || !times->is_object()) continue;
     ++timed_records;
     for (const auto& [pass, t] : times->items()) {
       pass_ms[pass].push_back(JsonNumber(t, "ms"));
@@ -189,36 +189,35 @@ nlohmann::ordered_json BuildCompileCost(const std::vector<nlohmann::json>& recor
 
   ordered_json rows = ordered_json::array();
   std::vector<double> costs;
-  for (const ordered_json& v : variants) {
-    std::string kind = TextField(v, "kind");
-    const ordered_json& passes = v.contains("passes") ? v["passes"] : ordered_json();
-    if ((kind != "disable-one" && kind != "pair") || !passes.is_array() || passes.empty()) continue;
+  for (const AblationReportVariant& v : variants) {
+    const std::string& kind = v.kind;
+    const std::vector<std::string>& passes = v.passes;
+    if ((kind != "disable-one" && kind != "pair") || passes.empty()) continue;
     // A pass absent from timed baseline records never ran there: no cost.
     double own = timed_records > 0 ? 0 : kNaN;
     double runs = timed_records > 0 ? 0 : kNaN;
-    for (const ordered_json& p : passes) {
-      if (!p.is_string()) continue;
-      auto it = pass_median.find(p.get<std::string>());
+    for (const std::string& p : passes) {
+      auto it = pass_median.find(p);
       if (it == pass_median.end()) continue;
       own += it->second;
       runs += MedianOf(pass_runs[it->first]);
     }
     ordered_json row;
-    row["variant"] = v["name"];
+    row["variant"] = v.name;
     row["kind"] = kind;
     row["passes"] = passes;
     row["pass_ms"] = Number(own);
     row["pass_runs"] = Number(runs);
-    auto group = by_variant.find(TextField(v, "name"));
+    auto group = by_variant.find(v.name);
     const CompileTimes times =
         group == by_variant.end() ? CompileTimes{} : MedianTimes(group->second);
     PutTimes(row, times);
     row["compile_delta_ms"] = Number(times.total_ms - base_times.total_ms);
-    row["ratio"] = Number(NumberField(v, "ratio"));
-    row["ci_low"] = Number(NumberField(v, "ci_low"));
-    row["ci_high"] = Number(NumberField(v, "ci_high"));
-    row["significant"] = v.value("significant", false);
-    row["outcome"] = v.contains("outcome") ? v["outcome"] : ordered_json(nullptr);
+    row["ratio"] = Number(v.ratio.value_or(kNaN));
+    row["ci_low"] = Number(v.ci_low.value_or(kNaN));
+    row["ci_high"] = Number(v.ci_high.value_or(kNaN));
+    row["significant"] = v.significant;
+    row["outcome"] = v.outcome ? ordered_json(*v.outcome) : ordered_json(nullptr);
     if (std::isfinite(own) && own > 0) costs.push_back(own);
     rows.push_back(std::move(row));
   }
@@ -240,9 +239,9 @@ nlohmann::ordered_json BuildCompileCost(const std::vector<nlohmann::json>& recor
   return out;
 }
 
-std::string RenderCompileCostMarkdown(const nlohmann::ordered_json& report) {
-  if (!report.contains("compile_cost") || !report["compile_cost"].is_object()) return "";
-  const ordered_json& cost = report["compile_cost"];
+std::string RenderCompileCostMarkdown(const AblationReport& report) {
+  if (!report.compile_cost.has_value() || !report.compile_cost->is_object()) return "";
+  const ordered_json& cost = *report.compile_cost;
   const ordered_json& base = cost["baseline"];
   std::string md = "\n## Compile cost against run-time benefit\n\n";
   md += fmt::format(

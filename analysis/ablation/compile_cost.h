@@ -25,6 +25,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/ablation/ablation_report.h"
+#include "analysis/ablation/records.h"
+
 namespace passlab {
 
 class PassRecorder;
@@ -37,10 +40,10 @@ bool IsAutotuningPass(std::string_view pass_name);
 nlohmann::json CompileCostFields(const PassRecorder& recorder);
 
 // The report's "compile_cost" object. `variants`: the report's variants
-// (with name, kind, passes, ratio, ci_low, ci_high, significant, outcome).
+// (their name, kind, passes, ratio, ci_low, ci_high, significant, outcome).
 // `threshold`: the report's smallest change that counts (0.01 = 1%).
-nlohmann::ordered_json BuildCompileCost(const std::vector<nlohmann::json>& records,
-                                        const nlohmann::ordered_json& variants, double threshold = 0.01);
+nlohmann::ordered_json BuildCompileCost(const std::vector<AblationRecord>& records,
+                                        const std::vector<AblationReportVariant>& variants, double threshold = 0.01);
 
 // Where a row falls: "cheap and useless", "cheap and essential", "expensive
 // and useless", "expensive and essential", "harmful" (significantly faster
@@ -50,9 +53,9 @@ nlohmann::ordered_json BuildCompileCost(const std::vector<nlohmann::json>& recor
 // corrected test to reach significance) and slower without the pass.
 std::string CompileCostQuadrant(double pass_ms, double ratio, bool clear_effect, double cost_split_ms);
 
-// The renderings of report["compile_cost"] ("" when the report has none).
-std::string RenderCompileCostMarkdown(const nlohmann::ordered_json& report);
-std::string RenderCompileCostHtml(const nlohmann::ordered_json& report);
+// The renderings of report.compile_cost ("" when the report has none).
+std::string RenderCompileCostMarkdown(const AblationReport& report);
+std::string RenderCompileCostHtml(const AblationReport& report);
 
 // The scatter plot's geometry, shared by report.html's SVG and the GUI
 // (which scales it to its panel): a point per row with a known pass time and

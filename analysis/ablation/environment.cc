@@ -305,13 +305,13 @@ absl::Status RecordAutotuneCacheHash(const std::string& sweep_dir) {
   EnvironmentReaders r = SystemEnvironmentReaders();
   std::optional<std::string> text = r.read_file(path.string());
   if (!text) return absl::OkStatus();
-  Json manifest = Json::parse(*text, nullptr, false);
-  if (manifest.is_discarded() || !manifest.is_object() || !manifest.contains("environment") ||
-      !manifest["environment"].is_object()) {
-    return absl::OkStatus();
-  }
-  manifest["environment"]["autotune_cache_xxh64"] = AutotuneCacheHash(r, sweep_dir);
-  return WriteFileAtomically(path.string(), manifest.dump(2) + "\n");
+  const Json j = Json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return absl::InvalidArgumentError(StrCat(path.string(), ": not JSON"));
+  absl::StatusOr<AblationManifest> manifest = ParseAblationManifest(j, path.string());
+  if (!manifest.ok()) return manifest.status();
+  if (!manifest->environment.has_value() || !manifest->environment->is_object()) return absl::OkStatus();
+  (*manifest->environment)["autotune_cache_xxh64"] = AutotuneCacheHash(r, sweep_dir);
+  return WriteFileAtomically(path.string(), Json(*manifest).dump(2) + "\n");
 }
 
 std::vector<std::pair<std::string, std::string>> FlattenJsonFields(const std::string& prefix, const Json& value) {
@@ -382,15 +382,13 @@ std::string RenderEnvironmentDifferences(const Json& recorded, const Json& now) 
   return out;
 }
 
-absl::StatusOr<std::vector<std::string>> ReproductionArguments(const Json& manifest, const std::string& out) {
+absl::StatusOr<std::vector<std::string>> ReproductionArguments(const AblationManifest& manifest,
+                                                               const std::string& out) {
   std::vector<std::string> recorded;
-  if (manifest.is_object() && manifest.contains("argv") && manifest["argv"].is_array()) {
-    for (const Json& a : manifest["argv"]) {
-      if (a.is_string()) recorded.push_back(a.get<std::string>());
-    }
-  } else if (manifest.is_object() && manifest.contains("command") && manifest["command"].is_string()) {
-    const std::string command = manifest["command"].get<std::string>();
-    for (std::string_view a : SplitAny(command, " ")) {
+  if (manifest.argv.has_value()) {
+    recorded = *manifest.argv;
+  } else if (manifest.command.has_value()) {
+    for (std::string_view a : SplitAny(*manifest.command, " ")) {
       if (!a.empty()) recorded.emplace_back(a);
     }
   }

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "analysis/ablation/records.h"
 #include "nlohmann/json.hpp"
 
 namespace passlab {
@@ -84,7 +85,7 @@ std::string RenderEnvironmentDifferences(const nlohmann::json& recorded, const n
 // manifest's recorded command line (its "argv"; older manifests: "command"
 // split at spaces) without the program name, its --out replaced by `out`
 // (added when absent). Error: a manifest with no recorded command.
-absl::StatusOr<std::vector<std::string>> ReproductionArguments(const nlohmann::json& manifest,
+absl::StatusOr<std::vector<std::string>> ReproductionArguments(const AblationManifest& manifest,
                                                                 const std::string& out);
 
 }  // namespace passlab

@@ -20,6 +20,7 @@ using ablation_internal::FormatMs;
 using ablation_internal::NumberField;
 using ablation_internal::PassesWithKind;
 using ablation_internal::TextField;
+using ablation_internal::Value;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -31,15 +32,15 @@ struct BaseKernel {
   double weight = 0;  // sum of the capped |change| over the shown rows (removed: 1)
 };
 
-std::string GroupOf(const ordered_json& kernel) {
-  std::string detail = TextField(kernel, "detail");
+std::string GroupOf(const AblationReportKernel& kernel) {
+  std::string detail = kernel.detail.value_or("");
   if (!detail.empty()) return detail;
-  std::string kind = TextField(kernel, "kind");
+  std::string kind = kernel.kind.value_or("");
   return kind.empty() ? "other" : kind;
 }
 
-double AbsEffect(const ordered_json& variant) {
-  double ratio = NumberField(variant, "ratio");
+double AbsEffect(const AblationReportVariant& variant) {
+  double ratio = Value(variant.ratio);
   return std::isnan(ratio) ? -1 : std::abs(ratio - 1);
 }
 
@@ -54,7 +55,7 @@ std::string MdCell(std::string_view text) {
   return out;
 }
 
-HeatmapCell CellOf(const ordered_json& times, const BaseKernel& kernel) {
+HeatmapCell CellOf(const std::map<std::string, std::optional<double>>& times, const BaseKernel& kernel) {
   HeatmapCell cell;
   auto it = times.find(kernel.name);
   if (it == times.end()) {
@@ -63,7 +64,7 @@ HeatmapCell CellOf(const ordered_json& times, const BaseKernel& kernel) {
     cell.change = kNaN;
     return cell;
   }
-  cell.variant_ns = it->is_number() ? it->get<double>() : kNaN;
+  cell.variant_ns = Value(it->second);
   if (std::isnan(cell.variant_ns)) {
     cell.change = kNaN;
   } else if (kernel.ns > 0) {
@@ -108,42 +109,30 @@ std::string HeatmapColour(double change) {
   return buf;
 }
 
-KernelHeatmap BuildKernelHeatmap(const ordered_json& report, const HeatmapOptions& options) {
+KernelHeatmap BuildKernelHeatmap(const AblationReport& report, const HeatmapOptions& options) {
   KernelHeatmap map;
   std::vector<BaseKernel> base;
   std::set<std::string> base_names;
-  if (report.contains("baseline") && report["baseline"].is_object()) {
-    const ordered_json& kernels = report["baseline"].value("kernels", ordered_json::array());
-    if (kernels.is_array()) {
-      for (const ordered_json& k : kernels) {
-        if (!k.is_object() || !k.contains("name") || !k["name"].is_string()) continue;
-        std::string name = k["name"].get<std::string>();
-        if (!base_names.insert(name).second) continue;
-        double ns = NumberField(k, "ns");
-        base.push_back({name, GroupOf(k), std::isnan(ns) ? 0 : ns});
-      }
-    }
+  for (const AblationReportKernel& k : report.baseline.kernels) {
+    if (!base_names.insert(k.name).second) continue;
+    double ns = Value(k.ns);
+    base.push_back({k.name, GroupOf(k), std::isnan(ns) ? 0 : ns});
   }
 
   // Rows: every variant with kernel times, largest |ratio - 1| first.
-  std::vector<const ordered_json*> variants;
-  if (report.contains("variants") && report["variants"].is_array()) {
-    for (const ordered_json& v : report["variants"]) {
-      auto times = v.find("kernel_times_ns");
-      if (times != v.end() && times->is_object() && !times->empty()) {
-        variants.push_back(&v);
-        continue;
-      }
-      auto diff = v.find("kernel_diff");
-      if (times == v.end() && diff != v.end() && diff->is_array() && !diff->empty()) {
-        ++map.variants_without_times;
-      }
+  // Reports older than kernel_times_ns have only the kernel diff.
+  std::vector<const AblationReportVariant*> variants;
+  for (const AblationReportVariant& v : report.variants) {
+    if (v.kernel_times_ns.has_value() && !v.kernel_times_ns->empty()) {
+      variants.push_back(&v);
+      continue;
     }
+    if (!v.kernel_times_ns.has_value() && !v.kernel_diff.empty()) ++map.variants_without_times;
   }
-  std::stable_sort(variants.begin(), variants.end(), [](const ordered_json* a, const ordered_json* b) {
+  std::stable_sort(variants.begin(), variants.end(), [](const AblationReportVariant* a, const AblationReportVariant* b) {
     double ea = AbsEffect(*a), eb = AbsEffect(*b);
     if (ea != eb) return ea > eb;
-    return TextField(*a, "name") < TextField(*b, "name");
+    return a->name < b->name;
   });
   if (variants.size() > options.max_rows) {
     map.rows_left_out = variants.size() - options.max_rows;
@@ -152,13 +141,13 @@ KernelHeatmap BuildKernelHeatmap(const ordered_json& report, const HeatmapOption
 
   // Every baseline kernel's cell in every shown row; how much each is touched.
   std::vector<std::vector<HeatmapCell>> all_cells;
-  for (const ordered_json* v : variants) {
-    const ordered_json& times = (*v)["kernel_times_ns"];
+  for (const AblationReportVariant* v : variants) {
+    const std::map<std::string, std::optional<double>>& times = *v->kernel_times_ns;
     HeatmapRow row;
-    row.variant = TextField(*v, "name");
+    row.variant = v->name;
     row.label = PassesWithKind(*v);
-    row.outcome = TextField(*v, "outcome");
-    row.ratio = NumberField(*v, "ratio");
+    row.outcome = v->outcome.value_or("");
+    row.ratio = Value(v->ratio);
     std::vector<HeatmapCell> cells;
     cells.reserve(base.size());
     for (BaseKernel& k : base) {
@@ -173,9 +162,9 @@ KernelHeatmap BuildKernelHeatmap(const ordered_json& report, const HeatmapOption
       }
       cells.push_back(cell);
     }
-    for (const auto& [name, ns] : times.items()) {
+    for (const auto& [name, ns] : times) {
       if (base_names.contains(name)) continue;
-      row.added.push_back({name, ns.is_number() ? ns.get<double>() : kNaN});
+      row.added.push_back({name, Value(ns)});
     }
     std::stable_sort(row.added.begin(), row.added.end(), [](const HeatmapAdded& a, const HeatmapAdded& b) {
       double na = std::isnan(a.ns) ? -1 : a.ns, nb = std::isnan(b.ns) ? -1 : b.ns;
@@ -231,7 +220,7 @@ KernelHeatmap BuildKernelHeatmap(const ordered_json& report, const HeatmapOption
   return map;
 }
 
-std::string RenderHeatmapMarkdown(const ordered_json& report) {
+std::string RenderHeatmapMarkdown(const AblationReport& report) {
   KernelHeatmap map = BuildKernelHeatmap(report);
   if (map.rows.empty() || map.columns.empty()) return "";
   // The kernels (present on both sides) whose time moved most, either way;

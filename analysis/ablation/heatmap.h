@@ -25,6 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/ablation/ablation_report.h"
+
 namespace passlab {
 
 // {kernel: ns} as report.json's "kernel_times_ns" object (names sorted; NaN
@@ -85,7 +87,7 @@ struct KernelHeatmap {
   size_t variants_without_times = 0;  // measured variants lacking "kernel_times_ns" (older reports)
 };
 
-KernelHeatmap BuildKernelHeatmap(const nlohmann::ordered_json& report, const HeatmapOptions& options = {});
+KernelHeatmap BuildKernelHeatmap(const AblationReport& report, const HeatmapOptions& options = {});
 
 // A change capped to [-1, +1] (±100%); NaN stays NaN.
 double CapChange(double change);
@@ -96,10 +98,10 @@ std::string HeatmapColour(double change);
 
 // The report.html section "Passes x kernels" (an inline SVG with a <title>
 // tooltip per cell); "" when no variant has kernel times.
-std::string RenderHeatmapHtml(const nlohmann::ordered_json& report);
+std::string RenderHeatmapHtml(const AblationReport& report);
 // report.md's summary: the largest changes of single kernels, as a short
 // Markdown section; "" when no variant has kernel times.
-std::string RenderHeatmapMarkdown(const nlohmann::ordered_json& report);
+std::string RenderHeatmapMarkdown(const AblationReport& report);
 
 }  // namespace passlab
 

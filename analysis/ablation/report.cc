@@ -51,9 +51,9 @@ double MaxNumber(const json& values) {
 //     the rounding this program shows anyway.
 // Returns the new outputs' count, or nullopt when the mismatch is the
 // variant's own.
-std::optional<int> BaselineMismatchShared(const json& record, const json& baseline_errors) {
-  auto check = record.find("check");
-  if (check == record.end() || !check->is_object() || !check->contains("wrong_norm_errors")) return std::nullopt;
+std::optional<int> BaselineMismatchShared(const AblationRecord& record, const json& baseline_errors) {
+  const std::optional<json>& check = record.check;
+  if (!check || !check->is_object() || !check->contains("wrong_norm_errors")) return std::nullopt;
   const json& errors = (*check)["wrong_norm_errors"];
   if (!errors.is_object() || errors.empty()) return std::nullopt;
   const double baseline_worst = MaxNumber(baseline_errors);
@@ -90,9 +90,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // All records of one variant (or of the baseline), pooled.
 struct PooledVariant {
   std::string name;
-  const json* first = nullptr;    // scalar fields (kind, passes, paths) come from here
-  const json* failure = nullptr;  // the first record whose status is not "ok"
-  const json* wrong = nullptr;    // the first record whose check says not ok
+  const AblationRecord* first = nullptr;    // scalar fields (kind, passes, paths) come from here
+  const AblationRecord* failure = nullptr;  // the first record whose status is not "ok"
+  const AblationRecord* wrong = nullptr;    // the first record whose check says not ok
   std::vector<double> samples;    // the metric, all records concatenated
   std::set<int64_t> blocks;       // the runner's timing blocks the records came from
   std::map<int64_t, std::vector<double>> samples_by_block;
@@ -108,108 +108,78 @@ struct PooledVariant {
   std::vector<double> pair_variant, pair_control;
   std::map<std::string, std::vector<double>> numbers;  // compile_ms, bytes, ...
   struct Kernel {
-    json info;  // name, kind, detail, calls of its first appearance
+    const AblationKernel* info = nullptr;  // its first appearance (kind, detail, calls)
     std::vector<double> ns;
   };
   std::vector<std::string> kernel_order;  // first appearance
   std::map<std::string, Kernel> kernels;
 };
 
-constexpr const char* kNumericFields[] = {"compile_ms", "optimize_ms", "kernel_count", "bytes",
-                                          "peak_rss_bytes"};
-
-std::string StringField(const json& record, const char* key) {
-  auto it = record.find(key);
-  if (it == record.end() || !it->is_string()) return "";
-  return it->get<std::string>();
+void AddNumber(PooledVariant& v, const char* field, const std::optional<double>& x) {
+  if (x) v.numbers[field].push_back(*x);
+}
+void AddNumber(PooledVariant& v, const char* field, const std::optional<int64_t>& x) {
+  if (x) v.numbers[field].push_back(static_cast<double>(*x));
 }
 
-void AddRecord(PooledVariant& v, const json& record, std::string_view metric) {
+void AddRecord(PooledVariant& v, const AblationRecord& record, std::string_view metric) {
   if (v.first == nullptr) v.first = &record;
-  std::string status = StringField(record, "status");
-  if (status.empty()) status = "ok";
-  if (status != "ok" && v.failure == nullptr) v.failure = &record;
-  auto check = record.find("check");
-  if (check != record.end() && check->is_object() && check->contains("ok") &&
-      (*check)["ok"].is_boolean() && !(*check)["ok"].get<bool>() && v.wrong == nullptr) {
-    v.wrong = &record;
-  }
-  auto samples = record.find("samples");
-  auto block = record.find("block");
-  const bool has_block = block != record.end() && block->is_number_integer();
-  if (has_block) v.blocks.insert(block->get<int64_t>());
-  if (samples != record.end() && samples->is_object()) {
-    auto values = samples->find(metric);
-    if (values != samples->end() && values->is_array()) {
-      const size_t before = v.samples.size();
-      for (const json& x : *values) {
-        if (!x.is_number()) continue;
-        v.samples.push_back(x.get<double>());
-        if (has_block) v.samples_by_block[block->get<int64_t>()].push_back(x.get<double>());
+  if (record.StatusOrOk() != "ok" && v.failure == nullptr) v.failure = &record;
+  if (record.CheckFailed() && v.wrong == nullptr) v.wrong = &record;
+  const bool has_block = record.block.has_value();
+  if (has_block) v.blocks.insert(*record.block);
+  const std::vector<double>* values = record.samples ? record.samples->Metric(metric) : nullptr;
+  if (values != nullptr) {
+    const size_t before = v.samples.size();
+    for (double x : *values) {
+      v.samples.push_back(x);
+      if (has_block) v.samples_by_block[*record.block].push_back(x);
+    }
+    const size_t added = v.samples.size() - before;
+    const std::vector<double>* control = record.control_samples ? record.control_samples->Metric(metric) : nullptr;
+    if (control != nullptr && !control->empty() && control->size() == added) {
+      v.control.insert(v.control.end(), control->begin(), control->end());
+      // Which program ran first in each step: recorded, or the worker's
+      // order (alternating, the variant first).
+      std::vector<bool> first(added);
+      for (size_t i = 0; i < added; ++i) first[i] = i % 2 == 1;
+      const std::vector<bool>& order = record.control_samples->control_first;
+      if (order.size() == added) first = order;
+      const double* vs = v.samples.data() + before;
+      const double* cs = v.control.data() + (v.control.size() - added);
+      for (size_t i = 0; i < added;) {
+        const size_t n = i + 1 < added && first[i] != first[i + 1] ? 2 : 1;
+        v.pair_variant.push_back(n == 2 ? vs[i] + vs[i + 1] : vs[i]);
+        v.pair_control.push_back(n == 2 ? cs[i] + cs[i + 1] : cs[i]);
+        i += n;
       }
-      const size_t added = v.samples.size() - before;
-      const json* control = nullptr;
-      auto c = record.find("control_samples");
-      if (c != record.end() && c->is_object() && c->contains(metric) && (*c)[metric].is_array()) {
-        control = &(*c)[metric];
-      }
-      if (control != nullptr && control->size() == added &&
-          std::all_of(control->begin(), control->end(), [](const json& x) { return x.is_number(); })) {
-        for (const json& x : *control) v.control.push_back(x.get<double>());
-        // Which program ran first in each step: recorded, or the worker's
-        // order (alternating, the variant first).
-        std::vector<bool> first(added);
-        for (size_t i = 0; i < added; ++i) first[i] = i % 2 == 1;
-        auto order = c->find("control_first");
-        if (order != c->end() && order->is_array() && order->size() == added &&
-            std::all_of(order->begin(), order->end(), [](const json& x) { return x.is_boolean(); })) {
-          for (size_t i = 0; i < added; ++i) first[i] = (*order)[i].get<bool>();
-        }
-        const double* vs = v.samples.data() + before;
-        const double* cs = v.control.data() + (v.control.size() - added);
-        for (size_t i = 0; i < added;) {
-          const size_t n = i + 1 < added && first[i] != first[i + 1] ? 2 : 1;
-          v.pair_variant.push_back(n == 2 ? vs[i] + vs[i + 1] : vs[i]);
-          v.pair_control.push_back(n == 2 ? cs[i] + cs[i + 1] : cs[i]);
-          i += n;
-        }
-      } else if (added > 0) {
-        v.control_complete = false;
-      }
+    } else if (added > 0) {
+      v.control_complete = false;
     }
   }
-  for (const char* field : kNumericFields) {
-    auto it = record.find(field);
-    if (it != record.end() && it->is_number()) v.numbers[field].push_back(it->get<double>());
-  }
-  auto kernels = record.find("kernels");
-  if (kernels != record.end() && kernels->is_array()) {
-    for (const json& k : *kernels) {
-      if (!k.is_object() || !k.contains("name") || !k["name"].is_string()) continue;
-      std::string name = k["name"].get<std::string>();
-      auto [it, inserted] = v.kernels.try_emplace(name);
+  AddNumber(v, "compile_ms", record.compile_ms);
+  AddNumber(v, "optimize_ms", record.optimize_ms);
+  AddNumber(v, "kernel_count", record.kernel_count);
+  AddNumber(v, "bytes", record.bytes);
+  AddNumber(v, "peak_rss_bytes", record.peak_rss_bytes);
+  if (record.kernels) {
+    for (const AblationKernel& k : *record.kernels) {
+      auto [it, inserted] = v.kernels.try_emplace(k.name);
       if (inserted) {
-        v.kernel_order.push_back(name);
-        it->second.info = k;
+        v.kernel_order.push_back(k.name);
+        it->second.info = &k;
       }
-      if (k.contains("ns") && k["ns"].is_number()) it->second.ns.push_back(k["ns"].get<double>());
+      if (k.ns) it->second.ns.push_back(*k.ns);
     }
   }
 }
 
-// A JSON number, or null for NaN (JSON has no NaN).
-ordered_json Number(double x) {
-  if (std::isnan(x) || std::isinf(x)) return nullptr;
-  if (x == std::floor(x) && std::abs(x) < 9e15) return static_cast<int64_t>(x);
+// A number of the report, or absent for NaN (JSON has no NaN).
+std::optional<double> Number(double x) {
+  if (std::isnan(x) || std::isinf(x)) return std::nullopt;
   return x;
 }
-
-ordered_json Field(const json* record, const char* key) {
-  if (record == nullptr) return nullptr;
-  auto it = record->find(key);
-  if (it == record->end()) return nullptr;
-  return ordered_json(*it);
-}
+double ValueOrNaN(const std::optional<double>& x) { return x.value_or(kNaN); }
 
 double MedianNumber(const PooledVariant& v, const char* field) {
   auto it = v.numbers.find(field);
@@ -228,41 +198,34 @@ std::map<std::string, double> KernelTimes(const PooledVariant& v) {
 std::set<std::string> HostOps(const PooledVariant& v) {
   std::set<std::string> ops;
   for (const auto& [name, kernel] : v.kernels) {
-    auto detail = kernel.info.find("detail");
-    if (detail != kernel.info.end() && detail->is_string() &&
-        detail->get<std::string>().starts_with(kHostFallbackPrefix)) {
+    if (kernel.info->detail && kernel.info->detail->starts_with(kHostFallbackPrefix)) {
       ops.insert(name);
     }
   }
   return ops;
 }
 
-ordered_json KernelList(const PooledVariant& v) {
+std::vector<AblationReportKernel> KernelList(const PooledVariant& v) {
   std::vector<std::pair<double, std::string>> order;
   for (const std::string& name : v.kernel_order) {
     order.push_back({Median(v.kernels.at(name).ns), name});
   }
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  ordered_json list = ordered_json::array();
+  std::vector<AblationReportKernel> list;
   for (const auto& [ns, name] : order) {
-    const json& info = v.kernels.at(name).info;
-    ordered_json k;
-    k["name"] = name;
-    k["kind"] = info.contains("kind") ? ordered_json(info["kind"]) : ordered_json(nullptr);
-    k["detail"] = info.contains("detail") ? ordered_json(info["detail"]) : ordered_json(nullptr);
-    k["ns"] = Number(ns);
-    k["calls"] = info.contains("calls") ? ordered_json(info["calls"]) : ordered_json(nullptr);
-    list.push_back(std::move(k));
+    const AblationKernel& info = *v.kernels.at(name).info;
+    list.push_back({.name = name, .kind = info.kind, .detail = info.detail, .ns = Number(ns), .calls = info.calls});
   }
   return list;
 }
 
 // Kernels matched by name: added, removed, changed (> kernel_change of the
 // baseline's time) or the same; largest |delta| first, top N kept.
-ordered_json KernelDiff(const std::map<std::string, double>& baseline,
-                        const std::map<std::string, double>& variant, const std::set<std::string>& host_ops,
-                        const ReportOptions& options, ordered_json& counts) {
+std::vector<AblationKernelChange> KernelDiff(const std::map<std::string, double>& baseline,
+                                             const std::map<std::string, double>& variant,
+                                             const std::set<std::string>& host_ops, const ReportOptions& options,
+                                             AblationKernelDiffCounts& counts) {
   struct Row {
     std::string name;
     double baseline_ns, variant_ns;
@@ -283,11 +246,10 @@ ordered_json KernelDiff(const std::map<std::string, double>& baseline,
   for (const auto& [name, ns] : variant) {
     if (!baseline.contains(name)) rows.push_back({name, kNaN, ns, "added", ns});
   }
-  counts = ordered_json::object();
-  for (const char* c : {"added", "removed", "changed", "same"}) {
-    counts[c] =
-        std::count_if(rows.begin(), rows.end(), [&](const Row& r) { return r.change == c; });
-  }
+  auto count = [&](std::string_view c) {
+    return std::count_if(rows.begin(), rows.end(), [&](const Row& r) { return r.change == c; });
+  };
+  counts = {.added = count("added"), .removed = count("removed"), .changed = count("changed"), .same = count("same")};
   // Names break ties so the order never depends on the map's.
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
     auto da = std::isnan(a.delta) ? 0 : a.delta;
@@ -298,126 +260,102 @@ ordered_json KernelDiff(const std::map<std::string, double>& baseline,
   if (rows.size() > static_cast<size_t>(options.kernel_diff_top)) {
     rows.resize(options.kernel_diff_top);
   }
-  ordered_json diff = ordered_json::array();
+  std::vector<AblationKernelChange> diff;
   for (const Row& r : rows) {
-    ordered_json d;
-    d["name"] = r.name;
-    d["baseline_ns"] = Number(r.baseline_ns);
-    d["variant_ns"] = Number(r.variant_ns);
-    d["change"] = r.change;
-    if (host_ops.contains(r.name)) d["host"] = true;  // the variant runs it on the host
-    diff.push_back(std::move(d));
+    diff.push_back({.name = r.name,
+                    .baseline_ns = Number(r.baseline_ns),
+                    .variant_ns = Number(r.variant_ns),
+                    .change = r.change,
+                    .host = host_ops.contains(r.name)});  // the variant runs it on the host
   }
   return diff;
 }
 
-bool IsMeasured(const ordered_json& variant) {
-  std::string outcome = variant["outcome"];
+bool IsMeasured(const AblationReportVariant& variant) {
+  const std::string outcome = variant.outcome.value_or("");
   return outcome == "slower" || outcome == "faster" || outcome == "no-change" || outcome == "undecided" ||
          outcome == "wrong-result";
 }
 
 // An A/A copy that measures the band: one that was not slowed down on
 // purpose (--test-inject-delay), which is judged like any variant.
-bool IsAaCopy(const ordered_json& variant) {
-  return variant["kind"] == kAaVariantKind &&
-         !(variant.contains("injected_delay") && variant["injected_delay"].is_number());
+bool IsAaCopy(const AblationReportVariant& variant) {
+  return variant.kind == kAaVariantKind && !variant.injected_delay.has_value();
 }
 
 // The A/A section: each copy's ratio, CI and verdict (before the band), the
 // band they measure (the largest |ratio - 1|), and the band the report
 // applies with where it came from. `adjusted`: the corrected p-values, in
 // the order of `variants`.
-ordered_json AaSection(const std::vector<ordered_json>& variants, const std::vector<double>& p_values,
-                       const std::vector<double>& adjusted, const ReportOptions& options) {
-  ordered_json copies = ordered_json::array();
+AblationAaSection AaSection(const std::vector<AblationReportVariant>& variants, const std::vector<double>& p_values,
+                            const std::vector<double>& adjusted, const ReportOptions& options) {
+  AblationAaSection aa;
   double measured = -1, widest = -1;
   for (size_t i = 0; i < variants.size(); ++i) {
-    const ordered_json& v = variants[i];
+    const AblationReportVariant& v = variants[i];
     if (!IsAaCopy(v)) continue;
-    ordered_json c;
-    c["name"] = v["name"];
-    c["status"] = v["status"];
-    c["ratio"] = v["ratio"];
-    c["ci_low"] = v["ci_low"];
-    c["ci_high"] = v["ci_high"];
-    c["pairs"] = v.contains("pairs") ? v["pairs"] : ordered_json(nullptr);
-    c["p_value"] = Number(p_values[i]);
-    c["p_adjusted"] = Number(adjusted[i]);
-    const bool measured_ok = v["status"] == "ok" && v["ratio"].is_number();
-    c["significant"] = measured_ok && !std::isnan(adjusted[i]) && adjusted[i] < options.alpha &&
-                       std::abs(v["ratio"].get<double>() - 1) > options.threshold;
+    AblationAaCopy c{.name = v.name,
+                     .status = v.status,
+                     .ratio = v.ratio,
+                     .ci_low = v.ci_low,
+                     .ci_high = v.ci_high,
+                     .pairs = v.pairs,
+                     .p_value = Number(p_values[i]),
+                     .p_adjusted = Number(adjusted[i])};
+    const bool measured_ok = v.status == "ok" && v.ratio.has_value();
+    c.significant = measured_ok && !std::isnan(adjusted[i]) && adjusted[i] < options.alpha &&
+                    std::abs(*v.ratio - 1) > options.threshold;
     if (measured_ok) {
-      measured = std::max(measured, std::abs(v["ratio"].get<double>() - 1));
-      for (const char* end : {"ci_low", "ci_high"}) {
-        if (v[end].is_number()) widest = std::max(widest, std::abs(v[end].get<double>() - 1));
+      measured = std::max(measured, std::abs(*v.ratio - 1));
+      for (const std::optional<double>& end : {v.ci_low, v.ci_high}) {
+        if (end.has_value()) widest = std::max(widest, std::abs(*end - 1));
       }
     }
-    copies.push_back(std::move(c));
+    aa.copies.push_back(std::move(c));
   }
-  ordered_json aa;
-  aa["copies"] = std::move(copies);
-  aa["measured_band"] = measured < 0 ? ordered_json(nullptr) : ordered_json(measured);
-  aa["max_ci_deviation"] = widest < 0 ? ordered_json(nullptr) : ordered_json(widest);
+  if (measured >= 0) aa.measured_band = measured;
+  if (widest >= 0) aa.max_ci_deviation = widest;
   if (options.no_aa_band) {
-    aa["band"] = nullptr;
-    aa["band_source"] = "none (--no-aa-band)";
+    aa.band_source = "none (--no-aa-band)";
   } else if (!std::isnan(options.aa_band) && (options.aa_band_forced || measured < 0)) {
-    aa["band"] = options.aa_band;
-    aa["band_source"] = options.aa_band_source.empty() ? "given" : options.aa_band_source;
+    aa.band = options.aa_band;
+    aa.band_source = options.aa_band_source.empty() ? "given" : options.aa_band_source;
   } else if (measured >= 0) {
-    aa["band"] = measured;
-    aa["band_source"] = StrCat("this sweep's ", aa["copies"].size(), " A/A copies");
+    aa.band = measured;
+    aa.band_source = StrCat("this sweep's ", aa.copies.size(), " A/A copies");
   } else {
-    aa["band"] = nullptr;
-    aa["band_source"] = "none (no A/A copies in this sweep and no calibration for this configuration)";
+    aa.band_source = "none (no A/A copies in this sweep and no calibration for this configuration)";
   }
   return aa;
 }
 
-ordered_json Summarize(const ordered_json& report) {
-  ordered_json summary;
-  const ordered_json& variants = report["variants"];
-  summary["variants"] = variants.size();
+AblationReportSummary Summarize(const std::vector<AblationReportVariant>& variants) {
+  AblationReportSummary summary;
+  summary.variants = static_cast<int64_t>(variants.size());
   std::map<std::string, int64_t> outcomes;
   std::vector<double> half_widths;
   std::string worst_name;
   double worst = -1;
-  int64_t measured = 0;
-  for (const ordered_json& v : variants) {
-    ++outcomes[v["outcome"].get<std::string>()];
-    if (IsMeasured(v)) ++measured;
-    if (v["ci_half_width"].is_number()) {
-      double w = v["ci_half_width"].get<double>();
+  for (const AblationReportVariant& v : variants) {
+    ++outcomes[v.outcome.value_or("")];
+    if (IsMeasured(v)) ++summary.measured;
+    if (v.significant) ++summary.significant;
+    if (v.SharesBaselineMismatch()) ++summary.shared_baseline_mismatches;
+    if (!v.host_ops.empty()) ++summary.host_op_variants;
+    if (v.ci_half_width.has_value()) {
+      double w = *v.ci_half_width;
       half_widths.push_back(w);
       if (w > worst) {
         worst = w;
-        worst_name = v["name"];
+        worst_name = v.name;
       }
     }
   }
-  summary["measured"] = measured;
-  summary["significant"] = std::count_if(variants.begin(), variants.end(), [](const auto& v) {
-    return v["significant"].is_boolean() && v["significant"].template get<bool>();
-  });
-  ordered_json by_outcome = ordered_json::object();
-  for (const char* o : kOutcomeOrder) by_outcome[o] = outcomes[o];
-  summary["outcomes"] = by_outcome;
-  summary["failures"] = outcomes["compile-error"] + outcomes["verifier-failure"] +
-                        outcomes["crash"] + outcomes["timeout"];
-  // Variants whose check failed only as the baseline's did (judged by timing).
-  summary["shared_baseline_mismatches"] = std::count_if(variants.begin(), variants.end(), [](const auto& v) {
-    return v["check"].is_object() && v["check"].value("shares_baseline_mismatch", false);
-  });
-  // Variants that run operations on the host which the baseline runs on the
-  // device (GPU sweeps).
-  summary["host_op_variants"] = std::count_if(variants.begin(), variants.end(), [](const auto& v) {
-    return v.contains("host_ops") && v["host_ops"].is_array() && !v["host_ops"].empty();
-  });
-  summary["median_ci_half_width"] = Number(Median(half_widths));
-  summary["max_ci_half_width"] = Number(worst < 0 ? kNaN : worst);
-  summary["max_ci_half_width_variant"] =
-      worst_name.empty() ? ordered_json(nullptr) : ordered_json(worst_name);
+  for (const char* o : kOutcomeOrder) summary.outcomes[o] = outcomes[o];
+  summary.failures = outcomes["compile-error"] + outcomes["verifier-failure"] + outcomes["crash"] + outcomes["timeout"];
+  summary.median_ci_half_width = Number(Median(half_widths));
+  summary.max_ci_half_width = Number(worst < 0 ? kNaN : worst);
+  if (!worst_name.empty()) summary.max_ci_half_width_variant = worst_name;
   return summary;
 }
 
@@ -499,7 +437,7 @@ bool PairByRound(const PooledVariant& baseline, const PooledVariant& v, std::vec
 
 }  // namespace
 
-double InProcessCiHalfWidth(const nlohmann::json& record, AblationMetric metric, const ReportOptions& options) {
+double InProcessCiHalfWidth(const AblationRecord& record, AblationMetric metric, const ReportOptions& options) {
   PooledVariant v;
   AddRecord(v, record, AblationMetricName(metric));
   if (!v.control_complete || v.pair_variant.size() < 2) return kNaN;
@@ -509,7 +447,7 @@ double InProcessCiHalfWidth(const nlohmann::json& record, AblationMetric metric,
   return BootstrapPairedRatioCi(v.pair_variant, v.pair_control, bootstrap).RelativeHalfWidth();
 }
 
-InProcessDecision DecideInProcess(const nlohmann::json& record, AblationMetric metric, double band,
+InProcessDecision DecideInProcess(const AblationRecord& record, AblationMetric metric, double band,
                                   int64_t comparisons, const ReportOptions& options) {
   InProcessDecision d;
   PooledVariant v;
@@ -538,17 +476,15 @@ InProcessDecision DecideInProcess(const nlohmann::json& record, AblationMetric m
   return d;
 }
 
-nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
-                                           const std::vector<nlohmann::json>& records,
-                                           const ReportOptions& options) {
+AblationReport BuildAblationReport(const nlohmann::json& manifest, const std::vector<AblationRecord>& records,
+                                   const ReportOptions& options) {
   std::string_view metric = AblationMetricName(options.metric);
   PooledVariant baseline;
   std::vector<PooledVariant> pooled;
   std::map<std::string, size_t> index;
-  for (const json& record : records) {
-    if (!record.is_object()) continue;
-    std::string name = StringField(record, "variant");
-    if (StringField(record, "kind") == "baseline") {
+  for (const AblationRecord& record : records) {
+    const std::string& name = record.variant;
+    if (record.kind == "baseline") {
       if (baseline.name.empty()) baseline.name = name.empty() ? "baseline" : name;
       AddRecord(baseline, record, metric);
       continue;
@@ -561,51 +497,49 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     AddRecord(pooled[it->second], record, metric);
   }
 
-  ordered_json report;
-  report["schema"] = "passlab.ablation/1";
-  report["manifest"] = manifest.is_null() ? ordered_json::object() : ordered_json(manifest);
-  report["metric"] = metric;
-  report["threshold"] = options.threshold;
-  report["correction"] = PValueCorrectionName(options.correction);
-  report["alpha"] = options.alpha;
-  ordered_json warnings = ordered_json::array();
+  AblationReport report;
+  report.manifest = manifest.is_null() ? ordered_json::object() : ordered_json(manifest);
+  report.metric = metric;
+  report.threshold = options.threshold;
+  report.correction = PValueCorrectionName(options.correction);
+  report.alpha = options.alpha;
+  std::vector<std::string>& warnings = report.warnings;
 
   BootstrapOptions bootstrap{.resamples = options.bootstrap_resamples,
                              .seed = options.bootstrap_seed};
   double baseline_median = Median(baseline.samples);
   ConfidenceInterval baseline_ci = BootstrapMedianCi(baseline.samples, bootstrap);
-  ordered_json base;
-  base["name"] = baseline.name.empty() ? "baseline" : baseline.name;
-  base["median_ns"] = Number(baseline_median);
-  base["samples_ns"] = baseline.samples;
-  base["ci_half_width"] = Number(baseline_ci.RelativeHalfWidth());
-  base["compile_ms"] = Number(MedianNumber(baseline, "compile_ms"));
-  base["kernel_count"] = Number(MedianNumber(baseline, "kernel_count"));
-  base["bytes"] = Number(MedianNumber(baseline, "bytes"));
-  base["peak_rss_bytes"] = Number(MedianNumber(baseline, "peak_rss_bytes"));
-  base["kernels"] = KernelList(baseline);
-  base["host_ops"] = HostOps(baseline);
-  base["trace"] = Field(baseline.first, "trace");
-  base["snapshot"] = Field(baseline.first, "snapshot");
+  AblationReportBaseline& base = report.baseline;
+  base.name = baseline.name.empty() ? "baseline" : baseline.name;
+  base.median_ns = Number(baseline_median);
+  base.samples_ns = baseline.samples;
+  base.ci_half_width = Number(baseline_ci.RelativeHalfWidth());
+  base.compile_ms = Number(MedianNumber(baseline, "compile_ms"));
+  base.kernel_count = Number(MedianNumber(baseline, "kernel_count"));
+  base.bytes = Number(MedianNumber(baseline, "bytes"));
+  base.peak_rss_bytes = Number(MedianNumber(baseline, "peak_rss_bytes"));
+  base.kernels = KernelList(baseline);
+  const std::set<std::string> baseline_host_ops = HostOps(baseline);
+  base.host_ops.assign(baseline_host_ops.begin(), baseline_host_ops.end());
+  if (baseline.first != nullptr) {
+    base.trace = baseline.first->trace;
+    base.snapshot = baseline.first->snapshot;
+  }
   if (baseline.first == nullptr) {
     warnings.push_back("no baseline record: no ratio can be computed");
   } else if (baseline.failure != nullptr) {
-    warnings.push_back(StrCat("the baseline failed (", StringField(*baseline.failure, "status"),
-                              "): ", StringField(*baseline.failure, "error")));
+    warnings.push_back(StrCat("the baseline failed (", baseline.failure->StatusOrOk(),
+                              "): ", baseline.failure->error.value_or("")));
   } else if (baseline.samples.empty()) {
     warnings.push_back(StrCat("the baseline has no '", metric, "' samples"));
   }
   const json* baseline_errors = nullptr;  // the baseline's own mismatch, per output
   if (baseline.wrong != nullptr) {
-    auto check = baseline.wrong->find("check");
-    if (check != baseline.wrong->end() && check->is_object() && check->contains("wrong_norm_errors") &&
-        (*check)["wrong_norm_errors"].is_object()) {
-      baseline_errors = &(*check)["wrong_norm_errors"];
-    }
+    const json& check = *baseline.wrong->check;  // CheckFailed: an object
+    auto errors = check.find("wrong_norm_errors");
+    if (errors != check.end() && errors->is_object()) baseline_errors = &*errors;
   }
-  report["baseline"] = std::move(base);
   std::map<std::string, double> baseline_kernels = KernelTimes(baseline);
-  const std::set<std::string> baseline_host_ops = HostOps(baseline);
 
   // Statistics per variant; p-values adjusted across all measured ones.
   std::vector<double> block_baseline_storage, paired_variant, paired_baseline;
@@ -613,23 +547,19 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   double best_possible_p = kNaN;  // over the tested variants
   int64_t max_pairs = 0;
   bool any_in_process = false;  // then two repetitions (ABBA) make one paired ratio
-  std::vector<ordered_json> variants;
+  std::vector<AblationReportVariant>& variants = report.variants;
   std::vector<double> p_values;
   std::vector<double> smallest_ps;  // per variant: its test's smallest possible p
   for (const PooledVariant& v : pooled) {
-    const json& first = *v.first;
-    ordered_json out;
-    out["name"] = v.name;
-    out["kind"] = Field(&first, "kind");
-    ordered_json passes = Field(&first, "passes");
-    if (!passes.is_array()) passes = ordered_json::array();
-    out["passes"] = passes;
-    out["disabled"] = passes;
-    out["disable"] = Field(&first, "disable");
-    out["enable_only"] = Field(&first, "enable_only");
-    std::string status = v.failure != nullptr ? StringField(*v.failure, "status") : "ok";
-    out["status"] = status;
-    out["outcome"] = nullptr;  // set below, after the correction
+    const AblationRecord& first = *v.first;
+    AblationReportVariant out;
+    out.name = v.name;
+    out.kind = first.kind;
+    out.passes = first.passes.value_or(std::vector<std::string>{});
+    out.disable = first.disable;
+    out.enable_only = first.enable_only;
+    std::string status = v.failure != nullptr ? v.failure->StatusOrOk() : "ok";
+    out.status = status;  // the outcome is set below, after the correction
     // Each variant is compared with the baseline timed in the same blocks
     // (interleaved with it), so drift between blocks does not count as an
     // effect; records without block numbers use the pooled baseline.
@@ -664,56 +594,55 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
       smallest_p = SmallestMannWhitneyP(static_cast<int64_t>(v.samples.size()), static_cast<int64_t>(reference.size()));
     }
     double median = Median(v.samples);
-    out["median_ns"] = Number(median);
-    out["samples_ns"] = v.samples;
-    out["ratio"] = Number(ci.estimate);
+    out.median_ns = Number(median);
+    out.samples_ns = v.samples;
+    out.ratio = Number(ci.estimate);
     // Fewer paired ratios than a percentile bootstrap needs: its "CI" would
     // only be the range of those few numbers, so there is none.
     const bool too_few_pairs = paired && paired_variant.size() < kMinPairsForCi;
-    out["ci_low"] = too_few_pairs ? ordered_json(nullptr) : Number(ci.low);
-    out["ci_high"] = too_few_pairs ? ordered_json(nullptr) : Number(ci.high);
-    out["ci_half_width"] = too_few_pairs ? ordered_json(nullptr) : Number(ci.RelativeHalfWidth());
-    if (paired) out["pairs"] = static_cast<int64_t>(paired_variant.size());
-    out["comparison"] = in_process ? "in-process-control" : paired ? "paired-rounds" : "pooled";
-    out["control_median_ns"] = in_process ? Number(Median(v.control)) : ordered_json(nullptr);
+    if (!too_few_pairs) {
+      out.ci_low = Number(ci.low);
+      out.ci_high = Number(ci.high);
+      out.ci_half_width = Number(ci.RelativeHalfWidth());
+    }
+    if (paired) out.pairs = static_cast<int64_t>(paired_variant.size());
+    out.comparison = in_process ? "in-process-control" : paired ? "paired-rounds" : "pooled";
+    if (in_process) out.control_median_ns = Number(Median(v.control));
     // The variant's time at the baseline's speed: what the charts and tables
     // show (its own median also carries its process's speed, which the
     // paired ratio cancels).
-    out["estimate_ns"] = Number(ci.estimate * baseline_median);
-    out["p_value"] = Number(p_value);
-    out["p_adjusted"] = nullptr;
-    out["significant"] = false;
-    out["compile_ms"] = Number(MedianNumber(v, "compile_ms"));
-    out["kernel_count"] = Number(MedianNumber(v, "kernel_count"));
-    out["bytes"] = Number(MedianNumber(v, "bytes"));
-    out["peak_rss_bytes"] = Number(MedianNumber(v, "peak_rss_bytes"));
-    const json* detail = v.failure != nullptr ? v.failure : (v.wrong != nullptr ? v.wrong : &first);
-    out["check"] = Field(detail, "check");
-    out["error"] = Field(detail, "error");
-    out["failed_pass"] = Field(detail, "failed_pass");
-    out["signal"] = Field(detail, "signal");
-    out["timeout_s"] = Field(detail, "timeout_s");
-    out["required_reason"] = Field(detail, "required_reason");
-    ordered_json counts;
+    out.estimate_ns = Number(ci.estimate * baseline_median);
+    out.p_value = Number(p_value);
+    out.compile_ms = Number(MedianNumber(v, "compile_ms"));
+    out.kernel_count = Number(MedianNumber(v, "kernel_count"));
+    out.bytes = Number(MedianNumber(v, "bytes"));
+    out.peak_rss_bytes = Number(MedianNumber(v, "peak_rss_bytes"));
+    const AblationRecord* detail = v.failure != nullptr ? v.failure : (v.wrong != nullptr ? v.wrong : &first);
+    if (detail->check.has_value()) out.check = ordered_json(*detail->check);
+    out.error = detail->error;
+    out.failed_pass = detail->failed_pass;
+    out.signal = detail->signal;
+    out.timeout_s = detail->timeout_s;
+    out.required_reason = detail->required_reason;
     const std::set<std::string> variant_host_ops = HostOps(v);
-    out["kernel_diff"] = v.kernels.empty()
-                             ? ordered_json::array()
-                             : KernelDiff(baseline_kernels, KernelTimes(v), variant_host_ops, options, counts);
+    if (!v.kernels.empty()) {
+      AblationKernelDiffCounts counts;
+      out.kernel_diff = KernelDiff(baseline_kernels, KernelTimes(v), variant_host_ops, options, counts);
+      out.kernel_diff_counts = counts;
+      // Every kernel's time, for the passes x kernels heatmap (heatmap.h).
+      out.kernel_times_ns.emplace();
+      for (const auto& [name, ns] : KernelTimes(v)) (*out.kernel_times_ns)[name] = Number(ns);
+    }
     // Operations on the host that the baseline runs on the device: their
     // time counts as kernel time, so the variant pays for them.
-    ordered_json host_ops = ordered_json::array();
     for (const std::string& op : variant_host_ops) {
-      if (!baseline_host_ops.contains(op)) host_ops.push_back(op);
+      if (!baseline_host_ops.contains(op)) out.host_ops.push_back(op);
     }
-    out["host_ops"] = std::move(host_ops);
-    out["kernel_diff_counts"] = v.kernels.empty() ? ordered_json(nullptr) : counts;
-    // Every kernel's time, for the passes x kernels heatmap (heatmap.h).
-    out["kernel_times_ns"] = v.kernels.empty() ? ordered_json(nullptr) : KernelTimesObject(KernelTimes(v));
-    out["ir_diff"] = Field(detail, "ir_diff");
+    out.ir_diff = detail->ir_diff;
     // --test-inject-delay: slowed down on purpose (then no A/A copy).
-    out["injected_delay"] = Field(&first, "injected_delay");
-    out["snapshot"] = Field(detail, "snapshot");
-    out["trace"] = Field(detail, "trace");
+    out.injected_delay = first.injected_delay;
+    out.snapshot = detail->snapshot;
+    out.trace = detail->trace;
     // A failed variant's partial samples are shown but not tested.
     p_values.push_back(status == "ok" && !std::isnan(ci.estimate) ? p_value : kNaN);
     smallest_ps.push_back(smallest_p);
@@ -730,8 +659,8 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   const std::vector<double>& adjusted =
       options.correction == PValueCorrection::kHolm ? holm_adjusted : bh_adjusted;
   // The A/A band: the sweep's own copies' spread, else the caller's.
-  ordered_json aa = AaSection(variants, p_values, adjusted, options);
-  const double band = aa["band"].is_number() ? aa["band"].get<double>() : 0.0;
+  report.aa = AaSection(variants, p_values, adjusted, options);
+  const double band = report.aa.band.value_or(0.0);
   // The raw p a variant needs at the least to be significant after the
   // correction (Holm's first step; Benjamini-Hochberg's too).
   const int64_t tested_count = std::count_if(p_values.begin(), p_values.end(), [](double p) { return !std::isnan(p); });
@@ -756,9 +685,9 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
     }
   }
   for (size_t i = 0; i < variants.size(); ++i) {
-    ordered_json& out = variants[i];
-    out["p_adjusted"] = Number(adjusted[i]);
-    double ratio = out["ratio"].is_number() ? out["ratio"].get<double>() : kNaN;
+    AblationReportVariant& out = variants[i];
+    out.p_adjusted = Number(adjusted[i]);
+    double ratio = ValueOrNaN(out.ratio);
     // A change must exceed the threshold and, except for the A/A copies
     // that measure it, the A/A band.
     const double counts_beyond = IsAaCopy(out) ? options.threshold : std::max(options.threshold, band);
@@ -766,46 +695,46 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
       return !std::isnan(p) && p < options.alpha && std::abs(ratio - 1) > counts_beyond;
     };
     const bool significant = significant_at(adjusted[i]);
-    out["significant"] = significant;
-    out["p_holm"] = Number(holm_adjusted[i]);
-    out["p_bh"] = Number(bh_adjusted[i]);
-    out["significant_holm"] = significant_at(holm_adjusted[i]);
-    out["significant_bh"] = significant_at(bh_adjusted[i]);
+    out.significant = significant;
+    out.p_holm = Number(holm_adjusted[i]);
+    out.p_bh = Number(bh_adjusted[i]);
+    out.significant_holm = significant_at(holm_adjusted[i]);
+    out.significant_bh = significant_at(bh_adjusted[i]);
     // The whole 95% CI beyond the threshold and the band, on one side: a
     // large effect that the correction alone leaves unproven (e.g. CI
     // [+7.9%, +47%] with Holm over 78 variants), never "no change".
-    const double ci_low = out["ci_low"].is_number() ? out["ci_low"].get<double>() : kNaN;
-    const double ci_high = out["ci_high"].is_number() ? out["ci_high"].get<double>() : kNaN;
+    const double ci_low = ValueOrNaN(out.ci_low);
+    const double ci_high = ValueOrNaN(out.ci_high);
     const bool ci_beyond = ci_low - 1 > counts_beyond || 1 - ci_high > counts_beyond;
-    out["large_but_uncorrected"] = false;
-    std::string status = out["status"];
+    const std::string& status = out.status;
     std::optional<int> new_outputs;
     if (pooled[i].wrong != nullptr && baseline_errors != nullptr) {
       new_outputs = BaselineMismatchShared(*pooled[i].wrong, *baseline_errors);
     }
     const bool shares = new_outputs.has_value();
     if (shares) {
-      out["check"]["shares_baseline_mismatch"] = true;
-      out["check"]["outputs_beyond_baseline"] = *new_outputs;
+      if (!out.check.has_value()) out.check = ordered_json::object();
+      (*out.check)["shares_baseline_mismatch"] = true;
+      (*out.check)["outputs_beyond_baseline"] = *new_outputs;
       ++shared_mismatches;
     }
     if (status != "ok") {
-      out["outcome"] = status;
+      out.outcome = status;
     } else if (pooled[i].wrong != nullptr && !shares) {
-      out["outcome"] = "wrong-result";
+      out.outcome = "wrong-result";
     } else if (significant) {
-      out["outcome"] = ratio > 1 ? "slower" : "faster";
+      out.outcome = ratio > 1 ? "slower" : "faster";
     } else if (ci_beyond) {
       // Likely slower (faster): more repetitions would decide it.
-      out["outcome"] = "undecided";
-      out["large_but_uncorrected"] = true;
+      out.outcome = "undecided";
+      out.large_but_uncorrected = true;
     } else if (std::abs(ratio - 1) > counts_beyond && !std::isnan(smallest_ps[i]) &&
                smallest_ps[i] >= smallest_needed_p) {
       // A large change the test could not have called significant with
       // these repetitions: not "no change".
-      out["outcome"] = "undecided";
+      out.outcome = "undecided";
     } else {
-      out["outcome"] = "no-change";
+      out.outcome = "no-change";
     }
   }
   if (baseline.wrong != nullptr) {
@@ -825,85 +754,71 @@ nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
   // Measured variants by ratio, largest slowdown first (no ratio last); then
   // the failures grouped by outcome. Names break ties.
   std::stable_sort(variants.begin(), variants.end(),
-                   [](const ordered_json& a, const ordered_json& b) {
+                   [](const AblationReportVariant& a, const AblationReportVariant& b) {
                      bool ma = IsMeasured(a), mb = IsMeasured(b);
                      if (ma != mb) return ma;
                      if (ma) {
-                       bool ra = a["ratio"].is_number(), rb = b["ratio"].is_number();
+                       bool ra = a.ratio.has_value(), rb = b.ratio.has_value();
                        if (ra != rb) return ra;
-                       if (ra && a["ratio"].get<double>() != b["ratio"].get<double>()) {
-                         return a["ratio"].get<double>() > b["ratio"].get<double>();
-                       }
-                     } else if (a["outcome"] != b["outcome"]) {
-                       return OutcomeRank(a["outcome"].get<std::string>()) <
-                              OutcomeRank(b["outcome"].get<std::string>());
+                       if (ra && *a.ratio != *b.ratio) return *a.ratio > *b.ratio;
+                     } else if (a.outcome != b.outcome) {
+                       return OutcomeRank(a.outcome.value_or("")) < OutcomeRank(b.outcome.value_or(""));
                      }
-                     return a["name"].get<std::string>() < b["name"].get<std::string>();
+                     return a.name < b.name;
                    });
-  report["variants"] = variants;
-  report["aa"] = std::move(aa);
 
   // Pair interactions against the disable-one ratios of each member.
   std::map<std::string, double> single;
-  for (const ordered_json& v : variants) {
-    if (v["kind"] == "disable-one" && v["passes"].size() == 1 && v["ratio"].is_number() &&
-        v["passes"][0].is_string()) {
-      single[v["passes"][0].get<std::string>()] = v["ratio"].get<double>();
-    }
+  for (const AblationReportVariant& v : variants) {
+    if (v.kind == "disable-one" && v.passes.size() == 1 && v.ratio.has_value()) single[v.passes[0]] = *v.ratio;
   }
   auto single_ratio = [&](const std::string& pass) {
     auto it = single.find(pass);
     return it == single.end() ? kNaN : it->second;
   };
-  ordered_json pairs = ordered_json::array();
-  for (const ordered_json& v : variants) {
-    if (v["kind"] != "pair" || v["passes"].size() != 2) continue;
-    std::string a = v["passes"][0].is_string() ? v["passes"][0].get<std::string>() : "";
-    std::string b = v["passes"][1].is_string() ? v["passes"][1].get<std::string>() : "";
+  for (const AblationReportVariant& v : variants) {
+    if (v.kind != "pair" || v.passes.size() != 2) continue;
+    const std::string& a = v.passes[0];
+    const std::string& b = v.passes[1];
     double ra = single_ratio(a), rb = single_ratio(b);
-    double rab = v["ratio"].is_number() ? v["ratio"].get<double>() : kNaN;
-    ordered_json p;
-    p["variant"] = v["name"];
-    p["a"] = a;
-    p["b"] = b;
-    p["ratio_a"] = Number(ra);
-    p["ratio_b"] = Number(rb);
-    p["ratio_ab"] = Number(rab);
-    p["interaction"] = Number((rab - 1) - ((ra - 1) + (rb - 1)));
-    p["outcome"] = v["outcome"];
-    pairs.push_back(std::move(p));
+    double rab = ValueOrNaN(v.ratio);
+    report.pairs.push_back({.variant = v.name,
+                            .a = a,
+                            .b = b,
+                            .ratio_a = Number(ra),
+                            .ratio_b = Number(rb),
+                            .ratio_ab = Number(rab),
+                            .interaction = Number((rab - 1) - ((ra - 1) + (rb - 1))),
+                            .outcome = v.outcome});
   }
-  report["pairs"] = std::move(pairs);
-  report["compile_cost"] = BuildCompileCost(records, report["variants"], options.threshold);
-  report["summary"] = Summarize(report);
-  report["warnings"] = std::move(warnings);
+  report.compile_cost = BuildCompileCost(records, report.variants, options.threshold);
+  report.summary = Summarize(report.variants);
   return report;
 }
 
 namespace ablation_internal {
 
-std::string VerdictLabel(const nlohmann::ordered_json& variant) {
-  const std::string outcome = TextField(variant, "outcome");
-  if (!variant.value("large_but_uncorrected", false)) return OutcomeLabel(outcome);
-  return NumberField(variant, "ratio") > 1 ? "likely slower" : "likely faster";
+std::string VerdictLabel(const AblationReportVariant& variant) {
+  const std::string outcome = variant.outcome.value_or("");
+  if (!variant.large_but_uncorrected) return OutcomeLabel(outcome);
+  return Value(variant.ratio) > 1 ? "likely slower" : "likely faster";
 }
 
-std::string AdjustedPHeader(const nlohmann::ordered_json& report) {
-  return TextField(report, "correction") == "bh" ? "p (BH / Holm)" : "p (Holm / BH)";
+std::string AdjustedPHeader(const AblationReport& report) {
+  return report.correction == "bh" ? "p (BH / Holm)" : "p (Holm / BH)";
 }
 
-std::string AdjustedPCell(const nlohmann::ordered_json& report, const nlohmann::ordered_json& variant) {
-  const bool bh = TextField(report, "correction") == "bh";
-  const char* other_p = bh ? "p_holm" : "p_bh";
-  const double p = NumberField(variant, other_p);
-  if (std::isnan(p)) return FormatP(NumberField(variant, "p_adjusted"));
-  return StrCat(FormatP(NumberField(variant, "p_adjusted")), " / ", bh ? "Holm " : "BH ", FormatP(p),
-                variant.value(bh ? "significant_holm" : "significant_bh", false) ? "*" : "");
+std::string AdjustedPCell(const AblationReport& report, const AblationReportVariant& variant) {
+  const bool bh = report.correction == "bh";
+  const double p = Value(bh ? variant.p_holm : variant.p_bh);
+  if (std::isnan(p)) return FormatP(Value(variant.p_adjusted));
+  return StrCat(FormatP(Value(variant.p_adjusted)), " / ", bh ? "Holm " : "BH ", FormatP(p),
+                (bh ? variant.significant_holm : variant.significant_bh) ? "*" : "");
 }
 
 }  // namespace ablation_internal
 
-absl::Status WriteAblationReports(const nlohmann::ordered_json& report, const std::string& dir) {
+absl::Status WriteAblationReports(const AblationReport& report, const std::string& dir) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) return absl::InternalError(StrCat("cannot create ", dir, ": ", error.message()));
@@ -917,7 +832,7 @@ absl::Status WriteAblationReports(const nlohmann::ordered_json& report, const st
   };
   for (auto [file, text] : std::initializer_list<std::pair<const char*, std::string>>{
            {"report.json",
-            report.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n"},
+            ordered_json(report).dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n"},
            {"report.csv", RenderAblationCsv(report)},
            {"report.md", RenderAblationMarkdown(report)},
            {"report.html", RenderAblationHtml(report)},

@@ -7,7 +7,8 @@
 // measured variants), classifies each variant (slower / faster / no-change /
 // wrong-result / the failure statuses), diffs its kernels against the
 // baseline's and computes pair interactions. The result follows the
-// "passlab.ablation/1" schema (report.json) that the GUI reads.
+// typed AblationReport (ablation_report.h; report.json) that the renderers
+// and the GUI read.
 //
 // WriteAblationReports renders that report as report.json, report.csv,
 // report.md, report.html (self-contained, SVG charts, no scripts, no network)
@@ -26,6 +27,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "analysis/ablation/ablation_report.h"
+#include "analysis/ablation/records.h"
 
 namespace passlab {
 
@@ -71,19 +74,19 @@ struct ReportOptions {
 };
 
 // `manifest`: the runner's manifest object (copied into the report).
-// `records`: results.jsonl's objects. Records named alike (the baseline's one
-// per block) are pooled: their samples concatenated, their kernels and
-// numeric fields combined by median; a failure in any record of a variant
-// makes it a failure. Records whose "kind" is "baseline" form the baseline.
-nlohmann::ordered_json BuildAblationReport(const nlohmann::json& manifest,
-                                           const std::vector<nlohmann::json>& records,
-                                           const ReportOptions& options = {});
+// `records`: results.jsonl's records (records.h). Records named alike (the
+// baseline's one per block) are pooled: their samples concatenated, their
+// kernels and numeric fields combined by median; a failure in any record of
+// a variant makes it a failure. Records whose kind is "baseline" form the
+// baseline.
+AblationReport BuildAblationReport(const nlohmann::json& manifest, const std::vector<AblationRecord>& records,
+                                   const ReportOptions& options = {});
 
 // The relative 95% CI half-width of one record's in-process comparison
 // (its samples against its control_samples, in ABBA pairs, as the report
 // computes it), or NaN when the record has no complete control or fewer than
 // two pairs. The runner's --target-ci checks it between repetitions.
-double InProcessCiHalfWidth(const nlohmann::json& record, AblationMetric metric, const ReportOptions& options = {});
+double InProcessCiHalfWidth(const AblationRecord& record, AblationMetric metric, const ReportOptions& options = {});
 
 // Sequential testing (the runner's --sequential): whether one record's
 // in-process comparison has already settled its verdict: its 95% CI of the
@@ -98,18 +101,18 @@ struct InProcessDecision {
   double low = std::numeric_limits<double>::quiet_NaN();  // the ratio's CI
   double high = std::numeric_limits<double>::quiet_NaN();
 };
-InProcessDecision DecideInProcess(const nlohmann::json& record, AblationMetric metric, double band,
+InProcessDecision DecideInProcess(const AblationRecord& record, AblationMetric metric, double band,
                                   int64_t comparisons, const ReportOptions& options = {});
 
 // Writes report.json, report.csv, report.md, report.html and gbench.json
 // into `dir` (created if missing). Errors name the file.
-absl::Status WriteAblationReports(const nlohmann::ordered_json& report, const std::string& dir);
+absl::Status WriteAblationReports(const AblationReport& report, const std::string& dir);
 
 // The renderings, one string each (WriteAblationReports writes these).
-std::string RenderAblationCsv(const nlohmann::ordered_json& report);
-std::string RenderAblationMarkdown(const nlohmann::ordered_json& report);
-std::string RenderAblationHtml(const nlohmann::ordered_json& report);
-nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report);
+std::string RenderAblationCsv(const AblationReport& report);
+std::string RenderAblationMarkdown(const AblationReport& report);
+std::string RenderAblationHtml(const AblationReport& report);
+nlohmann::ordered_json RenderAblationGbench(const AblationReport& report);
 
 }  // namespace passlab
 

@@ -125,9 +125,9 @@ CompileCostPlot LayOutCompileCostPlot(const nlohmann::ordered_json& compile_cost
   return plot;
 }
 
-std::string RenderCompileCostHtml(const nlohmann::ordered_json& report) {
-  if (!report.contains("compile_cost") || !report["compile_cost"].is_object()) return "";
-  const ordered_json& cost = report["compile_cost"];
+std::string RenderCompileCostHtml(const AblationReport& report) {
+  if (!report.compile_cost.has_value() || !report.compile_cost->is_object()) return "";
+  const ordered_json& cost = *report.compile_cost;
   const ordered_json& base = cost["baseline"];
   const ordered_json& rows = cost["rows"];
   auto cache = [](const ordered_json& o) {
@@ -153,7 +153,7 @@ std::string RenderCompileCostHtml(const nlohmann::ordered_json& report) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "role=\"img\" aria-label=\"compile cost against run-time change\">\n",
       kWidth, kHeight);
-  double threshold = NumberField(report, "threshold");
+  double threshold = report.threshold;
   if (std::isfinite(threshold)) {
     double y1 = std::max(kTop, axes.Y(threshold * 100)), y2 = std::min(bottom, axes.Y(-threshold * 100));
     svg += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\" fill=\"#eef1f6\"/>\n", kLeft, y1,

@@ -120,29 +120,26 @@ std::string Excerpt(std::string_view text, size_t max) {
   return out.substr(0, cut) + "…";
 }
 
-std::string PassesLabel(const nlohmann::ordered_json& variant) {
+std::string PassesLabel(const AblationReportVariant& variant) {
   std::string out;
-  auto passes = variant.find("passes");
-  if (passes != variant.end() && passes->is_array()) {
-    for (const auto& p : *passes) {
-      if (!out.empty()) out += " + ";
-      out += p.is_string() ? p.get<std::string>() : p.dump();
-    }
+  for (const std::string& p : variant.passes) {
+    if (!out.empty()) out += " + ";
+    out += p;
   }
-  return out.empty() ? TextField(variant, "name") : out;
+  return out.empty() ? variant.name : out;
 }
 
-std::string PassesWithKind(const nlohmann::ordered_json& variant) {
-  std::string kind = TextField(variant, "kind");
+std::string PassesWithKind(const AblationReportVariant& variant) {
+  const std::string& kind = variant.kind;
   std::string label = PassesLabel(variant);
   if (kind.empty() || kind == "disable-one") return label;
   return label + " (" + kind + ")";
 }
 
-std::string VariantDescription(const nlohmann::ordered_json& variant) {
-  std::string kind = TextField(variant, "kind");
+std::string VariantDescription(const AblationReportVariant& variant) {
+  const std::string& kind = variant.kind;
   std::string passes = PassesLabel(variant);
-  std::string disable = TextField(variant, "disable");
+  std::string disable = variant.disable.value_or("");
   if (kind == "disable-one") return "full pipeline without " + passes;
   if (kind == "disable-occurrence") {
     return "full pipeline without " + passes + (disable.empty() ? "" : " at " + disable);
@@ -150,28 +147,28 @@ std::string VariantDescription(const nlohmann::ordered_json& variant) {
   if (kind == "add-one") return "required passes only, plus " + passes;
   if (kind == "pair") return "full pipeline without " + passes;
   if (!disable.empty()) return "pipeline with --disable " + disable;
-  std::string enable_only = TextField(variant, "enable_only");
+  std::string enable_only = variant.enable_only.value_or("");
   if (!enable_only.empty()) return "pipeline with only " + enable_only;
   return passes;
 }
 
-std::string FailureDetail(const nlohmann::ordered_json& variant, size_t max) {
-  std::string outcome = TextField(variant, "outcome");
-  std::string error = TextField(variant, "error");
+std::string FailureDetail(const AblationReportVariant& variant, size_t max) {
+  std::string outcome = variant.outcome.value_or("");
+  std::string error = variant.error.value_or("");
   if (outcome == "required") {
-    std::string reason = TextField(variant, "required_reason");
+    std::string reason = variant.required_reason.value_or("");
     return Excerpt(reason.empty() ? error : reason, max);
   }
   std::string prefix;
-  if (outcome == "crash" && variant.contains("signal") && variant["signal"].is_number()) {
-    int signal = variant["signal"].get<int>();
+  if (outcome == "crash" && variant.signal.has_value()) {
+    int signal = static_cast<int>(*variant.signal);
     const char* names[] = {"",        "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL",  "SIGTRAP",
                            "SIGABRT", "SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV"};
     prefix = signal > 0 && signal <= 11 ? fmt::format("signal {} ({})", signal, names[signal])
                                         : fmt::format("signal {}", signal);
   }
   if (outcome == "timeout") {
-    double limit = NumberField(variant, "timeout_s");
+    double limit = Value(variant.timeout_s);
     prefix = std::isnan(limit) ? "no result before the time limit"
                                : fmt::format("no result after {:g} s", limit);
   }
@@ -179,8 +176,8 @@ std::string FailureDetail(const nlohmann::ordered_json& variant, size_t max) {
   return Excerpt(prefix + error, max);
 }
 
-std::string SweepSubject(const nlohmann::ordered_json& report) {
-  const nlohmann::ordered_json& m = report["manifest"];
+std::string SweepSubject(const AblationReport& report) {
+  const nlohmann::ordered_json& m = report.manifest;
   std::vector<std::string> parts;
   auto add = [&](const char* key, const char* label) {
     if (!m.is_object() || !m.contains(key) || m[key].is_null()) return;
@@ -214,12 +211,12 @@ std::string SweepSubject(const nlohmann::ordered_json& report) {
   return out.empty() ? "(the manifest names no model or pipeline)" : out;
 }
 
-std::vector<const nlohmann::ordered_json*> StrongestEffects(const nlohmann::ordered_json& report,
-                                                            std::string_view outcome, size_t max) {
-  std::vector<const nlohmann::ordered_json*> out;
-  for (const auto& v : report["variants"]) {
-    std::string kind = TextField(v, "kind");
-    if (TextField(v, "outcome") != outcome) continue;
+std::vector<const AblationReportVariant*> StrongestEffects(const AblationReport& report, std::string_view outcome,
+                                                          size_t max) {
+  std::vector<const AblationReportVariant*> out;
+  for (const AblationReportVariant& v : report.variants) {
+    const std::string& kind = v.kind;
+    if (v.outcome.value_or("") != outcome) continue;
     if (kind == "disable-one" || kind == "disable-occurrence") out.push_back(&v);
   }
   // Variants are sorted by ratio, largest first: the fastest come last.
@@ -228,20 +225,20 @@ std::vector<const nlohmann::ordered_json*> StrongestEffects(const nlohmann::orde
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> HostOpVariants(const nlohmann::ordered_json& report) {
+std::vector<std::pair<std::string, std::string>> HostOpVariants(const AblationReport& report) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& v : report["variants"]) {
-    if (!v.contains("host_ops") || !v["host_ops"].is_array() || v["host_ops"].empty()) continue;
+  for (const AblationReportVariant& v : report.variants) {
+    if (v.host_ops.empty()) continue;
     std::string ops;
-    for (const auto& op : v["host_ops"]) ops += (ops.empty() ? "" : ", ") + op.get<std::string>();
+    for (const std::string& op : v.host_ops) ops += (ops.empty() ? "" : ", ") + op;
     out.emplace_back(PassesLabel(v), ops);
   }
   return out;
 }
 
-std::vector<std::vector<std::string>> SlurmTaskRows(const nlohmann::ordered_json& report) {
+std::vector<std::vector<std::string>> SlurmTaskRows(const AblationReport& report) {
   std::vector<std::vector<std::string>> rows;
-  const nlohmann::ordered_json& m = report["manifest"];
+  const nlohmann::ordered_json& m = report.manifest;
   if (!m.is_object() || !m.contains("tasks") || !m["tasks"].is_array()) return rows;
   auto text = [](const nlohmann::ordered_json& j, const char* key) {
     if (!j.is_object() || !j.contains(key)) return std::string("–");
@@ -273,12 +270,11 @@ std::string MetricDescription(std::string_view metric) {
   return std::string(metric);
 }
 
-std::string AaBandSentence(const nlohmann::ordered_json& report) {
-  const double threshold = NumberField(report, "threshold");
-  if (!report.contains("aa") || !report["aa"].is_object()) return "";
-  const nlohmann::ordered_json& aa = report["aa"];
-  const std::string source = TextField(aa, "band_source");
-  const double band = NumberField(aa, "band");
+std::string AaBandSentence(const AblationReport& report) {
+  const double threshold = report.threshold;
+  const AblationAaSection& aa = report.aa;
+  const std::string& source = aa.band_source;
+  const double band = Value(aa.band);
   if (std::isnan(band)) {
     return fmt::format("A/A band: {}; a change counts beyond the {:g}% threshold alone.", source, threshold * 100);
   }
@@ -287,17 +283,15 @@ std::string AaBandSentence(const nlohmann::ordered_json& report) {
                      FormatHalfWidth(band), source, FormatHalfWidth(std::max(band, threshold)), threshold * 100);
 }
 
-std::vector<std::vector<std::string>> AaCopyRows(const nlohmann::ordered_json& report) {
+std::vector<std::vector<std::string>> AaCopyRows(const AblationReport& report) {
   std::vector<std::vector<std::string>> rows;
-  if (!report.contains("aa") || !report["aa"].is_object() || !report["aa"].contains("copies")) return rows;
-  for (const nlohmann::ordered_json& c : report["aa"]["copies"]) {
-    const bool ok = TextField(c, "status") == "ok";
-    std::string verdict = !ok ? OutcomeLabel(TextField(c, "status"))
-                          : c.value("significant", false) ? "significant (the measurement is biased)"
-                                                          : "no significant change";
-    rows.push_back({TextField(c, "name"), FormatChange(NumberField(c, "ratio")),
-                    FormatCi(NumberField(c, "ci_low"), NumberField(c, "ci_high")),
-                    FormatP(NumberField(c, "p_adjusted")), verdict});
+  for (const AblationAaCopy& c : report.aa.copies) {
+    const bool ok = c.status == "ok";
+    std::string verdict = !ok            ? OutcomeLabel(c.status)
+                          : c.significant ? "significant (the measurement is biased)"
+                                          : "no significant change";
+    rows.push_back({c.name, FormatChange(Value(c.ratio)), FormatCi(Value(c.ci_low), Value(c.ci_high)),
+                    FormatP(Value(c.p_adjusted)), verdict});
   }
   return rows;
 }

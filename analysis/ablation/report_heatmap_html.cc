@@ -66,7 +66,7 @@ std::string Legend(int left, int top) {
 
 }  // namespace
 
-std::string RenderHeatmapHtml(const ordered_json& report) {
+std::string RenderHeatmapHtml(const AblationReport& report) {
   KernelHeatmap map = BuildKernelHeatmap(report);
   if (map.rows.empty() || map.columns.empty()) {
     if (map.variants_without_times == 0) return "";

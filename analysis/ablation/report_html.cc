@@ -105,8 +105,8 @@ std::string TickLabel(double value, double step, const char* suffix) {
   return fmt::format("{:.{}f}{}", value, decimals, suffix);
 }
 
-std::string BarClass(const ordered_json& v) {
-  std::string outcome = TextField(v, "outcome");
+std::string BarClass(const AblationReportVariant& v) {
+  std::string outcome = v.outcome.value_or("");
   if (outcome == "wrong-result") return "var(--wrong)";
   if (outcome == "slower") return "var(--slower)";
   if (outcome == "faster") return "var(--faster)";
@@ -224,15 +224,14 @@ double ClipOutlier(const std::vector<ChartRow>& rows, double high) {
 
 // Figure 1: the metric per variant, baseline as a vertical line (seed 003
 // figures 5-6).
-std::string TimeChart(const ordered_json& report,
-                      const std::vector<const ordered_json*>& measured) {
-  double base = NumberField(report["baseline"], "median_ns");
+std::string TimeChart(const AblationReport& report, const std::vector<const AblationReportVariant*>& measured) {
+  double base = Value(report.baseline.median_ns);
   std::vector<ChartRow> rows;
   double high = std::isnan(base) ? 0 : base / 1e6;
-  for (const ordered_json* v : measured) {
-    double ms = NumberField(*v, "estimate_ns") / 1e6;
-    double low = NumberField(*v, "ci_low") * base / 1e6;
-    double up = NumberField(*v, "ci_high") * base / 1e6;
+  for (const AblationReportVariant* v : measured) {
+    double ms = Value(v->estimate_ns) / 1e6;
+    double low = Value(v->ci_low) * base / 1e6;
+    double up = Value(v->ci_high) * base / 1e6;
     rows.push_back({PassesWithKind(*v), ms, low, up, BarClass(*v), FormatMs(ms * 1e6)});
     if (!std::isnan(ms)) high = std::max(high, ms);
     if (!std::isnan(up)) high = std::max(high, up);
@@ -243,22 +242,21 @@ std::string TimeChart(const ordered_json& report,
 
 // Figure 2: normalized change (ratio - 1, %) with the ±threshold band,
 // significant bars coloured, CI whiskers (seed 003 figures 7-8).
-std::string ChangeChart(const ordered_json& report,
-                        const std::vector<const ordered_json*>& measured) {
-  double threshold = NumberField(report, "threshold") * 100;
+std::string ChangeChart(const AblationReport& report, const std::vector<const AblationReportVariant*>& measured) {
+  double threshold = report.threshold * 100;
   double low = -threshold * 2, high = threshold * 2;
   std::vector<ChartRow> rows;
-  for (const ordered_json* v : measured) {
-    double change = (NumberField(*v, "ratio") - 1) * 100;
-    double lo = (NumberField(*v, "ci_low") - 1) * 100;
-    double hi = (NumberField(*v, "ci_high") - 1) * 100;
+  for (const AblationReportVariant* v : measured) {
+    double change = (Value(v->ratio) - 1) * 100;
+    double lo = (Value(v->ci_low) - 1) * 100;
+    double hi = (Value(v->ci_high) - 1) * 100;
     for (double x : {change, lo, hi}) {
       if (std::isnan(x)) continue;
       low = std::min(low, x);
       high = std::max(high, x);
     }
-    std::string note = FormatChange(NumberField(*v, "ratio"));
-    if (v->value("significant", false)) note += " *";
+    std::string note = FormatChange(Value(v->ratio));
+    if (v->significant) note += " *";
     rows.push_back({PassesWithKind(*v), change, lo, hi, BarClass(*v), note});
   }
   if (rows.empty()) return "";
@@ -291,20 +289,23 @@ std::string Badge(std::string_view outcome, std::string_view label = "") {
                      HtmlEscape(label.empty() ? OutcomeLabel(outcome) : std::string(label)));
 }
 
-std::string Links(const ordered_json& v) {
+// Links to a row's files (relative paths in the sweep directory).
+std::string Links(const std::optional<std::string>& ir_diff, const std::optional<std::string>& snapshot,
+                  const std::optional<std::string>& trace) {
   std::string out;
-  for (auto [key, label] : {std::pair<const char*, const char*>{"ir_diff", "IR diff"},
-                            {"snapshot", "HLO"},
-                            {"trace", "trace"}}) {
-    std::string path = TextField(v, key);
+  for (auto [field, label] : {std::pair<const std::optional<std::string>*, const char*>{&ir_diff, "IR diff"},
+                              {&snapshot, "HLO"},
+                              {&trace, "trace"}}) {
+    std::string path = field->value_or("");
     if (path.empty()) continue;
     out += fmt::format("{}<a href=\"{}\">{}</a>", out.empty() ? "" : " · ", HtmlEscape(path), label);
   }
   return out.empty() ? "<span class=\"muted\">–</span>" : out;
 }
+std::string Links(const AblationReportVariant& v) { return Links(v.ir_diff, v.snapshot, v.trace); }
 
-std::string CheckCell(const ordered_json& v) {
-  const ordered_json& check = v["check"];
+std::string CheckCell(const AblationReportVariant& v) {
+  const ordered_json check = v.check.value_or(ordered_json());
   if (!check.is_object() || !check.contains("ok") || !check["ok"].is_boolean()) {
     return "<span class=\"muted\">–</span>";
   }
@@ -325,19 +326,21 @@ std::string CheckCell(const ordered_json& v) {
 
 }  // namespace
 
-std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
-  const ordered_json& summary = report["summary"];
-  const ordered_json& baseline = report["baseline"];
-  const ordered_json& outcomes = summary["outcomes"];
-  auto count = [&](const char* outcome) { return outcomes.value(outcome, int64_t{0}); };
-  std::string metric = TextField(report, "metric");
-  double threshold = NumberField(report, "threshold");
-  std::string correction = TextField(report, "correction") == "bh" ? "Benjamini-Hochberg" : "Holm";
-  double baseline_count = NumberField(baseline, "kernel_count");
+std::string RenderAblationHtml(const AblationReport& report) {
+  const AblationReportSummary& summary = report.summary;
+  const AblationReportBaseline& baseline = report.baseline;
+  auto count = [&](const char* outcome) {
+    auto it = summary.outcomes.find(outcome);
+    return it == summary.outcomes.end() ? int64_t{0} : it->second;
+  };
+  const std::string& metric = report.metric;
+  double threshold = report.threshold;
+  std::string correction = report.correction == "bh" ? "Benjamini-Hochberg" : "Holm";
+  double baseline_count = Value(baseline.kernel_count);
 
-  std::vector<const ordered_json*> measured, failed;
-  for (const ordered_json& v : report["variants"]) {
-    (IsFailureOutcome(TextField(v, "outcome")) ? failed : measured).push_back(&v);
+  std::vector<const AblationReportVariant*> measured, failed;
+  for (const AblationReportVariant& v : report.variants) {
+    (IsFailureOutcome(v.outcome.value_or("")) ? failed : measured).push_back(&v);
   }
 
   std::string h =
@@ -356,18 +359,17 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   if (count("wrong-result") > 0) {
     h += "<div class=\"alarm\">⚠ Wrong result: ";
     bool first = true;
-    for (const ordered_json* v : measured) {
-      if ((*v)["outcome"] != "wrong-result") continue;
-      h += (first ? "" : ", ") + std::string("<code>") + HtmlEscape(TextField(*v, "name")) + "</code>";
+    for (const AblationReportVariant* v : measured) {
+      if (v->outcome != "wrong-result") continue;
+      h += (first ? "" : ", ") + std::string("<code>") + HtmlEscape(v->name) + "</code>";
       first = false;
     }
     h += " computed outputs that do not match the reference. A pass whose absence changes the "
          "answer is needed for correctness, or the pipeline has a bug. See "
          "<a href=\"#wrong\">Wrong results</a>.</div>\n";
   }
-  for (const auto& w : report["warnings"]) {
-    h += "<div class=\"alarm\">Warning: " + CodeSpans(HtmlEscape(w.is_string() ? w.get<std::string>() : w.dump())) +
-         "</div>\n";
+  for (const std::string& w : report.warnings) {
+    h += "<div class=\"alarm\">Warning: " + CodeSpans(HtmlEscape(w)) + "</div>\n";
   }
 
   auto card = [&](const std::string& css, int64_t n, const std::string& label) {
@@ -376,7 +378,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
         label);
   };
   h += "<div class=\"cards\">";
-  card("", summary.value("variants", int64_t{0}), "variants swept");
+  card("", summary.variants, "variants swept");
   card("slower", count("slower"), "significantly slower");
   card("faster", count("faster"), "significantly faster");
   card("", count("no-change"), "no significant change");
@@ -385,8 +387,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
          "undecided (too few repetitions) or likely slower / faster (CI beyond, not significant)");
   }
   card(count("wrong-result") > 0 ? "bad" : "", count("wrong-result"), "wrong results");
-  card(summary.value("failures", int64_t{0}) > 0 ? "bad" : "",
-       summary.value("failures", int64_t{0}), "failures (crash, timeout, verifier, compile)");
+  card(summary.failures > 0 ? "bad" : "", summary.failures, "failures (crash, timeout, verifier, compile)");
   card("", count("required"), "required passes (not disabled)");
   h += "</div>\n";
   h += fmt::format(
@@ -395,37 +396,36 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       "baseline (the baseline program timed right beside it in its own process, so drift and "
       "differences between processes cancel) gives a {}-adjusted "
       "p&nbsp;&lt;&nbsp;{:g} <i>and</i> the median ratio differs from 1 by more than {:g}%. {}</p>\n",
-      FormatMs(NumberField(baseline, "median_ns")), baseline["samples_ns"].size(),
-      FormatHalfWidth(NumberField(baseline, "ci_half_width")),
-      TextField(baseline, "snapshot").empty() && TextField(baseline, "trace").empty()
+      FormatMs(Value(baseline.median_ns)), baseline.samples_ns.size(), FormatHalfWidth(Value(baseline.ci_half_width)),
+      baseline.snapshot.value_or("").empty() && baseline.trace.value_or("").empty()
           ? ""
-          : "; " + Links(baseline),
-      correction, NumberField(report, "alpha"), threshold * 100,
-      std::isnan(NumberField(summary, "median_ci_half_width"))
+          : "; " + Links(std::nullopt, baseline.snapshot, baseline.trace),
+      correction, report.alpha, threshold * 100,
+      std::isnan(Value(summary.median_ci_half_width))
           ? std::string("No ratio has a 95% CI: too few paired ratios per variant for a bootstrap.")
           : fmt::format("Precision reached: each ratio's 95% CI is within {} (median over variants), {} at worst.",
-                        FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
-                        FormatHalfWidth(NumberField(summary, "max_ci_half_width"))));
+                        FormatHalfWidth(Value(summary.median_ci_half_width)),
+                        FormatHalfWidth(Value(summary.max_ci_half_width))));
 
   std::string effects;
   for (auto [outcome, verb] :
        {std::pair<const char*, const char*>{
             "slower", "Passes that help most (the program is slower without them)"},
         {"faster", "Passes that hurt (the program is faster without them)"}}) {
-    std::vector<const ordered_json*> top = StrongestEffects(report, outcome, 5);
+    std::vector<const AblationReportVariant*> top = StrongestEffects(report, outcome, 5);
     if (top.empty()) continue;
     effects += fmt::format("<li>{}: ", verb);
     for (size_t i = 0; i < top.size(); ++i) {
       effects += fmt::format("{}<b>{}</b> ({})", i ? ", " : "", HtmlEscape(PassesLabel(*top[i])),
-                             FormatChange(NumberField(*top[i], "ratio")));
+                             FormatChange(Value(top[i]->ratio)));
     }
     effects += ".</li>\n";
   }
-  if (summary.value("host_op_variants", int64_t{0}) > 0) {
+  if (summary.host_op_variants > 0) {
     effects += fmt::format("<li><b>{} variant(s) run operations on the host</b> that the baseline runs on the "
                            "device (no device implementation for what the variant produces; their host time counts "
                            "as kernel time): ",
-                           summary["host_op_variants"].get<int64_t>());
+                           summary.host_op_variants);
     bool first = true;
     for (const auto& [label, ops] : HostOpVariants(report)) {
       effects += fmt::format("{}<b>{}</b> ({})", first ? "" : ", ", HtmlEscape(label), HtmlEscape(ops));
@@ -436,12 +436,12 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
   if (std::string band = AaBandSentence(report); !band.empty()) effects += "<li>" + HtmlEscape(band) + "</li>\n";
   if (!effects.empty()) h += "<ul>\n" + effects + "</ul>\n";
   if (std::vector<std::vector<std::string>> rows = AaCopyRows(report); !rows.empty()) {
-    const ordered_json& aa = report["aa"];
+    const AblationAaSection& aa = report.aa;
     h += fmt::format(
         "<h2>A/A calibration</h2>\n<p class=\"muted\">Each copy is the baseline itself, compiled and timed exactly "
         "as a variant (its own worker processes, beside its control). Largest |ratio − 1|: {}; widest 95% CI end: "
         "{} from 1.</p>\n<table>\n<tr><th>Copy</th><th>Change</th><th>95% CI</th><th>p (adj.)</th><th>Verdict</th></tr>\n",
-        FormatHalfWidth(NumberField(aa, "measured_band")), FormatHalfWidth(NumberField(aa, "max_ci_deviation")));
+        FormatHalfWidth(Value(aa.measured_band)), FormatHalfWidth(Value(aa.max_ci_deviation)));
     for (const std::vector<std::string>& r : rows) {
       h += fmt::format("<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", HtmlEscape(r[0]),
                        HtmlEscape(r[1]), HtmlEscape(r[2]), HtmlEscape(r[3]), HtmlEscape(r[4]));
@@ -478,23 +478,23 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
        "</th><th class=\"num\">Kernels</th>"
        "<th class=\"num\">Compile</th><th>Check</th><th>Files</th></tr></thead>\n<tbody>\n";
   int n = 0;
-  for (const ordered_json* v : measured) {
-    double count_k = NumberField(*v, "kernel_count");
+  for (const AblationReportVariant* v : measured) {
+    double count_k = Value(v->kernel_count);
     std::string kernels = FormatCount(count_k);
     if (!std::isnan(count_k) && !std::isnan(baseline_count) && count_k != baseline_count) {
       kernels += fmt::format(" ({:+.0f})", count_k - baseline_count);
     }
-    double compile = NumberField(*v, "compile_ms");
+    double compile = Value(v->compile_ms);
     h += fmt::format(
         "<tr{}><td class=\"num\">{}</td><td title=\"{}\">{}</td><td>{}</td><td "
         "class=\"num\">{}</td>"
         "<td class=\"num\"><b>{}</b></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td "
         "class=\"files\">{}</td></tr>\n",
-        (*v)["outcome"] == "wrong-result" ? " class=\"wrong\"" : "", ++n,
-        HtmlEscape(VariantDescription(*v)), HtmlEscape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
-        FormatMs(NumberField(*v, "estimate_ns")), FormatChange(NumberField(*v, "ratio")),
-        HtmlEscape(FormatCi(NumberField(*v, "ci_low"), NumberField(*v, "ci_high"))),
+        v->outcome == "wrong-result" ? " class=\"wrong\"" : "", ++n,
+        HtmlEscape(VariantDescription(*v)), HtmlEscape(PassesWithKind(*v)), Badge(v->outcome.value_or(""), VerdictLabel(*v)),
+        FormatMs(Value(v->estimate_ns)), FormatChange(Value(v->ratio)),
+        HtmlEscape(FormatCi(Value(v->ci_low), Value(v->ci_high))),
         HtmlEscape(AdjustedPCell(report, *v)), kernels,
         std::isnan(compile) ? "–" : fmt::format("{:.0f} ms", compile), CheckCell(*v), Links(*v));
   }
@@ -511,46 +511,46 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
          "not finish: the error is what the child process reported.</p>\n";
     h += "<table>\n<thead><tr><th>Passes</th><th>Outcome</th><th>Failed pass</th><th>Why</th>"
          "<th>Files</th></tr></thead>\n<tbody>\n";
-    for (const ordered_json* v : failed) {
+    for (const AblationReportVariant* v : failed) {
       // The excerpt on one line; the whole error text (a stack trace, say)
       // behind a disclosure when the excerpt had to cut or join lines.
-      std::string error = TextField(*v, "error");
+      std::string error = v->error.value_or("");
       std::string full;
       if (error.size() > 400 || error.find('\n') != std::string::npos) {
         full = "<details><summary>full error</summary><pre>" + HtmlEscape(error) + "</pre></details>";
       }
       h += fmt::format(
           "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"err\">{}{}</td><td>{}</td></tr>\n",
-          HtmlEscape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
-          HtmlEscape(TextField(*v, "failed_pass")), HtmlEscape(FailureDetail(*v, 400)), full, Links(*v));
+          HtmlEscape(PassesWithKind(*v)), Badge(v->outcome.value_or(""), VerdictLabel(*v)),
+          HtmlEscape(v->failed_pass.value_or("")), HtmlEscape(FailureDetail(*v, 400)), full, Links(*v));
     }
     h += "</tbody>\n</table>\n";
   }
 
   h += "<h2 id=\"wrong\">Wrong results</h2>\n";
   if (count("wrong-result") == 0) {
-    h += summary.value("shared_baseline_mismatches", 0) > 0
+    h += summary.shared_baseline_mismatches > 0
              ? fmt::format("<p>None of their own: {} variant(s) miss the evaluator only as the baseline does "
                            "(marked <i>as baseline</i>).</p>\n",
-                           summary["shared_baseline_mismatches"].get<int64_t>())
+                           summary.shared_baseline_mismatches)
              : std::string("<p>None: every variant that ran matched its reference.</p>\n");
   } else {
     h += "<table>\n<thead><tr><th>Variant</th><th>What the check found</th><th>Reference</th>"
          "<th>Files</th></tr></thead>\n<tbody>\n";
-    for (const ordered_json* v : measured) {
-      if ((*v)["outcome"] != "wrong-result") continue;
-      const ordered_json& check = (*v)["check"];
+    for (const AblationReportVariant* v : measured) {
+      if (v->outcome != "wrong-result") continue;
+      const ordered_json check = v->check.value_or(ordered_json());
       h += fmt::format(
           "<tr class=\"wrong\"><td><b>{}</b><br><span class=\"muted\">{}</span></td>"
           "<td class=\"err\">{}</td><td>{}</td><td>{}</td></tr>\n",
-          HtmlEscape(TextField(*v, "name")), HtmlEscape(VariantDescription(*v)),
+          HtmlEscape(v->name), HtmlEscape(VariantDescription(*v)),
           HtmlEscape(Excerpt(TextField(check, "message"), 600)), HtmlEscape(TextField(check, "reference")),
           Links(*v));
     }
     h += "</tbody>\n</table>\n";
   }
 
-  if (!report["pairs"].empty()) {
+  if (!report.pairs.empty()) {
     h += "<h2>Pair interactions</h2>\n<p class=\"muted\">Interaction = (ratio<sub>ab</sub> − 1) − "
          "((ratio<sub>a</sub> − 1) + (ratio<sub>b</sub> − 1)), in percentage points. Positive: "
          "disabling both costs more than the two alone (each pass covers for the other); "
@@ -558,14 +558,13 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     h += "<table>\n<thead><tr><th>Pass a</th><th>Pass b</th><th class=\"num\">Without a</th>"
          "<th class=\"num\">Without b</th><th class=\"num\">Without both</th>"
          "<th class=\"num\">Interaction</th></tr></thead>\n<tbody>\n";
-    for (const ordered_json& p : report["pairs"]) {
-      double interaction = NumberField(p, "interaction");
+    for (const AblationPairInteraction& p : report.pairs) {
+      double interaction = Value(p.interaction);
       h += fmt::format(
           "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\"><b>{}</b></td></tr>\n",
-          HtmlEscape(TextField(p, "a")), HtmlEscape(TextField(p, "b")),
-          FormatChange(NumberField(p, "ratio_a")), FormatChange(NumberField(p, "ratio_b")),
-          FormatChange(NumberField(p, "ratio_ab")),
+          HtmlEscape(p.a), HtmlEscape(p.b), FormatChange(Value(p.ratio_a)), FormatChange(Value(p.ratio_b)),
+          FormatChange(Value(p.ratio_ab)),
           std::isnan(interaction) ? "–" : fmt::format("{:+.1f} pp", interaction * 100));
     }
     h += "</tbody>\n</table>\n";
@@ -577,12 +576,11 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
        "changed (time moved by more than 5%). Largest differences first.</p>\n";
   bool any = false;
   std::vector<std::string> unchanged;
-  for (const ordered_json* v : measured) {
-    const ordered_json& diff = (*v)["kernel_diff"];
-    if (!diff.is_array() || diff.empty()) continue;
-    const ordered_json& counts = (*v)["kernel_diff_counts"];
-    int64_t changes = counts.value("added", int64_t{0}) + counts.value("removed", int64_t{0}) +
-                      counts.value("changed", int64_t{0});
+  for (const AblationReportVariant* v : measured) {
+    const std::vector<AblationKernelChange>& diff = v->kernel_diff;
+    if (diff.empty()) continue;
+    const AblationKernelDiffCounts counts = v->kernel_diff_counts.value_or(AblationKernelDiffCounts{});
+    int64_t changes = counts.added + counts.removed + counts.changed;
     if (changes == 0) {
       unchanged.push_back(PassesWithKind(*v));
       continue;
@@ -591,21 +589,19 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     h += fmt::format(
         "<details><summary>{} — {} {} <span class=\"muted\">({} added, {} removed, "
         "{} changed, {} unchanged)</span></summary>\n",
-        HtmlEscape(PassesWithKind(*v)), Badge(TextField(*v, "outcome"), VerdictLabel(*v)),
-        FormatChange(NumberField(*v, "ratio")), counts.value("added", 0),
-        counts.value("removed", 0), counts.value("changed", 0), counts.value("same", 0));
+        HtmlEscape(PassesWithKind(*v)), Badge(v->outcome.value_or(""), VerdictLabel(*v)),
+        FormatChange(Value(v->ratio)), counts.added, counts.removed, counts.changed, counts.same);
     h += "<table>\n<thead><tr><th>Kernel</th><th>Change</th><th class=\"num\">Baseline</th>"
          "<th class=\"num\">Variant</th><th class=\"num\">Δ</th></tr></thead>\n<tbody>\n";
-    for (const ordered_json& k : diff) {
-      std::string change = TextField(k, "change");
+    for (const AblationKernelChange& k : diff) {
+      const std::string& change = k.change;
       if (change == "same") continue;
-      double b = NumberField(k, "baseline_ns"), after = NumberField(k, "variant_ns");
+      double b = Value(k.baseline_ns), after = Value(k.variant_ns);
       double delta = (std::isnan(after) ? 0 : after) - (std::isnan(b) ? 0 : b);
       h += fmt::format(
           "<tr><td><code>{}</code></td><td class=\"{}\">{}{}</td><td class=\"num\">{}</td>"
           "<td class=\"num\">{}</td><td class=\"num\">{}{}</td></tr>\n",
-          HtmlEscape(TextField(k, "name")), HtmlEscape(change), HtmlEscape(change),
-          k.value("host", false) ? " <b>on the host</b>" : "", FormatMs(b),
+          HtmlEscape(k.name), HtmlEscape(change), HtmlEscape(change), k.host ? " <b>on the host</b>" : "", FormatMs(b),
           FormatMs(after), delta > 0 ? "+" : "", FormatMs(delta));
     }
     h += "</tbody>\n</table>\n" + Links(*v) + "\n</details>\n";
@@ -632,7 +628,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
     h += "</tbody>\n</table>\n";
   }
   h += "<table>\n<tbody>\n";
-  for (const auto& [key, value] : report["manifest"].items()) {
+  for (const auto& [key, value] : report.manifest.items()) {
     if (key == "tasks") continue;  // the table above
     if (key == "argv") continue;   // "command", as a list
     // Nested objects (machine, environment) a row per field: "environment.versions.cudnn".
@@ -646,7 +642,7 @@ std::string RenderAblationHtml(const nlohmann::ordered_json& report) {
       "<p class=\"muted\">Schema <code>{}</code>. Machine-readable: "
       "<a href=\"report.json\">report.json</a>, <a href=\"report.csv\">report.csv</a>, "
       "<a href=\"gbench.json\">gbench.json</a> (Google Benchmark format).</p>\n",
-      HtmlEscape(TextField(report, "schema")));
+      HtmlEscape(report.schema));
   h += "</main>\n</body>\n</html>\n";
   return h;
 }

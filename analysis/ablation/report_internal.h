@@ -4,12 +4,16 @@
 #ifndef PASSLAB_ANALYSIS_ABLATION_REPORT_INTERNAL_H_
 #define PASSLAB_ANALYSIS_ABLATION_REPORT_INTERNAL_H_
 
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "analysis/ablation/ablation_report.h"
 
 namespace passlab::ablation_internal {
 
@@ -30,12 +34,15 @@ std::string OutcomeLabel(std::string_view outcome);
 // The verdict the tables show: OutcomeLabel, except "likely slower" /
 // "likely faster" for an undecided variant whose whole 95% CI lies beyond the
 // threshold and the A/A band ("large_but_uncorrected").
-std::string VerdictLabel(const nlohmann::ordered_json& variant);
+std::string VerdictLabel(const AblationReportVariant& variant);
 // The adjusted-p column's header and cell: the chosen correction's p, then
 // the other's with "*" when significant under it: "0.0625 / BH 0.0156*".
-std::string AdjustedPHeader(const nlohmann::ordered_json& report);
-std::string AdjustedPCell(const nlohmann::ordered_json& report, const nlohmann::ordered_json& variant);
-// A field as a number; NaN when missing or not a number.
+std::string AdjustedPHeader(const AblationReport& report);
+std::string AdjustedPCell(const AblationReport& report, const AblationReportVariant& variant);
+// A number of the report; NaN when it is unknown.
+inline double Value(const std::optional<double>& x) { return x.value_or(std::numeric_limits<double>::quiet_NaN()); }
+// A field of an open JSON part (the manifest, a check, compile_cost) as a
+// number; NaN when missing or not a number.
 double NumberField(const nlohmann::ordered_json& object, const char* key);
 // A field as text: strings as-is, other values as JSON, "" when missing/null.
 std::string TextField(const nlohmann::ordered_json& object, const char* key);
@@ -61,36 +68,36 @@ std::string FormatBytes(double bytes);
 // Whitespace collapsed to single spaces, cut at `max` characters with "…".
 std::string Excerpt(std::string_view text, size_t max);
 // The passes a variant changes, joined by " + " (its name when none).
-std::string PassesLabel(const nlohmann::ordered_json& variant);
+std::string PassesLabel(const AblationReportVariant& variant);
 // PassesLabel with the variant's kind unless it is disable-one:
 // "fusion + fusion_merger (pair)".
-std::string PassesWithKind(const nlohmann::ordered_json& variant);
+std::string PassesWithKind(const AblationReportVariant& variant);
 // What the variant does, in words: "pipeline without fusion", "minimal
 // pipeline plus fusion", ...
-std::string VariantDescription(const nlohmann::ordered_json& variant);
+std::string VariantDescription(const AblationReportVariant& variant);
 // Why a failed (or required) variant has no timing, in one line.
-std::string FailureDetail(const nlohmann::ordered_json& variant, size_t max);
+std::string FailureDetail(const AblationReportVariant& variant, size_t max);
 // One sentence naming what was swept and on what, from the manifest:
 // "model resnet18 (batch 8), pipeline gpu, device cpu".
-std::string SweepSubject(const nlohmann::ordered_json& report);
+std::string SweepSubject(const AblationReport& report);
 // The significant disable-one/-occurrence variants with the given outcome
 // ("slower" or "faster"), largest effect first, at most `max`.
-std::vector<const nlohmann::ordered_json*> StrongestEffects(const nlohmann::ordered_json& report,
-                                                            std::string_view outcome, size_t max);
+std::vector<const AblationReportVariant*> StrongestEffects(const AblationReport& report, std::string_view outcome,
+                                                          size_t max);
 // The variants that run operations on the host which the baseline runs on
 // the device: {PassesLabel, "op1, op2"} each, in the report's order.
-std::vector<std::pair<std::string, std::string>> HostOpVariants(const nlohmann::ordered_json& report);
+std::vector<std::pair<std::string, std::string>> HostOpVariants(const AblationReport& report);
 // Where each Slurm array task ran (the manifest's "tasks"; none for a local
 // sweep): one row per task, cells task, state, variants ("8/8"), node,
 // machine ("AMD EPYC, 64 cores; GPU none, driver none").
-std::vector<std::vector<std::string>> SlurmTaskRows(const nlohmann::ordered_json& report);
+std::vector<std::vector<std::string>> SlurmTaskRows(const AblationReport& report);
 // The human name of the metric: "total kernel time per step".
 std::string MetricDescription(std::string_view metric);
 // The A/A band the verdicts used and where it came from, one sentence
-// (report["aa"]): "A/A band ±0.42% (this sweep's 6 A/A copies): ...".
-std::string AaBandSentence(const nlohmann::ordered_json& report);
+// (report.aa): "A/A band ±0.42% (this sweep's 6 A/A copies): ...".
+std::string AaBandSentence(const AblationReport& report);
 // The A/A copies' rows: copy, change, 95% CI, p (adj.), verdict.
-std::vector<std::vector<std::string>> AaCopyRows(const nlohmann::ordered_json& report);
+std::vector<std::vector<std::string>> AaCopyRows(const AblationReport& report);
 
 }  // namespace passlab::ablation_internal
 

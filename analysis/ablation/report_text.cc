@@ -47,8 +47,8 @@ std::string MdCell(std::string_view text) {
   return out;
 }
 
-std::string CheckCell(const ordered_json& v) {
-  const ordered_json& check = v["check"];
+std::string CheckCell(const AblationReportVariant& v) {
+  const ordered_json check = v.check.value_or(ordered_json());
   if (!check.is_object() || !check.contains("ok") || !check["ok"].is_boolean()) return "–";
   if (!check["ok"].get<bool>()) {
     if (!check.value("shares_baseline_mismatch", false)) return "**MISMATCH**";
@@ -59,8 +59,8 @@ std::string CheckCell(const ordered_json& v) {
   return reference.empty() ? "ok" : "ok (vs " + reference + ")";
 }
 
-std::string KernelsCell(const ordered_json& v, double baseline_count) {
-  double count = NumberField(v, "kernel_count");
+std::string KernelsCell(const AblationReportVariant& v, double baseline_count) {
+  double count = Value(v.kernel_count);
   if (std::isnan(count)) return "–";
   std::string out = FormatCount(count);
   if (!std::isnan(baseline_count) && count != baseline_count) {
@@ -71,66 +71,69 @@ std::string KernelsCell(const ordered_json& v, double baseline_count) {
 
 }  // namespace
 
-std::string RenderAblationCsv(const nlohmann::ordered_json& report) {
+std::string RenderAblationCsv(const AblationReport& report) {
   std::string out =
       "name,kind,passes,disable,outcome,status,significant,median_ns,ratio,ci_low,ci_high,"
       "ci_half_width,p_value,p_adjusted,samples,compile_ms,kernel_count,bytes,peak_rss_bytes,"
       "check_ok,failed_pass,signal,error\n";
-  auto row = [&](const ordered_json& v, bool is_baseline) {
-    std::string passes;
-    if (v.contains("passes") && v["passes"].is_array()) {
-      for (const auto& p : v["passes"]) {
-        if (!passes.empty()) passes += ";";
-        passes += p.is_string() ? p.get<std::string>() : p.dump();
-      }
-    }
-    std::string check_ok;
-    if (v.contains("check") && v["check"].is_object() && v["check"].contains("ok")) {
-      check_ok = TextField(v["check"], "ok");
-    }
-    std::vector<std::string> cells = {
-        CsvField(TextField(v, "name")),
-        is_baseline ? "baseline" : CsvField(TextField(v, "kind")),
-        CsvField(passes),
-        CsvField(TextField(v, "disable")),
-        is_baseline ? "baseline" : CsvField(TextField(v, "outcome")),
-        is_baseline ? "ok" : CsvField(TextField(v, "status")),
-        is_baseline ? "" : TextField(v, "significant"),
-        CsvNumber(NumberField(v, "median_ns")),
-        is_baseline ? "1" : CsvNumber(NumberField(v, "ratio")),
-        CsvNumber(NumberField(v, "ci_low")),
-        CsvNumber(NumberField(v, "ci_high")),
-        CsvNumber(NumberField(v, "ci_half_width")),
-        CsvNumber(NumberField(v, "p_value")),
-        CsvNumber(NumberField(v, "p_adjusted")),
-        std::to_string(v.contains("samples_ns") ? v["samples_ns"].size() : 0),
-        CsvNumber(NumberField(v, "compile_ms")),
-        CsvNumber(NumberField(v, "kernel_count")),
-        CsvNumber(NumberField(v, "bytes")),
-        CsvNumber(NumberField(v, "peak_rss_bytes")),
-        check_ok,
-        CsvField(TextField(v, "failed_pass")),
-        TextField(v, "signal"),
-        CsvField(TextField(v, "error")),
-    };
+  auto add = [&](const std::vector<std::string>& cells) {
     for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
     out += "\n";
   };
-  row(report["baseline"], true);
-  for (const ordered_json& v : report["variants"]) row(v, false);
+  const AblationReportBaseline& b = report.baseline;
+  add({CsvField(b.name), "baseline", "", "", "baseline", "ok", "", CsvNumber(Value(b.median_ns)), "1", "", "",
+       CsvNumber(Value(b.ci_half_width)), "", "", std::to_string(b.samples_ns.size()), CsvNumber(Value(b.compile_ms)),
+       CsvNumber(Value(b.kernel_count)), CsvNumber(Value(b.bytes)), CsvNumber(Value(b.peak_rss_bytes)), "", "", "",
+       ""});
+  for (const AblationReportVariant& v : report.variants) {
+    std::string passes;
+    for (const std::string& p : v.passes) {
+      if (!passes.empty()) passes += ";";
+      passes += p;
+    }
+    std::string check_ok;
+    if (v.check.has_value() && v.check->is_object() && v.check->contains("ok")) check_ok = TextField(*v.check, "ok");
+    add({
+        CsvField(v.name),
+        CsvField(v.kind),
+        CsvField(passes),
+        CsvField(v.disable.value_or("")),
+        CsvField(v.outcome.value_or("")),
+        CsvField(v.status),
+        v.significant ? "true" : "false",
+        CsvNumber(Value(v.median_ns)),
+        CsvNumber(Value(v.ratio)),
+        CsvNumber(Value(v.ci_low)),
+        CsvNumber(Value(v.ci_high)),
+        CsvNumber(Value(v.ci_half_width)),
+        CsvNumber(Value(v.p_value)),
+        CsvNumber(Value(v.p_adjusted)),
+        std::to_string(v.samples_ns.size()),
+        CsvNumber(Value(v.compile_ms)),
+        CsvNumber(Value(v.kernel_count)),
+        CsvNumber(Value(v.bytes)),
+        CsvNumber(Value(v.peak_rss_bytes)),
+        check_ok,
+        CsvField(v.failed_pass.value_or("")),
+        v.signal.has_value() ? std::to_string(*v.signal) : "",
+        CsvField(v.error.value_or("")),
+    });
+  }
   return out;
 }
 
-std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
-  const ordered_json& summary = report["summary"];
-  const ordered_json& baseline = report["baseline"];
-  const ordered_json& outcomes = summary["outcomes"];
-  std::string metric = TextField(report, "metric");
-  double threshold = NumberField(report, "threshold");
-  double alpha = NumberField(report, "alpha");
-  std::string correction = TextField(report, "correction") == "bh" ? "Benjamini-Hochberg" : "Holm";
-  double baseline_count = NumberField(baseline, "kernel_count");
-  auto count = [&](const char* outcome) { return outcomes.value(outcome, 0); };
+std::string RenderAblationMarkdown(const AblationReport& report) {
+  const AblationReportSummary& summary = report.summary;
+  const AblationReportBaseline& baseline = report.baseline;
+  const std::string& metric = report.metric;
+  double threshold = report.threshold;
+  double alpha = report.alpha;
+  std::string correction = report.correction == "bh" ? "Benjamini-Hochberg" : "Holm";
+  double baseline_count = Value(baseline.kernel_count);
+  auto count = [&](const char* outcome) {
+    auto it = summary.outcomes.find(outcome);
+    return it == summary.outcomes.end() ? int64_t{0} : it->second;
+  };
 
   std::string md = "# Pass ablation report\n\n";
   md += fmt::format(
@@ -141,9 +144,8 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       SweepSubject(report), MetricDescription(metric), metric);
   md += "## Headline\n\n";
   md += fmt::format("- **{} variants** swept; baseline median {} ({} 95% CI, {} samples).\n",
-                    summary.value("variants", 0), FormatMs(NumberField(baseline, "median_ns")),
-                    FormatHalfWidth(NumberField(baseline, "ci_half_width")),
-                    baseline["samples_ns"].size());
+                    summary.variants, FormatMs(Value(baseline.median_ns)), FormatHalfWidth(Value(baseline.ci_half_width)),
+                    baseline.samples_ns.size());
   md += fmt::format(
       "- **{} significantly slower**, **{} significantly faster**, {} with no "
       "significant change (significant = {}-adjusted p < {:g} and a change of more "
@@ -161,12 +163,12 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
        {std::pair<const char*, const char*>{
             "slower", "Passes that help most (the program is slower without them)"},
         {"faster", "Passes that hurt (the program is faster without them)"}}) {
-    std::vector<const ordered_json*> top = StrongestEffects(report, outcome, 5);
+    std::vector<const AblationReportVariant*> top = StrongestEffects(report, outcome, 5);
     if (top.empty()) continue;
     md += fmt::format("- {}: ", verb);
     for (size_t i = 0; i < top.size(); ++i) {
       md += fmt::format("{}`{}` ({})", i ? ", " : "", PassesLabel(*top[i]),
-                        FormatChange(NumberField(*top[i], "ratio")));
+                        FormatChange(Value(top[i]->ratio)));
     }
     md += ".\n";
   }
@@ -174,23 +176,23 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
     md += fmt::format("- **⚠ {} WRONG RESULT{}**: the outputs of ", count("wrong-result"),
                       count("wrong-result") == 1 ? "" : "S");
     bool first = true;
-    for (const ordered_json& v : report["variants"]) {
-      if (v["outcome"] != "wrong-result") continue;
-      md += fmt::format("{}`{}`", first ? "" : ", ", TextField(v, "name"));
+    for (const AblationReportVariant& v : report.variants) {
+      if (v.outcome != "wrong-result") continue;
+      md += fmt::format("{}`{}`", first ? "" : ", ", v.name);
       first = false;
     }
     md += " do not match the reference. See *Wrong results* below.\n";
-  } else if (summary.value("shared_baseline_mismatches", 0) > 0) {
+  } else if (summary.shared_baseline_mismatches > 0) {
     md += fmt::format("- No variant computed a wrong result of its own ({} miss the evaluator only as the baseline "
                       "does, see the warning below).\n",
-                      summary["shared_baseline_mismatches"].get<int64_t>());
+                      summary.shared_baseline_mismatches);
   } else {
     md += "- No variant computed a wrong result (every checked output matched its reference).\n";
   }
-  if (summary.value("host_op_variants", int64_t{0}) > 0) {
+  if (summary.host_op_variants > 0) {
     md += fmt::format("- **{} variant(s) run operations on the host** that the baseline runs on the device (no device "
                       "implementation for what the variant produces; their host time counts as kernel time): ",
-                      summary["host_op_variants"].get<int64_t>());
+                      summary.host_op_variants);
     bool first = true;
     for (const auto& [label, ops] : HostOpVariants(report)) {
       md += fmt::format("{}`{}` ({})", first ? "" : ", ", label, ops);
@@ -202,30 +204,27 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
       "- **{} failure{}** ({} crash, {} timeout, {} verifier failure, {} compile "
       "error); **{} required** pass{} (not disabled: the pipeline cannot run "
       "without them).\n",
-      summary.value("failures", 0), summary.value("failures", 0) == 1 ? "" : "s", count("crash"),
+      summary.failures, summary.failures == 1 ? "" : "s", count("crash"),
       count("timeout"), count("verifier-failure"), count("compile-error"), count("required"),
       count("required") == 1 ? "" : "es");
-  if (std::isnan(NumberField(summary, "median_ci_half_width"))) {
+  if (std::isnan(Value(summary.median_ci_half_width))) {
     md += "- Precision: no ratio has a 95% CI (too few paired ratios per variant for a bootstrap).\n";
   } else {
     md += fmt::format(
         "- Precision reached: the 95% CI of each ratio is within {} (median) and {} "
         "(worst, `{}`).\n",
-        FormatHalfWidth(NumberField(summary, "median_ci_half_width")),
-        FormatHalfWidth(NumberField(summary, "max_ci_half_width")),
-        TextField(summary, "max_ci_half_width_variant"));
+        FormatHalfWidth(Value(summary.median_ci_half_width)), FormatHalfWidth(Value(summary.max_ci_half_width)),
+        summary.max_ci_half_width_variant.value_or(""));
   }
-  for (const auto& w : report["warnings"]) {
-    md += "- **Warning:** " + (w.is_string() ? w.get<std::string>() : w.dump()) + "\n";
-  }
+  for (const std::string& w : report.warnings) md += "- **Warning:** " + w + "\n";
 
   if (std::vector<std::vector<std::string>> rows = AaCopyRows(report); !rows.empty()) {
-    const ordered_json& aa = report["aa"];
+    const AblationAaSection& aa = report.aa;
     md += "\n## A/A calibration\n\n";
     md += fmt::format(
         "Each copy is the baseline itself, compiled and timed exactly as a variant (its own worker processes, "
         "beside its control). Largest |ratio − 1|: {}; widest 95% CI end: {} from 1.\n\n",
-        FormatHalfWidth(NumberField(aa, "measured_band")), FormatHalfWidth(NumberField(aa, "max_ci_deviation")));
+        FormatHalfWidth(Value(aa.measured_band)), FormatHalfWidth(Value(aa.max_ci_deviation)));
     md += "| Copy | Change | 95% CI | p (adj.) | Verdict |\n|---|---|---|---|---|\n";
     for (const std::vector<std::string>& r : rows) {
       md += fmt::format("| {} | {} | {} | {} | {} |\n", MdCell(r[0]), r[1], r[2], r[3], r[4]);
@@ -248,22 +247,18 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
                   AdjustedPHeader(report));
   md += "|---:|---|---|---:|---:|---|---:|---:|---:|---|\n";
   int n = 0;
-  for (const ordered_json& v : report["variants"]) {
-    std::string outcome = TextField(v, "outcome");
+  for (const AblationReportVariant& v : report.variants) {
+    std::string outcome = v.outcome.value_or("");
     if (IsFailureOutcome(outcome)) continue;
     bool strong = outcome == "slower" || outcome == "faster" || outcome == "wrong-result";
     std::string label = VerdictLabel(v);
-    double ratio = NumberField(v, "ratio");
+    double ratio = Value(v.ratio);
     md += fmt::format("| {} | {} | {} | {} | {} | {} {} | {} | {} | {} | {} |\n", ++n,
                       MdCell(PassesWithKind(v)), strong ? "**" + label + "**" : label,
-                      FormatMs(NumberField(v, "estimate_ns")),
-                      std::isnan(ratio) ? "–" : fmt::format("×{:.3f}", ratio),
-                      FormatChange(NumberField(v, "ratio")),
-                      FormatCi(NumberField(v, "ci_low"), NumberField(v, "ci_high")),
-                      AdjustedPCell(report, v), KernelsCell(v, baseline_count),
-                      std::isnan(NumberField(v, "compile_ms"))
-                          ? "–"
-                          : fmt::format("{:.0f} ms", NumberField(v, "compile_ms")),
+                      FormatMs(Value(v.estimate_ns)), std::isnan(ratio) ? "–" : fmt::format("×{:.3f}", ratio),
+                      FormatChange(ratio), FormatCi(Value(v.ci_low), Value(v.ci_high)), AdjustedPCell(report, v),
+                      KernelsCell(v, baseline_count),
+                      v.compile_ms.has_value() ? fmt::format("{:.0f} ms", *v.compile_ms) : "–",
                       CheckCell(v));
   }
   if (n == 0) md += "| | (no variant was measured) | | | | | | | | |\n";
@@ -271,44 +266,46 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
   md += "\n## Failures and required passes\n\n";
   int failures = 0;
   std::string table = "| Passes | Outcome | Failed pass | Why | Files |\n|---|---|---|---|---|\n";
-  for (const ordered_json& v : report["variants"]) {
-    std::string outcome = TextField(v, "outcome");
+  for (const AblationReportVariant& v : report.variants) {
+    std::string outcome = v.outcome.value_or("");
     if (!IsFailureOutcome(outcome)) continue;
     ++failures;
     std::string links;
-    for (const char* key : {"snapshot", "ir_diff", "trace"}) {
-      std::string path = TextField(v, key);
-      if (!path.empty()) links += fmt::format("{}[{}]({})", links.empty() ? "" : " ", key, path);
+    for (auto [key, path] : {std::pair<const char*, const std::optional<std::string>*>{"snapshot", &v.snapshot},
+                             {"ir_diff", &v.ir_diff},
+                             {"trace", &v.trace}}) {
+      if (path->has_value() && !(*path)->empty()) {
+        links += fmt::format("{}[{}]({})", links.empty() ? "" : " ", key, **path);
+      }
     }
     table += fmt::format("| {} | {} | {} | {} | {} |\n", MdCell(PassesWithKind(v)),
-                         OutcomeLabel(outcome), MdCell(TextField(v, "failed_pass")),
+                         OutcomeLabel(outcome), MdCell(v.failed_pass.value_or("")),
                          MdCell(FailureDetail(v, 240)), links);
   }
   md += failures == 0 ? "Every variant compiled and ran.\n" : table;
 
   md += "\n## Wrong results\n\n";
   int wrong = 0;
-  for (const ordered_json& v : report["variants"]) {
-    if (v["outcome"] != "wrong-result") continue;
+  for (const AblationReportVariant& v : report.variants) {
+    if (v.outcome != "wrong-result") continue;
     ++wrong;
-    const ordered_json& check = v["check"];
+    const ordered_json check = v.check.value_or(ordered_json());
     md += fmt::format(
-        "- **{}** ({}): {} (reference: {}).", TextField(v, "name"), VariantDescription(v),
+        "- **{}** ({}): {} (reference: {}).", v.name, VariantDescription(v),
         MdCell(TextField(check, "message")),
         TextField(check, "reference").empty() ? "unknown" : TextField(check, "reference"));
-    if (!TextField(v, "ir_diff").empty())
-      md += fmt::format(" [IR diff]({})", TextField(v, "ir_diff"));
+    if (!v.ir_diff.value_or("").empty()) md += fmt::format(" [IR diff]({})", *v.ir_diff);
     md += "\n";
   }
   if (wrong == 0) {
-    const int64_t shared = report["summary"].value("shared_baseline_mismatches", int64_t{0});
+    const int64_t shared = summary.shared_baseline_mismatches;
     md += shared > 0 ? fmt::format("None of their own: {} variant(s) miss the evaluator only as the baseline does "
                                    "(marked *as baseline*).\n",
                                    shared)
                      : std::string("None: every variant that ran matched its reference.\n");
   }
 
-  if (!report["pairs"].empty()) {
+  if (!report.pairs.empty()) {
     md += "\n## Pair interactions\n\n";
     md +=
         "Interaction = (ratio_ab − 1) − ((ratio_a − 1) + (ratio_b − 1)). Positive: disabling "
@@ -316,37 +313,33 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
         "overlap.\n\n";
     md += "| Pass a | Pass b | Without a | Without b | Without both | Interaction |\n";
     md += "|---|---|---:|---:|---:|---:|\n";
-    for (const ordered_json& p : report["pairs"]) {
-      double interaction = NumberField(p, "interaction");
+    for (const AblationPairInteraction& p : report.pairs) {
+      double interaction = Value(p.interaction);
       md += fmt::format(
-          "| {} | {} | {} | {} | {} | {} |\n", MdCell(TextField(p, "a")), MdCell(TextField(p, "b")),
-          FormatChange(NumberField(p, "ratio_a")), FormatChange(NumberField(p, "ratio_b")),
-          FormatChange(NumberField(p, "ratio_ab")),
+          "| {} | {} | {} | {} | {} | {} |\n", MdCell(p.a), MdCell(p.b), FormatChange(Value(p.ratio_a)),
+          FormatChange(Value(p.ratio_b)), FormatChange(Value(p.ratio_ab)),
           std::isnan(interaction) ? "–" : fmt::format("{:+.1f} pp", interaction * 100));
     }
   }
 
   bool any_diff = false;
-  for (const ordered_json& v : report["variants"]) {
-    if (!(v["significant"] == true || v["outcome"] == "wrong-result")) continue;
-    if (!v["kernel_diff"].is_array()) continue;
-    bool changed = std::any_of(v["kernel_diff"].begin(), v["kernel_diff"].end(),
-                               [](const ordered_json& k) { return k["change"] != "same"; });
+  for (const AblationReportVariant& v : report.variants) {
+    if (!(v.significant || v.outcome == "wrong-result")) continue;
+    bool changed = std::any_of(v.kernel_diff.begin(), v.kernel_diff.end(),
+                               [](const AblationKernelChange& k) { return k.change != "same"; });
     if (!changed) continue;
     if (!any_diff) {
       md += "\n## Kernel changes of the significant variants\n\n";
       md += "Kernels matched by name; a kernel changed when its time moved by more than 5%.\n";
       any_diff = true;
     }
-    md += fmt::format("\n**{}** ({})\n\n", TextField(v, "name"),
-                      FormatChange(NumberField(v, "ratio")));
+    md += fmt::format("\n**{}** ({})\n\n", v.name, FormatChange(Value(v.ratio)));
     md += "| Kernel | Change | Baseline | Variant |\n|---|---|---:|---:|\n";
     int shown = 0;
-    for (const ordered_json& k : v["kernel_diff"]) {
-      if (k["change"] == "same" || ++shown > 10) continue;
-      md += fmt::format("| {} | {}{} | {} | {} |\n", MdCell(TextField(k, "name")), TextField(k, "change"),
-                        k.value("host", false) ? " (on the host)" : "", FormatMs(NumberField(k, "baseline_ns")),
-                        FormatMs(NumberField(k, "variant_ns")));
+    for (const AblationKernelChange& k : v.kernel_diff) {
+      if (k.change == "same" || ++shown > 10) continue;
+      md += fmt::format("| {} | {}{} | {} | {} |\n", MdCell(k.name), k.change, k.host ? " (on the host)" : "",
+                        FormatMs(Value(k.baseline_ns)), FormatMs(Value(k.variant_ns)));
     }
   }
 
@@ -363,7 +356,7 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
 
   md += RenderCompileCostMarkdown(report);
   md += "\n## Manifest\n\n| Key | Value |\n|---|---|\n";
-  for (const auto& [key, value] : report["manifest"].items()) {
+  for (const auto& [key, value] : report.manifest.items()) {
     if (key == "tasks") continue;  // the table above
     if (key == "argv") continue;   // "command", as a list
     // Nested objects (machine, environment) a row per field: "environment.versions.cudnn".
@@ -372,12 +365,12 @@ std::string RenderAblationMarkdown(const nlohmann::ordered_json& report) {
     }
   }
   md += fmt::format("\nSchema `{}`; machine-readable: report.json, report.csv, gbench.json.\n",
-                    TextField(report, "schema"));
+                    report.schema);
   return md;
 }
 
-nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report) {
-  const ordered_json& manifest = report["manifest"];
+nlohmann::ordered_json RenderAblationGbench(const AblationReport& report) {
+  const ordered_json& manifest = report.manifest;
   // The manifest's value at the first key present, top level or under "machine".
   auto manifest_value = [&](std::initializer_list<const char*> keys,
                             ordered_json fallback) -> ordered_json {
@@ -408,31 +401,28 @@ nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report
   context["caches"] = ordered_json::array();
   context["load_avg"] = ordered_json::array();
   context["library_build_type"] = "release";
-  context["passlab_schema"] = report["schema"];
-  context["passlab_metric"] = report["metric"];
+  context["passlab_schema"] = report.schema;
+  context["passlab_metric"] = report.metric;
 
   // One time unit for the file, the largest that keeps every sample >= 1
   // (compare.py prints times with few digits: 0.15 ms would read 0).
   double smallest_ns = std::numeric_limits<double>::infinity();
-  auto smallest = [&](const ordered_json& v) {
-    if (!v.contains("samples_ns") || !v["samples_ns"].is_array()) return;
-    for (const auto& x : v["samples_ns"]) {
-      if (x.is_number() && x.get<double>() > 0) smallest_ns = std::min(smallest_ns, x.get<double>());
+  auto smallest = [&](const std::vector<double>& samples) {
+    for (double x : samples) {
+      if (x > 0) smallest_ns = std::min(smallest_ns, x);
     }
   };
-  smallest(report["baseline"]);
-  for (const ordered_json& v : report["variants"]) smallest(v);
+  smallest(report.baseline.samples_ns);
+  for (const AblationReportVariant& v : report.variants) smallest(v.samples_ns);
   const char* unit = smallest_ns >= 1e9 ? "s" : smallest_ns >= 1e6 ? "ms" : smallest_ns >= 1e3 ? "us" : "ns";
   const double ns_per_unit = smallest_ns >= 1e9 ? 1e9 : smallest_ns >= 1e6 ? 1e6 : smallest_ns >= 1e3 ? 1e3 : 1;
 
   ordered_json benchmarks = ordered_json::array();
   int family = 0;
-  auto add = [&](const ordered_json& v) {
-    const ordered_json& samples = v["samples_ns"];
-    if (!samples.is_array() || samples.empty()) return;
-    std::string name = TextField(v, "name");
+  auto add = [&](const std::string& name, const std::vector<double>& samples) {
+    if (samples.empty()) return;
     std::vector<double> ms;
-    for (const auto& s : samples) ms.push_back(s.get<double>() / ns_per_unit);
+    for (double s : samples) ms.push_back(s / ns_per_unit);
     int64_t n = static_cast<int64_t>(ms.size());
     auto entry = [&](const std::string& entry_name, const char* run_type) {
       ordered_json b;
@@ -477,8 +467,8 @@ nlohmann::ordered_json RenderAblationGbench(const nlohmann::ordered_json& report
     }
     ++family;
   };
-  add(report["baseline"]);
-  for (const ordered_json& v : report["variants"]) add(v);
+  add(report.baseline.name, report.baseline.samples_ns);
+  for (const AblationReportVariant& v : report.variants) add(v.name, v.samples_ns);
   ordered_json out;
   out["context"] = std::move(context);
   out["benchmarks"] = std::move(benchmarks);

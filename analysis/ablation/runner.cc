@@ -92,6 +92,63 @@ std::string Phase(const fs::path& log) {
   return "starting";
 }
 
+// Appends a worker's "run" reply arrays (worker.h's protocol) to `samples`.
+absl::Status AppendSamples(const Json& reply, AblationSamples& samples) {
+  const std::pair<const char*, std::vector<double>*> metrics[] = {
+      {"kernel_ns", &samples.kernel_ns}, {"kernel_copy_ns", &samples.kernel_copy_ns}, {"wall_ns", &samples.wall_ns}};
+  for (const auto& [key, values] : metrics) {
+    auto it = reply.find(key);
+    if (it == reply.end() || it->is_null()) continue;
+    if (!it->is_array()) return absl::DataLossError(StrCat("worker reply: '", key, "' is not an array"));
+    for (const Json& v : *it) {
+      if (!v.is_number()) return absl::DataLossError(StrCat("worker reply: '", key, "' holds a non-number"));
+      values->push_back(v.get<double>());
+    }
+  }
+  for (const char* key : {"control_first"}) {
+    auto it = reply.find(key);
+    if (it == reply.end() || it->is_null()) continue;
+    if (!it->is_array()) return absl::DataLossError(StrCat("worker reply: '", key, "' is not an array"));
+    for (const Json& v : *it) {
+      if (!v.is_boolean()) return absl::DataLossError("worker reply: 'control_first' holds a non-boolean");
+      samples.control_first.push_back(v.get<bool>());
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The compile-side fields of a worker's first reply (worker.h), into the record.
+void TakeCompileFields(const Json& ready, AblationRecord& record) {
+  auto take = [&](const char* key, auto& field) {
+    auto it = ready.find(key);
+    if (it == ready.end() || it->is_null()) return;
+    field = it->get<typename std::remove_reference_t<decltype(field)>::value_type>();
+  };
+  take("optimize_ms", record.optimize_ms);
+  take("compile_ms", record.compile_ms);
+  take("control_compile_ms", record.control_compile_ms);
+  take("kernels_compiled", record.kernels_compiled);
+  take("instructions", record.instructions);
+  take("autotune", record.autotune);
+  take("check", record.check);
+  take("error", record.error);
+  take("failed_pass", record.failed_pass);
+  take("snapshot", record.snapshot);
+  take("pass_times", record.pass_times);
+  take("autotune_ms", record.autotune_ms);
+  take("kernel_cache", record.kernel_cache);
+  take("control_compiled_first", record.control_compiled_first);
+}
+
+// The worker's "kernels" reply as typed rows.
+absl::StatusOr<std::vector<AblationKernel>> ParseKernelTable(const Json& rows, const std::string& where) {
+  try {
+    return rows.get<std::vector<AblationKernel>>();
+  } catch (const std::exception& e) {
+    return absl::DataLossError(StrCat(where, ": unreadable kernel table: ", e.what()));
+  }
+}
+
 // One worker process and its two pipes.
 class WorkerProcess {
  public:
@@ -238,7 +295,7 @@ struct Slot {
   // Its worker processes (AblationOptions::processes), which take turns.
   std::vector<std::unique_ptr<WorkerProcess>> processes;
   int timed = 0;  // timed repetitions so far
-  Json record;
+  AblationRecord record;
   bool ok = false;  // ready and still alive
 };
 
@@ -258,13 +315,13 @@ class Sweep {
     const fs::path results = out_ / o_.results_file;
     fs::create_directories(results.parent_path(), ec);
     if (ec) return absl::InternalError(StrCat("cannot create '", o_.out_dir, "': ", ec.message()));
-    absl::StatusOr<std::vector<Json>> records = ReadAblationRecordsFile(results.string());
+    absl::StatusOr<std::vector<AblationRecord>> records = ReadAblationRecordsFile(results.string());
     if (!records.ok()) return records.status();
-    for (const Json& r : *records) {
-      if (r.value("kind", "") == "baseline") {
+    for (const AblationRecord& r : *records) {
+      if (r.kind == "baseline") {
         ++attempt_;
       } else {
-        done_.insert(r.value("variant", ""));
+        done_.insert(r.variant);
       }
     }
     // Rerunning with the same --out resumes: say so, and how far it got.
@@ -308,7 +365,7 @@ class Sweep {
     if (absl::Status s = PrepareReference(); !s.ok()) return s;
     if (absl::Status s = RunVariants(o_.plan); !s.ok()) return s;
     if (o_.pairs_top_k < 2) return absl::OkStatus();
-    absl::StatusOr<std::vector<Json>> records = ReadAblationRecords(o_.out_dir);
+    absl::StatusOr<std::vector<AblationRecord>> records = ReadAblationRecords(o_.out_dir);
     if (!records.ok()) return records.status();
     std::vector<std::string> top = TopPasses(*records, o_.pairs_top_k);
     std::vector<AblationVariant> pairs = PairsOf(top);
@@ -342,20 +399,18 @@ class Sweep {
 
   // The passes whose disable-one variants ran and slowed down most (median
   // ratio to the pooled baseline).
-  static std::vector<std::string> TopPasses(const std::vector<Json>& records, int k) {
+  static std::vector<std::string> TopPasses(const std::vector<AblationRecord>& records, int k) {
     std::vector<double> base;
-    for (const Json& r : records) {
-      if (r.value("kind", "") == "baseline" && r.contains("samples")) {
-        for (double v : r["samples"]["kernel_ns"]) base.push_back(v);
-      }
+    for (const AblationRecord& r : records) {
+      if (r.kind == "baseline" && r.samples) base.insert(base.end(), r.samples->kernel_ns.begin(), r.samples->kernel_ns.end());
     }
     const double b = Median(base);
     std::vector<std::pair<double, std::string>> ranked;
-    for (const Json& r : records) {
-      if (r.value("kind", "") != "disable-one" || r.value("status", "") != "ok" || !r.contains("samples")) continue;
-      if (r.contains("check") && !r["check"].value("ok", true)) continue;
-      double m = Median(r["samples"]["kernel_ns"].get<std::vector<double>>());
-      if (b > 0) ranked.emplace_back(m / b, r["passes"][0].get<std::string>());
+    for (const AblationRecord& r : records) {
+      if (r.kind != "disable-one" || r.status != "ok" || !r.samples || !r.passes || r.passes->empty()) continue;
+      if (r.CheckFailed()) continue;
+      double m = Median(r.samples->kernel_ns);
+      if (b > 0) ranked.emplace_back(m / b, r.passes->front());
     }
     std::sort(ranked.begin(), ranked.end(), std::greater<>());
     std::vector<std::string> top;
@@ -433,12 +488,17 @@ class Sweep {
 
   // Appends records with one write and one fsync: the file holds all of
   // them or (after a kill) a prefix whose torn last line readers skip.
-  absl::Status Append(std::vector<Json> records) {
+  absl::Status Append(std::vector<AblationRecord> records) {
     std::string lines;
-    for (Json& record : records) {
-      for (const auto& [key, value] : o_.record_fields.items()) record[key] = value;
-      record["time"] = static_cast<int64_t>(std::time(nullptr));
-      lines += record.dump() + "\n";
+    for (AblationRecord& record : records) {
+      if (o_.task >= 0) {
+        record.task = o_.task;
+        record.plan_id = o_.plan_id;
+        record.node = o_.node;
+        if (!o_.slurm_job.empty()) record.slurm_job = o_.slurm_job;
+      }
+      record.time = static_cast<int64_t>(std::time(nullptr));
+      lines += Json(record).dump() + "\n";
     }
     if (absl::Status s = WriteAll(lines); !s.ok()) return s;
     if (fsync(results_fd_) != 0) {
@@ -447,22 +507,22 @@ class Sweep {
     return absl::OkStatus();
   }
 
-  Json BaseRecord(const AblationVariant* v) const {
-    Json r;
+  AblationRecord BaseRecord(const AblationVariant* v) const {
+    AblationRecord r;
     if (v == nullptr) {
-      r["variant"] = "baseline";
-      r["kind"] = "baseline";
-      r["passes"] = Json::array();
-      r["disable"] = "";
-      r["machine"] = machine_;  // where this block's ratios were measured
+      r.variant = "baseline";
+      r.kind = "baseline";
+      r.passes.emplace();
+      r.disable = "";
+      r.machine = machine_;  // where this block's ratios were measured
     } else {
-      r["variant"] = v->name;
-      r["kind"] = v->kind;
-      r["passes"] = v->passes;
-      r["disable"] = v->disable;
-      r["enable_only"] = v->enable_only;
+      r.variant = v->name;
+      r.kind = v->kind;
+      r.passes = v->passes;
+      r.disable = v->disable;
+      r.enable_only = v->enable_only;
     }
-    r["block"] = BlockNumber();
+    r.block = BlockNumber();
     return r;
   }
 
@@ -470,15 +530,15 @@ class Sweep {
   void RecordDeath(Slot& slot, WorkerProcess& p, const absl::Status& why, const std::string& during) {
     slot.ok = false;
     const bool timeout = why.code() == absl::StatusCode::kDeadlineExceeded;
-    slot.record["status"] = timeout ? "timeout" : "crash";
-    if (timeout) slot.record["timeout_s"] = o_.timeout_s;
-    if (p.signal() != 0) slot.record["signal"] = p.signal();
+    slot.record.status = timeout ? "timeout" : "crash";
+    if (timeout) slot.record.timeout_s = o_.timeout_s;
+    if (p.signal() != 0) slot.record.signal = p.signal();
     std::string phase = during == "compile" ? Phase(p.log()) : during;
     std::string pass = phase == "optimizing" ? LastPass(p.log()) : "";
-    if (!pass.empty()) slot.record["failed_pass"] = pass;
-    slot.record["error"] = StrCat(why.message(), " while ", phase, pass.empty() ? "" : StrCat(" (in pass ", pass, ")"),
-                                  "\n", Tail(p.log(), 12));
-    slot.record["log"] = fs::relative(p.log(), out_).string();
+    if (!pass.empty()) slot.record.failed_pass = pass;
+    slot.record.error = StrCat(why.message(), " while ", phase, pass.empty() ? "" : StrCat(" (in pass ", pass, ")"),
+                               "\n", Tail(p.log(), 12));
+    slot.record.log = fs::relative(p.log(), out_).string();
   }
 
   absl::Status RunVariants(const std::vector<AblationVariant>& variants) {
@@ -486,9 +546,9 @@ class Sweep {
     for (const AblationVariant& v : variants) {
       if (done_.count(v.name)) continue;
       if (v.required) {
-        Json r = BaseRecord(&v);
-        r["status"] = "required";
-        r["required_reason"] = v.required_reason;
+        AblationRecord r = BaseRecord(&v);
+        r.status = "required";
+        r.required_reason = v.required_reason;
         if (absl::Status s = Append({r}); !s.ok()) return s;
         done_.insert(v.name);
         continue;
@@ -596,7 +656,7 @@ class Sweep {
         }
         if (double delay = InjectedDelay(slot.variant); delay > 0) {
           args.insert(args.end(), {"--test-inject-delay", StrCat(delay)});
-          slot.record["injected_delay"] = delay;
+          slot.record.injected_delay = delay;
         }
         if (absl::Status s = slot.processes[k]->Spawn(o_.worker_exe, args); !s.ok()) return s;
       }
@@ -617,23 +677,15 @@ class Sweep {
         }
         // The first process's compile fields; a failure's from the process that failed.
         const bool failed = ready->value("status", "compile-error") != "ok";
-        if (k == 0 || failed) {
-          for (const char* key : {"optimize_ms", "compile_ms", "control_compile_ms", "kernels_compiled",
-                                  "instructions", "autotune", "check", "error", "failed_pass", "snapshot",
-                                  "pass_times", "autotune_ms", "kernel_cache", "control_compiled_first"}) {
-            if (ready->contains(key)) slot.record[key] = (*ready)[key];
-          }
-        }
-        if (ready->contains("check") && !(*ready)["check"].value("ok", true)) slot.record["check"] = (*ready)["check"];
-        if (slot.record.contains("snapshot")) {
-          slot.record["snapshot"] = fs::relative(slot.record["snapshot"].get<std::string>(), out_).string();
-        }
+        if (k == 0 || failed) TakeCompileFields(*ready, slot.record);
+        if (ready->contains("check") && !(*ready)["check"].value("ok", true)) slot.record.check = (*ready)["check"];
+        if (slot.record.snapshot) slot.record.snapshot = fs::relative(*slot.record.snapshot, out_).string();
         if (failed) {
-          slot.record["status"] = ready->value("status", "compile-error");
+          slot.record.status = ready->value("status", "compile-error");
           slot.ok = false;
           process.Reap();
-        } else if (!slot.record.contains("status")) {
-          slot.record["status"] = "ok";
+        } else if (!slot.record.status) {
+          slot.record.status = "ok";
         }
       }
     }
@@ -644,7 +696,7 @@ class Sweep {
       }
     }
     if (!slots[0].ok) {
-      return absl::FailedPreconditionError(StrCat("the baseline failed: ", slots[0].record.value("error", ""),
+      return absl::FailedPreconditionError(StrCat("the baseline failed: ", slots[0].record.error.value_or(""),
                                                   " (log: ", slots[0].processes[0]->log().string(), ")"));
     }
     // Warm up, then round-robin repetitions.
@@ -668,20 +720,23 @@ class Sweep {
         RecordDeath(slot, p, reply.ok() ? absl::AbortedError(reply->value("error", "")) : reply.status(), "running");
         return;
       }
-      Json& samples = slot.record["samples"];
-      for (const char* key : {"kernel_ns", "kernel_copy_ns", "wall_ns"}) {
-        for (const Json& v : (*reply)[key]) samples[key].push_back(v);
+      // The worker's reply (worker.h) is a protocol message, not a record:
+      // its arrays are appended to the record's samples.
+      if (!slot.record.samples) slot.record.samples.emplace();
+      if (absl::Status s = AppendSamples(*reply, *slot.record.samples); !s.ok()) {
+        RecordDeath(slot, p, s, "running");
+        return;
       }
       if (reply->contains("control")) {
         // The control's steps, one per variant step, in the same order.
-        Json& control = slot.record["control_samples"];
-        for (const char* key : {"kernel_ns", "kernel_copy_ns", "wall_ns", "control_first"}) {
-          if (!(*reply)["control"].contains(key)) continue;
-          for (const Json& v : (*reply)["control"][key]) control[key].push_back(v);
+        if (!slot.record.control_samples) slot.record.control_samples.emplace();
+        if (absl::Status s = AppendSamples((*reply)["control"], *slot.record.control_samples); !s.ok()) {
+          RecordDeath(slot, p, s, "running");
+          return;
         }
       }
-      slot.record["kernel_count"] = (*reply)["kernel_count"];
-      slot.record["bytes"] = (*reply)["bytes"];
+      slot.record.kernel_count = reply->value("kernel_count", int64_t{0});
+      slot.record.bytes = reply->value("bytes", int64_t{0});
     };
     const int n = static_cast<int>(slots.size());
     for (int rep = 0; rep < o_.repeats; ++rep) {
@@ -720,12 +775,12 @@ class Sweep {
                         ", repetition ", rep + 1));
         for (Slot* slot : imprecise) {
           run_once(*slot);
-          slot->record["extra_repeats"] = slot->record.value("extra_repeats", 0) + 1;
+          slot->record.extra_repeats = slot->record.extra_repeats.value_or(0) + 1;
         }
       }
     }
     if (!slots[0].ok) {
-      return absl::FailedPreconditionError(StrCat("the baseline failed: ", slots[0].record.value("error", ""),
+      return absl::FailedPreconditionError(StrCat("the baseline failed: ", slots[0].record.error.value_or(""),
                                                   " (log: ", slots[0].processes[0]->log().string(), ")"));
     }
     // Kernel tables and traces (the first process's), peak memory (the
@@ -736,14 +791,18 @@ class Sweep {
         WorkerProcess& p = *slot.processes[k];
         absl::StatusOr<Json> bye = p.Send("quit").ok() ? p.Receive(o_.timeout_s) : absl::AbortedError("gone");
         if (bye.ok()) {
-          slot.record["peak_rss_bytes"] = std::max<int64_t>(slot.record.value("peak_rss_bytes", int64_t{0}),
-                                                            (*bye).value("peak_rss_bytes", int64_t{0}));
+          slot.record.peak_rss_bytes = std::max<int64_t>(slot.record.peak_rss_bytes.value_or(0),
+                                                         (*bye).value("peak_rss_bytes", int64_t{0}));
         }
         p.Reap();
       }
       WorkerProcess& p = *slot.processes[0];
       absl::StatusOr<Json> kernels = p.Send("kernels").ok() ? p.Receive(o_.timeout_s) : absl::AbortedError("gone");
-      if (kernels.ok()) slot.record["kernels"] = (*kernels)["kernels"];
+      if (kernels.ok()) {
+        absl::StatusOr<std::vector<AblationKernel>> table =
+            ParseKernelTable((*kernels)["kernels"], StrCat("worker of ", p.variant()));
+        if (table.ok()) slot.record.kernels = *std::move(table);
+      }
       std::string name = slot.variant ? slot.variant->name : "baseline";
       // One baseline trace: the first block's (block 0 in a Slurm array, so
       // concurrent tasks never write it at once).
@@ -754,18 +813,18 @@ class Sweep {
       if (trace) {
         fs::path path = out_ / "traces" / (SanitizeFileName(name) + ".json");
         if (p.Send(StrCat("trace ", path.string())).ok() && p.Receive(o_.timeout_s).ok()) {
-          slot.record["trace"] = fs::relative(path, out_).string();
+          slot.record.trace = fs::relative(path, out_).string();
         }
       }
       absl::StatusOr<Json> bye = p.Send("quit").ok() ? p.Receive(o_.timeout_s) : absl::AbortedError("gone");
       if (bye.ok()) {
-        slot.record["peak_rss_bytes"] = std::max<int64_t>(slot.record.value("peak_rss_bytes", int64_t{0}),
-                                                          (*bye).value("peak_rss_bytes", int64_t{0}));
+        slot.record.peak_rss_bytes = std::max<int64_t>(slot.record.peak_rss_bytes.value_or(0),
+                                                       (*bye).value("peak_rss_bytes", int64_t{0}));
       }
       p.Reap();
-      slot.record["processes"] = slot.processes.size();
+      slot.record.processes = static_cast<int64_t>(slot.processes.size());
     }
-    std::vector<Json> block_records;
+    std::vector<AblationRecord> block_records;
     for (Slot& slot : slots) {
       LinkIrDiff(slot.record, o_.out_dir);  // block 0's baseline has written the diffs by now
       block_records.push_back(std::move(slot.record));
@@ -823,27 +882,29 @@ absl::Status RunAblation(const AblationOptions& options) {
 }
 
 absl::Status RecordKernelCacheTotals(const std::string& out_dir) {
-  absl::StatusOr<std::vector<Json>> records = ReadAblationRecords(out_dir);
+  absl::StatusOr<std::vector<AblationRecord>> records = ReadAblationRecords(out_dir);
   if (!records.ok()) return records.status();
   const fs::path path = fs::path(out_dir) / "manifest.json";
-  Json manifest = Json::parse(ReadFile(path), nullptr, false);
-  if (manifest.is_discarded() || !manifest.contains("kernel_cache")) return absl::OkStatus();
+  absl::StatusOr<AblationManifest> manifest = ReadAblationManifest(path.string());
+  if (absl::IsNotFound(manifest.status())) return absl::OkStatus();
+  if (!manifest.ok()) return manifest.status();
+  if (!manifest->kernel_cache.has_value()) return absl::OkStatus();
   // Over the records of this directory (a resumed sweep's too): kernels
   // loaded from the persistent cache against kernels compiled.
   int64_t hits = 0, misses = 0, records_counted = 0;
-  for (const Json& r : *records) {
-    auto cache = r.find("kernel_cache");
-    if (cache == r.end() || !cache->is_object() || !cache->contains("persistent_hits")) continue;
+  for (const AblationRecord& r : *records) {
+    const std::optional<Json>& cache = r.kernel_cache;
+    if (!cache || !cache->is_object() || !cache->contains("persistent_hits")) continue;
     hits += cache->value("persistent_hits", int64_t{0});
     misses += cache->value("persistent_misses", int64_t{0});
     ++records_counted;
   }
-  Json& totals = manifest["kernel_cache"];
+  Json& totals = *manifest->kernel_cache;
   totals["persistent_hits"] = hits;
   totals["persistent_misses"] = misses;
   totals["hit_rate"] = hits + misses > 0 ? Json(static_cast<double>(hits) / (hits + misses)) : Json(nullptr);
   totals["records"] = records_counted;
-  return WriteFileAtomically(path.string(), manifest.dump(2) + "\n");
+  return WriteFileAtomically(path.string(), Json(*manifest).dump(2) + "\n");
 }
 
 std::vector<std::pair<size_t, size_t>> SplitIntoBlocks(size_t count, int block_size) {
@@ -855,14 +916,12 @@ std::vector<std::pair<size_t, size_t>> SplitIntoBlocks(size_t count, int block_s
   return ranges;
 }
 
-void LinkIrDiff(Json& record, const std::string& out_dir) {
-  if (record.contains("ir_diff")) return;
-  const std::string kind = record.value("kind", "");
-  if (kind != "disable-one" && kind != "disable-occurrence") return;
-  auto passes = record.find("passes");
-  if (passes == record.end() || !passes->is_array() || passes->size() != 1 || !(*passes)[0].is_string()) return;
-  const std::string file = StrCat("diffs/", SanitizeFileName((*passes)[0].get<std::string>()), ".diff");
-  if (fs::exists(fs::path(out_dir) / file)) record["ir_diff"] = file;
+void LinkIrDiff(AblationRecord& record, const std::string& out_dir) {
+  if (record.ir_diff) return;
+  if (record.kind != "disable-one" && record.kind != "disable-occurrence") return;
+  if (!record.passes || record.passes->size() != 1) return;
+  const std::string file = StrCat("diffs/", SanitizeFileName(record.passes->front()), ".diff");
+  if (fs::exists(fs::path(out_dir) / file)) record.ir_diff = file;
 }
 
 absl::Status PrepareAblationDirectory(const AblationOptions& o) {
@@ -876,65 +935,71 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
       return absl::FailedPreconditionError(
           StrCat("'", o.out_dir, "' holds a sweep of a different module; choose another --out to start a new sweep"));
     }
-    Json old = Json::parse(ReadFile(out / "manifest.json"), nullptr, false);
-    if (!old.is_discarded() && old.value("pipeline", o.pipeline) != o.pipeline) {
-      return absl::FailedPreconditionError(StrCat("'", o.out_dir, "' holds a sweep of pipeline '",
-                                                  old.value("pipeline", ""), "', not '", o.pipeline, "'"));
+    // The sweep this one resumes (a directory without a manifest yet: none).
+    absl::StatusOr<AblationManifest> old = ReadAblationManifest((out / "manifest.json").string());
+    if (!old.ok() && !absl::IsNotFound(old.status())) return old.status();
+    if (old.ok() && old->pipeline != o.pipeline) {
+      return absl::FailedPreconditionError(
+          StrCat("'", o.out_dir, "' holds a sweep of pipeline '", old->pipeline, "', not '", o.pipeline, "'"));
     }
-    if (!old.is_discarded() &&
-        (old.value("pass_options", std::vector<std::string>{}) != o.pass_options ||
-         old.value("xla_disabled_passes", std::vector<std::string>{}) != o.removed_passes)) {
+    if (old.ok() && (old->pass_options.value_or(std::vector<std::string>{}) != o.pass_options ||
+                     old->xla_disabled_passes.value_or(std::vector<std::string>{}) != o.removed_passes)) {
       return absl::FailedPreconditionError(StrCat("'", o.out_dir, "' holds a sweep with other --pass-option or --xla_disable_hlo_passes settings (",
-                                                  Join(old.value("pass_options", std::vector<std::string>{}), " "),
+                                                  Join(old->pass_options.value_or(std::vector<std::string>{}), " "),
                                                   "); choose another --out"));
     }
   } else if (absl::Status s = WriteFileAtomically(input.string(), o.input_text); !s.ok()) {
     return s;
   }
-  Json manifest = o.manifest;
+  // The caller's part (command line, model, ...) as read; the runner's typed.
+  AblationManifest manifest;
+  manifest.extra = o.manifest.is_object() ? o.manifest : Json::object();
+  if (auto command = manifest.extra.find("command"); command != manifest.extra.end() && command->is_string()) {
+    manifest.command = command->get<std::string>();
+    manifest.extra.erase(command);
+  }
   // A resumed sweep keeps the command that started it and lists the reruns.
-  if (Json old = Json::parse(ReadFile(out / "manifest.json"), nullptr, false);
-      !old.is_discarded() && old.contains("command") && manifest.contains("command")) {
-    Json resumes = old.value("resumed_by", Json::array());
-    resumes.push_back(manifest["command"]);
-    manifest["command"] = old["command"];
-    manifest["resumed_by"] = resumes;
+  if (absl::StatusOr<AblationManifest> old = ReadAblationManifest((out / "manifest.json").string());
+      old.ok() && old->command && manifest.command) {
+    std::vector<std::string> resumes = old->resumed_by.value_or(std::vector<std::string>{});
+    resumes.push_back(*manifest.command);
+    manifest.command = old->command;
+    manifest.resumed_by = resumes;
   }
-  manifest["pipeline"] = o.pipeline;
-  manifest["pass_options"] = o.pass_options;
-  manifest["xla_disabled_passes"] = o.removed_passes;
-  manifest["input"] = "input.hlo";
-  manifest["input_xxh64"] = HexId(XXH64(o.input_text.data(), o.input_text.size(), 0));
-  manifest["machine"] = DescribeMachine();
-  manifest["repeats"] = o.repeats;
-  manifest["warmup"] = o.warmup;
-  manifest["block_size"] = o.block_size;
-  manifest["control"] = o.control;
-  manifest["target_ci"] = o.target_ci;
-  manifest["max_repeats"] = o.max_repeats;
-  manifest["sequential"] = o.sequential;
-  if (o.sequential) manifest["sequential_band"] = o.sequential_band;
-  manifest["threads"] = o.threads;
-  manifest["processes"] = o.processes;
-  manifest["randomize_placement"] = o.randomize_placement;
+  manifest.pipeline = o.pipeline;
+  manifest.pass_options = o.pass_options;
+  manifest.xla_disabled_passes = o.removed_passes;
+  manifest.input = "input.hlo";
+  manifest.input_xxh64 = HexId(XXH64(o.input_text.data(), o.input_text.size(), 0));
+  manifest.machine = DescribeMachine();
+  manifest.repeats = o.repeats;
+  manifest.warmup = o.warmup;
+  manifest.block_size = o.block_size;
+  manifest.control = o.control;
+  manifest.target_ci = o.target_ci;
+  manifest.max_repeats = o.max_repeats;
+  manifest.sequential = o.sequential;
+  if (o.sequential) manifest.sequential_band = o.sequential_band;
+  manifest.threads = o.threads;
+  manifest.processes = o.processes;
+  manifest.randomize_placement = o.randomize_placement;
   if (!o.inject_delays.empty()) {
-    Json delays = Json::object();
-    for (const auto& [name, fraction] : o.inject_delays) delays[name] = fraction;
-    manifest["test_inject_delay"] = delays;  // a test sweep: these variants are slowed down on purpose
+    // A test sweep: these variants are slowed down on purpose.
+    manifest.test_inject_delay.emplace(o.inject_delays.begin(), o.inject_delays.end());
   }
-  manifest["seed"] = o.seed;
-  if (!o.args_dir.empty()) manifest["args"] = o.args_dir;  // real arguments: the seed is unused
-  manifest["reference"] = o.reference;
-  manifest["tolerance"] = o.tolerance;
-  manifest["timeout_s"] = o.timeout_s;
-  manifest["device"] = o.device;
+  manifest.seed = o.seed;
+  if (!o.args_dir.empty()) manifest.args = o.args_dir;  // real arguments: the seed is unused
+  manifest.reference = o.reference;
+  manifest.tolerance = o.tolerance;
+  manifest.timeout_s = o.timeout_s;
+  manifest.device = o.device;
   // Every worker loads and extends one algorithm-picker cache, so variants
   // share the baseline's choices (records say how many calls each tuned).
-  manifest["autotune_cache"] = kAutotuneCacheFile;
-  if (!o.kernel_cache_dir.empty()) manifest["kernel_cache"] = {{"dir", o.kernel_cache_dir}};
+  manifest.autotune_cache = kAutotuneCacheFile;
+  if (!o.kernel_cache_dir.empty()) manifest.kernel_cache = Json{{"dir", o.kernel_cache_dir}};
   // What `passlab ablate --reproduce` compares: build, versions, variables, clocks.
-  manifest["environment"] = CollectEnvironment(o.out_dir);
-  return WriteFileAtomically((out / "manifest.json").string(), manifest.dump(2) + "\n");
+  manifest.environment = CollectEnvironment(o.out_dir);
+  return WriteFileAtomically((out / "manifest.json").string(), Json(manifest).dump(2) + "\n");
 }
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
@@ -951,24 +1016,12 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Json>> ReadAblationRecords(const std::string& out_dir) {
+absl::StatusOr<std::vector<AblationRecord>> ReadAblationRecords(const std::string& out_dir) {
   return ReadAblationRecordsFile((fs::path(out_dir) / "results.jsonl").string());
 }
 
-absl::StatusOr<std::vector<Json>> ReadAblationRecordsFile(const std::string& path_name) {
-  std::vector<Json> records;
-  const fs::path path = path_name;
-  if (!fs::exists(path)) return records;
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(StrCat("cannot read '", path.string(), "'"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    Json j = Json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) continue;  // torn write of a killed sweep
-    records.push_back(std::move(j));
-  }
-  return records;
+absl::StatusOr<std::vector<AblationRecord>> ReadAblationRecordsFile(const std::string& path) {
+  return ReadAblationRecordLines(path);
 }
 
 Json DescribeMachine() {

@@ -29,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "analysis/ablation/plan.h"
+#include "analysis/ablation/records.h"
 #include "nlohmann/json.hpp"
 
 namespace passlab {
@@ -103,7 +104,11 @@ struct AblationOptions {
   int task = -1;
   int tasks = 1;
   std::string results_file = "results.jsonl";  // relative to out_dir
-  nlohmann::json record_fields = nlohmann::json::object();  // added to every record
+  // An array task's records also carry `task`, the plan's id, the node and
+  // the Slurm job ("ARRAY_TASK"; empty: none) (records.h).
+  std::string plan_id;
+  std::string node;
+  std::string slurm_job;
 };
 
 // Splits `count` variants into blocks of equal size, at most `block_size`
@@ -126,15 +131,16 @@ absl::Status RecordKernelCacheTotals(const std::string& out_dir);
 
 // The records of <out>/results.jsonl (a torn last line, from a kill during
 // a write, is ignored).
-absl::StatusOr<std::vector<nlohmann::json>> ReadAblationRecords(const std::string& out_dir);
-// The records of one results file (missing: none).
-absl::StatusOr<std::vector<nlohmann::json>> ReadAblationRecordsFile(const std::string& path);
+absl::StatusOr<std::vector<AblationRecord>> ReadAblationRecords(const std::string& out_dir);
+// The records of one results file (missing: none); a line that is JSON but
+// no valid record is an error naming the file, line and key.
+absl::StatusOr<std::vector<AblationRecord>> ReadAblationRecordsFile(const std::string& path);
 
 // Links a disable-one (or -occurrence) record to the IR diff of its pass in
 // the baseline compile, diffs/<pass>.diff, when block 0 wrote one (the pass
 // changed the module). Slurm tasks may finish before block 0 does, so the
 // merge links their records too.
-void LinkIrDiff(nlohmann::json& record, const std::string& out_dir);
+void LinkIrDiff(AblationRecord& record, const std::string& out_dir);
 
 // Writes `text` to `path` through a temporary file and a rename, so readers
 // see the old or the new file, never a part.

@@ -405,13 +405,14 @@ absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::strin
   o.task = task;
   o.tasks = static_cast<int>(tasks.size());
   o.results_file = TaskResults(task);
-  o.record_fields = {{"task", task}, {"plan_id", (*plan)["plan_id"]}, {"node", NodeName()}};
+  o.plan_id = (*plan)["plan_id"].get<std::string>();
+  o.node = NodeName();
   const char* array_job = std::getenv("SLURM_ARRAY_JOB_ID");
   const char* job = std::getenv("SLURM_JOB_ID");
   if (array_job != nullptr) {
-    o.record_fields["slurm_job"] = StrCat(array_job, "_", task);
+    o.slurm_job = StrCat(array_job, "_", task);
   } else if (job != nullptr) {
-    o.record_fields["slurm_job"] = job;
+    o.slurm_job = job;
   }
   if (PlanId(o.input_text, run, (*plan)["variants"], tasks) != (*plan)["plan_id"]) {
     return absl::DataLossError(StrCat("'", out.string(), "/plan.json' or input.hlo changed after the sweep was planned"));
@@ -441,20 +442,23 @@ absl::StatusOr<SlurmSweepState> ReadSlurmSweep(const std::string& out_dir) {
     std::ifstream in(out / file);
     std::string line;
     for (int lineno = 1; std::getline(in, line); ++lineno) {
-      Json r = Json::parse(line, nullptr, false);
-      if (r.is_discarded() || !r.is_object()) continue;  // torn write of a killed task
+      Json j = Json::parse(line, nullptr, false);
+      if (j.is_discarded()) continue;  // torn write of a killed task
       const std::string where = StrCat(file, ":", lineno);
-      if (r.value("plan_id", "") != state.plan_id || r.value("task", -1) != k) {
-        return absl::FailedPreconditionError(StrCat(where, ": a record of plan ", r.value("plan_id", "(none)"), " task ",
-                                                    r.value("task", -1), ", not of this directory's plan ",
+      absl::StatusOr<AblationRecord> parsed = ParseAblationRecord(j, where);
+      if (!parsed.ok()) return parsed.status();
+      AblationRecord& r = *parsed;
+      if (r.plan_id.value_or("") != state.plan_id || r.task.value_or(-1) != k) {
+        return absl::FailedPreconditionError(StrCat(where, ": a record of plan ", r.plan_id.value_or("(none)"), " task ",
+                                                    r.task.value_or(-1), ", not of this directory's plan ",
                                                     state.plan_id, " task ", k, "; the merge does not mix sweeps"));
       }
-      if (r.value("kind", "") == "baseline") {
+      if (r.kind == "baseline") {
         ++t.baselines;
-        t.node = r.value("node", "");
-        if (r.contains("machine")) t.machine = r["machine"];
-      } else if (owned.count(r.value("variant", ""))) {
-        done.insert(r.value("variant", ""));
+        t.node = r.node.value_or("");
+        if (r.machine) t.machine = *r.machine;
+      } else if (owned.count(r.variant)) {
+        done.insert(r.variant);
       }
       LinkIrDiff(r, state.out_dir);
       state.records.push_back(std::move(r));

@@ -81,7 +81,7 @@ struct SlurmSweepState {
   nlohmann::json manifest;     // manifest.json
   nlohmann::json submissions;  // slurm.json's submissions
   std::vector<SlurmTaskState> tasks;
-  std::vector<nlohmann::json> records;  // every task's, in task order
+  std::vector<AblationRecord> records;  // every task's, in task order
   std::vector<int> Incomplete() const;
 };
 

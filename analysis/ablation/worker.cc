@@ -14,8 +14,8 @@
 #include <sstream>
 
 #include "analysis/ablation/compile_cost.h"
-#include "analysis/cuda_profile.h"
 #include "analysis/ir_diff.h"
+#include "core/backend/compiler.h"
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/codegen/gpu_kernel_compiler.h"
 #include "core/eval/arguments.h"
@@ -27,120 +27,18 @@
 #include "core/pass/pass_recorder.h"
 #include "core/pass/verify_each_observer.h"
 #include "core/runtime/chrome_trace.h"
-#include "core/runtime/executable.h"
-#include "core/runtime/library_threads.h"
+#include "core/ir/status_macros.h"
 #include "core/runtime/kernel_summary.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 #include "nlohmann/json.hpp"
 #include "passes/autotune/autotune_cache.h"
 #include "passes/pipelines/pipelines.h"
-#ifdef PASSLAB_HAVE_CUDA
-#include "core/runtime/cuda_executable.h"
-#endif
 
 namespace passlab {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The compiled variant on its device: the CPU backend, or the CUDA runtime
-// with the GPU code generator's kernels (timed through CUPTI).
-class DeviceProgram {
- public:
-  virtual ~DeviceProgram() = default;
-  virtual absl::Status Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) = 0;
-  virtual absl::StatusOr<Literal> Run(absl::Span<const Literal> args) = 0;
-  // Host memory shared with another program of this process (the control);
-  // the CUDA runtime keeps its own device memory.
-  virtual void ShareHostMemory(std::shared_ptr<SharedHostMemory>) {}
-  // Whether recording a step costs host time that grows with the number of
-  // operations: then a timed step's wall time comes from an untraced run
-  // of its own, or a variant with more operations would look slower by
-  // the tracer's cost. The CPU backend's records cost two clock reads per
-  // operation; CUPTI pushes and pops a correlation id around each one and
-  // flushes its buffers after the step.
-  virtual bool TracingTakesHostTime() const { return false; }
-  // Where the next steps' buffers start in the arena (the CPU backend's;
-  // the CUDA runtime's device memory is the driver's).
-  virtual void SetArenaOffset(int64_t) {}
-};
-
-class CpuProgram : public DeviceProgram {
- public:
-  static absl::StatusOr<std::unique_ptr<DeviceProgram>> Create(const HloModule& module, int threads,
-                                                               const std::string& kernel_cache) {
-    auto p = std::unique_ptr<CpuProgram>(new CpuProgram());
-    CpuCompileOptions copts;
-    copts.num_threads = threads;
-    copts.persistent_cache_dir = kernel_cache;
-    p->compiler_ = std::make_unique<CpuKernelCompiler>(copts);
-    CpuKernelCompiler* compiler = p->compiler_.get();
-    absl::StatusOr<std::unique_ptr<Executable>> exe =
-        Executable::Create(module, [compiler](const HloInstruction& i) { return compiler->Compile(i); });
-    if (!exe.ok()) return exe.status();
-    p->exe_ = std::move(*exe);
-    return std::unique_ptr<DeviceProgram>(std::move(p));
-  }
-  absl::Status Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) override {
-    return exe_->Execute(args, records);
-  }
-  absl::StatusOr<Literal> Run(absl::Span<const Literal> args) override { return exe_->Run(args); }
-  void ShareHostMemory(std::shared_ptr<SharedHostMemory> memory) override { exe_->ShareHostMemory(std::move(memory)); }
-  void SetArenaOffset(int64_t bytes) override { exe_->set_arena_offset(bytes); }
-
- private:
-  CpuProgram() = default;
-  std::unique_ptr<CpuKernelCompiler> compiler_;
-  std::unique_ptr<Executable> exe_;
-};
-
-#ifdef PASSLAB_HAVE_CUDA
-class CudaProgram : public DeviceProgram {
- public:
-  static absl::StatusOr<std::unique_ptr<DeviceProgram>> Create(const HloModule& module, const std::string& kernel_cache) {
-    auto p = std::unique_ptr<CudaProgram>(new CudaProgram());
-    GpuCompileOptions gopts;
-    gopts.persistent_cache_dir = kernel_cache;
-    p->compiler_ = GpuKernelCompiler(GpuCompileOptionsForDevice(gopts));
-    // Every step gets the same arguments (args_): uploaded once, as in
-    // `passlab run --device cuda`.
-    CudaExecutableOptions options;
-    options.keep_arguments = true;
-    // An op the GPU code generator cannot compile runs on the host (a
-    // "host: ..." routine), as in `passlab run --device cuda`.
-    absl::StatusOr<std::unique_ptr<CudaExecutable>> exe =
-        CudaExecutable::Create(module, GpuCodegenKernels(p->compiler_), options);
-    if (!exe.ok()) return exe.status();
-    p->exe_ = std::move(*exe);
-    std::fprintf(stderr, "passlab-worker: device %s\n", p->exe_->device_description().c_str());
-    return std::unique_ptr<DeviceProgram>(std::move(p));
-  }
-  absl::Status Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) override {
-    return exe_->Execute(args, records);
-  }
-  absl::StatusOr<Literal> Run(absl::Span<const Literal> args) override { return exe_->Run(args); }
-  bool TracingTakesHostTime() const override { return true; }
-
- private:
-  CudaProgram() = default;
-  GpuKernelCompiler compiler_{GpuCompileOptionsForDevice()};
-  std::unique_ptr<CudaExecutable> exe_;
-};
-#endif
-
-absl::StatusOr<std::unique_ptr<DeviceProgram>> CompileFor(const std::string& device, const HloModule& module,
-                                                          int threads, const std::string& kernel_cache) {
-  if (device == "cpu") return CpuProgram::Create(module, threads, kernel_cache);
-  if (device == "cuda") {
-#ifdef PASSLAB_HAVE_CUDA
-    return CudaProgram::Create(module, kernel_cache);
-#else
-    return absl::UnavailableError("the cuda backend was not built (no CUDA toolkit at configure time)");
-#endif
-  }
-  return absl::InvalidArgumentError(StrCat("unknown device '", device, "' (expected cpu or cuda)"));
-}
 
 double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
@@ -208,11 +106,6 @@ class Channel {
   FILE* in_;
   FILE* out_;
 };
-
-bool IsKernel(const KernelRecord& r) {
-  return r.kind == KernelKind::kEmitted || r.kind == KernelKind::kLibraryCall ||
-         r.kind == KernelKind::kRuntimeRoutine;
-}
 
 // Writes the unified diff of every changed run of each pass in `passes`.
 absl::Status WriteDiffs(const PassRecorder& recorder, const std::vector<std::string>& passes,
@@ -298,36 +191,41 @@ class Worker {
       return absl::OkStatus();
     }
 
-    // OpenBLAS and oneDNN obey --threads too (the pickers time them during
-    // the pipeline), or their extra threads spin on busy cores.
-    SetLibraryCallThreads(o_.threads);
-    if (o_.device == "cuda") {
-      // The pickers time cuBLASLt/cuDNN algorithms on the device (cache
-      // keys name it), not OpenBLAS/oneDNN ones on the host.
-      if (absl::Status s = UseCudaAutotuning(); !s.ok()) {
-        return absl::Status(s.code(), StrCat("compile: ", s.message()));
-      }
+    // One session: --device, --threads (OpenBLAS and oneDNN obey them too,
+    // or their extra threads spin on busy cores), the kernel cache, the pass
+    // options and the sweep's shared autotune cache.
+    backend::Session session;
+    session.device = o_.device;
+    session.threads = o_.threads;
+    session.cpu_compile.persistent_cache_dir = session.gpu_compile.persistent_cache_dir = o_.kernel_cache;
+    absl::StatusOr<PassOptionOverrides> options = ParsePassOptionOverrides(o_.pass_options);
+    if (!options.ok()) return options.status();
+    session.pass_options = std::move(*options);
+    // On a device the pickers time its libraries' algorithms there (cache
+    // keys name it), not OpenBLAS/oneDNN ones on the host.
+    if (absl::Status s = backend::UseDeviceAutotuning(session); !s.ok()) {
+      return absl::Status(s.code(), StrCat("compile: ", s.message()));
     }
-    AutotuneCache& autotune = AutotuneCache::Global();
+    AutotuneCache& autotune = *session.autotune_cache;
     if (!o_.autotune_cache.empty()) {
       if (absl::Status s = autotune.Load(o_.autotune_cache); !s.ok()) return s;
     }
+    absl::StatusOr<std::unique_ptr<backend::Compiler>> compiler = backend::CreateCompiler(std::move(session));
+    if (!compiler.ok()) return absl::Status(compiler.status().code(), StrCat("compile: ", compiler.status().message()));
+    compiler_ = std::move(*compiler);
     if (o_.control && o_.control_compiled_first) {
       if (absl::Status s = PrepareControl(); !s.ok()) return s;
     }
     Clock::time_point t0 = Clock::now();
-    absl::StatusOr<PassOptionOverrides> options = ParsePassOptionOverrides(o_.pass_options);
-    if (!options.ok()) return options.status();
-    absl::StatusOr<FilteredPipeline> pipeline =
-        BuildFilteredPipeline(o_.pipeline, o_.disable, o_.enable_only, false, *options, o_.removed_passes);
-    if (!pipeline.ok()) return pipeline.status();
     VerifyEachObserver verify;
     ProgressObserver progress(o_.variant);
     PassRecorder recorder(PassRecorderOptions{.snapshots = !o_.diff_dir.empty()});
-    pipeline->pipeline->AddObserver(&progress);
-    pipeline->pipeline->AddObserver(&verify);
-    pipeline->pipeline->AddObserver(&recorder);
-    absl::Status optimized = pipeline->pipeline->Run(*module_).status();
+    absl::Status optimized = compiler_->Optimize(
+        *module_, {.pipeline = o_.pipeline,
+                   .disable = o_.disable,
+                   .enable_only = o_.enable_only,
+                   .removed = o_.removed_passes,
+                   .observers = {&progress, &verify, &recorder}});
     if (!optimized.ok()) {
       failed_pass_ = progress.current();
       return optimized;
@@ -349,9 +247,10 @@ class Worker {
     const int64_t loaded_before = CpuKernelCompiler::PersistentCacheHits() + GpuKernelCompiler::PersistentCacheHits();
     const int64_t stored_before =
         CpuKernelCompiler::PersistentCacheMisses() + GpuKernelCompiler::PersistentCacheMisses();
-    absl::StatusOr<std::unique_ptr<DeviceProgram>> exe = CompileFor(o_.device, *module_, o_.threads, o_.kernel_cache);
+    absl::StatusOr<std::unique_ptr<backend::Executable>> exe = compiler_->Compile(*module_);
     if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile: ", exe.status().message()));
     exe_ = std::move(*exe);
+    if (o_.device != "cpu") std::fprintf(stderr, "passlab-worker: device %s\n", exe_->DeviceDescription().c_str());
     compile_ms_ = MsSince(t1);
     if (o_.device == "cpu") {
       compile_cost_["kernel_cache"] = {{"hits", CpuKernelCompiler::CacheHits() - hits_before},
@@ -472,15 +371,11 @@ class Worker {
     Clock::time_point t = Clock::now();
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(input_text_, o_.input);
     if (!module.ok()) return module.status();
-    absl::StatusOr<PassOptionOverrides> options = ParsePassOptionOverrides(o_.pass_options);
-    if (!options.ok()) return options.status();
-    absl::StatusOr<FilteredPipeline> pipeline =
-        BuildFilteredPipeline(o_.pipeline, "", "", false, *options, o_.removed_passes);
-    if (!pipeline.ok()) return pipeline.status();
-    if (absl::Status s = pipeline->pipeline->Run(**module).status(); !s.ok()) {
+    if (absl::Status s = compiler_->Optimize(**module, {.pipeline = o_.pipeline, .removed = o_.removed_passes});
+        !s.ok()) {
       return absl::Status(s.code(), StrCat("control (the unfiltered pipeline): ", s.message()));
     }
-    absl::StatusOr<std::unique_ptr<DeviceProgram>> exe = CompileFor(o_.device, **module, o_.threads, o_.kernel_cache);
+    absl::StatusOr<std::unique_ptr<backend::Executable>> exe = compiler_->Compile(**module);
     if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("compile (control): ", exe.status().message()));
     control_module_ = std::move(*module);
     control_ = std::move(*exe);
@@ -499,36 +394,26 @@ class Worker {
     }
   };
 
-  // One step of `program`; with `out`, timed and recorded. `records_out`
-  // receives the step's kernel records.
-  absl::Status Step(DeviceProgram& program, Samples* out, std::vector<KernelRecord>* records_out) {
-    const bool delayed = o_.inject_delay > 0 && &program == exe_.get();
-    auto run = [&](std::vector<KernelRecord>* records, int64_t* wall_ns) -> absl::Status {
-      if (o_.placement_seed != 0) program.SetArenaOffset(NextArenaOffset());
-      Clock::time_point t = Clock::now();
-      absl::Status s = program.Execute(args_, records);
-      if (s.ok() && delayed) InjectDelay(records);
-      *wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+  // One step of `program`; with `out`, timed and recorded (the backend's
+  // one step: an untraced run for the wall time where tracing costs host
+  // time). `records_out` receives the step's kernel records.
+  absl::Status Step(backend::Executable& program, Samples* out, std::vector<KernelRecord>* records_out) {
+    backend::StepHooks hooks;
+    if (o_.placement_seed != 0) hooks.before = [&] { program.SetArenaOffset(NextArenaOffset()); };
+    if (o_.inject_delay > 0 && &program == exe_.get()) {
+      hooks.after = [&](std::vector<KernelRecord>* records) { InjectDelay(records); };
+    }
+    if (out == nullptr) {
+      if (hooks.before) hooks.before();
+      absl::Status s = program.Execute(args_, nullptr);
+      if (s.ok() && hooks.after) hooks.after(nullptr);
       return s;
-    };
-    int64_t wall = 0, traced_wall = 0;
-    if (out == nullptr) return run(nullptr, &wall);
-    const bool untraced_wall = program.TracingTakesHostTime();
-    if (untraced_wall) {
-      if (absl::Status s = run(nullptr, &wall); !s.ok()) return s;
     }
-    std::vector<KernelRecord> records;
-    if (absl::Status s = run(&records, untraced_wall ? &traced_wall : &wall); !s.ok()) return s;
-    int64_t k = 0, kc = 0;
-    for (const KernelRecord& r : records) {
-      if (r.kind == KernelKind::kControlFlow) continue;
-      kc += r.duration_ns();
-      if (IsKernel(r)) k += r.duration_ns();
-    }
-    out->kernel_ns.push_back(k);
-    out->kernel_copy_ns.push_back(kc);
-    out->wall_ns.push_back(wall);
-    if (records_out != nullptr) *records_out = std::move(records);
+    ASSIGN_OR_RETURN(backend::StepTiming step, program.TimedStep(args_, hooks));
+    out->kernel_ns.push_back(step.kernel_ns);
+    out->kernel_copy_ns.push_back(step.kernel_ns + step.copy_ns);
+    out->wall_ns.push_back(step.wall_ns);
+    if (records_out != nullptr) *records_out = std::move(step.records);
     return absl::OkStatus();
   }
 
@@ -548,7 +433,7 @@ class Worker {
     if (records != nullptr) {
       int64_t k = 0;
       for (const KernelRecord& r : *records) {
-        if (IsKernel(r)) k += r.duration_ns();
+        if (backend::IsKernelTime(r)) k += r.duration_ns();
       }
       delay_basis_ns_ = k;
     }
@@ -592,7 +477,7 @@ class Worker {
       for (const KernelRecord& r : records) {
         if (r.kind == KernelKind::kControlFlow) continue;
         bytes += r.bytes_read + r.bytes_written;
-        if (IsKernel(r)) ++kernel_count;
+        if (backend::IsKernelTime(r)) ++kernel_count;
       }
       all_.insert(all_.end(), records.begin(), records.end());
       last_ = std::move(records);
@@ -613,10 +498,11 @@ class Worker {
   Channel channel_;
   std::unique_ptr<HloModule> module_;
   std::vector<Literal> args_;
-  std::unique_ptr<DeviceProgram> exe_;
+  std::unique_ptr<backend::Compiler> compiler_;  // the session's: device, threads, caches
+  std::unique_ptr<backend::Executable> exe_;
   std::string input_text_;
   std::unique_ptr<HloModule> control_module_;
-  std::unique_ptr<DeviceProgram> control_;
+  std::unique_ptr<backend::Executable> control_;
   std::string failed_pass_;
   double optimize_ms_ = 0, compile_ms_ = 0, control_compile_ms_ = 0;
   nlohmann::json compile_cost_;  // compile_cost.h's record fields

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "core/codegen/emitter_pipeline.h"
@@ -58,8 +59,11 @@ constexpr int64_t kTileRowStride = 33;
 constexpr int64_t kTransposeRowsPerPass = 4;
 // Reductions use 256-thread blocks (8 warps).
 constexpr int64_t kReductionBlock = 256;
-// Threads of the single-block scatter kernel when its updates are atomic adds.
+// Threads per block of the scatter kernel when its updates are atomic adds
+// (the whole kernel when it is not in place: EmitGridScatter).
 constexpr int64_t kScatterBlock = 1024;
+// The largest x dimension of a grid (CUDA's limit, 2^31 - 1).
+constexpr int64_t kMaxGridX = 2147483647;
 constexpr int64_t kReductionWarps = kReductionBlock / kWarpSize;
 // Row reductions with at least this many reduced elements get a whole block
 // per row (cross-warp step in shared memory); shorter rows a warp each.
@@ -248,9 +252,26 @@ class GpuKernelEmitter : public KernelEmitter {
   absl::StatusOr<bool> EmitSingleBlock() {
     emitted_kind_ = AnalyzeFusion(instruction_).kind;
     bool atomic_scatter = scatter_ && ScatterUpdatesAreAtomicAdds();
+    if (atomic_scatter && !select_and_scatter_) return EmitGridScatter();
     const int64_t block = atomic_scatter ? kScatterBlock : kReductionBlock;
     launch_.grid_x = 1;
     launch_.block_x = block;
+    if (absl::Status st = EmitBlockNests(block); !st.ok()) return st;
+    if (atomic_scatter) {
+      if (absl::Status st = EmitScatterUpdateLoops(thread_id_, block); !st.ok()) return st;
+      return true;
+    }
+    if (scatter_) {
+      absl::Status st = If(Eq(thread_id_, C(0)), [&] { return EmitScatterUpdateLoops(); });
+      if (!st.ok()) return st;
+    }
+    return true;
+  }
+
+  // The first nests of the single-block kernel (batch-norm statistics, then
+  // the normalized output; scatter's copy of the operand), the block's
+  // `block` threads striding over each, a barrier after each.
+  absl::Status EmitBlockNests(int64_t block) {
     std::vector<int64_t> order = AllLeaves();
     if (batch_norm_) order = {1, 2, 0};
     std::vector<std::vector<int64_t>> groups = LeafGroups(order);
@@ -266,14 +287,41 @@ class GpuKernelEmitter : public KernelEmitter {
       }
       mlir::gpu::BarrierOp::create(b_, loc_);
     }
-    if (atomic_scatter) {
-      if (absl::Status st = EmitScatterUpdateLoops(thread_id_, block); !st.ok()) return st;
-      return true;
-    }
-    if (scatter_) {
-      absl::Status st = If(Eq(thread_id_, C(0)), [&] { return EmitScatterUpdateLoops(); });
-      if (!st.ok()) return st;
-    }
+    return absl::OkStatus();
+  }
+
+  // A scatter whose updates are atomic adds, over a grid: XLA's scatter
+  // emitter (ScatterWithDistributedUpdates in
+  // xla/backends/gpu/codegen/emitters/scatter.cc) gives each thread of a
+  // grid of ceil(update elements / block) blocks its update elements
+  // (CalculateLaunchDimensions in xla/service/gpu/launch_dimensions.cc; past
+  // the x limit XLA adds a y dimension, here the threads stride over the
+  // updates instead), each combined atomically into the output. XLA's
+  // scatter always updates its operand's buffer in place; passlab's buffer
+  // assignment makes the output alias the operand only when the operand is
+  // dead afterwards (core/runtime/buffer_assignment.cc), and an operand copy
+  // by some blocks cannot be ordered before other blocks' adds. So the
+  // kernel compares the two buffers: in place, every thread of the grid
+  // takes update elements t, t + grid * block, ...; else block 0 alone copies
+  // the operand, synchronizes and adds every update (the single-block
+  // kernel), and the other blocks return.
+  absl::StatusOr<bool> EmitGridScatter() {
+    const int64_t updates = instruction_.operand(2)->shape().element_count();
+    launch_.block_x = kScatterBlock;
+    launch_.grid_x = std::clamp<int64_t>((updates + kScatterBlock - 1) / kScatterBlock, 1, kMaxGridX);
+    const int64_t output = instruction_.operand_count();
+    Value operand_address = mlir::memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, buffers_[0]);
+    Value output_address = mlir::memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, buffers_[output]);
+    absl::Status st = If(Eq(operand_address, output_address), [&] {
+      return EmitScatterUpdateLoops(Add(Mul(block_id_, kScatterBlock), thread_id_), launch_.grid_x * kScatterBlock);
+    });
+    if (!st.ok()) return st;
+    Value copy_first = Cmp(mlir::arith::CmpIPredicate::ne, operand_address, output_address);
+    st = If(And(copy_first, Eq(block_id_, C(0))), [&]() -> absl::Status {
+      if (absl::Status copied = EmitBlockNests(kScatterBlock); !copied.ok()) return copied;
+      return EmitScatterUpdateLoops(thread_id_, kScatterBlock);
+    });
+    if (!st.ok()) return st;
     return true;
   }
 
@@ -407,16 +455,27 @@ class GpuKernelEmitter : public KernelEmitter {
       if (!r.ok()) return r.status();
       next.push_back((*r)[0]);
     }
+    // Side outputs: each visited input element is visited by this thread
+    // only, so the side outputs' element at the same physical offset is
+    // written here, exactly once.
+    if (!side_outputs_.empty()) {
+      Value offset = Linearize(idx, PhysicalStrides(heroes_[0]->operand(0)->shape()));
+      for (int64_t leaf_id : side_outputs_) {
+        if (absl::Status st = StoreSideOutput(leaf_id, offset); !st.ok()) return st;
+      }
+    }
     caches_ = std::move(saved);
     mlir::scf::YieldOp::create(b_, loc_, mlir::ValueRange(next));
     return std::vector<Value>(loop.getResults().begin(), loop.getResults().end());
   }
 
-  // Writes every output leaf at `out_idx` with the heroes bound to `acc`.
+  // Writes every reduction output leaf at `out_idx` with the heroes bound to
+  // `acc` (side outputs are written while the input is walked).
   absl::Status StoreReduced(const std::vector<Value>& acc, const Index& out_idx) {
     for (size_t h = 0; h < heroes_.size(); ++h) bindings_[heroes_[h]] = acc[h];
     absl::Status st = absl::OkStatus();
     for (int64_t leaf = 0; leaf < static_cast<int64_t>(leaves_.size()) && st.ok(); ++leaf) {
+      if (std::find(side_outputs_.begin(), side_outputs_.end(), leaf) != side_outputs_.end()) continue;
       st = StoreLeafInline(leaf, out_idx);
     }
     for (const HloInstruction* hero : heroes_) bindings_.erase(hero);
@@ -442,16 +501,87 @@ class GpuKernelEmitter : public KernelEmitter {
     return out;
   }
 
+  // Side output `leaf_id` at physical offset `offset` of the reduce heroes'
+  // input (and of the side output: IsSideOutput), its root's subgraph inline.
+  absl::Status StoreSideOutput(int64_t leaf_id, Value offset) {
+    const Leaf& leaf = leaves_[leaf_id];
+    // The loop emitter's mapping: a load at the same physical offset reuses
+    // `offset` instead of re-linearizing the delinearized index.
+    remember_linear_ = true;
+    Index idx = Delinearize(offset, leaf.shape.dimensions(), MinorToMajor(leaf.shape));
+    caches_.emplace_back();
+    current_root_ = leaf.instruction;
+    absl::StatusOr<Value> v = EmitScalar(leaf.instruction, idx);
+    current_root_ = nullptr;
+    caches_.pop_back();
+    if (!v.ok()) return v.status();
+    mlir::memref::StoreOp::create(b_, loc_, ToStorage(*v, leaf.shape.element_type()),
+                                  buffers_[instruction_.operand_count() + leaf_id], mlir::ValueRange{offset});
+    return absl::OkStatus();
+  }
+
+  // Whether `h` reads the value of one of the reduce heroes.
+  bool ReadsHero(const HloInstruction* h) const {
+    std::vector<const HloInstruction*> stack = {h};
+    std::set<const HloInstruction*> seen;
+    while (!stack.empty()) {
+      const HloInstruction* x = stack.back();
+      stack.pop_back();
+      if (!seen.insert(x).second) continue;
+      if (std::find(heroes_.begin(), heroes_.end(), x) != heroes_.end()) return true;
+      for (const HloInstruction* o : x->operands()) stack.push_back(o);
+    }
+    return false;
+  }
+
+  // Whether output leaf `leaf` (whose hero is not a reduce) can be written
+  // while the reduction walks its input `in`: XLA's reduction emitter takes
+  // such "side outputs" when their shape is the reduce input's, ignoring the
+  // element type, or a reshape or transpose bitcast of it
+  // (ShapesCompatibleForMultiOutputFusion in xla/service/gpu/gpu_fusible.cc;
+  // reduction.cc indexes them with GetBitcastMap from the input shape). Here:
+  // the same physical dimensions (size-1 dims aside), or both shapes laid out
+  // row-major (size-1 dims aside) with the same element count. Either way an
+  // input element and the side output's element at the same physical offset
+  // correspond one to one. A side output that reads a reduce's result cannot
+  // be computed before the reduction ends.
+  bool IsSideOutput(const Leaf& leaf, const Shape& in) const {
+    if (leaf.tuple_index >= 0 || !leaf.shape.IsArray()) return false;
+    if (leaf.shape.element_count() != in.element_count()) return false;
+    auto physical = [](const Shape& s) {
+      std::vector<int64_t> dims;
+      for (int64_t d : MajorToMinor(s)) {
+        if (s.dimensions(d) != 1) dims.push_back(s.dimensions(d));
+      }
+      return dims;
+    };
+    auto row_major = [](const Shape& s) {
+      std::vector<int64_t> dims;
+      for (int64_t d : MajorToMinor(s)) {
+        if (s.dimensions(d) != 1) dims.push_back(d);
+      }
+      return std::is_sorted(dims.begin(), dims.end());
+    };
+    if (physical(leaf.shape) != physical(in) && !(row_major(leaf.shape) && row_major(in))) return false;
+    return !ReadsHero(leaf.instruction);
+  }
+
   absl::StatusOr<bool> EmitReduction(const FusionAnalysis& analysis) {
     // Taken: every output's hero is a single-input reduce over the same dims
     // of operands with equal shapes, emitted in its root's subgraph, with a
-    // 32-bit accumulator (what warp shuffles move).
+    // 32-bit accumulator (what warp shuffles move), or a side output of the
+    // reduce input's shape (IsSideOutput), as XLA's reduction emitter
+    // (xla/backends/gpu/codegen/emitters/reduction.cc) writes "side output
+    // roots" while it reads the input.
     if (analysis.heroes.size() != leaves_.size()) return false;
+    std::vector<int64_t> side;
     for (size_t i = 0; i < leaves_.size(); ++i) {
       const HloInstruction* hero = analysis.heroes[i];
-      if (hero->opcode() != HloOpcode::kReduce || hero->operand_count() != 2 || leaves_[i].tuple_index >= 0) {
-        return Unwind();
+      if (hero->opcode() != HloOpcode::kReduce) {
+        side.push_back(static_cast<int64_t>(i));
+        continue;
       }
+      if (hero->operand_count() != 2 || leaves_[i].tuple_index >= 0) return Unwind();
       if (!InRootSubgraph(hero, leaves_[i].instruction)) return Unwind();
       if (std::find(heroes_.begin(), heroes_.end(), hero) != heroes_.end()) return Unwind();
       mlir::Type ct = ComputeType(hero->shape().element_type());
@@ -468,7 +598,12 @@ class GpuKernelEmitter : public KernelEmitter {
       }
       heroes_.push_back(hero);
     }
+    if (heroes_.empty()) return Unwind();
     const Shape& in = heroes_[0]->operand(0)->shape();
+    for (int64_t leaf_id : side) {
+      if (!IsSideOutput(leaves_[leaf_id], in)) return Unwind();
+    }
+    side_outputs_ = side;
     const std::vector<int64_t>& reduced = heroes_[0]->dimensions();
     auto is_reduced = [&](int64_t d) { return std::find(reduced.begin(), reduced.end(), d) != reduced.end(); };
     // Physical dims major to minor: [kept_major][reduced][kept_minor].
@@ -496,6 +631,7 @@ class GpuKernelEmitter : public KernelEmitter {
   }
   absl::StatusOr<bool> Unwind() {
     heroes_.clear();
+    side_outputs_.clear();
     return false;
   }
 
@@ -618,6 +754,8 @@ class GpuKernelEmitter : public KernelEmitter {
   EmitterKind emitted_kind_ = EmitterKind::kLoop;
   Value thread_id_, block_id_;
   std::vector<const HloInstruction*> heroes_;
+  // Output leaves written while the reduction walks its input.
+  std::vector<int64_t> side_outputs_;
   std::vector<Value> init_;
 };
 

@@ -28,6 +28,9 @@ class WhileThunk : public GpuThunk {
   KernelKind kind() const override { return KernelKind::kControlFlow; }
   std::string detail() const override { return StrCat("while (", iterations_, " iterations)"); }
   std::vector<const DeviceProgram*> nested() const override { return {cond_.get(), body_.get()}; }
+  std::string HostDependency() const override {
+    return StrCat(instruction_.name(), " reads its predicate on the host");
+  }
   absl::Status Run(const DeviceProgram& p, DeviceFrame& f, GpuRunContext& ctx) override {
     std::vector<Shape> shapes = LeafShapes(instruction_.shape());
     std::vector<CUdeviceptr> state = p.LeafPointers(&instruction_, f);
@@ -69,6 +72,10 @@ class BranchThunk : public GpuThunk {
     std::vector<const DeviceProgram*> out;
     for (const std::unique_ptr<DeviceProgram>& b : branches_) out.push_back(b.get());
     return out;
+  }
+  std::string HostDependency() const override {
+    if (instruction_.opcode() != HloOpcode::kConditional) return "";
+    return StrCat(instruction_.name(), " reads its branch index on the host");
   }
   absl::Status Run(const DeviceProgram& p, DeviceFrame& f, GpuRunContext& ctx) override {
     const DeviceProgram* branch = branches_[0].get();

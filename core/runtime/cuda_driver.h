@@ -30,7 +30,9 @@ struct CudaDriverApi {
   X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) \
   X(cuMemcpyDtoH) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD8Async)       \
   X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamWaitEvent) X(cuEventCreate)        \
-  X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)
+  X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuStreamBeginCapture)   \
+  X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)    \
+  X(cuGraphGetNodes)
 #define PASSLAB_CUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   PASSLAB_CUDA_DRIVER_FUNCTIONS(PASSLAB_CUDA_DRIVER_MEMBER)
 #undef PASSLAB_CUDA_DRIVER_MEMBER

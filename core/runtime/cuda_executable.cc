@@ -39,8 +39,17 @@ struct CudaExecutable::Impl {
   std::vector<const Literal*> uploaded;
   CudaRunStats last;
   uint64_t next_run_id = 1;
+  // Command buffer: the captured step, the parameter buffers it was
+  // captured with, and why runs stay eager ("" while capture is possible).
+  CUgraph graph = nullptr;
+  CUgraphExec graph_exec = nullptr;
+  std::vector<CUdeviceptr> graph_parameters;
+  int64_t graph_nodes = 0;
+  int64_t eager_runs = 0;  // runs without records that ran eagerly
+  std::string graph_unavailable;
 
   ~Impl() {
+    if (device != nullptr) DestroyGraph();
     program.reset();
     parameters.clear();
     libraries.reset();
@@ -49,6 +58,20 @@ struct CudaExecutable::Impl {
     if (compute != nullptr) device->api().cuStreamDestroy(compute);
     if (async != nullptr) device->api().cuStreamDestroy(async);
   }
+
+  void DestroyGraph() {
+    if (graph_exec != nullptr) device->api().cuGraphExecDestroy(graph_exec);
+    if (graph != nullptr) device->api().cuGraphDestroy(graph);
+    graph_exec = nullptr;
+    graph = nullptr;
+    graph_parameters.clear();
+    graph_nodes = 0;
+  }
+
+  // A run without records: the first runs eagerly, the next is captured
+  // into a CUDA graph and launched, later ones launch that graph while the
+  // parameter buffers are the ones it was captured with.
+  absl::Status RunCommandBuffer(DeviceFrame& frame, GpuRunContext& ctx, DeviceFrame** run_frame);
 
   absl::StatusOr<CUevent> NewEvent() {
     if (events_used < event_pool.size()) return event_pool[events_used++];
@@ -99,10 +122,12 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Create(const Hlo
   RETURN_IF_ERROR(impl.device->Check(api.cuStreamCreate(&impl.compute, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
   RETURN_IF_ERROR(impl.device->Check(api.cuStreamCreate(&impl.async, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
   ASSIGN_OR_RETURN(impl.libraries, CudaLibraries::Create(*impl.device));
+  impl.libraries->set_allow_tf32(options.allow_tf32 && impl.libraries->allow_tf32());
   impl.build.device = impl.device.get();
   impl.build.libraries = impl.libraries.get();
   ASSIGN_OR_RETURN(impl.program, DeviceProgram::Build(*module.entry_computation(),
                                                       BufferAssignmentOptions::ForModule(module.config()), impl.build));
+  impl.graph_unavailable = options.command_buffer ? impl.program->HostDependency() : "off";
   return e;
 }
 
@@ -259,7 +284,9 @@ absl::StatusOr<const DeviceFrame*> CudaExecutable::Impl::ExecuteUploaded(DeviceF
                                                                          std::vector<KernelRecord>* records) {
   const CudaDriverApi& api = device->api();
   DeviceFrame* run_frame = nullptr;
-  absl::Status ran = program->ExecuteWithParameters(std::move(frame.parameters), ctx, &run_frame);
+  absl::Status ran = !ctx.recording && graph_unavailable.empty()
+                         ? RunCommandBuffer(frame, ctx, &run_frame)
+                         : program->ExecuteWithParameters(std::move(frame.parameters), ctx, &run_frame);
   absl::Status synced = device->Check(api.cuStreamSynchronize(async), "cuStreamSynchronize(async)");
   if (synced.ok()) synced = device->Check(api.cuStreamSynchronize(compute), "cuStreamSynchronize(compute)");
   if (ctx.tracer != nullptr) {
@@ -277,6 +304,45 @@ absl::StatusOr<const DeviceFrame*> CudaExecutable::Impl::ExecuteUploaded(DeviceF
     RETURN_IF_ERROR(Finish(pending, origin, records, nullptr, 0, run_id));
   }
   return run_frame;
+}
+
+absl::Status CudaExecutable::Impl::RunCommandBuffer(DeviceFrame& frame, GpuRunContext& ctx,
+                                                    DeviceFrame** run_frame) {
+  const CudaDriverApi& api = device->api();
+  std::vector<CUdeviceptr> flat;
+  for (const std::vector<CUdeviceptr>& p : frame.parameters) flat.insert(flat.end(), p.begin(), p.end());
+  if (graph_exec != nullptr && flat == graph_parameters) {
+    *run_frame = program->OwnFrame(std::move(frame.parameters));
+    RETURN_IF_ERROR(device->Check(api.cuGraphLaunch(graph_exec, compute), "cuGraphLaunch"));
+    last.graph_launched = true;
+    return absl::OkStatus();
+  }
+  // The first run is eager: whatever a library sets up on its first call
+  // happens outside the capture.
+  if (eager_runs++ == 0) return program->ExecuteWithParameters(std::move(frame.parameters), ctx, run_frame);
+  DestroyGraph();
+  std::vector<std::vector<CUdeviceptr>> parameters = frame.parameters;
+  RETURN_IF_ERROR(device->Check(api.cuStreamBeginCapture(compute, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                                "cuStreamBeginCapture"));
+  absl::Status captured = program->ExecuteWithParameters(std::move(frame.parameters), ctx, run_frame);
+  CUgraph g = nullptr;
+  CUresult ended = api.cuStreamEndCapture(compute, &g);
+  if (captured.ok()) captured = device->Check(ended, "cuStreamEndCapture");
+  if (captured.ok()) captured = device->Check(api.cuGraphInstantiate(&graph_exec, g, 0), "cuGraphInstantiate");
+  if (captured.ok()) {
+    graph = g;
+    graph_parameters = std::move(flat);
+    size_t nodes = 0;
+    if (api.cuGraphGetNodes(g, nullptr, &nodes) == CUDA_SUCCESS) graph_nodes = static_cast<int64_t>(nodes);
+    RETURN_IF_ERROR(device->Check(api.cuGraphLaunch(graph_exec, compute), "cuGraphLaunch"));
+    last.graph_launched = true;
+    return absl::OkStatus();
+  }
+  if (g != nullptr) api.cuGraphDestroy(g);
+  graph_exec = nullptr;
+  // Nothing captured ran: this and every later run go eagerly.
+  graph_unavailable = StrCat("capture failed: ", captured.message());
+  return program->ExecuteWithParameters(std::move(parameters), ctx, run_frame);
 }
 
 absl::Status CudaExecutable::Execute(absl::Span<const Literal> args, std::vector<KernelRecord>* records) {
@@ -337,6 +403,26 @@ const CudaRunStats& CudaExecutable::last_run() const { return impl_->last; }
 const std::string& CudaExecutable::device_description() const { return impl_->description; }
 std::string CudaExecutable::ToString() const { return impl_->program->ToString(); }
 int64_t CudaExecutable::device_arena_bytes() const { return impl_->program->assignment().arena_bytes(); }
+
+std::string CudaExecutable::CommandBufferStatus() const {
+  const Impl& impl = *impl_;
+  if (impl.graph_unavailable == "off") return "off";
+  if (!impl.graph_unavailable.empty()) return StrCat("eager: ", impl.graph_unavailable);
+  if (impl.graph_exec == nullptr) return "not captured yet (the second run without records captures it)";
+  return StrCat("CUDA graph of ", impl.graph_nodes, " nodes");
+}
+
+int64_t CudaExecutable::Tf32LibraryCalls() const {
+  std::function<int64_t(const DeviceProgram&)> count = [&](const DeviceProgram& p) {
+    int64_t n = 0;
+    for (const std::unique_ptr<GpuThunk>& t : p.thunks()) {
+      n += t->UsesTf32() ? 1 : 0;
+      for (const DeviceProgram* nested : t->nested()) n += count(*nested);
+    }
+    return n;
+  };
+  return count(*impl_->program);
+}
 
 std::vector<std::string> CudaExecutable::HostFallbacks() const {
   std::vector<std::string> out;

@@ -62,6 +62,23 @@ struct CudaExecutableOptions {
   // updated in place or holding an output: BufferAssignment::
   // OverwritesParameters). Without it every run uploads every argument.
   bool keep_arguments = false;
+  // Command buffer (XLA:GPU's command buffers, --xla_gpu_enable_command_
+  // buffer): a run without records, after one such run ran eagerly, is
+  // captured once into a CUDA graph (cuStreamBeginCapture over the thunks'
+  // work), and later runs without records launch that graph while the
+  // parameter buffers stay where they were (arguments still upload before
+  // it when they are not kept). Runs with records stay eager, so every
+  // thunk keeps its own events or CUPTI operation. A program with host
+  // work in the middle of a step (a host fallback, a while loop's
+  // predicate, a conditional's branch index) always runs eagerly;
+  // CommandBufferStatus() says why.
+  bool command_buffer = true;
+  // TF32 for f32 convolutions and gemms whose operand precisions are all
+  // DEFAULT or HIGH, as XLA:GPU allows them (cudnn autotuner: allow_tf32
+  // when every operand precision <= HIGH; matmul_utils.cc IsTf32Allowed).
+  // HIGHEST always computes in full f32; NVIDIA_TF32_OVERRIDE=0 in the
+  // environment turns TF32 off in cuBLAS and cuDNN for the whole process.
+  bool allow_tf32 = true;
 };
 
 // "cuda:0 (NVIDIA H100 ..., sm_90, 132 SMs, 79.1 GiB)", or why there is no
@@ -77,6 +94,7 @@ struct CudaRunStats {
   int64_t host_to_device_ns = 0, device_to_host_ns = 0;
   GpuKernelTime kernel_time;  // over the run's device kernels
   int64_t cupti_dropped_zero_timestamp = 0;  // kCupti: records dropped
+  bool graph_launched = false;  // the run was one launch of the captured CUDA graph
 };
 
 class CudaExecutable {
@@ -103,6 +121,14 @@ class CudaExecutable {
   // implementation for them, in schedule order: "custom-call.68:
   // __dnn$convBackwardFilter/auto (cuDNN offers no algorithm for ...)".
   std::vector<std::string> HostFallbacks() const;
+  // "CUDA graph of 1,234 nodes", "not captured yet (runs without records
+  // capture it)", "off", or why steps run eagerly ("eager: while.3 reads its
+  // predicate on the host", "eager: capture failed: ...").
+  std::string CommandBufferStatus() const;
+  // How many library calls compute f32 on TF32 tensor cores (allow_tf32),
+  // nested programs included: their results differ from full f32 by TF32's
+  // rounding (10 mantissa bits in the products).
+  int64_t Tf32LibraryCalls() const;
 
   struct Impl;
 

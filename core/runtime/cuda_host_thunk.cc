@@ -32,6 +32,7 @@ class HostThunk : public GpuThunk {
   }
   KernelKind kind() const override { return KernelKind::kRuntimeRoutine; }
   std::string detail() const override { return StrCat(kHostFallbackPrefix, what_); }
+  std::string HostDependency() const override { return StrCat(instruction_.name(), " runs on the host"); }
   absl::Status Run(const DeviceProgram& p, DeviceFrame& f, GpuRunContext& ctx) override {
     std::vector<CUdeviceptr> buffers = Buffers(p, f);
     std::vector<void*> host;

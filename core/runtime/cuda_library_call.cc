@@ -4,6 +4,8 @@
 #include <cudnn.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/status_macros.h"
@@ -86,6 +88,7 @@ class BlasLtGemm : public CudaLibraryCall {
     g->libs_ = &libs;
     g->p_ = plan;
     g->plan_ = BlasLtGemmPlanToString(plan);
+    g->tf32_ = plan.tf32 && libs.allow_tf32();
     g->flops_ = plan.flops;
     if (absl::Status s = g->Describe(); !s.ok()) return absl::Status(s.code(), StrCat(inst.name(), ": ", s.message()));
     return g;
@@ -180,7 +183,11 @@ class BlasLtGemm : public CudaLibraryCall {
   absl::Status Describe() {
     bool f64 = p_.compute == BlasLtComputeType::k64F;
     RETURN_IF_ERROR(CheckBlas(
-        cublasLtMatmulDescCreate(&op_, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, f64 ? CUDA_R_64F : CUDA_R_32F),
+        cublasLtMatmulDescCreate(&op_,
+                                 f64                                        ? CUBLAS_COMPUTE_64F
+                                 : p_.tf32 && libs_->allow_tf32()           ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                                            : CUBLAS_COMPUTE_32F,
+                                 f64 ? CUDA_R_64F : CUDA_R_32F),
         "cublasLtMatmulDescCreate"));
     cublasOperation_t ta = p_.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p_.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasLtEpilogue_t epilogue = BlasEpilogue(p_.epilogue);
@@ -239,6 +246,7 @@ class DnnConvolution : public CudaLibraryCall {
     c->libs_ = &libs;
     c->p_ = plan;
     c->plan_ = DnnConvPlanToString(plan);
+    c->tf32_ = plan.tf32 && libs.allow_tf32();
     c->flops_ = plan.flops;
     if (absl::Status s = c->Describe(); !s.ok()) return absl::Status(s.code(), StrCat(inst.name(), ": ", s.message()));
     return c;
@@ -410,13 +418,16 @@ class DnnConvolution : public CudaLibraryCall {
     std::vector<int> pad = Ints(p_.padding), stride = Ints(p_.stride), dilation = Ints(p_.dilation);
     RETURN_IF_ERROR(
         CheckDnn(cudnnSetConvolutionNdDescriptor(conv_, static_cast<int>(pad.size()), pad.data(), stride.data(),
-                                                 dilation.data(), CUDNN_CROSS_CORRELATION, DnnType(p_.compute)),
+                                                 dilation.data(), p_.convolution_mode ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION,
+                                                 DnnType(p_.compute)),
                  "cudnnSetConvolutionNdDescriptor"));
     RETURN_IF_ERROR(CheckDnn(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(p_.groups)),
                              "cudnnSetConvolutionGroupCount"));
-    // f32/f64 stay in full precision (no TF32), as the evaluator computes.
+    // Tensor cores for f16/bf16, and TF32 for f32 where XLA allows it
+    // (plan.tf32); otherwise f32/f64 in full precision, as the evaluator.
     bool half = p_.type == PrimitiveType::kF16 || p_.type == PrimitiveType::kBF16;
-    RETURN_IF_ERROR(CheckDnn(cudnnSetConvolutionMathType(conv_, half ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+    bool tensor_math = half || (p_.tf32 && libs_->allow_tf32());
+    RETURN_IF_ERROR(CheckDnn(cudnnSetConvolutionMathType(conv_, tensor_math ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
                              "cudnnSetConvolutionMathType"));
     if (p_.kind != LibraryCallKind::kConvBiasActivationForward) return absl::OkStatus();
     RETURN_IF_ERROR(Tensor(bias_, p_.bias, p_.type));
@@ -487,6 +498,9 @@ DeviceBuffer::~DeviceBuffer() {
 absl::StatusOr<std::unique_ptr<CudaLibraries>> CudaLibraries::Create(const CudaDevice& device) {
   RETURN_IF_ERROR(device.Activate());
   std::unique_ptr<CudaLibraries> l(new CudaLibraries(device));
+  // NVIDIA's switch for the whole process, which cuBLAS and cuDNN obey too.
+  const char* tf32_override = std::getenv("NVIDIA_TF32_OVERRIDE");
+  l->allow_tf32_ = tf32_override == nullptr || std::string_view(tf32_override) != "0";
   cublasLtHandle_t lt = nullptr;
   RETURN_IF_ERROR(CheckBlas(cublasLtCreate(&lt), "cublasLtCreate"));
   l->blas_lt_ = lt;

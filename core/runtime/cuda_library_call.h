@@ -59,12 +59,18 @@ class CudaLibraries {
   absl::Status ReserveWorkspace(int64_t bytes);
   CUdeviceptr workspace() const { return workspace_.ptr(); }
   int64_t workspace_bytes() const { return workspace_.bytes(); }
+  // Whether calls created from now on may use TF32 where their plan allows
+  // it (CudaExecutableOptions::allow_tf32; false from the start when the
+  // environment sets NVIDIA_TF32_OVERRIDE=0).
+  bool allow_tf32() const { return allow_tf32_; }
+  void set_allow_tf32(bool allow) { allow_tf32_ = allow; }
 
  private:
   explicit CudaLibraries(const CudaDevice& d) : device_(d) {}
   const CudaDevice& device_;
   void* blas_lt_ = nullptr;
   void* dnn_ = nullptr;
+  bool allow_tf32_ = true;
   DeviceBuffer workspace_;
 };
 
@@ -86,12 +92,14 @@ class CudaLibraryCall {
   int64_t workspace_bytes() const { return workspace_bytes_; }
   int64_t flops() const { return flops_; }
   const std::string& plan() const { return plan_; }  // the plan's text (for ToString)
+  bool tf32() const { return tf32_; }  // f32 computed on TF32 tensor cores
 
  protected:
   LibraryAlgorithm algorithm_;
   int64_t workspace_bytes_ = 0;
   int64_t flops_ = 0;
   std::string plan_;
+  bool tf32_ = false;
 };
 
 // The algorithms the library offers for `inst`, in the library's order

@@ -130,6 +130,14 @@ std::string MatrixString(bool trans, const BlasLtMatrix& m) {
 
 // ---------------------------------------------------------------- gemm
 
+bool Tf32Allowed(const PrecisionConfig& precision) {
+  if (!precision.algorithm.empty()) return precision.algorithm.find("tf32") != std::string::npos;
+  for (PrecisionLevel p : precision.operand_precision) {
+    if (p == PrecisionLevel::kHighest) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<BlasLtGemmPlan> PlanBlasLtGemm(const HloInstruction& inst) {
   ASSIGN_OR_RETURN(GemmCall call, AnalyzeGemmCall(inst));
   std::string where = StrCat(inst.name(), " (cuBLASLt)");
@@ -184,6 +192,7 @@ absl::StatusOr<BlasLtGemmPlan> PlanBlasLtGemm(const HloInstruction& inst) {
   plan.alpha = call.config.alpha_real;
   plan.epilogue = call.config.epilogue;
   plan.compute = in_type == PrimitiveType::kF64 ? BlasLtComputeType::k64F : BlasLtComputeType::k32F;
+  plan.tf32 = in_type == PrimitiveType::kF32 && Tf32Allowed(call.config.precision_config);
   plan.flops = 2 * call.batch * call.m * call.n * call.k;
   // Row-major results (the default layout) are computed as D^T = B^T A^T.
   absl::StatusOr<Stored> d_swapped = ColumnMajor(Transposed(dv), out_type, StrCat(where, ": result"));
@@ -291,6 +300,7 @@ absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
   DnnConvPlan plan;
   plan.kind = call.kind;
   plan.type = call.input_shape.element_type();
+  plan.tf32 = plan.type == PrimitiveType::kF32 && Tf32Allowed(inst.attrs().precision_config);
   for (const Shape* s : {&call.filter_shape, &call.output_shape}) {
     if (s->element_type() != plan.type) {
       return absl::UnimplementedError(StrCat(where, ": mixed element types ", PrimitiveTypeName(plan.type), " and ",
@@ -306,13 +316,23 @@ absl::StatusOr<DnnConvPlan> PlanDnnConvolution(const HloInstruction& inst) {
   if (dn.input_spatial_dimensions.empty() || dn.input_spatial_dimensions.size() > 3) {
     return absl::UnimplementedError(StrCat(where, ": ", dn.input_spatial_dimensions.size(), " spatial dimensions"));
   }
+  // cuDNN computes a cross-correlation, or a convolution (every spatial
+  // dimension's window reversed): XLA passes all-reversed 2-D windows as
+  // convolution mode (conv_rewriter.cc CanImplementAsGpuForwardConv,
+  // gpu_conv_runner.cc set_convolution_not_crosscorr).
+  size_t reversed = 0;
+  for (const WindowDimension& w : call.window.dimensions) reversed += w.window_reversal ? 1 : 0;
+  if (reversed != 0 && (reversed != call.window.dimensions.size() || reversed != 2)) {
+    return absl::UnimplementedError(StrCat(where, ": window reversal in some dimensions ", call.window.ToString()));
+  }
+  plan.convolution_mode = reversed != 0;
   for (const WindowDimension& w : call.window.dimensions) {
     if (w.padding_low != w.padding_high) {
       return absl::UnimplementedError(StrCat(where, ": asymmetric padding ", call.window.ToString(),
                                              " (GpuConvPaddingLegalization makes it symmetric)"));
     }
-    if (w.base_dilation != 1 || w.window_reversal) {
-      return absl::UnimplementedError(StrCat(where, ": base dilation or window reversal ", call.window.ToString()));
+    if (w.base_dilation != 1) {
+      return absl::UnimplementedError(StrCat(where, ": base dilation ", call.window.ToString()));
     }
     plan.padding.push_back(w.padding_low);
     plan.stride.push_back(w.stride);
@@ -407,7 +427,7 @@ std::string DnnConvPlanToString(const DnnConvPlan& p) {
                                                      : StrCat("strided [", Join(p.w_strides, ","), "] as ",
                                                               p.packed_order == DnnFilterOrder::kKRSC ? "KRSC" : "KCRS"), " y", tensor(p.y),
                 " pad [", Join(p.padding, ","), "] stride [", Join(p.stride, ","), "] dilation [",
-                Join(p.dilation, ","), "] groups ", p.groups, " buffers x", p.x_buffer, " w", p.w_buffer, " y",
+                Join(p.dilation, ","), "] groups ", p.groups, p.convolution_mode ? " convolution" : "", " buffers x", p.x_buffer, " w", p.w_buffer, " y",
                 p.y_buffer);
 }
 

@@ -65,8 +65,17 @@ struct BlasLtGemmPlan {
   GemmEpilogue epilogue = GemmEpilogue::kDefault;
   PrimitiveType bias_type = PrimitiveType::kF32;
   BlasLtComputeType compute = BlasLtComputeType::k32F;
+  // f32 operands that XLA lets compute in TF32 (Tf32Allowed below).
+  bool tf32 = false;
   int64_t flops = 0;
 };
+
+// Whether XLA:GPU lets an f32 gemm or convolution with this precision
+// config run on TF32 tensor cores: with no algorithm set, when every
+// operand precision is DEFAULT or HIGH (xla/service/gpu/matmul_utils.cc
+// IsTf32Allowed; xla/backends/gpu/autotuner/cudnn.cc allow_tf32); with an
+// algorithm, when it takes TF32 inputs ("dot_tf32_tf32_f32", ...).
+bool Tf32Allowed(const PrecisionConfig& precision);
 
 // The plan of a `__blas$gemm` call, or why cuBLASLt cannot take it as laid
 // out (kUnimplemented) or the call is malformed (kInvalidArgument).
@@ -95,6 +104,10 @@ struct DnnConvPlan {
   LibraryCallKind kind = LibraryCallKind::kConvForward;
   PrimitiveType type = PrimitiveType::kF32;     // x, w, y
   PrimitiveType compute = PrimitiveType::kF32;  // accumulation
+  bool tf32 = false;  // f32 that XLA lets compute in TF32 (Tf32Allowed)
+  // Every spatial window dimension reversed: cuDNN's convolution mode
+  // instead of cross-correlation.
+  bool convolution_mode = false;
   DnnTensor x, y;
   std::vector<int64_t> w_dims;     // K, C/groups, spatial...
   std::vector<int64_t> w_strides;  // of w_dims in the filter's layout

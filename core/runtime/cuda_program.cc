@@ -2,7 +2,8 @@
 // buffer assignment (the CPU runtime's) placed in one device arena and its
 // constants uploaded once. Which thunk an instruction gets: aliases none,
 // library calls cuBLASLt/cuDNN, same-layout copies a device copy, zero
-// broadcasts a memset, control flow nested programs, everything else a
+// broadcasts a memset, control flow nested programs, fft / cholesky /
+// triangular-solve / sort their device routines, everything else a
 // kernel from the provider; what the GPU cannot run falls back to the host
 // (cuda_host_thunk.cc) when the options allow it.
 #include "core/runtime/cuda_thunk.h"
@@ -57,10 +58,24 @@ absl::Status DeviceProgram::Execute(DeviceFrame& frame, GpuRunContext& ctx) cons
 
 absl::Status DeviceProgram::ExecuteWithParameters(std::vector<std::vector<CUdeviceptr>> parameters,
                                                   GpuRunContext& ctx, DeviceFrame** frame_out) const {
+  *frame_out = OwnFrame(std::move(parameters));
+  return Execute(**frame_out, ctx);
+}
+
+DeviceFrame* DeviceProgram::OwnFrame(std::vector<std::vector<CUdeviceptr>> parameters) const {
   own_frame_.arena = own_arena_.ptr();
   own_frame_.parameters = std::move(parameters);
-  *frame_out = &own_frame_;
-  return Execute(own_frame_, ctx);
+  return &own_frame_;
+}
+
+std::string DeviceProgram::HostDependency() const {
+  for (const std::unique_ptr<GpuThunk>& t : thunks_) {
+    if (std::string why = t->HostDependency(); !why.empty()) return why;
+    for (const DeviceProgram* n : t->nested()) {
+      if (std::string why = n->HostDependency(); !why.empty()) return why;
+    }
+  }
+  return "";
 }
 
 CUdeviceptr DeviceProgram::Resolve(const BufferSlice& slice, const DeviceFrame& frame) const {
@@ -166,7 +181,16 @@ absl::Status DeviceProgram::AddThunkFor(const HloInstruction& inst, DeviceProgra
     thunks_.push_back(CreateMemsetThunk(inst));
     return absl::OkStatus();
   }
-  if (IsRuntimeRoutine(op) || op == HloOpcode::kCustomCall) return AddHostThunk(inst, ctx, "runtime routine");
+  if (IsRuntimeRoutine(op)) {
+    absl::StatusOr<std::unique_ptr<GpuThunk>> routine = CreateRoutineThunk(inst, ctx);
+    if (routine.ok()) {
+      thunks_.push_back(std::move(*routine));
+      return absl::OkStatus();
+    }
+    if (!absl::IsUnimplemented(routine.status())) return routine.status();
+    return AddHostThunk(inst, ctx, std::string(routine.status().message()));
+  }
+  if (op == HloOpcode::kCustomCall) return AddHostThunk(inst, ctx, "runtime routine");
   if (op == HloOpcode::kWhile) {
     ASSIGN_OR_RETURN(std::unique_ptr<DeviceProgram> cond, Build(*inst.while_condition(), {}, ctx));
     BufferAssignmentOptions body_options;  // the loop state is updated in place, as on the CPU

@@ -81,9 +81,10 @@ class LibraryThunk : public GpuThunk {
       : GpuThunk(inst), call_(std::move(call)) {}
   KernelKind kind() const override { return KernelKind::kLibraryCall; }
   std::string detail() const override {
-    return StrCat(instruction_.custom_call_target(), "/", call_->algorithm().name);
+    return StrCat(instruction_.custom_call_target(), "/", call_->algorithm().name, call_->tf32() ? " (tf32)" : "");
   }
   int64_t flops() const override { return call_->flops(); }
+  bool UsesTf32() const override { return call_->tf32(); }
   absl::Status Run(const DeviceProgram& p, DeviceFrame& f, GpuRunContext& ctx) override {
     return call_->Run(Buffers(p, f), ctx.stream);
   }

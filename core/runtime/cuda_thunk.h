@@ -10,6 +10,9 @@
 //   cuda_thunk.cc              the base, kernel launches, library calls,
 //                              device copies and memsets;
 //   cuda_control_flow_thunk.cc while, conditional/call, async start/done;
+//   cuda_routine_thunk.cc      fft (cuFFT), cholesky (cuSOLVER),
+//                              triangular-solve (cuBLAS) and sort (a
+//                              bitonic sort kernel) on the device;
 //   cuda_host_thunk.cc         host fallback (device-to-host, a host
 //                              routine or library call, host-to-device);
 //   cuda_program.cc            DeviceProgram: one thunk per instruction.
@@ -43,6 +46,7 @@
 
 namespace passlab {
 
+class CudaRoutineLibraries;
 class DeviceProgram;
 class GpuThunk;
 
@@ -88,6 +92,12 @@ class GpuThunk {
   virtual std::string detail() const = 0;
   virtual absl::Status Run(const DeviceProgram& program, DeviceFrame& frame, GpuRunContext& ctx) = 0;
   virtual std::vector<const DeviceProgram*> nested() const { return {}; }
+  // Why this thunk needs the host in the middle of a step (it reads a
+  // device value back, or runs on the host), or "" when all its work is
+  // enqueued on streams: then it can be captured into a CUDA graph.
+  virtual std::string HostDependency() const { return ""; }
+  // A library call that computes f32 on TF32 tensor cores.
+  virtual bool UsesTf32() const { return false; }
   virtual int64_t flops() const { return 0; }
   virtual LaunchDims launch() const { return {}; }
   virtual int64_t registers() const { return 0; }
@@ -116,6 +126,7 @@ struct DeviceProgramContext {
   CudaLibraries* libraries = nullptr;
   GpuKernelProvider kernels;  // may be empty: every kernel op runs on the host
   bool host_fallback = true;
+  std::shared_ptr<CudaRoutineLibraries> routines;  // made on first use (cuda_routine_thunk.cc)
   int64_t next_operation_id = 1;
   std::map<uint64_t, CuptiOperation> operations;
 };
@@ -132,6 +143,12 @@ class DeviceProgram {
   // Runs on this program's own arena (nested programs).
   absl::Status ExecuteWithParameters(std::vector<std::vector<CUdeviceptr>> parameters, GpuRunContext& ctx,
                                      DeviceFrame** frame_out) const;
+  // The frame ExecuteWithParameters would run on, without running (a step
+  // replayed as a CUDA graph writes the same buffers).
+  DeviceFrame* OwnFrame(std::vector<std::vector<CUdeviceptr>> parameters) const;
+  // The first thunk (nested programs included) that needs the host in the
+  // middle of a step, as GpuThunk::HostDependency says, or "".
+  std::string HostDependency() const;
   CUdeviceptr Resolve(const BufferSlice& slice, const DeviceFrame& frame) const;
   std::vector<CUdeviceptr> LeafPointers(const HloInstruction* inst, const DeviceFrame& frame) const;
   const HloComputation& computation() const { return computation_; }
@@ -186,6 +203,11 @@ std::unique_ptr<GpuThunk> CreateAsyncStartThunk(const HloInstruction& inst, std:
                                                 DeviceBuffer staging);
 // async-update, async-done and copy-done.
 std::unique_ptr<GpuThunk> CreateAsyncWaitThunk(const HloInstruction& inst);
+
+// cuda_routine_thunk.cc: fft, cholesky, triangular-solve or sort on the
+// device; UnimplementedError saying why for other ops and forms (the
+// caller then falls back to the host).
+absl::StatusOr<std::unique_ptr<GpuThunk>> CreateRoutineThunk(const HloInstruction& inst, DeviceProgramContext& ctx);
 
 // cuda_host_thunk.cc: `inst` on the host between copies, because the GPU
 // has no implementation for it (`why`): a library call on the CPU runtime's

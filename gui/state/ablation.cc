@@ -73,11 +73,11 @@ std::string PassesLabel(const nlohmann::json& row) {
 
 // report.json's "compile_cost" (compile_cost.h) for the panel; the plot is
 // LayOutCompileCostPlot's, as report.html draws it.
-CompileCostView ReadCompileCost(const nlohmann::json& report, const std::vector<AblationVariant>& variants) {
+CompileCostView ReadCompileCost(const nlohmann::ordered_json& compile_cost,
+                                const std::vector<AblationVariant>& variants) {
   CompileCostView view;
-  auto it = report.find("compile_cost");
-  if (it == report.end() || !it->is_object()) return view;
-  const nlohmann::json& cost = *it;
+  if (!compile_cost.is_object()) return view;
+  const nlohmann::json cost = compile_cost;
   view.present = true;
   const nlohmann::json& base = Field(cost, "baseline", nlohmann::json::object());
   view.baseline_compile_ms = Number(base, "compile_ms");
@@ -107,7 +107,7 @@ CompileCostView ReadCompileCost(const nlohmann::json& report, const std::vector<
     row.quadrant = Field(r, "quadrant", std::string());
     view.rows.push_back(std::move(row));
   }
-  view.plot = LayOutCompileCostPlot(nlohmann::ordered_json(cost));
+  view.plot = LayOutCompileCostPlot(compile_cost);
   return view;
 }
 
@@ -123,67 +123,65 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
   if (!text.ok()) return text.status();
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::InvalidArgumentError(StrCat(path, ": not valid JSON"));
-  if (j.value("schema", "") != "passlab.ablation/1") {
-    return absl::InvalidArgumentError(
-        StrCat(path, ": schema '", j.value("schema", ""), "' is not passlab.ablation/1"));
-  }
+  absl::StatusOr<passlab::AblationReport> report = ParseAblationReport(j, path);
+  if (!report.ok()) return report.status();
+  const passlab::AblationReportBaseline& b = report->baseline;
+  if (!b.median_ns.has_value()) return absl::InvalidArgumentError(StrCat(path, ": the baseline has no 'median_ns'"));
   AblationReport r;
   r.directory = directory;
+  r.metric = report->metric;
+  r.threshold = report->threshold;
   try {
-    r.metric = Field(j, "metric", std::string("kernel_ns"));
-    r.threshold = Field(j, "threshold", 0.01);
-    if (j.contains("manifest")) {
-      const nlohmann::json& m = j["manifest"];
-      r.manifest = m.dump(2);
-      if (m.is_object()) {
-        r.pipeline = Field(m, "pipeline", r.pipeline);
-        r.input = Field(m, "input", std::string());
-        r.pass_options = Field(m, "pass_options", std::vector<std::string>{});
-        r.removed_passes = Field(m, "xla_disabled_passes", std::vector<std::string>{});
-        r.device = Field(m, "device", r.device);
-      }
+    // The manifest as the report copied it (records.h AblationManifest's
+    // keys, and the caller's).
+    const nlohmann::json m = report->manifest;
+    r.manifest = m.dump(2);
+    if (m.is_object()) {
+      r.pipeline = Field(m, "pipeline", r.pipeline);
+      r.input = Field(m, "input", std::string());
+      r.pass_options = Field(m, "pass_options", std::vector<std::string>{});
+      r.removed_passes = Field(m, "xla_disabled_passes", std::vector<std::string>{});
+      r.device = Field(m, "device", r.device);
     }
-    const nlohmann::json& b = j.at("baseline");
-    r.baseline_name = Field(b, "name", std::string("baseline"));
-    r.baseline_median_ns = b.at("median_ns").get<double>();
-    for (const nlohmann::json& k : Field(b, "kernels", nlohmann::json::array())) {
-      r.baseline_kernels.push_back({k.at("name").get<std::string>(), Field(k, "ns", 0.0), Field(k, "calls", int64_t{0})});
-    }
-    for (const nlohmann::json& v : j.at("variants")) {
-      AblationVariant a;
-      a.name = v.at("name").get<std::string>();
-      a.kind = Field(v, "kind", std::string());
-      a.disabled = Field(v, "disabled", std::vector<std::string>{});
-      a.disable = Field(v, "disable", std::string());
-      a.enable_only = Field(v, "enable_only", std::string());
-      // Reports without the filters: its passes, every occurrence.
-      if (a.disable.empty() && a.enable_only.empty()) a.disable = Join(a.disabled, ",");
-      a.outcome = v.at("outcome").get<std::string>();
-      a.median_ns = Field(v, "median_ns", 0.0);
-      a.ratio = Field(v, "ratio", 1.0);
-      a.label = a.outcome;
-      if (a.outcome == "undecided" && Field(v, "large_but_uncorrected", false)) {
-        a.label = a.ratio > 1 ? "likely slower" : "likely faster";
-      }
-      a.estimate_ns = Field(v, "estimate_ns", a.ratio * r.baseline_median_ns);
-      a.ci_low = Field(v, "ci_low", a.ratio);
-      a.ci_high = Field(v, "ci_high", a.ratio);
-      a.p_adjusted = Field(v, "p_adjusted", 1.0);
-      a.significant = Field(v, "significant", false);
-      a.error = Field(v, "error", std::string());
-      a.ir_diff_path = Field(v, "ir_diff", std::string());
-      for (const nlohmann::json& k : Field(v, "kernel_diff", nlohmann::json::array())) {
-        a.kernel_diff.push_back({k.at("name").get<std::string>(), Field(k, "baseline_ns", 0.0),
-                                 Field(k, "variant_ns", 0.0), Field(k, "change", std::string()),
-                                 Field(k, "host", false)});
-      }
-      r.variants.push_back(std::move(a));
-    }
-    r.heatmap = BuildKernelHeatmap(nlohmann::ordered_json(j));
-    r.compile_cost = ReadCompileCost(j, r.variants);
   } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(StrCat(path, ": ", e.what()));
+    return absl::InvalidArgumentError(StrCat(path, ": manifest: ", e.what()));
   }
+  r.baseline_name = b.name;
+  r.baseline_median_ns = *b.median_ns;
+  for (const passlab::AblationReportKernel& k : b.kernels) {
+    r.baseline_kernels.push_back({k.name, k.ns.value_or(0.0), k.calls.value_or(0)});
+  }
+  for (const passlab::AblationReportVariant& v : report->variants) {
+    if (!v.outcome.has_value()) {
+      return absl::InvalidArgumentError(StrCat(path, ": variant '", v.name, "' has no 'outcome'"));
+    }
+    AblationVariant a;
+    a.name = v.name;
+    a.kind = v.kind;
+    a.disabled = v.passes;
+    a.disable = v.disable.value_or("");
+    a.enable_only = v.enable_only.value_or("");
+    // Reports without the filters: its passes, every occurrence.
+    if (a.disable.empty() && a.enable_only.empty()) a.disable = Join(a.disabled, ",");
+    a.outcome = *v.outcome;
+    a.median_ns = v.median_ns.value_or(0.0);
+    a.ratio = v.ratio.value_or(1.0);
+    a.label = a.outcome;
+    if (a.outcome == "undecided" && v.large_but_uncorrected) a.label = a.ratio > 1 ? "likely slower" : "likely faster";
+    a.estimate_ns = v.estimate_ns.value_or(a.ratio * r.baseline_median_ns);
+    a.ci_low = v.ci_low.value_or(a.ratio);
+    a.ci_high = v.ci_high.value_or(a.ratio);
+    a.p_adjusted = v.p_adjusted.value_or(1.0);
+    a.significant = v.significant;
+    a.error = v.error.value_or("");
+    a.ir_diff_path = v.ir_diff.value_or("");
+    for (const passlab::AblationKernelChange& k : v.kernel_diff) {
+      a.kernel_diff.push_back({k.name, k.baseline_ns.value_or(0.0), k.variant_ns.value_or(0.0), k.change, k.host});
+    }
+    r.variants.push_back(std::move(a));
+  }
+  r.heatmap = BuildKernelHeatmap(*report);
+  if (report->compile_cost.has_value()) r.compile_cost = ReadCompileCost(*report->compile_cost, r.variants);
   return r;
 }
 

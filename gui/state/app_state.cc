@@ -9,8 +9,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
-#include "analysis/cuda_profile.h"
-#include "core/codegen/gpu_kernel_compiler.h"
+#include "core/backend/compiler.h"
 #include "core/eval/arguments.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/str_util.h"
@@ -194,17 +193,16 @@ bool Running(const JobPtr<T>& job) {
   return job != nullptr && !job->done();
 }
 
-// The Kernels panel's run on the CUDA runtime with the GPU code generator's
-// kernels; errors name the device ("cuda: compile: no CUDA driver ...").
-absl::StatusOr<CudaProfile> RunOnCuda(const HloModule& module, absl::Span<const Literal> args,
-                                      const RunSettings& settings) {
-  GpuKernelCompiler compiler(GpuCompileOptionsForDevice());
-  CudaProfileOptions options;
-  options.warmup = settings.warmup;
-  options.repeats = settings.repeats;
-  absl::StatusOr<CudaProfile> profile = ProfileOnCuda(module, args, GpuCodegenKernels(compiler), options);
-  if (!profile.ok()) return absl::Status(profile.status().code(), StrCat("cuda: ", profile.status().message()));
-  return profile;
+// The backend session of a compile or a run: the run device and threads,
+// the pass options, and the window's autotune cache and timer.
+backend::Session SessionFor(const AppState& state) {
+  backend::Session session;
+  session.device = state.run_settings.device;
+  session.threads = state.run_settings.threads;
+  session.pass_options = state.pass_options;
+  session.autotune_cache = state.autotune_cache;
+  session.autotune_timer = state.autotune_timer;
+  return session;
 }
 
 }  // namespace
@@ -371,30 +369,31 @@ void StartCompile(AppState& state) {
   const std::string pipeline_name = state.pipeline_name;
   const std::string disable = DisableFilter(state);
   const bool verify_each = state.verify_each;
-  const PassOptionOverrides pass_options = state.pass_options;
+  const backend::Session session = SessionFor(state);
   const size_t occurrence_count = state.occurrences.size();
   state.compile_job = Job<std::shared_ptr<const PipelineResult>>::Start(
       "compile", [=](JobProgress& p) -> absl::StatusOr<std::shared_ptr<const PipelineResult>> {
         p.SetStage("cloning the module");
         p.total = static_cast<int64_t>(occurrence_count);
         std::shared_ptr<HloModule> module = loaded->module->Clone();
-        absl::StatusOr<FilteredPipeline> pipeline = BuildFilteredPipeline(pipeline_name, disable, "", false, pass_options);
-        if (!pipeline.ok()) return pipeline.status();
+        absl::StatusOr<std::unique_ptr<backend::Compiler>> compiler = backend::CreateCompiler(session);
+        if (!compiler.ok()) return compiler.status();
         auto recorder = std::make_shared<PassRecorder>();
         VerifyObserver verify;
         ProgressObserver progress(p);
-        pipeline->pipeline->AddObserver(recorder.get());
-        if (verify_each) pipeline->pipeline->AddObserver(&verify);
-        pipeline->pipeline->AddObserver(&progress);
+        backend::OptimizeOptions options{.pipeline = pipeline_name, .disable = disable};
+        options.observers.push_back(recorder.get());
+        if (verify_each) options.observers.push_back(&verify);
+        options.observers.push_back(&progress);
         const uint64_t input_fingerprint = ModuleFingerprint(*module);
         const int64_t instructions_before = module->instruction_count();
-        absl::StatusOr<bool> ran = pipeline->pipeline->Run(*module);
+        absl::Status ran = (*compiler)->Optimize(*module, options);
         auto result = std::const_pointer_cast<PipelineResult>(
             Summarize(recorder, occurrence_count, input_fingerprint, verify.failed_occurrence));
         result->instructions_before = instructions_before;
         result->instructions_after = module->instruction_count();
         result->disable_filter = disable;
-        result->status = ran.status();
+        result->status = ran;
         if (ran.ok()) result->optimized = std::move(module);
         return std::shared_ptr<const PipelineResult>(result);
       });
@@ -436,18 +435,16 @@ void SetRunDevice(AppState& state, const std::string& device) {
     return;
   }
   state.run_settings.device = device;
-  auto timer_device = [] {
-    const std::optional<AlgorithmTimer>& t = CurrentAlgorithmTimer();
-    return t.has_value() ? t->device : std::string("cpu");
+  auto timer_device = [&state] {
+    return state.autotune_timer.has_value() ? state.autotune_timer->device : std::string("cpu");
   };
   const std::string before = timer_device();
-  if (device == "cuda") {
-    if (absl::Status s = UseCudaAutotuning(); !s.ok()) {
-      Log(state, LogLevel::kWarning, "autotune",
-          StrCat("the algorithm pickers keep timing on ", before, ": ", s.message()));
-    }
+  backend::Session session = SessionFor(state);
+  if (absl::Status s = backend::UseDeviceAutotuning(session); !s.ok()) {
+    Log(state, LogLevel::kWarning, "autotune",
+        StrCat("the algorithm pickers keep timing on ", before, ": ", s.message()));
   } else {
-    SetAlgorithmTimer(std::nullopt);
+    state.autotune_timer = std::move(session.autotune_timer);
   }
   const std::string after = timer_device();
   if (after == before) return;
@@ -468,33 +465,30 @@ void StartRun(AppState& state) {
   if (Running(state.run_job)) return;
   std::shared_ptr<const HloModule> module = state.pipeline_result->optimized;
   const RunSettings settings = state.run_settings;
+  const backend::Session session = SessionFor(state);
   state.run_job = Job<std::shared_ptr<const RunResult>>::Start(
-      "run", [module, settings](JobProgress& p) -> absl::StatusOr<std::shared_ptr<const RunResult>> {
+      "run", [module, settings, session](JobProgress& p) -> absl::StatusOr<std::shared_ptr<const RunResult>> {
         p.SetStage("making inputs");
         absl::StatusOr<std::vector<Literal>> read = ResolveArguments(
             *module->entry_computation(), ArgumentSource{.dir = settings.args_dir, .seed = settings.seed});
         if (!read.ok()) return read.status();
         std::vector<Literal> args = std::move(*read);
-        absl::StatusOr<ProfileResult> profile;
         auto r = std::make_shared<RunResult>();
         r->module = module;
         r->device = settings.device;
-        if (settings.device == "cuda") {
-          p.SetStage("compiling kernels and running on cuda");
-          absl::StatusOr<CudaProfile> cuda = RunOnCuda(*module, args, settings);
-          if (!cuda.ok()) return cuda.status();
-          r->device_description = cuda->device;
-          r->traced_wall_ms_median = Median(cuda->traced_wall_ms);
-          profile = static_cast<ProfileResult&&>(std::move(*cuda));  // what the panel shows
-        } else {
-          p.SetStage("compiling kernels and running");
-          ProfileOptions options;
-          options.warmup = settings.warmup;
-          options.repeats = settings.repeats;
-          options.compile.num_threads = settings.threads;
-          profile = CompileAndProfile(*module, args, options);
+        const bool cuda = settings.device != "cpu";
+        p.SetStage(cuda ? "compiling kernels and running on cuda" : "compiling kernels and running");
+        absl::StatusOr<std::unique_ptr<backend::Compiler>> compiler = backend::CreateCompiler(session);
+        if (!compiler.ok()) return compiler.status();
+        absl::StatusOr<backend::ProfileResult> profile = backend::CompileAndProfile(
+            **compiler, *module, args, {.warmup = settings.warmup, .steps = settings.repeats});
+        if (!profile.ok()) {
+          // Errors name the device ("cuda: compile: no CUDA driver ...").
+          if (!cuda) return profile.status();
+          return absl::Status(profile.status().code(), StrCat(settings.device, ": ", profile.status().message()));
         }
-        if (!profile.ok()) return profile.status();
+        r->device_description = profile->device;
+        if (cuda) r->traced_wall_ms_median = Median(profile->traced_wall_ms);
         r->kernel_ms_median = Median(profile->kernel_ms);
         r->wall_ms_median = Median(profile->wall_ms);
         r->profile = std::move(*profile);

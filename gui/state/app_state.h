@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "analysis/profile_run.h"
+#include "analysis/median.h"
+#include "core/backend/executable.h"
+#include "core/backend/session.h"
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/ir/hlo_module.h"
 #include "core/pass/hlo_pass_interface.h"
@@ -152,7 +154,7 @@ struct RunResult {
   std::string device_description = "cpu";   // "cuda:0 (NVIDIA H100 ...)" on cuda
   // On cuda: records from CUPTI, kernel_ms the sum of device kernels per
   // step, memory.arena_bytes the device arena (the rest of memory is 0).
-  ProfileResult profile;
+  backend::ProfileResult profile;
   double kernel_ms_median = 0;
   double wall_ms_median = 0;         // on cuda: of untraced steps
   double traced_wall_ms_median = 0;  // cuda: of the CUPTI-traced steps
@@ -243,6 +245,11 @@ struct AppState {
   JobPtr<std::shared_ptr<const RunResult>> run_job;
   std::shared_ptr<const RunResult> run_result;  // the last run that succeeded
   absl::Status run_status;                      // of the last finished run
+  // The backend session's autotuning settings, shared by every compile and
+  // run of this window (never the process's): the algorithm pickers' cache,
+  // and where they time (SetRunDevice; empty: on the host CPU).
+  std::shared_ptr<AutotuneCache> autotune_cache = std::make_shared<AutotuneCache>();
+  std::optional<AlgorithmTimer> autotune_timer;
   std::string selected_kernel;
 
   // Emitter.
@@ -297,7 +304,7 @@ void SelectRun(AppState& state, int64_t run);
 std::pair<uint64_t, uint64_t> SelectedFingerprints(const AppState& state);
 // Chooses the Kernels panel's device. The algorithm pickers then time where
 // the program will run, as `passlab run --device` does: cuda installs the
-// device's timer (UseCudaAutotuning; without a device the reason is logged
+// device's timer (backend::UseDeviceAutotuning; without a device the reason is logged
 // and they keep timing on the CPU), cpu the CPU's. When that changes the
 // timer, the loaded module is recompiled, so that the optimized module's
 // algorithm choices are the device's (a oneDNN choice is no cuDNN choice).

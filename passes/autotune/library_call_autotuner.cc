@@ -17,6 +17,7 @@
 #include "core/ir/str_util.h"
 #include "core/runtime/host_buffer.h"
 #include "core/runtime/library_call_runner.h"
+#include "passes/autotune/autotune_scope.h"
 
 namespace passlab {
 namespace {
@@ -190,7 +191,7 @@ absl::StatusOr<bool> PickLibraryCallAlgorithms(HloModule& module, const Autotune
                                                LibraryCallFamily family, HloPassInterface& pass) {
   if (options.level <= 0) return false;
   AutotuneOptions resolved = options;
-  AutotuneCache& cache = options.cache != nullptr ? *options.cache : AutotuneCache::Global();
+  AutotuneCache& cache = options.cache != nullptr ? *options.cache : CurrentAutotuneCache();
   resolved.cache = &cache;
   if (!options.cache_path.empty()) {
     if (absl::Status s = cache.Load(options.cache_path); !s.ok()) return s;
@@ -266,12 +267,28 @@ absl::StatusOr<AutotuneOutcome> Choose(const HloInstruction& call, const std::st
 
 }  // namespace
 
+// The innermost ScopedAutotuneSettings of this thread (null: none).
+static thread_local ScopedAutotuneSettings* innermost_autotune_scope = nullptr;
+
+ScopedAutotuneSettings::ScopedAutotuneSettings(AutotuneCache& cache, const std::optional<AlgorithmTimer>& timer)
+    : outer_(innermost_autotune_scope), cache_(cache), timer_(timer) {
+  innermost_autotune_scope = this;
+}
+
+ScopedAutotuneSettings::~ScopedAutotuneSettings() { innermost_autotune_scope = outer_; }
+
+AutotuneCache& CurrentAutotuneCache() {
+  return innermost_autotune_scope != nullptr ? innermost_autotune_scope->cache_ : AutotuneCache::Global();
+}
+
 void SetAlgorithmTimer(std::optional<AlgorithmTimer> timer) { Timer() = std::move(timer); }
-const std::optional<AlgorithmTimer>& CurrentAlgorithmTimer() { return Timer(); }
+const std::optional<AlgorithmTimer>& CurrentAlgorithmTimer() {
+  return innermost_autotune_scope != nullptr ? innermost_autotune_scope->timer_ : Timer();
+}
 
 absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, const AutotuneOptions& options,
                                                     AutotuneSpend* spend) {
-  AutotuneCache& cache = options.cache != nullptr ? *options.cache : AutotuneCache::Global();
+  AutotuneCache& cache = options.cache != nullptr ? *options.cache : CurrentAutotuneCache();
   const std::optional<AlgorithmTimer>& timer = CurrentAlgorithmTimer();
   const std::string key = timer.has_value() ? StrCat(timer->device, "|", AutotuneKey(call)) : AutotuneKey(call);
   AutotuneOutcome outcome;

@@ -100,8 +100,8 @@ struct AutotuneSpend {
 };
 
 // Where the pickers time algorithms: the CPU backend (no timer installed),
-// or a device whose runtime installed its timer (the CUDA runtime:
-// UseCudaAutotuning in analysis/cuda_profile.h), so that the algorithm
+// or a device's timer (the CUDA runtime's: backend::UseDeviceAutotuning in
+// core/backend/session.h), so that the algorithm
 // written into a call's backend_config is one of that device's libraries',
 // timed there. `device` names it ("cuda:0 (NVIDIA H100 ..., sm_90, ...)")
 // and prefixes every cache key, so choices made on one device (or on the
@@ -114,7 +114,9 @@ struct AlgorithmTimer {
       const HloInstruction& call, const AutotuneOptions& options, const std::vector<int64_t>& denied)>
       time;
 };
-// Process-wide; std::nullopt goes back to the CPU backend.
+// Process-wide; std::nullopt goes back to the CPU backend. A
+// ScopedAutotuneSettings on the calling thread (autotune_scope.h: a
+// backend::Session's compile) takes precedence.
 void SetAlgorithmTimer(std::optional<AlgorithmTimer> timer);
 const std::optional<AlgorithmTimer>& CurrentAlgorithmTimer();
 

@@ -377,6 +377,12 @@ class ConvRewriteVisitor : public HloRewriteVisitor {
 
 }  // namespace
 
+bool ConvRewriter::ConvIsLowerable(HloInstruction* conv) {
+  if (conv->opcode() != HloOpcode::kConvolution || !conv->attrs().conv_dnums.has_value()) return false;
+  return MatchForward(conv).has_value() || MatchBackwardFilter(conv).has_value() ||
+         MatchBackwardInput(conv).has_value();
+}
+
 absl::StatusOr<bool> ConvRewriter::RunImpl(HloModule& module, PassRunContext*) {
   ConvRewriteVisitor visitor(*this);
   return visitor.RunOnModule(module);

@@ -54,6 +54,12 @@ class ConvRewriter : public HloModulePass {
  public:
   std::string_view name() const override { return "conv-rewriter"; }
 
+  // XLA's ConvRewriter::ConvIsLowerable: `conv` (a convolution) has one of
+  // the three forms above (forward, filter gradient, input gradient),
+  // whatever its element type. XLA:GPU's algebraic simplifier asks it before
+  // swapping a convolution's operands (conv_is_lowerable_callback).
+  static bool ConvIsLowerable(HloInstruction* conv);
+
  protected:
   absl::StatusOr<bool> RunImpl(HloModule& module, PassRunContext* context) override;
 };

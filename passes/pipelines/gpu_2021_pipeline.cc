@@ -90,7 +90,18 @@ namespace passlab::gpu2021 {
 // after (gemms) layout assignment. Today's ops (ragged/scaled dots, scan)
 // are expanded where today's XLA does, so every input still compiles.
 
+namespace {
 
+// XLA:GPU of 2021 turned convolution operand swaps off in every algsimp it
+// ran (set_enable_conv_operand_swap(false) in gpu_compiler.cc and
+// nvptx_compiler.cc at 0deba0dd, 2021-09-01).
+AlgebraicSimplifierOptions Algsimp2021() {
+  AlgebraicSimplifierOptions o;
+  o.enable_conv_operand_swap = false;
+  return o;
+}
+
+}  // namespace
 
 std::unique_ptr<HloPassPipeline> BuildSpmdPartitionerPipeline() {
   // XLA:GPU's "spmd-partitioner" pipeline (seed 003 table 1): simplify,
@@ -106,7 +117,7 @@ std::unique_ptr<HloPassPipeline> BuildSpmdPartitionerPipeline() {
   // with constant trip counts unroll, constants fold).
   auto& simplify = pipeline->AddPass<HloPassFix<HloPassPipeline>>("spmd-simplify");
   HloPassPipeline& s = simplify.pass();
-  s.AddPass<AlgebraicSimplifier>();
+  s.AddPass<AlgebraicSimplifier>(Algsimp2021());
   s.AddPass<SortSimplifier>();
   s.AddPass<TupleSimplifier>();
   s.AddPass<ScatterExpander>(ScatterExpander::Mode::kEliminateSimpleScatters);
@@ -212,7 +223,7 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // (below) inlines into a dynamic-update-slice; in the loop because algsimp
   // can shrink a scatter's indices to one.
   s.AddPass<ScatterExpander>(ScatterExpander::Mode::kEliminateSimpleScatters);
-  s.AddPass<AlgebraicSimplifier>();
+  s.AddPass<AlgebraicSimplifier>(Algsimp2021());
   // As in XLA, right after algsimp (which may fold a bitcast-convert pair
   // away first); later rounds fold the shifts of constants it creates.
   s.AddPass<BitcastDtypesExpander>();
@@ -242,7 +253,7 @@ std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline() {
   // algsimp folds the convert round trips the moves expose.
   auto& simplification2 = pipeline->AddPass<HloPassFix<HloPassPipeline>>("simplification-2");
   simplification2.pass().AddPass<ConvertMover>();
-  simplification2.pass().AddPass<AlgebraicSimplifier>();
+  simplification2.pass().AddPass<AlgebraicSimplifier>(Algsimp2021());
   return pipeline;
 }
 
@@ -261,7 +272,7 @@ std::unique_ptr<HloPassPipeline> BuildCollectiveOptimizationsPipeline() {
   pipeline->AddPass<AllGatherBroadcastReorder>();
   // As in XLA: reshape(broadcast) adding unit dimensions becomes a plain
   // broadcast, and the offset arithmetic the rewrites leave folds.
-  pipeline->AddPass<AlgebraicSimplifier>();
+  pipeline->AddPass<AlgebraicSimplifier>(Algsimp2021());
   return pipeline;
 }
 
@@ -288,7 +299,7 @@ std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline() {
   // The legalization leaves tuple(slice(gte(call, 0)), gte(call, 1)) round
   // trips and pads of constants behind, as in XLA.
   pipeline->AddPass<TupleSimplifier>();
-  pipeline->AddPass<HloPassFix<AlgebraicSimplifier>>();
+  pipeline->AddPass<HloPassFix<AlgebraicSimplifier>>(Algsimp2021());
   return pipeline;
 }
 
@@ -422,7 +433,7 @@ std::unique_ptr<HloPassPipeline> BuildPostFusionOptimizationPipeline() {
   // Another occurrence, as in XLA: cleans up the combiners' tuples. After
   // layout assignment, so layout-sensitive (XLA's post-layout algsimp
   // options): a copy that changes the layout is not a no-op.
-  AlgebraicSimplifierOptions layout_sensitive;
+  AlgebraicSimplifierOptions layout_sensitive = Algsimp2021();
   layout_sensitive.is_layout_sensitive = true;
   pipeline->AddPass<AlgebraicSimplifier>(layout_sensitive);
   return pipeline;

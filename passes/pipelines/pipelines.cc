@@ -133,7 +133,14 @@ AlgebraicSimplifierOptions GpuAlgsimpOptions(AlgsimpMode mode) {
   // what a rewrite made of a dead instruction (reshape(reshape(x)) ->
   // a no-op reshape(x)) for the next run or DCE, as XLA's does.
   o.run_to_fixed_point = false;
+  // Convolution operand swaps only in these two modes (the second is layout
+  // sensitive, so never in fact), and only to a convolution the conv
+  // rewriter lowers (XLA passes ConvRewriter::ConvIsLowerable; ROCm would
+  // turn the swap off).
+  o.enable_conv_operand_swap = false;
   if (mode == AlgsimpMode::kLayoutInsensitive || mode == AlgsimpMode::kPostFusionSimplification) {
+    o.enable_conv_operand_swap = true;
+    o.conv_is_lowerable_callback = "conv-rewriter";
     o.unconditionally_simplify_reduce_of_transpose_or_reshape = true;
     // The GPU handles transposes better than slice+concatenate.
     o.rewrite_reshape_transpose_as_slice_concatenate = false;

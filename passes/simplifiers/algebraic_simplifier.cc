@@ -286,6 +286,7 @@ const std::vector<OptionField>& OptionFields() {
       {{"supports_non_canonical_dots", PassOptionType::kBool, "true", "Allow rewrites that produce non-canonical dots."}, &O::supports_non_canonical_dots},
       {{"enable_move_dot_param_to_rhs", PassOptionType::kBool, "false", "Move parameter-like dot operands to the right."}, &O::enable_move_dot_param_to_rhs},
       {{"enable_scalar_multiply_reduction", PassOptionType::kBool, "false", "Move scalar multipliers around a convolution to its smallest side."}, &O::enable_scalar_multiply_reduction},
+      {{"enable_conv_operand_swap", PassOptionType::kBool, "true", "Swap a convolution's operands when the kernel is the larger side."}, &O::enable_conv_operand_swap},
       {{"executing_on_cpu", PassOptionType::kBool, "false", "Target CPU (divide by broadcast as multiply; fewer dot strength reductions)."}, &O::executing_on_cpu},
       {{"use_associative_reordering", PassOptionType::kBool, "false", "Reorder dot chains and dots of reverse/pad/broadcast."}, &O::use_associative_reordering},
       {{"raise_slice_and_reduce_through_dot", PassOptionType::kBool, "false", "Move slices and reduces of dots onto the operands."}, &O::raise_slice_and_reduce_through_dot},
@@ -311,6 +312,10 @@ const std::vector<StringOptionField>& StringOptionFields() {
         "CUDA compute capability (\"8.0\"): run as XLA's GpuAlgebraicSimplifier (bf16/tf32 dot algorithms); "
         "empty: the generic simplifier."},
        &O::gpu_compute_capability},
+      {{"conv_is_lowerable_callback", PassOptionType::kString, "",
+        "Which convolutions an operand swap may produce: empty (any) or \"conv-rewriter\" (those the GPU conv "
+        "rewriter lowers to a library call)."},
+       &O::conv_is_lowerable_callback},
   };
   return *fields;
 }
@@ -365,6 +370,11 @@ void RemoveAbandoned(HloComputation* c, const std::vector<HloInstruction*>& adde
 }  // namespace
 
 absl::StatusOr<bool> AlgebraicSimplifier::RunImpl(HloModule& module, PassRunContext*) {
+  if (!options_.conv_is_lowerable_callback.empty() && options_.conv_is_lowerable_callback != "conv-rewriter") {
+    return absl::InvalidArgumentError(StrCat("algsimp option conv_is_lowerable_callback: unknown callback '",
+                                             options_.conv_is_lowerable_callback,
+                                             "' (known: empty, \"conv-rewriter\")"));
+  }
   static const auto* by_opcode = [] {
     auto* m = new absl::flat_hash_map<HloOpcode, std::vector<algsimp::Rule>>();
     for (algsimp::Rule& r : AllRules()) (*m)[r.opcode].push_back(std::move(r));

@@ -80,6 +80,14 @@ struct AlgebraicSimplifierOptions {
   // of the conv's operands and result (f32 and bf16 convs; scalar constant
   // multipliers on either side, and one above the conv).
   bool enable_scalar_multiply_reduction = false;
+  // conv(x, w) => conv(reverse(w), x) with the window reversed, when the
+  // kernel is larger than the input (XLA's SwapConvolutionOperandsIfBeneficial,
+  // conv_operand_swapper.cc); never when layout sensitive.
+  bool enable_conv_operand_swap = true;
+  // XLA's conv_is_lowerable_callback, by name: empty (none: every beneficial
+  // swap is made) or "conv-rewriter" (ConvRewriter::ConvIsLowerable: only a
+  // swapped convolution the GPU conv rewriter turns into a library call).
+  std::string conv_is_lowerable_callback;
   // Target CPU: A / broadcast(B) => A * broadcast(1 / B), and dot strength
   // reduction only for dots of batch and contracting dims alone.
   bool executing_on_cpu = false;

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/verify/shape_inference.h"
+#include "passes/libcall/conv_rewriter.h"
 #include "passes/simplifiers/algsimp_internal.h"
 
 namespace passlab::algsimp {
@@ -870,12 +871,105 @@ HloInstruction* ReduceScalarMultiplies(HloInstruction* conv, RuleContext& ctx) {
   return conv;
 }
 
+// XLA's SwapConvolutionOperandsIfBeneficial (conv_operand_swapper.cc), which
+// HandleConvolution tries (SwapConvOperands) with enable_conv_operand_swap
+// when not layout sensitive: conv(x, w) => conv(reverse(w), x), the kernel
+// becoming the input and the input the kernel, when the product of the
+// kernel's sizes over the swapped spatial dimensions exceeds the input's.
+// Spatial dimensions that are pure contractions (kernel as large as the
+// input, no padding, dilation, stride or reversal) or group dimensions (base
+// dilation = kernel size, stride = kernel size - 1) stay as they are; every
+// other one gets a reversed window of the input's size, the dilations
+// exchanged and the padding that keeps the result's size; the kernel is
+// reversed on those dimensions unless its window already was. Only
+// ungrouped convolutions. Unlike XLA's handler, which first replaces a
+// convolution of an empty operand by zeros, passlab leaves those alone here;
+// and where the swapped convolution's shape cannot be inferred (a group
+// dimension whose input and kernel sizes differ), XLA's pass fails while
+// passlab's rule declines.
+HloInstruction* SwapConvOperands(HloInstruction* conv, RuleContext& ctx) {
+  const HloAttributes& a = conv->attrs();
+  if (a.feature_group_count > 1 || a.batch_group_count > 1 || !a.conv_dnums.has_value()) return nullptr;
+  HloInstruction* input = Op(conv, 0);
+  HloInstruction* kernel = Op(conv, 1);
+  if (input->shape().element_count() == 0 || kernel->shape().element_count() == 0) return nullptr;
+  const ConvolutionDimensionNumbers& d = *a.conv_dnums;
+  const std::vector<WindowDimension>& window = conv->window().dimensions;
+  if (window.size() != d.input_spatial_dimensions.size()) return nullptr;
+  Window swapped;
+  int64_t kernel_product = 1;
+  int64_t swapped_kernel_product = 1;
+  std::vector<int64_t> reverse_dims;
+  for (size_t j = 0; j < window.size(); ++j) {
+    const WindowDimension& w = window[j];
+    const int64_t kernel_size = w.size;
+    const int64_t input_size = input->shape().dimensions(d.input_spatial_dimensions[j]);
+    const bool plain = !w.window_reversal && w.padding_low == 0 && w.padding_high == 0 && w.window_dilation == 1;
+    const bool group_dim = plain && w.base_dilation == kernel_size && w.stride == kernel_size - 1;
+    const bool contraction_dim = plain && kernel_size == input_size && w.base_dilation == 1 && w.stride == 1;
+    if (group_dim || contraction_dim) {
+      swapped.dimensions.push_back(w);
+      continue;
+    }
+    const int64_t dilated_kernel_size = 1 + (kernel_size - 1) * w.window_dilation;
+    const int64_t dilated_input_size = 1 + (input_size - 1) * w.base_dilation;
+    kernel_product *= kernel_size;
+    // A 1-element input padded to a full correlation costs as much as the
+    // kernel it would become.
+    const bool full_correlation_of_one = input_size == 1 && w.stride == 1 && w.window_dilation == 1 &&
+                                         w.padding_low == kernel_size - 1 && w.padding_high == kernel_size - 1;
+    swapped_kernel_product *= full_correlation_of_one ? kernel_size : input_size;
+    WindowDimension n;
+    n.size = input_size;
+    n.window_reversal = true;
+    if (!w.window_reversal) reverse_dims.push_back(d.kernel_spatial_dimensions[j]);
+    n.base_dilation = w.window_dilation;
+    n.window_dilation = w.base_dilation;
+    n.stride = w.stride;
+    n.padding_low = dilated_input_size + w.padding_low - dilated_kernel_size;
+    n.padding_high = dilated_input_size + w.padding_high - dilated_kernel_size;
+    swapped.dimensions.push_back(n);
+  }
+  if (kernel_product <= swapped_kernel_product) return nullptr;
+  ConvolutionDimensionNumbers sd;
+  sd.output_spatial_dimensions = d.output_spatial_dimensions;
+  sd.output_batch_dimension = d.output_feature_dimension;
+  sd.output_feature_dimension = d.output_batch_dimension;
+  sd.input_spatial_dimensions = d.kernel_spatial_dimensions;
+  sd.input_batch_dimension = d.kernel_output_feature_dimension;
+  sd.input_feature_dimension = d.kernel_input_feature_dimension;
+  sd.kernel_spatial_dimensions = d.input_spatial_dimensions;
+  sd.kernel_output_feature_dimension = d.input_batch_dimension;
+  sd.kernel_input_feature_dimension = d.input_feature_dimension;
+  // The operands' precisions swap with them (XLA builds a fresh config).
+  PrecisionConfig precision;
+  const std::vector<PrecisionLevel>& p = a.precision_config.operand_precision;
+  if (p.size() == 2) precision.operand_precision = {p[1], p[0]};
+  if (!reverse_dims.empty()) kernel = ctx.Add(HloInstruction::CreateReverse(kernel->shape(), kernel, reverse_dims));
+  absl::StatusOr<Shape> shape =
+      InferConvolveShape(kernel->shape(), input->shape(), 1, 1, swapped, sd, conv->shape().element_type());
+  if (!shape.ok() || !shape->Compatible(conv->shape())) return nullptr;
+  HloInstruction* swapped_conv =
+      ctx.Add(HloInstruction::CreateConvolve(*shape, kernel, input, 1, 1, std::move(swapped), std::move(sd), precision));
+  if (ctx.options().conv_is_lowerable_callback == "conv-rewriter" && !ConvRewriter::ConvIsLowerable(swapped_conv)) {
+    return nullptr;
+  }
+  if (conv->has_sharding()) swapped_conv->set_sharding(conv->sharding());
+  return swapped_conv;
+}
+
 void ConvolutionRulesInto(std::vector<Rule>& rules) {
   // conv(A*c1, B*c2) => conv(A, B)*(c1*c2), on the conv's smallest side
   rules.push_back(R(O::kConvolution, "scalar multiplies around conv => one on its smallest side",
                     [](HloInstruction* i, RuleContext& ctx) -> HloInstruction* {
                       if (!ctx.options().enable_scalar_multiply_reduction) return nullptr;
                       return ReduceScalarMultiplies(i, ctx);
+                    }));
+  // conv(x, w) => conv(reverse(w), x), window reversed, when w is the larger
+  rules.push_back(R(O::kConvolution, "conv with a kernel larger than its input => operands swapped",
+                    [](HloInstruction* i, RuleContext& ctx) -> HloInstruction* {
+                      if (!ctx.options().enable_conv_operand_swap || ctx.options().is_layout_sensitive) return nullptr;
+                      return SwapConvOperands(i, ctx);
                     }));
 }
 

@@ -102,3 +102,13 @@ assert m["pass_options"] == ["cse.is_layout_sensitive=false"], m.get("pass_optio
 assert m["xla_disabled_passes"] == ["algsimp"], m.get("xla_disabled_passes")
 PY
 echo ok
+
+# --xla_gpu_enable_command_buffer is modelled (`run --device cuda` launches
+# each step as a CUDA graph unless it is empty): no warning from XLA_FLAGS,
+# and the empty spelling XLA documents is accepted on the command line.
+XLA_FLAGS="--xla_gpu_enable_command_buffer=" "$passlab" run "$tmp/m.hlo" --repeats 2 > /dev/null 2> "$tmp/err" \
+  || fail "XLA_FLAGS command buffer: $(cat "$tmp/err")"
+grep -q "not modelled" "$tmp/err" && fail "command buffer flag called not modelled: $(cat "$tmp/err")"
+"$passlab" run "$tmp/m.hlo" --repeats 2 --xla_gpu_enable_command_buffer= > /dev/null 2> "$tmp/err" \
+  || fail "--xla_gpu_enable_command_buffer= rejected: $(cat "$tmp/err")"
+echo "cli_xla_flags: command buffer flag OK"

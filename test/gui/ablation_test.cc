@@ -82,7 +82,7 @@ TEST(AblationReportTest, ErrorsNameTheFile) {
   std::filesystem::create_directories(dir);
   EXPECT_THAT(std::string(LoadAblationReport(dir.string()).status().message()), HasSubstr("report.json: cannot open"));
   std::ofstream(dir / "report.json") << R"({"schema":"other/2"})";
-  EXPECT_THAT(std::string(LoadAblationReport(dir.string()).status().message()), HasSubstr("is not passlab.ablation/1"));
+  EXPECT_THAT(std::string(LoadAblationReport(dir.string()).status().message()), HasSubstr("report has schema 'other/2', not passlab.ablation/N"));
   std::ofstream(dir / "report.json") << R"({"schema":"passlab.ablation/1","baseline":{}})";
   EXPECT_THAT(std::string(LoadAblationReport(dir.string()).status().message()), HasSubstr("median_ns"));
   std::filesystem::remove_all(dir);

@@ -19,6 +19,7 @@
 #include "gui/state/ablation.h"
 #include "gui/state/app_state.h"
 #include "passes/pipelines/pipelines.h"
+#include "test/analysis/ablation/typed_records.h"
 
 namespace passlab::gui {
 namespace {
@@ -67,11 +68,13 @@ std::vector<json> CompileRecords() {
                 {"cse", {{"ms", 0.02}, {"runs", 1}}},
                 {"priority-fusion", {{"ms", 20.0}, {"runs", 1}}}};
   return {
-      {{"kind", "baseline"}, {"optimize_ms", 100.0}, {"compile_ms", 400.0}, {"autotune_ms", 0.0}, {"pass_times", times}},
-      {{"kind", "baseline"}, {"optimize_ms", 100.0}, {"compile_ms", 400.0}, {"autotune_ms", 0.0}, {"pass_times", times}},
-      {{"variant", "disable algsimp"}, {"optimize_ms", 96.0}, {"compile_ms", 420.0}},
-      {{"variant", "disable cse"}, {"optimize_ms", 100.0}, {"compile_ms", 399.0}},
-      {{"variant", "disable priority-fusion"}, {"optimize_ms", 80.0}, {"compile_ms", 900.0}},
+      {{"variant", "baseline"}, {"kind", "baseline"}, {"optimize_ms", 100.0}, {"compile_ms", 400.0},
+       {"autotune_ms", 0.0}, {"pass_times", times}},
+      {{"variant", "baseline"}, {"kind", "baseline"}, {"optimize_ms", 100.0}, {"compile_ms", 400.0},
+       {"autotune_ms", 0.0}, {"pass_times", times}},
+      {{"variant", "disable algsimp"}, {"kind", "disable-one"}, {"optimize_ms", 96.0}, {"compile_ms", 420.0}},
+      {{"variant", "disable cse"}, {"kind", "disable-one"}, {"optimize_ms", 100.0}, {"compile_ms", 399.0}},
+      {{"variant", "disable priority-fusion"}, {"kind", "disable-one"}, {"optimize_ms", 80.0}, {"compile_ms", 900.0}},
   };
 }
 
@@ -101,7 +104,8 @@ std::string WriteCompileCostReport(const TempDir& dir) {
                          {"threshold", 0.01},
                          {"baseline", {{"name", "baseline"}, {"median_ns", 1e6}}},
                          {"variants", variants}};
-  report["compile_cost"] = BuildCompileCost(CompileRecords(), variants, 0.01);
+  report["compile_cost"] = BuildCompileCost(
+      TypedRecords(CompileRecords()), nlohmann::json(variants).get<std::vector<passlab::AblationReportVariant>>(), 0.01);
   std::ofstream(dir.path() / "report.json") << report.dump(1);
   std::filesystem::create_directories(dir.path() / "diffs");
   return dir.str();

@@ -365,7 +365,8 @@ TEST_F(AppStateTest, TheRunDeviceIsWhereTheAlgorithmPickersTime) {
   WaitUntilIdle(state_);
   SetRunDevice(state_, "cuda");
   EXPECT_EQ(state_.run_settings.device, "cuda");
-  const std::optional<AlgorithmTimer>& timer = CurrentAlgorithmTimer();
+  const std::optional<AlgorithmTimer>& timer = state_.autotune_timer;
+  EXPECT_FALSE(CurrentAlgorithmTimer().has_value());  // the window's session, not the process
   if (timer.has_value()) {
     EXPECT_THAT(timer->device, ::testing::StartsWith("cuda:0"));
     EXPECT_NE(state_.compile_job, nullptr);  // recompiling with the device's choices
@@ -382,7 +383,7 @@ TEST_F(AppStateTest, TheRunDeviceIsWhereTheAlgorithmPickersTime) {
   WaitUntilIdle(state_);
   SetRunDevice(state_, "cpu");
   EXPECT_EQ(state_.run_settings.device, "cpu");
-  EXPECT_FALSE(CurrentAlgorithmTimer().has_value());
+  EXPECT_FALSE(state_.autotune_timer.has_value());
   WaitUntilIdle(state_);
   SetRunDevice(state_, "tpu");
   EXPECT_EQ(state_.run_settings.device, "cpu");

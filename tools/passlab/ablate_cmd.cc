@@ -136,7 +136,7 @@ absl::StatusOr<std::vector<AblationVariant>> MakePlan(const AblateOptions& o,
 // report.json/csv/md/html and gbench.json in `dir` from a sweep's records
 // (a local sweep's or every Slurm task's); prints the Markdown headline.
 int WriteReports(const AblateOptions& o, const std::string& dir, const nlohmann::json& manifest,
-                 const std::vector<nlohmann::json>& records) {
+                 const std::vector<AblationRecord>& records) {
   ReportOptions options;
   options.metric = o.metric == "wall"          ? AblationMetric::kWallNs
                    : o.metric == "kernel+copy" ? AblationMetric::kKernelCopyNs
@@ -148,30 +148,34 @@ int WriteReports(const AblateOptions& o, const std::string& dir, const nlohmann:
   // The A/A band: --aa-band, else the sweep's own copies (the report
   // prefers them), else the calibration of this configuration, if any.
   const std::string calibration = o.aa_calibration.empty() ? DefaultAaCalibrationPath() : o.aa_calibration;
-  const nlohmann::json key = AaCalibrationKey(manifest);
+  // The configuration a band belongs to; none when the manifest is no sweep
+  // manifest (then no calibration is looked up or stored).
+  absl::StatusOr<AblationManifest> typed_manifest = ParseAblationManifest(manifest, StrCat(dir, "/manifest.json"));
+  const std::optional<nlohmann::json> key =
+      typed_manifest.ok() ? std::optional<nlohmann::json>(AaCalibrationKey(*typed_manifest)) : std::nullopt;
   if (o.no_aa_band) {
     options.no_aa_band = true;
   } else if (o.aa_band_pct >= 0) {
     options.aa_band = o.aa_band_pct / 100;
     options.aa_band_source = "--aa-band";
     options.aa_band_forced = true;
-  } else {
-    absl::StatusOr<std::optional<AaCalibrationEntry>> entry = LookupAaBand(calibration, key);
+  } else if (key.has_value()) {
+    absl::StatusOr<std::optional<AaCalibrationEntry>> entry = LookupAaBand(calibration, *key);
     if (!entry.ok()) return ReportError(entry.status());
     if (entry->has_value()) {
       options.aa_band = (*entry)->band;
       options.aa_band_source = DescribeAaCalibration(calibration, **entry);
     }
   }
-  nlohmann::ordered_json report = BuildAblationReport(manifest, records, options);
+  const AblationReport report = BuildAblationReport(manifest, records, options);
   if (absl::Status s = WriteAblationReports(report, dir); !s.ok()) return ReportError(s);
   // A sweep with A/A copies measured this configuration's band: keep it in
   // the sweep's directory and in the calibration file for later sweeps.
-  if (const nlohmann::ordered_json& aa = report["aa"]; aa["measured_band"].is_number()) {
+  if (report.aa.measured_band.has_value() && key.has_value()) {
     AaCalibrationEntry entry;
-    entry.key = key;
-    entry.band = aa["measured_band"].get<double>();
-    entry.copies = static_cast<int>(aa["copies"].size());
+    entry.key = *key;
+    entry.band = *report.aa.measured_band;
+    entry.copies = static_cast<int>(report.aa.copies.size());
     std::error_code ec;
     entry.sweep_dir = std::filesystem::absolute(dir, ec).string();
     char stamp[32];
@@ -191,14 +195,21 @@ int WriteReports(const AblateOptions& o, const std::string& dir, const nlohmann:
 }
 
 int WriteLocalReports(const AblateOptions& o) {
-  absl::StatusOr<std::vector<nlohmann::json>> records = ReadAblationRecords(o.out);
+  absl::StatusOr<std::vector<AblationRecord>> records = ReadAblationRecords(o.out);
   if (!records.ok()) return ReportError(records.status());
   if (records->empty()) {
     return ReportError(absl::NotFoundError(StrCat("'", o.out, "' holds no results (no results.jsonl records)")));
   }
-  std::ifstream in(std::filesystem::path(o.out) / "manifest.json");
+  // The manifest as written (a version-1 file stays one in report.json),
+  // checked against its schema (records.h).
+  const std::string manifest_path = (std::filesystem::path(o.out) / "manifest.json").string();
+  std::ifstream in(manifest_path);
   nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
-  if (manifest.is_discarded()) manifest = nlohmann::json::object();
+  if (manifest.is_discarded()) {
+    manifest = nlohmann::json::object();
+  } else if (absl::StatusOr<AblationManifest> typed = ParseAblationManifest(manifest, manifest_path); !typed.ok()) {
+    return ReportError(typed.status());
+  }
   return WriteReports(o, o.out, manifest, *records);
 }
 
@@ -338,27 +349,32 @@ int Reproduce(const AblateOptions& o) {
     return ReportError(absl::NotFoundError(StrCat("--reproduce: '", dir, "' is not a sweep directory (no manifest.json)")));
   }
   std::ifstream in(manifest_path);
-  nlohmann::json manifest = nlohmann::json::parse(in, nullptr, false);
-  if (manifest.is_discarded() || !manifest.is_object()) {
+  const nlohmann::json recorded = nlohmann::json::parse(in, nullptr, false);
+  if (recorded.is_discarded() || !recorded.is_object()) {
     return ReportError(absl::InvalidArgumentError(StrCat("--reproduce: '", manifest_path.string(), "' is not a JSON object")));
   }
+  absl::StatusOr<AblationManifest> manifest = ParseAblationManifest(recorded, manifest_path.string());
+  if (!manifest.ok()) return ReportError(absl::InvalidArgumentError(StrCat("--reproduce: ", manifest.status().message())));
   const fs::path out = fs::absolute(o.out, ec);
   if (fs::weakly_canonical(out, ec) == fs::weakly_canonical(fs::absolute(dir), ec)) {
     return ReportError(absl::InvalidArgumentError(
         StrCat("--reproduce: --out must be another directory than '", dir, "' (the recorded sweep stays as it is)")));
   }
-  absl::StatusOr<std::vector<std::string>> args = ReproductionArguments(manifest, out.string());
+  absl::StatusOr<std::vector<std::string>> args = ReproductionArguments(*manifest, out.string());
   if (!args.ok()) return ReportError(absl::InvalidArgumentError(StrCat("--reproduce '", dir, "': ", args.status().message())));
 
   nlohmann::json now;
   now["machine"] = DescribeMachine();
   now["environment"] = CollectEnvironment(out.string());
-  fmt::print("reproducing {}: {}\n", dir, manifest.value("command", std::string("(no command recorded)")));
-  fmt::print("{}", RenderEnvironmentDifferences(manifest, now));
+  fmt::print("reproducing {}: {}\n", dir, manifest->command.value_or("(no command recorded)"));
+  nlohmann::json then;  // the recorded machine and environment, as `now`
+  if (manifest->machine.has_value()) then["machine"] = *manifest->machine;
+  if (manifest->environment.has_value()) then["environment"] = *manifest->environment;
+  fmt::print("{}", RenderEnvironmentDifferences(then, now));
   // Relative paths in the command (an HLO file, --variants) meant the recorded working directory.
   std::string cwd = fs::current_path(ec).string();
-  if (manifest.contains("environment") && manifest["environment"].is_object()) {
-    std::string recorded_cwd = manifest["environment"].value("cwd", std::string());
+  if (manifest->environment.has_value() && manifest->environment->is_object()) {
+    std::string recorded_cwd = manifest->environment->value("cwd", std::string());
     if (!recorded_cwd.empty() && fs::is_directory(recorded_cwd, ec)) cwd = recorded_cwd;
   }
   const std::string exe = SelfExe();

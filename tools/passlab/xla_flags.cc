@@ -69,6 +69,8 @@ absl::StatusOr<XlaFlags> ParseXlaFlags(std::string_view text) {
       flags.dump_to = value;
     } else if (name == "xla_dump_hlo_pass_re") {
       flags.dump_pass_re = value;
+    } else if (name == "xla_gpu_enable_command_buffer") {
+      flags.command_buffer = eq == std::string_view::npos ? "" : value;
     } else {
       flags.not_modelled.push_back("--" + name);
     }
@@ -82,6 +84,9 @@ void AddXlaFlagOptions(CLI::App* cmd, XlaFlags& flags) {
   cmd->add_option("--xla_dump_to", flags.dump_to, "Dump the module before/after optimization here, named as XLA names it");
   cmd->add_option("--xla_dump_hlo_pass_re", flags.dump_pass_re,
                   "With --xla_dump_to: also dump between passes whose name matches this regex");
+  cmd->add_option("--xla_gpu_enable_command_buffer", flags.command_buffer,
+                  "--device cuda: empty runs steps thunk by thunk; otherwise (the default) each step is one CUDA graph")
+      ->expected(0, 1);
 }
 
 absl::StatusOr<XlaFlags> ResolveXlaFlags(const XlaFlags& command_line, std::string& disable,
@@ -96,6 +101,7 @@ absl::StatusOr<XlaFlags> ResolveXlaFlags(const XlaFlags& command_line, std::stri
   Overlay(flags.enable_only, command_line.enable_only);
   Overlay(flags.dump_to, command_line.dump_to);
   Overlay(flags.dump_pass_re, command_line.dump_pass_re);
+  if (command_line.command_buffer.has_value()) flags.command_buffer = command_line.command_buffer;
   if (!flags.not_modelled.empty()) {
     std::set<std::string> unique(flags.not_modelled.begin(), flags.not_modelled.end());
     std::fprintf(stderr, "passlab: warning: XLA_FLAGS: not modelled by passlab, ignored: %s\n",

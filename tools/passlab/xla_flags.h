@@ -7,6 +7,9 @@
 //   --xla_dump_hlo_pass_re=RE         also the module between passes whose
 //                                     name RE matches (partially, as XLA):
 //                                     module_NNNN.<name>.SSSS.<pipeline>.after_<pass>.before_<next>.txt
+//   --xla_gpu_enable_command_buffer=  (empty) `run --device cuda` launches
+//                                     each step thunk by thunk instead of as
+//                                     one CUDA graph; any command list: graphs
 // Any other XLA flag is named in one warning as not modelled, and ignored.
 // In a pass list, the name of a real XLA pass that passlab does not model
 // is a warning (XLA ignores names it does not know); a name that is no pass
@@ -15,6 +18,7 @@
 #define PASSLAB_TOOLS_PASSLAB_XLA_FLAGS_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +37,7 @@ struct XlaFlags {
   std::string enable_only;
   std::string dump_to;
   std::string dump_pass_re;
+  std::optional<std::string> command_buffer;  // --xla_gpu_enable_command_buffer ("" = off)
   std::vector<std::string> not_modelled;  // other --xla_* flags, ignored
 };
 

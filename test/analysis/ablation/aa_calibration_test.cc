@@ -14,6 +14,7 @@
 
 #include "analysis/ablation/plan.h"
 #include "analysis/ablation/report.h"
+#include "test/analysis/ablation/typed_records.h"
 
 namespace passlab {
 namespace {
@@ -93,7 +94,7 @@ TEST(AaPlanTest, CopiesAreTheUnfilteredPipeline) {
 
 TEST(AaReportTest, CopiesMeasureTheBandAndADelayIsDetected) {
   const std::vector<json> records = Sweep(6, /*delayed=*/true, 24, 0.004, 7);
-  ordered_json report = BuildAblationReport(Manifest(), records);
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(records));
   const ordered_json& aa = report["aa"];
   ASSERT_EQ(aa["copies"].size(), 6u);
   double largest = 0;
@@ -118,7 +119,7 @@ TEST(AaReportTest, CopiesMeasureTheBandAndADelayIsDetected) {
 TEST(AaReportTest, AChangeMustExceedTheBandToo) {
   const std::vector<json> records = Sweep(0, /*delayed=*/true, 24, 0.001, 3);
   // No copies and no calibration: the threshold alone.
-  ordered_json plain = BuildAblationReport(Manifest(), records);
+  ordered_json plain = BuildAblationReport(Manifest(), TypedRecords(records));
   EXPECT_TRUE(plain["aa"]["band"].is_null());
   EXPECT_THAT(plain["aa"]["band_source"].get<std::string>(), HasSubstr("none"));
   EXPECT_EQ(Variant(plain, "slow")["outcome"], "slower");
@@ -126,7 +127,7 @@ TEST(AaReportTest, AChangeMustExceedTheBandToo) {
   ReportOptions calibrated;
   calibrated.aa_band = 0.03;
   calibrated.aa_band_source = "calibration file /x (6 A/A copies in /sweep)";
-  ordered_json banded = BuildAblationReport(Manifest(), records, calibrated);
+  ordered_json banded = BuildAblationReport(Manifest(), TypedRecords(records), calibrated);
   EXPECT_DOUBLE_EQ(banded["aa"]["band"].get<double>(), 0.03);
   EXPECT_EQ(banded["aa"]["band_source"], calibrated.aa_band_source);
   EXPECT_FALSE(Variant(banded, "slow")["significant"].get<bool>());
@@ -139,17 +140,17 @@ TEST(AaReportTest, OwnCopiesBeatACalibrationUnlessTheBandIsForced) {
   ReportOptions calibrated;
   calibrated.aa_band = 0.05;
   calibrated.aa_band_source = "calibration file /x";
-  ordered_json own = BuildAblationReport(Manifest(), records, calibrated);
+  ordered_json own = BuildAblationReport(Manifest(), TypedRecords(records), calibrated);
   EXPECT_EQ(own["aa"]["band_source"], "this sweep's 4 A/A copies");
   EXPECT_EQ(Variant(own, "slow")["outcome"], "slower");
   calibrated.aa_band_forced = true;
   calibrated.aa_band_source = "--aa-band";
-  ordered_json forced = BuildAblationReport(Manifest(), records, calibrated);
+  ordered_json forced = BuildAblationReport(Manifest(), TypedRecords(records), calibrated);
   EXPECT_EQ(forced["aa"]["band_source"], "--aa-band");
   EXPECT_EQ(Variant(forced, "slow")["outcome"], "no-change");
   ReportOptions off;
   off.no_aa_band = true;
-  ordered_json none = BuildAblationReport(Manifest(), records, off);
+  ordered_json none = BuildAblationReport(Manifest(), TypedRecords(records), off);
   EXPECT_TRUE(none["aa"]["band"].is_null());
   EXPECT_TRUE(none["aa"]["measured_band"].is_number());  // still measured and shown
 }
@@ -160,7 +161,7 @@ TEST(AaReportTest, ACopySlowedDownOnPurposeIsJudgedNotCalibratedWith) {
   json slowed = InProcessRecord("aa-copy-7", kAaVariantKind, 24, 1.02, 0.004, rng);
   slowed["injected_delay"] = 0.02;  // passlab ablate --test-inject-delay aa-copy-7=2%
   records.push_back(slowed);
-  ordered_json report = BuildAblationReport(Manifest(), records);
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(records));
   EXPECT_EQ(report["aa"]["copies"].size(), 6u);
   EXPECT_LT(report["aa"]["band"].get<double>(), 0.01);
   EXPECT_EQ(Variant(report, "aa-copy-7")["outcome"], "slower");
@@ -176,7 +177,7 @@ TEST(AaReportTest, SimulatedTwoPercentDelayIsDetectedWithoutFalseAlarms) {
   ReportOptions options;
   options.bootstrap_resamples = 200;  // the verdict comes from the signed-rank test
   for (int trial = 0; trial < 100; ++trial) {
-    ordered_json report = BuildAblationReport(Manifest(), Sweep(6, true, 24, 0.005, 1000 + trial), options);
+    ordered_json report = BuildAblationReport(Manifest(), TypedRecords(Sweep(6, true, 24, 0.005, 1000 + trial)), options);
     detected += Variant(report, "slow")["outcome"] == "slower";
     for (const ordered_json& c : report["aa"]["copies"]) {
       ++copies;
@@ -203,7 +204,7 @@ class AaCalibrationFileTest : public ::testing::Test {
 };
 
 TEST_F(AaCalibrationFileTest, StoresLooksUpAndReplacesByKey) {
-  const json key = AaCalibrationKey(Manifest());
+  const json key = AaCalibrationKey(Manifest().get<AblationManifest>());
   EXPECT_EQ(key["model"]["name"], "mlp");
   EXPECT_EQ(key["machine"]["cpu"], "AMD EPYC");
   EXPECT_EQ(key["device"]["device"], "cpu");
@@ -218,7 +219,7 @@ TEST_F(AaCalibrationFileTest, StoresLooksUpAndReplacesByKey) {
   json other_manifest = Manifest();
   other_manifest["model"]["name"] = "resnet18";
   AaCalibrationEntry other = entry;
-  other.key = AaCalibrationKey(other_manifest);
+  other.key = AaCalibrationKey(other_manifest.get<AblationManifest>());
   other.band = 0.02;
   ASSERT_TRUE(StoreAaBand(path_, other).ok());
   entry.band = 0.003;
@@ -239,16 +240,16 @@ TEST_F(AaCalibrationFileTest, StoresLooksUpAndReplacesByKey) {
   // Another machine, device or pipeline is another key.
   json elsewhere = Manifest();
   elsewhere["threads"] = 2;
-  EXPECT_FALSE(LookupAaBand(path_, AaCalibrationKey(elsewhere))->has_value());
+  EXPECT_FALSE(LookupAaBand(path_, AaCalibrationKey(elsewhere.get<AblationManifest>()))->has_value());
 }
 
 TEST_F(AaCalibrationFileTest, ForeignFileIsAClearError) {
   std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
   std::ofstream(path_) << "{\"not\": \"a calibration\"}";
-  absl::StatusOr<std::optional<AaCalibrationEntry>> r = LookupAaBand(path_, AaCalibrationKey(Manifest()));
+  absl::StatusOr<std::optional<AaCalibrationEntry>> r = LookupAaBand(path_, AaCalibrationKey(Manifest().get<AblationManifest>()));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("is not an A/A calibration file"));
-  EXPECT_FALSE(StoreAaBand(path_, AaCalibrationEntry{.key = AaCalibrationKey(Manifest())}).ok());
+  EXPECT_FALSE(StoreAaBand(path_, AaCalibrationEntry{.key = AaCalibrationKey(Manifest().get<AblationManifest>())}).ok());
 }
 
 }  // namespace

@@ -13,20 +13,27 @@ namespace {
 
 using Json = nlohmann::json;
 
-Json Variant(const std::string& name, double ratio, bool significant, const std::string& outcome = "") {
-  Json v = {{"name", name}, {"ratio", ratio}, {"ci_low", ratio - 0.01}, {"ci_high", ratio + 0.01},
-            {"significant", significant}};
-  v["outcome"] = outcome.empty() ? (significant ? (ratio > 1 ? "slower" : "faster") : "no-change") : outcome;
+AblationReportVariant Variant(const std::string& name, double ratio, bool significant, const std::string& outcome = "") {
+  AblationReportVariant v;
+  v.name = name;
+  v.ratio = ratio;
+  v.ci_low = ratio - 0.01;
+  v.ci_high = ratio + 0.01;
+  v.significant = significant;
+  v.outcome = outcome.empty() ? (significant ? (ratio > 1 ? "slower" : "faster") : "no-change") : outcome;
   return v;
 }
 
-Json Report(const std::string& pipeline, const std::string& device, std::vector<Json> variants) {
-  return {{"schema", "passlab.ablation/1"},
-          {"manifest", {{"pipeline", pipeline}, {"device", device}, {"model", {{"name", "resnet18"}, {"batch", 2}}}}},
-          {"metric", "kernel_ns"},
-          {"baseline", {{"median_ns", 2.0e6}}},
-          {"variants", variants}};
+AblationReport Report(const std::string& pipeline, const std::string& device,
+                      std::vector<AblationReportVariant> variants) {
+  AblationReport r;
+  r.manifest = {{"device", device}, {"model", {{"batch", 2}, {"name", "resnet18"}}}, {"pipeline", pipeline}};
+  r.baseline.median_ns = 2.0e6;
+  r.variants = std::move(variants);
+  return r;
 }
+
+std::string ReportFile(const AblationReport& report) { return nlohmann::ordered_json(report).dump(); }
 
 TEST(SpearmanTest, KnownValues) {
   EXPECT_DOUBLE_EQ(SpearmanCorrelation({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
@@ -39,13 +46,13 @@ TEST(SpearmanTest, KnownValues) {
 }
 
 TEST(CompareTest, ThreeSweepsSideBySide) {
-  Json today = Report("gpu", "cpu",
+  AblationReport today = Report("gpu", "cpu",
                       {Variant("disable priority-fusion", 1.50, true), Variant("disable algsimp", 1.10, true),
                        Variant("disable dce", 1.00, false), Variant("disable cse", 0.97, true)});
-  Json seed = Report("gpu-2021", "cpu",
+  AblationReport seed = Report("gpu-2021", "cpu",
                      {Variant("disable fusion", 1.40, true), Variant("disable algsimp", 1.20, true),
                       Variant("disable dce", 1.01, false), Variant("disable cse", 1.02, true)});
-  Json gpu = Report("gpu", "cuda",
+  AblationReport gpu = Report("gpu", "cuda",
                     {Variant("disable priority-fusion", 1.80, true), Variant("disable algsimp", 1.05, true),
                      Variant("disable dce", 0.99, false), Variant("disable cse", 1.00, false, "wrong-result")});
   nlohmann::ordered_json c = CompareAblationReports({today, seed, gpu}, {"today", "2021", "cuda"});
@@ -87,8 +94,9 @@ TEST(CompareTest, DirectoriesAndErrors) {
   std::filesystem::path root = std::filesystem::temp_directory_path() / "passlab_compare_test";
   std::filesystem::remove_all(root);
   for (const char* d : {"a", "b", "bad"}) std::filesystem::create_directories(root / d);
-  std::ofstream(root / "a" / "report.json") << Report("gpu", "cpu", {Variant("disable dce", 1.0, false)}).dump();
-  std::ofstream(root / "b" / "report.json") << Report("gpu-2021", "cpu", {Variant("disable dce", 1.1, true)}).dump();
+  std::ofstream(root / "a" / "report.json") << ReportFile(Report("gpu", "cpu", {Variant("disable dce", 1.0, false)}));
+  std::ofstream(root / "b" / "report.json")
+      << ReportFile(Report("gpu-2021", "cpu", {Variant("disable dce", 1.1, true)}));
   std::ofstream(root / "bad" / "report.json") << "{\"schema\": \"something else\"}";
   absl::StatusOr<nlohmann::ordered_json> ok = CompareAblationSweeps({(root / "a").string(), (root / "b").string()});
   ASSERT_TRUE(ok.ok()) << ok.status().message();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/ablation/report.h"
+#include "test/analysis/ablation/typed_records.h"
 #include "core/pass/pass_recorder.h"
 #include "core/text/hlo_parser.h"
 
@@ -69,11 +70,18 @@ json BaselineRecord(double fusion_ms, double cse_ms, double compile_ms, int hits
   return r;
 }
 
-ordered_json Variant(const std::string& name, const std::string& kind, std::vector<std::string> passes, double ratio,
-                     bool significant) {
-  return {{"name", name}, {"kind", kind}, {"passes", passes}, {"ratio", ratio}, {"ci_low", ratio - 0.01},
-          {"ci_high", ratio + 0.01}, {"significant", significant},
-          {"outcome", significant ? (ratio > 1 ? "slower" : "faster") : "no-change"}};
+AblationReportVariant Variant(const std::string& name, const std::string& kind, std::vector<std::string> passes,
+                              double ratio, bool significant) {
+  AblationReportVariant v;
+  v.name = name;
+  v.kind = kind;
+  v.passes = std::move(passes);
+  v.ratio = ratio;
+  v.ci_low = ratio - 0.01;
+  v.ci_high = ratio + 0.01;
+  v.significant = significant;
+  v.outcome = significant ? (ratio > 1 ? "slower" : "faster") : "no-change";
+  return v;
 }
 
 std::vector<json> Records() {
@@ -87,12 +95,12 @@ std::vector<json> Records() {
   return records;
 }
 
-ordered_json Variants() {
-  return ordered_json::array({Variant("disable fusion", "disable-one", {"fusion"}, 1.5, true),
-                              Variant("disable cse", "disable-one", {"cse"}, 1.002, false),
-                              Variant("disable dce", "disable-one", {"dce"}, 0.97, true),
-                              Variant("disable fusion + cse", "pair", {"fusion", "cse"}, 1.6, true),
-                              Variant("add fusion", "add-one", {"fusion"}, 0.5, true)});
+std::vector<AblationReportVariant> Variants() {
+  return {Variant("disable fusion", "disable-one", {"fusion"}, 1.5, true),
+          Variant("disable cse", "disable-one", {"cse"}, 1.002, false),
+          Variant("disable dce", "disable-one", {"dce"}, 0.97, true),
+          Variant("disable fusion + cse", "pair", {"fusion", "cse"}, 1.6, true),
+          Variant("add fusion", "add-one", {"fusion"}, 0.5, true)};
 }
 
 const ordered_json& Row(const ordered_json& cost, const std::string& variant) {
@@ -105,7 +113,7 @@ const ordered_json& Row(const ordered_json& cost, const std::string& variant) {
 }
 
 TEST(CompileCostTest, TakesMediansOverTheBaselinesRecords) {
-  ordered_json cost = BuildCompileCost(Records(), Variants());
+  ordered_json cost = BuildCompileCost(TypedRecords(Records()), Variants());
   const ordered_json& base = cost["baseline"];
   EXPECT_DOUBLE_EQ(base["compile_ms"].get<double>(), 160);  // 100 + median(50, 60, 70)
   EXPECT_DOUBLE_EQ(base["backend_ms"].get<double>(), 60);
@@ -136,7 +144,7 @@ TEST(CompileCostTest, TakesMediansOverTheBaselinesRecords) {
 }
 
 TEST(CompileCostTest, PlacesVariantsInQuadrants) {
-  ordered_json cost = BuildCompileCost(Records(), Variants());
+  ordered_json cost = BuildCompileCost(TypedRecords(Records()), Variants());
   // Split: 1% of the baseline's pipeline time (100 ms).
   EXPECT_DOUBLE_EQ(cost["cost_split_ms"].get<double>(), 1);
   EXPECT_EQ(Row(cost, "disable fusion")["quadrant"], "expensive and essential");
@@ -151,11 +159,9 @@ TEST(CompileCostTest, ACiWhollyBeyondTheThresholdIsAClearEffect) {
   // Too few pairs for Holm to reach significance, but the whole CI is +50%
   // or more: essential, not useless. A CI straddling the threshold is not.
   std::vector<nlohmann::json> records = Records();
-  ordered_json variants = Variants();
-  for (auto& v : variants) {
-    v["significant"] = false;
-  }
-  ordered_json cost = BuildCompileCost(records, variants, 0.01);
+  std::vector<AblationReportVariant> variants = Variants();
+  for (AblationReportVariant& v : variants) v.significant = false;
+  ordered_json cost = BuildCompileCost(TypedRecords(records), variants, 0.01);
   for (const auto& row : cost["rows"]) {
     const double lo = row["ci_low"].is_number() ? row["ci_low"].get<double>() : NAN;
     const bool clear = lo > 1.01 || (row["ci_high"].is_number() && row["ci_high"].get<double>() < 0.99);
@@ -169,14 +175,14 @@ TEST(CompileCostTest, ACiWhollyBeyondTheThresholdIsAClearEffect) {
 TEST(CompileCostTest, SplitsAtTheMedianPassTimeWithoutAPipelineTime) {
   std::vector<json> records = Records();
   for (json& r : records) r.erase("optimize_ms");
-  ordered_json cost = BuildCompileCost(records, Variants());
+  ordered_json cost = BuildCompileCost(TypedRecords(records), Variants());
   // The rows' pass times: 12, 0.5, 0.05, 12.5.
   EXPECT_DOUBLE_EQ(cost["cost_split_ms"].get<double>(), 6.25);
   EXPECT_TRUE(Row(cost, "disable fusion")["compile_delta_ms"].is_null());
 }
 
 TEST(CompileCostTest, ScatterPointsLandInTheirQuadrants) {
-  ordered_json cost = BuildCompileCost(Records(), Variants());
+  ordered_json cost = BuildCompileCost(TypedRecords(Records()), Variants());
   CompileCostPlot plot = LayOutCompileCostPlot(cost);
   ASSERT_EQ(plot.points.size(), 4u);
   std::map<std::string, CompileCostPoint> by_label;
@@ -200,15 +206,15 @@ TEST(CompileCostTest, ScatterPointsLandInTheirQuadrants) {
   EXPECT_EQ(by_label["fusion + cse"].quadrant, "expensive and essential");
 }
 
-ordered_json ReportWith(const ordered_json& cost) {
-  ordered_json report;
-  report["threshold"] = 0.01;
-  report["compile_cost"] = cost;
+AblationReport ReportWith(const ordered_json& cost) {
+  AblationReport report;
+  report.threshold = 0.01;
+  report.compile_cost = cost;
   return report;
 }
 
 TEST(CompileCostTest, RendersTableAndPlot) {
-  ordered_json report = ReportWith(BuildCompileCost(Records(), Variants()));
+  AblationReport report = ReportWith(BuildCompileCost(TypedRecords(Records()), Variants()));
   std::string md = RenderCompileCostMarkdown(report);
   EXPECT_THAT(md, HasSubstr("## Compile cost against run-time benefit"));
   EXPECT_THAT(md, HasSubstr("| fusion | 12 ms | 2 | +10 ms | – | +50.0% |"));
@@ -229,7 +235,7 @@ TEST(CompileCostTest, KernelsLoadedFromThePersistentCacheAreReportedApart) {
   for (size_t i = 0; i < records.size(); ++i) {
     records[i]["kernel_cache"] = {{"hits", 2}, {"misses", 10}, {"persistent_hits", 6 + i}, {"persistent_misses", 4}};
   }
-  ordered_json cost = BuildCompileCost(records, Variants());
+  ordered_json cost = BuildCompileCost(TypedRecords(records), Variants());
   EXPECT_DOUBLE_EQ(cost["baseline"]["kernel_cache_persistent_hits"].get<double>(), 7);  // median of 6, 7, 8
   EXPECT_DOUBLE_EQ(cost["baseline"]["compile_ms"].get<double>(), 160);
   EXPECT_DOUBLE_EQ(Row(cost, "disable fusion")["kernel_cache_persistent_hits"].get<double>(), 9);
@@ -238,7 +244,7 @@ TEST(CompileCostTest, KernelsLoadedFromThePersistentCacheAreReportedApart) {
   EXPECT_THAT(md, HasSubstr("came from the persistent kernel cache"));
   EXPECT_THAT(md, HasSubstr("| +10 ms | 2 / 10 (9 loaded) |"));
   // Without a persistent cache, no such field or note.
-  ordered_json plain = BuildCompileCost(Records(), Variants());
+  ordered_json plain = BuildCompileCost(TypedRecords(Records()), Variants());
   EXPECT_FALSE(plain["baseline"].contains("kernel_cache_persistent_hits"));
   EXPECT_THAT(RenderCompileCostMarkdown(ReportWith(plain)), Not(HasSubstr("persistent")));
 }
@@ -247,7 +253,7 @@ TEST(CompileCostTest, OldSweepsWithoutTheFieldsRenderDashes) {
   // Records from before pass_times, autotune_ms and kernel_cache existed.
   std::vector<json> records = {Record("baseline", "baseline", 100, 60), Record("disable fusion", "disable-one", 90, 80),
                                Record("disable cse", "disable-one", 99, 61)};
-  ordered_json cost = BuildCompileCost(records, Variants());
+  ordered_json cost = BuildCompileCost(TypedRecords(records), Variants());
   EXPECT_TRUE(cost["baseline"]["autotune_ms"].is_null());
   EXPECT_DOUBLE_EQ(cost["cost_split_ms"].get<double>(), 1);  // from the pipeline time, still known
   const ordered_json& fusion = Row(cost, "disable fusion");
@@ -256,7 +262,7 @@ TEST(CompileCostTest, OldSweepsWithoutTheFieldsRenderDashes) {
   EXPECT_DOUBLE_EQ(fusion["compile_delta_ms"].get<double>(), 10);  // still known
   // A variant with no records at all.
   EXPECT_TRUE(Row(cost, "disable dce")["compile_delta_ms"].is_null());
-  ordered_json report = ReportWith(cost);
+  AblationReport report = ReportWith(cost);
   std::string md = RenderCompileCostMarkdown(report);
   EXPECT_THAT(md, HasSubstr("| fusion | – | – | +10 ms | – | +50.0% |"));
   EXPECT_THAT(md, HasSubstr("| dce | – | – | – | – |"));
@@ -265,8 +271,8 @@ TEST(CompileCostTest, OldSweepsWithoutTheFieldsRenderDashes) {
   EXPECT_THAT(html, HasSubstr("no plot"));
   EXPECT_TRUE(LayOutCompileCostPlot(cost).points.empty());
   // A report without the key at all renders nothing.
-  EXPECT_EQ(RenderCompileCostMarkdown(ordered_json::object()), "");
-  EXPECT_EQ(RenderCompileCostHtml(ordered_json::object()), "");
+  EXPECT_EQ(RenderCompileCostMarkdown(AblationReport{}), "");
+  EXPECT_EQ(RenderCompileCostHtml(AblationReport{}), "");
 }
 
 TEST(CompileCostTest, AblationReportCarriesAndRendersIt) {
@@ -278,7 +284,7 @@ TEST(CompileCostTest, AblationReportCarriesAndRendersIt) {
     r["passes"] = json::array();
   }
   records[3]["passes"] = {"fusion"};
-  ordered_json report = BuildAblationReport(json::object(), records);
+  ordered_json report = BuildAblationReport(json::object(), TypedRecords(records));
   ASSERT_TRUE(report.contains("compile_cost"));
   EXPECT_DOUBLE_EQ(Row(report["compile_cost"], "disable fusion")["pass_ms"].get<double>(), 12);
   EXPECT_THAT(RenderAblationMarkdown(report), HasSubstr("## Compile cost against run-time benefit"));

@@ -159,33 +159,57 @@ TEST(EnvironmentTest, FlattensNestedObjectsAndScalarArrays) {
   EXPECT_EQ(fields[2], (std::pair<std::string, std::string>{"machine.gpu", "A, B"}));
 }
 
+// A manifest of pipeline gpu on the CPU with the given command line.
+AblationManifest CommandManifest(std::optional<std::vector<std::string>> argv, std::optional<std::string> command) {
+  AblationManifest m;
+  m.pipeline = "gpu";
+  m.device = "cpu";
+  m.argv = std::move(argv);
+  m.command = std::move(command);
+  return m;
+}
+
 TEST(EnvironmentTest, ReproductionReplacesOut) {
-  Json m = {{"argv", {"/old/passlab", "ablate", "--model", "mlp", "--out", "/old/dir", "--repeats", "4"}}};
-  absl::StatusOr<std::vector<std::string>> args = ReproductionArguments(m, "/new");
+  absl::StatusOr<std::vector<std::string>> args = ReproductionArguments(
+      CommandManifest(std::vector<std::string>{"/old/passlab", "ablate", "--model", "mlp", "--out", "/old/dir",
+                                               "--repeats", "4"},
+                      "passlab ablate --model mlp --out /old/dir --repeats 4"),
+      "/new");
   ASSERT_TRUE(args.ok()) << args.status();
   EXPECT_EQ(*args, (std::vector<std::string>{"ablate", "--model", "mlp", "--out", "/new", "--repeats", "4"}));
 
-  args = ReproductionArguments({{"command", "passlab ablate x.hlo --out=/old"}}, "/new");
+  // Older manifests: the command, split at spaces.
+  args = ReproductionArguments(CommandManifest(std::nullopt, "passlab ablate x.hlo --out=/old"), "/new");
   ASSERT_TRUE(args.ok()) << args.status();
   EXPECT_EQ(*args, (std::vector<std::string>{"ablate", "x.hlo", "--out=/new"}));
 
-  args = ReproductionArguments({{"command", "passlab ablate x.hlo"}}, "/new");  // no --out: added
+  args = ReproductionArguments(CommandManifest(std::nullopt, "passlab ablate x.hlo"), "/new");  // no --out: added
   ASSERT_TRUE(args.ok()) << args.status();
   EXPECT_EQ(*args, (std::vector<std::string>{"ablate", "x.hlo", "--out", "/new"}));
 
-  EXPECT_FALSE(ReproductionArguments({{"pipeline", "gpu"}}, "/new").ok());
+  EXPECT_FALSE(ReproductionArguments(CommandManifest(std::nullopt, std::nullopt), "/new").ok());
 }
 
 TEST(EnvironmentTest, RecordsAutotuneCacheHashAfterTheSweep) {
   const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "environment_test_sweep";
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "manifest.json") << Json{{"environment", {{"autotune_cache_xxh64", "none"}}}}.dump();
+  std::ofstream(dir / "manifest.json")
+      << Json{{"pipeline", "gpu"}, {"device", "cpu"}, {"model", "mlp"},
+              {"environment", {{"autotune_cache_xxh64", "none"}}}}.dump();
   std::ofstream(dir / "autotune.json") << "{\"entries\": []}";
   ASSERT_TRUE(RecordAutotuneCacheHash(dir.string()).ok());
-  std::ifstream in(dir / "manifest.json");
-  Json m = Json::parse(in);
-  EXPECT_NE(m["environment"]["autotune_cache_xxh64"], "none");
-  EXPECT_EQ(m["environment"]["autotune_cache_xxh64"].get<std::string>().size(), 16u);
+  {
+    std::ifstream in(dir / "manifest.json");
+    Json m = Json::parse(in);
+    EXPECT_NE(m["environment"]["autotune_cache_xxh64"], "none");
+    EXPECT_EQ(m["environment"]["autotune_cache_xxh64"].get<std::string>().size(), 16u);
+    EXPECT_EQ(m["model"], "mlp");  // the caller's part is kept
+  }
+  // A manifest that is not one (no pipeline) is an error naming the key.
+  std::ofstream(dir / "manifest.json") << Json{{"environment", {{"autotune_cache_xxh64", "none"}}}}.dump();
+  absl::Status bad = RecordAutotuneCacheHash(dir.string());
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.message()).find("'pipeline'"), std::string::npos) << bad;
   std::filesystem::remove_all(dir);
 }
 
@@ -193,7 +217,7 @@ TEST(EnvironmentTest, ReportsShowTheEnvironmentAFieldARow) {
   Json manifest = Manifest("abc", false, "9.1.0", "16");
   manifest["argv"] = {"passlab", "ablate"};
   manifest["command"] = "passlab ablate";
-  nlohmann::ordered_json report = BuildAblationReport(manifest, {});
+  nlohmann::ordered_json report = BuildAblationReport(manifest, std::vector<AblationRecord>{});
   std::string md = RenderAblationMarkdown(report);
   EXPECT_NE(md.find("| environment.versions.cudnn | `9.1.0` |"), std::string::npos) << md;
   EXPECT_NE(md.find("| environment.build.git_dirty | `false` |"), std::string::npos) << md;

@@ -8,13 +8,14 @@
 namespace passlab {
 namespace {
 
-nlohmann::ordered_json Report(std::vector<double> baseline_ns, std::vector<double> variant_ns) {
-  nlohmann::ordered_json r;
-  r["schema"] = "passlab.ablation/1";
-  r["metric"] = "kernel_ns";
-  r["manifest"] = {{"machine", {{"cores", 2}}}};
-  r["baseline"] = {{"name", "baseline"}, {"samples_ns", baseline_ns}};
-  r["variants"] = nlohmann::ordered_json::array({{{"name", "disable dce"}, {"samples_ns", variant_ns}}});
+AblationReport Report(std::vector<double> baseline_ns, std::vector<double> variant_ns) {
+  AblationReport r;
+  r.manifest = {{"machine", {{"cores", 2}}}};
+  r.baseline.samples_ns = std::move(baseline_ns);
+  AblationReportVariant v;
+  v.name = "disable dce";
+  v.samples_ns = std::move(variant_ns);
+  r.variants.push_back(std::move(v));
   return r;
 }
 
@@ -38,8 +39,8 @@ TEST(GbenchUnitsTest, TheSmallestSampleChoosesTheUnitForTheWholeFile) {
   nlohmann::ordered_json g = RenderAblationGbench(Report({5e6, 5.1e6}, {900, 950}));
   for (const auto& b : g["benchmarks"]) EXPECT_EQ(b["time_unit"], "ns");
   // Seconds-long steps in seconds; the manifest's date is kept.
-  nlohmann::ordered_json r = Report({2.5e9, 2.6e9}, {2.4e9, 2.45e9});
-  r["manifest"]["environment"] = {{"date", "2026-11-27T10:00:00Z"}};
+  AblationReport r = Report({2.5e9, 2.6e9}, {2.4e9, 2.45e9});
+  r.manifest["environment"] = {{"date", "2026-11-27T10:00:00Z"}};
   nlohmann::ordered_json s = RenderAblationGbench(r);
   for (const auto& b : s["benchmarks"]) EXPECT_EQ(b["time_unit"], "s");
   EXPECT_DOUBLE_EQ(s["benchmarks"][0]["real_time"].get<double>(), 2.5);

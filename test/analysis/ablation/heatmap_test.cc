@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/ablation/report.h"
+#include "test/analysis/ablation/typed_records.h"
 
 namespace passlab {
 namespace {
@@ -17,38 +18,41 @@ using ordered_json = nlohmann::ordered_json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-ordered_json BaseKernel(const std::string& name, const std::string& detail, double ns) {
-  return {{"name", name}, {"kind", "kernel"}, {"detail", detail}, {"ns", ns}, {"calls", 1}};
+AblationReportKernel BaseKernel(const std::string& name, const std::string& detail, double ns) {
+  return {.name = name, .kind = "kernel", .detail = detail, .ns = ns, .calls = 1};
 }
 
-ordered_json Variant(const std::string& name, double ratio, ordered_json times) {
-  return {{"name", name},
-          {"kind", "disable-one"},
-          {"passes", ordered_json::array({name})},
-          {"outcome", ratio > 1 ? "slower" : "faster"},
-          {"ratio", ratio},
-          {"kernel_diff", ordered_json::array({ordered_json{{"name", "x"}, {"change", "changed"}}})},
-          {"kernel_times_ns", std::move(times)}};
+AblationReportVariant Variant(const std::string& name, double ratio, std::map<std::string, double> times) {
+  AblationReportVariant v;
+  v.name = name;
+  v.kind = "disable-one";
+  v.passes = {name};
+  v.outcome = ratio > 1 ? "slower" : "faster";
+  v.ratio = ratio;
+  v.kernel_diff = {{.name = "x", .change = "changed"}};
+  v.kernel_times_ns.emplace(times.begin(), times.end());
+  return v;
 }
 
 // A report as BuildAblationReport leaves it, reduced to what the heatmap reads:
 // baseline kernels a, b (loop), r (reduction), t (transpose).
-ordered_json SyntheticReport() {
-  ordered_json report;
-  report["baseline"]["kernels"] = ordered_json::array(
-      {BaseKernel("a", "loop", 1000), BaseKernel("b", "loop", 2000), BaseKernel("r", "reduction", 4000),
-       BaseKernel("t", "transpose", 500)});
-  report["variants"] = ordered_json::array({
+AblationReport SyntheticReport() {
+  AblationReport report;
+  report.baseline.kernels = {BaseKernel("a", "loop", 1000), BaseKernel("b", "loop", 2000),
+                             BaseKernel("r", "reduction", 4000), BaseKernel("t", "transpose", 500)};
+  report.variants = {
       // Small effect: only b moves, +50%.
       Variant("small", 1.02, {{"a", 1000}, {"b", 3000}, {"r", 4000}, {"t", 500}}),
       // Large effect: a removed, r three times slower (capped), fused.1 added.
       Variant("large", 1.40, {{"b", 2000}, {"r", 12000}, {"t", 500}, {"fused.1", 7000}, {"fused.2", 100}}),
       // Middle, faster: b halves, a removed.
       Variant("middle", 0.90, {{"b", 1000}, {"r", 4000}, {"t", 500}}),
-  });
+  };
   // A failed variant: no kernel times, not a row.
-  report["variants"].push_back({{"name", "broken"}, {"outcome", "crash"}, {"ratio", nullptr},
-                                {"kernel_diff", ordered_json::array()}, {"kernel_times_ns", nullptr}});
+  AblationReportVariant broken;
+  broken.name = "broken";
+  broken.outcome = "crash";
+  report.variants.push_back(broken);
   return report;
 }
 
@@ -143,8 +147,8 @@ TEST(KernelHeatmapTest, LimitsRowsAndColumnsAndCountsTheRest) {
 }
 
 TEST(KernelHeatmapTest, CountsVariantsOfOlderReportsWithoutTimes) {
-  ordered_json report = SyntheticReport();
-  for (ordered_json& v : report["variants"]) v.erase("kernel_times_ns");
+  AblationReport report = SyntheticReport();
+  for (AblationReportVariant& v : report.variants) v.kernel_times_ns.reset();
   KernelHeatmap map = BuildKernelHeatmap(report);
   EXPECT_TRUE(map.rows.empty());
   EXPECT_EQ(map.variants_without_times, 3u);  // "broken" has no kernels at all
@@ -190,7 +194,7 @@ TEST(KernelHeatmapTest, ReportStoresKernelTimesPerVariant) {
       record("baseline", "baseline", json::array({kernel("k1", 100), kernel("k2", 200)})),
       record("disable p", "disable-one", json::array({kernel("k1", 150), kernel("k3", 50)})),
   };
-  ordered_json report = BuildAblationReport(json::object(), records);
+  ordered_json report = BuildAblationReport(json::object(), TypedRecords(records));
   ASSERT_EQ(report["variants"].size(), 1u);
   const ordered_json& times = report["variants"][0]["kernel_times_ns"];
   ASSERT_TRUE(times.is_object());

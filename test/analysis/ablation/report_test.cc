@@ -1,4 +1,5 @@
 #include "analysis/ablation/report.h"
+#include "test/analysis/ablation/typed_records.h"
 #include "analysis/ablation/stats.h"
 
 #include <gmock/gmock.h>
@@ -163,12 +164,12 @@ std::vector<json> UniformSweep(int count, int n) {
 // With too few repetitions no variant can pass the corrected test, however
 // clear its effect: the report says so and how many repetitions would do.
 TEST(AblationReportTest, WarnsWhenTooFewRepetitionsCanBeSignificant) {
-  ordered_json few = BuildAblationReport(Manifest(), UniformSweep(40, 5));
+  ordered_json few = BuildAblationReport(Manifest(), TypedRecords(UniformSweep(40, 5)));
   std::string warning = WarningWith(few, "no variant can be significant");
   EXPECT_THAT(warning, HasSubstr("over 40 variants")) << few["warnings"].dump();
   EXPECT_THAT(warning, HasSubstr("--repeats 11"));  // 2^(1-11) < 0.05/40 <= 2^(1-10)
   EXPECT_EQ(few["summary"]["significant"], 0);
-  ordered_json enough = BuildAblationReport(Manifest(), UniformSweep(40, 12));
+  ordered_json enough = BuildAblationReport(Manifest(), TypedRecords(UniformSweep(40, 12)));
   EXPECT_EQ(WarningWith(enough, "no variant can be significant"), "");
   EXPECT_EQ(enough["summary"]["significant"], 40);
   // With the in-process control, two repetitions (opposite orders) make one
@@ -180,7 +181,7 @@ TEST(AblationReportTest, WarnsWhenTooFewRepetitionsCanBeSignificant) {
     r["control_samples"] = {{"kernel_ns", control}, {"control_first", json::array()}};
     for (int i = 0; i < 10; ++i) r["control_samples"]["control_first"].push_back(i % 2 == 1);
   }
-  ordered_json paired = BuildAblationReport(Manifest(), records);
+  ordered_json paired = BuildAblationReport(Manifest(), TypedRecords(records));
   warning = WarningWith(paired, "no variant can be significant");
   EXPECT_THAT(warning, HasSubstr("with 5 paired ratios")) << paired["warnings"].dump();
   EXPECT_THAT(warning, HasSubstr("--repeats 22"));
@@ -190,14 +191,14 @@ TEST(AblationReportTest, WarnsWhenTooFewRepetitionsCanBeSignificant) {
 // with so few repetitions is "undecided", not "no change"; with fewer paired
 // ratios than a bootstrap CI needs there is no CI at all.
 TEST(AblationReportTest, TooFewRepetitionsAreUndecidedNotNoChange) {
-  ordered_json few = BuildAblationReport(Manifest(), UniformSweep(40, 5));
+  ordered_json few = BuildAblationReport(Manifest(), TypedRecords(UniformSweep(40, 5)));
   for (const auto& v : few["variants"]) {
     EXPECT_EQ(v["outcome"], "undecided") << v.dump();
     EXPECT_TRUE(v["ci_low"].is_number());  // 5 paired rounds: enough for a CI
   }
   EXPECT_THAT(RenderAblationMarkdown(few), HasSubstr("**40 undecided**"));
   EXPECT_THAT(RenderAblationHtml(few), HasSubstr("undecided (too few repetitions)"));
-  ordered_json enough = BuildAblationReport(Manifest(), UniformSweep(40, 12));
+  ordered_json enough = BuildAblationReport(Manifest(), TypedRecords(UniformSweep(40, 12)));
   for (const auto& v : enough["variants"]) EXPECT_EQ(v["outcome"], "slower");
   // In-process control with 6 repetitions: 3 paired ratios, no CI.
   std::vector<json> records = UniformSweep(3, 6);
@@ -208,7 +209,7 @@ TEST(AblationReportTest, TooFewRepetitionsAreUndecidedNotNoChange) {
     r["control_samples"] = {{"kernel_ns", control}, {"control_first", json::array()}};
     for (int i = 0; i < 6; ++i) r["control_samples"]["control_first"].push_back(i % 2 == 1);
   }
-  ordered_json paired = BuildAblationReport(Manifest(), records);
+  ordered_json paired = BuildAblationReport(Manifest(), TypedRecords(records));
   for (const auto& v : paired["variants"]) {
     EXPECT_EQ(v["pairs"], 3) << v.dump();
     EXPECT_TRUE(v["ci_low"].is_null()) << v.dump();
@@ -240,7 +241,7 @@ TEST(AblationReportTest, VariantsSharingTheBaselinesMismatchAreJudgedByTiming) {
   records.back()["check"] = failed_check({{"1", 0.02}, {"7", 0.031}});
   records.push_back(Measured("disable old record", "disable-one", {"old"}, 1.0));
   records.back()["check"] = {{"ok", false}, {"message", "output 1 differs"}, {"reference", "evaluator"}};
-  ordered_json report = BuildAblationReport(Manifest(), records);
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(records));
   EXPECT_EQ(Variant(report, "disable same")["outcome"], "no-change");
   EXPECT_EQ(Variant(report, "disable same")["check"]["shares_baseline_mismatch"], true);
   EXPECT_EQ(Variant(report, "disable fusion")["outcome"], "slower");  // no check failure of its own
@@ -270,7 +271,7 @@ TEST(AblationReportTest, VariantsSharingTheBaselinesMismatchAreJudgedByTiming) {
                                         r.value("variant", "") == "disable layout";
                                }),
                 records.end());
-  ordered_json shared_only = BuildAblationReport(Manifest(), records);
+  ordered_json shared_only = BuildAblationReport(Manifest(), TypedRecords(records));
   EXPECT_THAT(RenderAblationMarkdown(shared_only),
               HasSubstr("None of their own: 2 variant(s) miss the evaluator only as the baseline does"));
   EXPECT_THAT(RenderAblationHtml(shared_only),
@@ -288,7 +289,7 @@ TEST(AblationReportTest, OperationsMovedToTheHostAreNamed) {
                                     {"detail", "host: __dnn$convBackwardFilter/auto (no algorithm)"},
                                     {"calls", 1}, {"ns", 9e6}}});
   records.push_back(layout);
-  ordered_json report = BuildAblationReport(Manifest(), records);
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(records));
   const ordered_json& v = Variant(report, "disable conv-rewriter");
   EXPECT_EQ(v["host_ops"], ordered_json::array({"dot.1"}));
   EXPECT_EQ(Variant(report, "disable fusion")["host_ops"], ordered_json::array());
@@ -308,17 +309,17 @@ TEST(AblationReportTest, OperationsMovedToTheHostAreNamed) {
   for (json& r : records) {
     if (r["kind"] == "baseline") r["kernels"] = layout["kernels"];
   }
-  ordered_json both = BuildAblationReport(Manifest(), records);
+  ordered_json both = BuildAblationReport(Manifest(), TypedRecords(records));
   EXPECT_EQ(Variant(both, "disable conv-rewriter")["host_ops"], ordered_json::array());
   EXPECT_EQ(both["summary"]["host_op_variants"], 0);
   EXPECT_EQ(both["baseline"]["host_ops"], ordered_json::array({"dot.1"}));
 }
 
 TEST(AblationReportTest, SchemaAndBaseline) {
-  ordered_json report = BuildAblationReport(Manifest(), Records());
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(Records()));
   std::vector<std::string> keys;
   for (const auto& [key, value] : report.items()) keys.push_back(key);
-  EXPECT_THAT(keys, ::testing::ElementsAre("schema", "manifest", "metric", "threshold",
+  EXPECT_THAT(keys, ::testing::ElementsAre("schema", "schema_version", "manifest", "metric", "threshold",
                                            "correction", "alpha", "baseline", "variants", "aa", "pairs",
                                            "compile_cost", "summary", "warnings"));
   EXPECT_EQ(report["schema"], "passlab.ablation/1");
@@ -345,12 +346,12 @@ TEST(AblationReportTest, VariantsAreComparedWithTheBaselineOfTheirBlock) {
   json v = Measured("disable dce", "disable-one", {"dce"}, 1.3);
   v["block"] = 1;
   records = {b0, b1, v};
-  ordered_json report = BuildAblationReport(Manifest(), records);
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(records));
   EXPECT_NEAR(Variant(report, "disable dce")["ratio"].get<double>(), 1.0, 1e-9);
   EXPECT_EQ(Variant(report, "disable dce")["outcome"], "no-change");
   // Without block numbers the pooled baseline is the reference.
   for (json& r : records) r.erase("block");
-  report = BuildAblationReport(Manifest(), records);
+  report = BuildAblationReport(Manifest(), TypedRecords(records));
   EXPECT_GT(Variant(report, "disable dce")["ratio"].get<double>(), 1.1);
 }
 
@@ -387,7 +388,7 @@ TEST(AblationReportTest, InProcessControlIsPreferredOverTheBlockBaseline) {
     control.push_back(c);
   }
   v["control_samples"] = {{"kernel_ns", control}};
-  ordered_json report = BuildAblationReport(Manifest(), {baseline, v});
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(std::vector<json>{baseline, v}));
   const ordered_json& dce = Variant(report, "disable dce");
   EXPECT_EQ(dce["comparison"], "in-process-control");
   EXPECT_NEAR(dce["ratio"].get<double>(), 1.02, 1e-9);
@@ -409,29 +410,29 @@ TEST(AblationReportTest, InProcessControlIsPreferredOverTheBlockBaseline) {
     alternating["control_samples"]["kernel_ns"][i] = c * (control_first ? 1.0 : 0.95);
   }
   alternating["control_samples"]["control_first"] = order;
-  ordered_json paired_report = BuildAblationReport(Manifest(), {baseline, alternating});
+  ordered_json paired_report = BuildAblationReport(Manifest(), TypedRecords(std::vector<json>{baseline, alternating}));
   const ordered_json& paired = Variant(paired_report, "disable dce");
   EXPECT_NEAR(paired["ratio"].get<double>(), 1.02, 1e-9);
   EXPECT_NEAR(paired["ci_half_width"].get<double>(), 0, 1e-9);
   // Without the recorded order, the worker's (alternating, variant first).
   alternating["control_samples"].erase("control_first");
-  paired_report = BuildAblationReport(Manifest(), {baseline, alternating});
+  paired_report = BuildAblationReport(Manifest(), TypedRecords(std::vector<json>{baseline, alternating}));
   EXPECT_NEAR(Variant(paired_report, "disable dce")["ratio"].get<double>(), 1.02, 1e-9);
 
   // Another metric without control samples, or a record whose control is
   // short, falls back to the block's baseline.
   ReportOptions wall;
   wall.metric = AblationMetric::kWallNs;
-  EXPECT_EQ(Variant(BuildAblationReport(Manifest(), {baseline, v}, wall), "disable dce")["comparison"],
+  EXPECT_EQ(Variant(BuildAblationReport(Manifest(), TypedRecords(std::vector<json>{baseline, v}), wall), "disable dce")["comparison"],
             "paired-rounds");
   v["control_samples"]["kernel_ns"].erase(0);
-  report = BuildAblationReport(Manifest(), {baseline, v});
+  report = BuildAblationReport(Manifest(), TypedRecords(std::vector<json>{baseline, v}));
   EXPECT_EQ(Variant(report, "disable dce")["comparison"], "paired-rounds");
   EXPECT_TRUE(Variant(report, "disable dce")["control_median_ns"].is_null());
 }
 
 TEST(AblationReportTest, OutcomesFollowSignificanceAndThreshold) {
-  ordered_json report = BuildAblationReport(Manifest(), Records());
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(Records()));
   EXPECT_EQ(Variant(report, "disable fusion")["outcome"], "slower");
   EXPECT_EQ(Variant(report, "disable fusion_merger")["outcome"], "slower");
   EXPECT_EQ(Variant(report, "disable cse")["outcome"], "faster");
@@ -461,7 +462,7 @@ TEST(AblationReportTest, OutcomesFollowSignificanceAndThreshold) {
   EXPECT_FALSE(algsimp["significant"].get<bool>());
   EXPECT_EQ(algsimp["outcome"], "no-change");
   // With a 0.1% threshold it counts.
-  ordered_json strict = BuildAblationReport(Manifest(), Records(), {.threshold = 0.001});
+  ordered_json strict = BuildAblationReport(Manifest(), TypedRecords(Records()), {.threshold = 0.001});
   EXPECT_EQ(Variant(strict, "disable algsimp")["outcome"], "slower");
 
   // Same distribution as the baseline: not significant.
@@ -478,16 +479,16 @@ TEST(AblationReportTest, OneHugeEffectIsDrawnBrokenSoTheOthersStayReadable) {
                              Measured("disable dce", "disable-one", {"dce"}, 1.1)};
   };
   const std::string kBreak = "stroke=\"#ffffff\" stroke-width=\"2.5\"";
-  std::string html = RenderAblationHtml(BuildAblationReport(Manifest(), records(20.0)));
+  std::string html = RenderAblationHtml(BuildAblationReport(Manifest(), TypedRecords(records(20.0))));
   size_t marks = 0;
   for (size_t at = html.find(kBreak); at != std::string::npos; at = html.find(kBreak, at + 1)) ++marks;
   EXPECT_EQ(marks, 2u);  // the time chart and the change chart
   EXPECT_THAT(html, HasSubstr("+1900.0%"));  // the note still gives the value
-  EXPECT_THAT(RenderAblationHtml(BuildAblationReport(Manifest(), records(1.3))), Not(HasSubstr(kBreak)));
+  EXPECT_THAT(RenderAblationHtml(BuildAblationReport(Manifest(), TypedRecords(records(1.3)))), Not(HasSubstr(kBreak)));
 }
 
 TEST(AblationReportTest, WrongResultIsFlaggedEverywhere) {
-  ordered_json report = BuildAblationReport(Manifest(), Records());
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(Records()));
   const ordered_json& wrong = Variant(report, "disable layout");
   EXPECT_EQ(wrong["check"]["ok"], false);
   EXPECT_EQ(report["summary"]["outcomes"]["wrong-result"], 1);
@@ -505,13 +506,13 @@ TEST(AblationReportTest, WrongResultIsFlaggedEverywhere) {
   records.erase(std::remove_if(records.begin(), records.end(),
                                [](const json& r) { return r["variant"] == "disable layout"; }),
                 records.end());
-  ordered_json clean = BuildAblationReport(Manifest(), records);
+  ordered_json clean = BuildAblationReport(Manifest(), TypedRecords(records));
   EXPECT_THAT(RenderAblationMarkdown(clean), HasSubstr("No variant computed a wrong result"));
   EXPECT_THAT(RenderAblationHtml(clean), Not(HasSubstr("class=\"alarm\"")));
 }
 
 TEST(AblationReportTest, VariantsSortedByRatioThenFailures) {
-  ordered_json report = BuildAblationReport(Manifest(), Records());
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(Records()));
   std::vector<std::string> names;
   for (const ordered_json& v : report["variants"]) names.push_back(v["name"]);
   EXPECT_THAT(names, ::testing::ElementsAre("disable fusion + fusion_merger", "disable fusion",
@@ -522,7 +523,7 @@ TEST(AblationReportTest, VariantsSortedByRatioThenFailures) {
 }
 
 TEST(AblationReportTest, FailuresWithoutSamplesPassThrough) {
-  ordered_json report = BuildAblationReport(Manifest(), Records());
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(Records()));
   const ordered_json& crash = Variant(report, "disable sharding");
   EXPECT_TRUE(crash["median_ns"].is_null());
   EXPECT_TRUE(crash["ratio"].is_null());
@@ -548,8 +549,8 @@ TEST(AblationReportTest, FailuresWithoutSamplesPassThrough) {
 }
 
 TEST(AblationReportTest, PValuesAreAdjustedAcrossMeasuredVariants) {
-  ordered_json holm = BuildAblationReport(Manifest(), Records());
-  ordered_json bh = BuildAblationReport(Manifest(), Records(),
+  ordered_json holm = BuildAblationReport(Manifest(), TypedRecords(Records()));
+  ordered_json bh = BuildAblationReport(Manifest(), TypedRecords(Records()),
                                         {.correction = PValueCorrection::kBenjaminiHochberg});
   EXPECT_EQ(bh["correction"], "bh");
   // Seven measured variants; the smallest p gets multiplied by 7 under Holm.
@@ -569,7 +570,7 @@ TEST(AblationReportTest, PValuesAreAdjustedAcrossMeasuredVariants) {
 }
 
 TEST(AblationReportTest, PairInteraction) {
-  ordered_json report = BuildAblationReport(Manifest(), Records());
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(Records()));
   ASSERT_EQ(report["pairs"].size(), 1u);
   const ordered_json& pair = report["pairs"][0];
   EXPECT_EQ(pair["a"], "fusion");
@@ -584,7 +585,7 @@ TEST(AblationReportTest, PairInteraction) {
 }
 
 TEST(AblationReportTest, KernelDiffMatchesByNameAndSortsByDelta) {
-  ordered_json report = BuildAblationReport(Manifest(), Records());
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(Records()));
   const ordered_json& diff = Variant(report, "disable fusion")["kernel_diff"];
   ASSERT_EQ(diff.size(), 5u);
   auto row = [&](size_t i) {
@@ -601,20 +602,20 @@ TEST(AblationReportTest, KernelDiffMatchesByNameAndSortsByDelta) {
   EXPECT_TRUE(diff[1]["baseline_ns"].is_null());
   EXPECT_EQ(Variant(report, "disable fusion")["kernel_diff_counts"]["added"], 2);
   // Top-N keeps the largest.
-  ordered_json top2 = BuildAblationReport(Manifest(), Records(), {.kernel_diff_top = 2});
+  ordered_json top2 = BuildAblationReport(Manifest(), TypedRecords(Records()), {.kernel_diff_top = 2});
   EXPECT_EQ(Variant(top2, "disable fusion")["kernel_diff"].size(), 2u);
   EXPECT_EQ(Variant(top2, "disable fusion")["kernel_diff_counts"]["same"], 1);
 }
 
 TEST(AblationReportTest, MetricIsSelectable) {
   ordered_json wall =
-      BuildAblationReport(Manifest(), Records(), {.metric = AblationMetric::kWallNs});
+      BuildAblationReport(Manifest(), TypedRecords(Records()), {.metric = AblationMetric::kWallNs});
   EXPECT_EQ(wall["metric"], "wall_ns");
   // Wall time is the same for every variant in the fixture.
   EXPECT_EQ(Variant(wall, "disable fusion")["outcome"], "no-change");
   EXPECT_NEAR(Variant(wall, "disable fusion")["ratio"].get<double>(), 1.0, 1e-12);
   ordered_json copy =
-      BuildAblationReport(Manifest(), Records(), {.metric = AblationMetric::kKernelCopyNs});
+      BuildAblationReport(Manifest(), TypedRecords(Records()), {.metric = AblationMetric::kKernelCopyNs});
   EXPECT_NEAR(Variant(copy, "disable fusion")["ratio"].get<double>(), 1.2, 1e-12);
   EXPECT_EQ(*ParseAblationMetric("kernel_copy_ns"), AblationMetric::kKernelCopyNs);
   EXPECT_FALSE(ParseAblationMetric("cycles").ok());
@@ -625,7 +626,7 @@ TEST(AblationReportTest, MetricIsSelectable) {
 TEST(AblationReportTest, MissingBaselineIsAWarningNotACrash) {
   std::vector<json> records = Records();
   records.erase(records.begin(), records.begin() + 2);
-  ordered_json report = BuildAblationReport(Manifest(), records);
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(records));
   ASSERT_EQ(report["warnings"].size(), 1u);
   EXPECT_THAT(report["warnings"][0].get<std::string>(), HasSubstr("no baseline"));
   EXPECT_TRUE(Variant(report, "disable fusion")["ratio"].is_null());
@@ -634,8 +635,8 @@ TEST(AblationReportTest, MissingBaselineIsAWarningNotACrash) {
 }
 
 TEST(AblationReportTest, DeterministicOutput) {
-  ordered_json a = BuildAblationReport(Manifest(), Records());
-  ordered_json b = BuildAblationReport(Manifest(), Records());
+  ordered_json a = BuildAblationReport(Manifest(), TypedRecords(Records()));
+  ordered_json b = BuildAblationReport(Manifest(), TypedRecords(Records()));
   EXPECT_EQ(a.dump(), b.dump());
   EXPECT_EQ(RenderAblationHtml(a), RenderAblationHtml(b));
 }
@@ -648,7 +649,7 @@ std::string ReadFile(const std::filesystem::path& path) {
 }
 
 TEST(AblationReportTest, WritesEveryFileParseable) {
-  ordered_json report = BuildAblationReport(Manifest(), Records());
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(Records()));
   std::filesystem::path dir =
       std::filesystem::path(::testing::TempDir()) / "ablation_report_test" / "out";
   std::filesystem::remove_all(dir);
@@ -720,7 +721,7 @@ TEST(AblationReportTest, SlurmTasksGetATableNotAManifestBlob) {
     {"task": 0, "state": "done", "done": 2, "variants": 2, "node": "n17",
      "machine": {"cpu": "EPYC 9654", "cores": 192, "gpu": ["NVIDIA H100"], "gpu_driver": "NVRM 550.54"}},
     {"task": 1, "state": "missing", "done": 0, "variants": 1}])");
-  ordered_json report = BuildAblationReport(manifest, Records());
+  ordered_json report = BuildAblationReport(manifest, TypedRecords(Records()));
   std::string md = RenderAblationMarkdown(report);
   EXPECT_THAT(md, HasSubstr("| 0 | done | 2/2 | n17 | EPYC 9654, 192 cores; GPU NVIDIA H100, driver NVRM 550.54 |"));
   EXPECT_THAT(md, HasSubstr("| 1 | missing | 0/1 | – | – |"));
@@ -729,7 +730,7 @@ TEST(AblationReportTest, SlurmTasksGetATableNotAManifestBlob) {
   EXPECT_THAT(html, HasSubstr("<td>n17</td>"));
   EXPECT_THAT(html, Not(HasSubstr("<th style=\"width:220px\">tasks</th>")));
   // A local sweep has no task table.
-  EXPECT_THAT(RenderAblationMarkdown(BuildAblationReport(Manifest(), Records())), Not(HasSubstr("Slurm tasks")));
+  EXPECT_THAT(RenderAblationMarkdown(BuildAblationReport(Manifest(), TypedRecords(Records()))), Not(HasSubstr("Slurm tasks")));
 }
 
 // A variant timed beside its in-process control: one ABBA pair (two steps,
@@ -764,7 +765,7 @@ TEST(AblationReportTest, ReportsHolmAndBenjaminiHochbergVerdicts) {
   std::vector<double> slower;  // +10% .. +16%, distinct (no ties: the exact test)
   for (int i = 0; i < 7; ++i) slower.push_back(std::log(1.10 + 0.01 * i));
   for (int i = 0; i < 4; ++i) records.push_back(PairedRecord("pass" + std::to_string(i), slower));
-  ordered_json holm = BuildAblationReport(Manifest(), records);
+  ordered_json holm = BuildAblationReport(Manifest(), TypedRecords(records));
   for (const auto& v : holm["variants"]) {
     EXPECT_NEAR(v["p_holm"].get<double>(), 0.0625, 1e-9) << v.dump();
     EXPECT_NEAR(v["p_bh"].get<double>(), 0.015625, 1e-9);
@@ -788,7 +789,7 @@ TEST(AblationReportTest, ReportsHolmAndBenjaminiHochbergVerdicts) {
 
   ReportOptions options;
   options.correction = PValueCorrection::kBenjaminiHochberg;
-  ordered_json bh = BuildAblationReport(Manifest(), records, options);
+  ordered_json bh = BuildAblationReport(Manifest(), TypedRecords(records), options);
   for (const auto& v : bh["variants"]) {
     EXPECT_EQ(v["p_adjusted"], v["p_bh"]);
     EXPECT_EQ(v["significant"], true);
@@ -814,7 +815,7 @@ TEST(AblationReportTest, LargeEffectLeftUndecidedByCorrectionIsFlagged) {
     for (int i = 0; i < 12; ++i) null.push_back(0.002 * (((i * 7 + k) % 11) - 5) / 5.0);
     records.push_back(PairedRecord("null" + std::to_string(k), null));
   }
-  ordered_json report = BuildAblationReport(Manifest(), records);
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(records));
   const ordered_json& v = Variant(report, "large");
   EXPECT_GT(v["ci_low"].get<double>(), 1.01) << v.dump();
   EXPECT_GE(v["p_holm"].get<double>(), 0.05);
@@ -875,7 +876,7 @@ TEST(AblationReportTest, SimulatedSweepsHaveLowFalsePositivesAndHighPower) {
       for (int k = 0; k < kNull; ++k) records.push_back(variant("null" + std::to_string(k), 0.0));
       records.push_back(variant("slower", std::log(1 + kEffect)));
       records.push_back(variant("faster", std::log(1 - kEffect)));
-      ordered_json report = BuildAblationReport(Manifest(), records, options);
+      ordered_json report = BuildAblationReport(Manifest(), TypedRecords(records), options);
       for (const auto& v : report["variants"]) {
         const std::string name = v["name"];
         if (name == "slower" || name == "faster") {
@@ -932,7 +933,7 @@ TEST(AblationReportTest, SequentialTestingKeepsErrorRatesWithFewerRepetitions) {
     for (int k = 0; k < kNull; ++k) records.push_back(sequential("null" + std::to_string(k), 0.0));
     records.push_back(sequential("slower", std::log(1 + kEffect)));
     records.push_back(sequential("faster", std::log(1 - kEffect)));
-    ordered_json report = BuildAblationReport(Manifest(), records, options);
+    ordered_json report = BuildAblationReport(Manifest(), TypedRecords(records), options);
     for (const auto& v : report["variants"]) {
       const std::string name = v["name"];
       if (name == "slower" || name == "faster") {

@@ -13,6 +13,9 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "test/core/codegen/codegen_test_util.h"
 
@@ -299,6 +302,132 @@ ENTRY main {
   ExpectPtxasAccepts(mixed);
 }
 
+// Reductions with side outputs: XLA's reduction emitter writes the roots
+// that are not reductions ("side outputs", of the reduce input's shape or a
+// reshape/transpose bitcast of it: ShapesCompatibleForMultiOutputFusion in
+// xla/service/gpu/gpu_fusible.cc) while it walks the input
+// (xla/backends/gpu/codegen/emitters/reduction.cc). ResNet-50's batch-norm
+// statistics fusion (fusion.203 of `passlab opt --model resnet50 --batch 8
+// --image-size 64`) was the loop emitter's before: 1024 x 128 threads, 128
+// us on an H100.
+constexpr char kStatisticsWithSquares[] = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  p = f32[8,16,16,256] parameter(0)
+  flat = f32[2048,256] bitcast(p)
+  z = f32[] constant(0)
+  sum = f32[256] reduce(flat, z), dimensions={0}, to_apply=add
+  square = f32[8,16,16,256] multiply(p, p)
+  ROOT t = (f32[256], f32[8,16,16,256]) tuple(sum, square)
+}
+ENTRY main {
+  p = f32[8,16,16,256] parameter(0)
+  ROOT fusion = (f32[256], f32[8,16,16,256]) fusion(p), kind=kInput, calls=fused
+})";
+
+// The global stores of a kernel's PTX.
+int64_t CountMatches(const std::string& ptx, const std::string& pattern) {
+  const std::regex re(pattern);
+  return std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), re), std::sregex_iterator());
+}
+
+TEST(GpuKernelCompilerTest, ColumnReductionWritesSideOutputsWhileReading) {
+  GpuKernel k = CompileRoot(kStatisticsWithSquares);
+  EXPECT_EQ(k.emitter_kind, EmitterKind::kReduction);
+  // The column reduction's launch: 256 / 32 blocks of 32 columns.
+  EXPECT_EQ(k.launch.grid_x, 8);
+  EXPECT_EQ(k.launch.block_x, 256);
+  EXPECT_EQ(k.num_buffers, 3);
+  EXPECT_TRUE(Contains(k.ptx, R"(\.shared \.align 16 \.b8 reduction_tile\[1056\])")) << k.ptx;
+  EXPECT_TRUE(Contains(k.ptx, R"(shfl\.sync\.bfly\.b32)")) << k.ptx;
+  // One store of the side output inside the walk (before the barrier), one
+  // of the reduced value after it.
+  EXPECT_EQ(CountMatches(k.ptx, R"(st\.global)"), 2) << k.ptx;
+  size_t barrier = k.ptx.find("bar.sync");
+  ASSERT_NE(barrier, std::string::npos);
+  EXPECT_LT(k.ptx.find("mul.rn.f32"), barrier) << k.ptx;
+  EXPECT_LT(k.ptx.find("st.global"), barrier) << k.ptx;
+  ExpectPtxasAccepts(k);
+}
+
+TEST(GpuKernelCompilerTest, RowReductionWritesSideOutputsWhileReading) {
+  // A block per long row and a warp per short row; a narrower side output
+  // (bf16) and a unary epilogue on the reduced value.
+  for (const auto& [rows, columns, grid] :
+       std::vector<std::tuple<int, int, int>>{{96, 1000, 96}, {300, 37, (300 + 7) / 8}}) {
+    SCOPED_TRACE(columns);
+    std::string text = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  p = f32[NROWS,NCOLS] parameter(0)
+  e = f32[NROWS,NCOLS] exponential(p)
+  z = f32[] constant(0)
+  sum = f32[NROWS] reduce(e, z), dimensions={1}, to_apply=add
+  root = f32[NROWS] sqrt(sum)
+  narrow = bf16[NROWS,NCOLS] convert(e)
+  ROOT t = (f32[NROWS], bf16[NROWS,NCOLS]) tuple(root, narrow)
+}
+ENTRY main {
+  p = f32[NROWS,NCOLS] parameter(0)
+  ROOT fusion = (f32[NROWS], bf16[NROWS,NCOLS]) fusion(p), kind=kInput, calls=fused
+})";
+    text = std::regex_replace(text, std::regex("NROWS"), std::to_string(rows));
+    text = std::regex_replace(text, std::regex("NCOLS"), std::to_string(columns));
+    GpuKernel k = CompileRoot(text);
+    EXPECT_EQ(k.emitter_kind, EmitterKind::kReduction);
+    EXPECT_EQ(k.launch.grid_x, grid);
+    EXPECT_EQ(k.launch.block_x, 256);
+    EXPECT_TRUE(Contains(k.ptx, R"(shfl\.sync\.bfly\.b32)")) << k.ptx;
+    EXPECT_TRUE(Contains(k.ptx, R"(st\.global\.b16)")) << k.ptx;  // the bf16 side output
+    ExpectPtxasAccepts(k);
+  }
+}
+
+TEST(GpuKernelCompilerTest, SideOutputsTheReductionEmitterDoesNotTakeUseTheLoopEmitter) {
+  // Side outputs of another element count than the reduce input (the
+  // reduce output's shape), and one that reads the reduced value.
+  for (const char* side : {R"(other = f32[256] negate(m)
+  ROOT t = (f32[256], f32[256]) tuple(sum, other))",
+                           R"(sum_b = f32[8,16,16,256] broadcast(sum), dimensions={3}
+  other = f32[8,16,16,256] subtract(p, sum_b)
+  ROOT t = (f32[256], f32[8,16,16,256]) tuple(sum, other))"}) {
+    SCOPED_TRACE(side);
+    std::string shape = std::string(side).find("f32[256] negate") != std::string::npos ? "f32[256]" : "f32[8,16,16,256]";
+    std::string text = std::string(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  p = f32[8,16,16,256] parameter(0)
+  m = f32[256] parameter(1)
+  flat = f32[2048,256] bitcast(p)
+  z = f32[] constant(0)
+  sum = f32[256] reduce(flat, z), dimensions={0}, to_apply=add
+  )") + side + R"(
+}
+ENTRY main {
+  p = f32[8,16,16,256] parameter(0)
+  m = f32[256] parameter(1)
+  ROOT fusion = (f32[256], SHAPE) fusion(p, m), kind=kInput, calls=fused
+})";
+    text = std::regex_replace(text, std::regex("SHAPE"), shape);
+    GpuKernel k = CompileRoot(text);
+    EXPECT_EQ(k.emitter_kind, EmitterKind::kLoop);
+    EXPECT_FALSE(Contains(k.ptx, R"(shfl\.sync)"));
+    ExpectPtxasAccepts(k);
+  }
+}
+
 TEST(GpuKernelCompilerTest, ReductionsTheTiledEmittersDoNotTakeUseTheLoopEmitter) {
   // A 64-bit accumulator (shuffles move 32 bits) and interleaved reduced
   // dims.
@@ -346,7 +475,7 @@ ENTRY main {
 }
 
 // A scatter-add (the max-pool gradient, an embedding's table gradient): the
-// block's threads share the updates, each added atomically; another
+// grid's threads share the updates, each added atomically; another
 // combiner keeps one thread walking the updates in order.
 TEST(GpuKernelCompilerTest, ScatterAddUpdatesAreAtomicAddsOnEveryThread) {
   const char* scatter = R"(HloModule m
@@ -364,11 +493,35 @@ ENTRY main {
 })";
   std::string add = std::regex_replace(scatter, std::regex("OP"), "add");
   GpuKernel k = CompileRoot(add);
-  EXPECT_EQ(k.launch.grid_x, 1);
+  EXPECT_EQ(k.emitter_kind, EmitterKind::kScatter);
+  // A grid over the 4000 update elements (XLA's scatter emitter,
+  // ScatterWithDistributedUpdates): in place, every thread adds its own; not
+  // in place, block 0 copies the operand first (EmitGridScatter).
+  EXPECT_EQ(k.launch.grid_x, 4);
   EXPECT_EQ(k.launch.block_x, 1024);
-  EXPECT_TRUE(Contains(k.ptx, R"((red|atom)\.global\.add\.f32)")) << k.ptx;
+  EXPECT_TRUE(Contains(k.ptx, R"(%ctaid\.x)")) << k.ptx;
+  EXPECT_EQ(CountMatches(k.ptx, R"((red|atom)\.global\.add\.f32)"), 2) << k.ptx;  // one per path
   EXPECT_TRUE(Contains(k.ptx, R"(bar\.sync)")) << k.ptx;  // the copy finishes before the updates
   ExpectPtxasAccepts(k);
+  // ResNet-50's max-pool gradient (scatter.1 of `passlab opt --model resnet50
+  // --batch 8 --image-size 64`: 131072 single-element updates), one block of
+  // 1024 threads before (271 us on an H100).
+  GpuKernel pool = CompileRoot(R"(HloModule m
+%add {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %r = f32[] add(%a, %b)
+}
+ENTRY main {
+  %operand = f32[8,32,32,64] parameter(0)
+  %indices = s32[131072,4] parameter(1)
+  %updates = f32[131072,1,1,1,1] parameter(2)
+  ROOT %scatter = f32[8,32,32,64] scatter(%operand, %indices, %updates), update_window_dims={1,2,3,4},
+      inserted_window_dims={}, scatter_dims_to_operand_dims={0,1,2,3}, index_vector_dim=1, to_apply=%add
+})");
+  EXPECT_EQ(pool.launch.grid_x, 128);
+  EXPECT_EQ(pool.launch.block_x, 1024);
+  ExpectPtxasAccepts(pool);
   // f64 and integer adds are atomic too (atom.global.add.f64 needs sm_60).
   for (const char* type : {"f64", "s32", "u64"}) {
     SCOPED_TRACE(type);
@@ -379,9 +532,39 @@ ENTRY main {
     ExpectPtxasAccepts(t);
   }
   GpuKernel m = CompileRoot(std::regex_replace(scatter, std::regex("OP"), "multiply"));
+  EXPECT_EQ(m.launch.grid_x, 1);
   EXPECT_EQ(m.launch.block_x, 256);
   EXPECT_FALSE(Contains(m.ptx, R"(atom\.|red\.)")) << m.ptx;
   ExpectPtxasAccepts(m);
+}
+
+// The modules scripts/gpu-check.sh runs on a device against the evaluator
+// (test/hlo/gpu/) take the paths they are there for: every fusion of
+// reduce_side_outputs.hlo is a reduction with side outputs, every scatter of
+// scatter_add.hlo a grid of atomic adds.
+TEST(GpuKernelCompilerTest, DeviceCheckModulesTakeTheNewPaths) {
+  for (const auto& [file, opcode, kind, count] :
+       std::vector<std::tuple<const char*, HloOpcode, EmitterKind, int>>{
+           {"reduce_side_outputs.hlo", HloOpcode::kFusion, EmitterKind::kReduction, 4},
+           {"scatter_add.hlo", HloOpcode::kScatter, EmitterKind::kScatter, 3}}) {
+    SCOPED_TRACE(file);
+    std::ifstream in(std::string(PASSLAB_SOURCE_DIR) + "/test/hlo/gpu/" + file);
+    ASSERT_TRUE(in.good());
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto module = ParseHloModule(text, file);
+    ASSERT_TRUE(module.ok()) << module.status().message();
+    int compiled = 0;
+    for (const HloInstruction* h : (*module)->entry_computation()->instructions()) {
+      if (h->opcode() != opcode) continue;
+      absl::StatusOr<GpuKernel> k = GpuKernelCompiler().Compile(*h);
+      ASSERT_TRUE(k.ok()) << h->name() << ": " << k.status().message();
+      EXPECT_EQ(k->emitter_kind, kind) << h->name();
+      if (opcode == HloOpcode::kScatter) EXPECT_GT(k->launch.grid_x, 1) << h->name();
+      ExpectPtxasAccepts(*k);
+      ++compiled;
+    }
+    EXPECT_EQ(compiled, count);
+  }
 }
 
 // The max-pool gradient's select-and-scatter: one block fills the output
