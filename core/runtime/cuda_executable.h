@@ -14,11 +14,13 @@
 //     predicate or branch index read back to the host);
 //   - copy-start/done and async-start/done on a second stream, ordered with
 //     events (seed 001);
+//   - fft on cuFFT, cholesky on cuSOLVER, triangular-solve on cuBLAS and
+//     single-key sorts on a sort kernel (cuda_routine_thunk.cc);
 //   - host fallback (options.host_fallback): what has no GPU implementation
 //     here — an op the provider has no kernel for, a library call the GPU
-//     library cannot take as laid out, sort/fft/rng and other runtime
-//     routines — runs on the host between a device-to-host and a
-//     host-to-device copy. Such thunks are kind "routine" with detail
+//     library cannot take as laid out, rng, topk and the routines the
+//     device ones cannot take — runs on the host between a device-to-host
+//     and a host-to-device copy. Such thunks are kind "routine" with detail
 //     "host: ..." in every profile, so the gap stays visible.
 // Run(args) copies the arguments in, runs, and copies the results out; every
 // thunk and both transfers get a KernelRecord timed with CUDA events, or the

@@ -1,9 +1,9 @@
 // Host fallback of the CUDA runtime: what has no GPU implementation here (an
 // op the kernel provider cannot emit, a library call the GPU library cannot
-// take as laid out, sort/fft/rng and the other runtime routines) runs on the
-// host between a device-to-host and a host-to-device copy, on the CPU
-// runtime's library-call runner or host routine, or else on the reference
-// evaluator. Its records say kind "routine", detail "host: ...".
+// take as laid out, rng, topk and the routines cuda_routine_thunk.cc cannot
+// take) runs on the host between a device-to-host and a host-to-device copy,
+// on the CPU runtime's library-call runner or host routine, or else on the
+// reference evaluator. Its records say kind "routine", detail "host: ...".
 #include "core/runtime/cuda_thunk.h"
 
 #include "core/ir/status_macros.h"
