@@ -20,10 +20,16 @@ function(passlab_library name dir)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# passlab_test(NAME DIR DEPS ...): one GoogleTest binary per test folder.
+# passlab_test(NAME DIR [RECURSE] DEPS ...): one GoogleTest binary per test
+# folder; RECURSE takes its subfolders too (test/passes/<group>/ mirrors
+# passes/<group>/).
 function(passlab_test name dir)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
-  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*_test.cc)
+  cmake_parse_arguments(ARG "RECURSE" "" "DEPS" ${ARGN})
+  if(ARG_RECURSE)
+    file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*_test.cc)
+  else()
+    file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/${dir}/*_test.cc)
+  endif()
   if(NOT srcs)
     return()
   endif()
