@@ -77,20 +77,6 @@ HeatmapCell CellOf(const std::map<std::string, std::optional<double>>& times, co
 
 }  // namespace
 
-ordered_json KernelTimesObject(const std::map<std::string, double>& times) {
-  ordered_json object = ordered_json::object();
-  for (const auto& [name, ns] : times) {
-    if (std::isnan(ns) || std::isinf(ns)) {
-      object[name] = nullptr;
-    } else if (ns == std::floor(ns) && std::abs(ns) < 9e15) {
-      object[name] = static_cast<int64_t>(ns);
-    } else {
-      object[name] = ns;
-    }
-  }
-  return object;
-}
-
 double CapChange(double change) {
   if (std::isnan(change)) return change;
   return std::clamp(change, -1.0, 1.0);

@@ -29,10 +29,6 @@
 
 namespace passlab {
 
-// {kernel: ns} as report.json's "kernel_times_ns" object (names sorted; NaN
-// times as null).
-nlohmann::ordered_json KernelTimesObject(const std::map<std::string, double>& times);
-
 struct HeatmapOptions {
   size_t max_rows = 40;
   size_t max_columns = 60;

@@ -10,7 +10,6 @@
 #include <optional>
 #include <set>
 
-#include "analysis/ablation/heatmap.h"
 #include "analysis/ablation/compile_cost.h"
 #include "analysis/ablation/plan.h"
 #include "analysis/ablation/report_internal.h"
