@@ -186,6 +186,57 @@ void PairFields(V& v, P& p) {
   v.Nullable("outcome", p.outcome);
 }
 
+// compile_cost's numbers are written as computed (Nullable: 1.0 stays 1.0).
+template <typename V, typename T>
+void CompileTimesFields(V& v, T& t) {
+  v.Nullable("compile_ms", t.compile_ms);
+  v.Nullable("optimize_ms", t.optimize_ms);
+  v.Nullable("backend_ms", t.backend_ms);
+  v.Nullable("autotune_ms", t.autotune_ms);
+  v.Nullable("kernel_cache_hits", t.kernel_cache_hits);
+  v.Nullable("kernel_cache_misses", t.kernel_cache_misses);
+  v.Optional("kernel_cache_persistent_hits", t.kernel_cache_persistent_hits);
+}
+
+template <typename V, typename B>
+void CompileCostBaselineFields(V& v, B& b) {
+  CompileTimesFields(v, b.times);
+  v.Defaulted("records_with_pass_times", b.records_with_pass_times);
+}
+
+template <typename V, typename P>
+void PassTimeFields(V& v, P& p) {
+  v.Required("pass", p.pass);
+  v.Nullable("ms", p.ms);
+  v.Nullable("runs", p.runs);
+}
+
+template <typename V, typename R>
+void CompileCostRowFields(V& v, R& r) {
+  v.Required("variant", r.variant);
+  v.Defaulted("kind", r.kind);
+  v.Defaulted("passes", r.passes);
+  v.Nullable("pass_ms", r.pass_ms);
+  v.Nullable("pass_runs", r.pass_runs);
+  CompileTimesFields(v, r.times);
+  v.Nullable("compile_delta_ms", r.compile_delta_ms);
+  v.Nullable("ratio", r.ratio);
+  v.Nullable("ci_low", r.ci_low);
+  v.Nullable("ci_high", r.ci_high);
+  v.Defaulted("significant", r.significant);
+  v.Nullable("outcome", r.outcome);
+  v.Defaulted("clear_effect", r.clear_effect);
+  v.Defaulted("quadrant", r.quadrant);
+}
+
+template <typename V, typename C>
+void CostFields(V& v, C& c) {
+  v.Defaulted("baseline", c.baseline);
+  v.Defaulted("pass_times", c.pass_times);
+  v.Nullable("cost_split_ms", c.cost_split_ms);
+  v.Defaulted("rows", c.rows);
+}
+
 // "outcomes" is written separately (in kOutcomes order).
 template <typename V, typename S>
 void SummaryFieldsBeforeOutcomes(V& v, S& s) {
@@ -336,6 +387,42 @@ void from_json(const Json& j, AblationPairInteraction& p) {
   ReadFields("pair", j, p, [](auto& v, auto& x) { PairFields(v, x); });
 }
 
+std::string AblationCompileCostRow::PassesLabel() const {
+  std::string label;
+  for (const std::string& p : passes) label += (label.empty() ? "" : " + ") + p;
+  return label.empty() ? variant : label;
+}
+
+void to_json(OrderedJson& j, const AblationCompileCostBaseline& b) {
+  WriteFields(j, b, [](auto& v, auto& x) { CompileCostBaselineFields(v, x); });
+}
+void from_json(const Json& j, AblationCompileCostBaseline& b) {
+  ReadFields("compile_cost baseline", j, b, [](auto& v, auto& x) { CompileCostBaselineFields(v, x); });
+}
+
+void to_json(OrderedJson& j, const AblationPassTime& p) {
+  WriteFields(j, p, [](auto& v, auto& x) { PassTimeFields(v, x); });
+}
+void from_json(const Json& j, AblationPassTime& p) {
+  ReadFields("pass time", j, p, [](auto& v, auto& x) { PassTimeFields(v, x); });
+}
+
+void to_json(OrderedJson& j, const AblationCompileCostRow& r) {
+  WriteFields(j, r, [](auto& v, auto& x) { CompileCostRowFields(v, x); });
+}
+void from_json(const Json& j, AblationCompileCostRow& r) {
+  ReadFields("compile_cost row", j, r, [](auto& v, auto& x) { CompileCostRowFields(v, x); });
+  // Reports from before "clear_effect": only significance counted.
+  if (!j.contains("clear_effect") || j["clear_effect"].is_null()) r.clear_effect = r.significant;
+}
+
+void to_json(OrderedJson& j, const AblationCompileCost& c) {
+  WriteFields(j, c, [](auto& v, auto& x) { CostFields(v, x); });
+}
+void from_json(const Json& j, AblationCompileCost& c) {
+  ReadFields("compile_cost", j, c, [](auto& v, auto& x) { CostFields(v, x); });
+}
+
 void to_json(OrderedJson& j, const AblationReportSummary& s) {
   j = OrderedJson::object();
   OrderedWriter writer{j};
@@ -389,7 +476,6 @@ absl::StatusOr<AblationReport> ParseAblationReport(const OrderedJson& j, const s
   // nlohmann::json, which sorts keys). Parsing succeeded, so the keys exist
   // where the report has them.
   report->manifest = j.at("manifest");
-  if (auto cost = j.find("compile_cost"); cost != j.end() && !cost->is_null()) report->compile_cost = *cost;
   const OrderedJson& variants = j.at("variants");
   for (size_t i = 0; i < report->variants.size(); ++i) {
     if (auto check = variants[i].find("check"); check != variants[i].end() && !check->is_null()) {

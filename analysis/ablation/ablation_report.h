@@ -192,6 +192,63 @@ struct AblationReportSummary {
   std::optional<std::string> max_ci_half_width_variant;
 };
 
+// The report's "compile_cost" (compile_cost.h BuildCompileCost): the
+// compile time of the baseline and of each disable-one and pair variant
+// against its run-time effect. Numbers are medians over records, written as
+// JSON numbers as computed (1.0, not 1); null where unknown (older sweeps).
+struct AblationCompileTimes {
+  std::optional<double> compile_ms;   // the pipeline plus the backend
+  std::optional<double> optimize_ms;  // the pipeline
+  std::optional<double> backend_ms;   // emitters and JIT
+  std::optional<double> autotune_ms;
+  std::optional<double> kernel_cache_hits;
+  std::optional<double> kernel_cache_misses;
+  // Of the misses, kernels loaded from the persistent kernel cache; written
+  // only for sweeps with one.
+  std::optional<double> kernel_cache_persistent_hits;
+};
+
+struct AblationCompileCostBaseline {
+  AblationCompileTimes times;  // written flat, before the count
+  int64_t records_with_pass_times = 0;
+};
+
+// One pass's own time in the baseline's pipeline, slowest first.
+struct AblationPassTime {
+  std::string pass;
+  std::optional<double> ms;    // total over its runs
+  std::optional<double> runs;
+};
+
+struct AblationCompileCostRow {
+  std::string variant;
+  std::string kind;  // "disable-one" or "pair"
+  std::vector<std::string> passes;
+  std::optional<double> pass_ms;    // the passes' own time in the baseline
+  std::optional<double> pass_runs;
+  AblationCompileTimes times;       // the variant's, written flat
+  std::optional<double> compile_delta_ms;  // minus the baseline's
+  std::optional<double> ratio;
+  std::optional<double> ci_low;
+  std::optional<double> ci_high;
+  bool significant = false;
+  std::optional<std::string> outcome;
+  // Significant, or its whole 95% CI beyond the threshold; reports without
+  // the key read it as `significant`.
+  bool clear_effect = false;
+  std::string quadrant;  // CompileCostQuadrant's; "" when unknown
+
+  // The passes joined by " + " (the variant's name when it has none).
+  std::string PassesLabel() const;
+};
+
+struct AblationCompileCost {
+  AblationCompileCostBaseline baseline;
+  std::vector<AblationPassTime> pass_times;
+  std::optional<double> cost_split_ms;  // cheap below it
+  std::vector<AblationCompileCostRow> rows;
+};
+
 struct AblationReport {
   int schema_version = kAblationReportSchemaVersion;
   std::string schema = kAblationReportSchema;
@@ -207,9 +264,8 @@ struct AblationReport {
   std::vector<AblationReportVariant> variants;
   AblationAaSection aa;
   std::vector<AblationPairInteraction> pairs;
-  // compile_cost.h BuildCompileCost's object; null (or absent, in reports
-  // older than it): none.
-  std::optional<nlohmann::ordered_json> compile_cost;
+  // Null (or absent, in reports older than it): none.
+  std::optional<AblationCompileCost> compile_cost;
   AblationReportSummary summary;
   std::vector<std::string> warnings;
   nlohmann::json extra = nlohmann::json::object();
@@ -234,6 +290,14 @@ void to_json(nlohmann::ordered_json& j, const AblationAaSection& a);
 void from_json(const nlohmann::json& j, AblationAaSection& a);
 void to_json(nlohmann::ordered_json& j, const AblationPairInteraction& p);
 void from_json(const nlohmann::json& j, AblationPairInteraction& p);
+void to_json(nlohmann::ordered_json& j, const AblationCompileCostBaseline& b);
+void from_json(const nlohmann::json& j, AblationCompileCostBaseline& b);
+void to_json(nlohmann::ordered_json& j, const AblationPassTime& p);
+void from_json(const nlohmann::json& j, AblationPassTime& p);
+void to_json(nlohmann::ordered_json& j, const AblationCompileCostRow& r);
+void from_json(const nlohmann::json& j, AblationCompileCostRow& r);
+void to_json(nlohmann::ordered_json& j, const AblationCompileCost& c);
+void from_json(const nlohmann::json& j, AblationCompileCost& c);
 void to_json(nlohmann::ordered_json& j, const AblationReportSummary& s);
 void from_json(const nlohmann::json& j, AblationReportSummary& s);
 // from_json throws json_schema::SchemaError naming the missing or mistyped

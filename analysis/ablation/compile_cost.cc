@@ -17,7 +17,6 @@ namespace passlab {
 namespace {
 
 using json = nlohmann::json;
-using ordered_json = nlohmann::ordered_json;
 using namespace ablation_internal;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -28,7 +27,8 @@ constexpr double kExpensiveShare = 0.01;
 constexpr const char* kAutotuningPasses[] = {"config-assigner", "gemm-algorithm-picker",
                                              "gpu-conv-algorithm-picker"};
 
-ordered_json Number(double x) { return std::isfinite(x) ? ordered_json(x) : ordered_json(nullptr); }
+// A figure as the report holds it: NaN (unknown) as null.
+std::optional<double> Known(double x) { return std::isfinite(x) ? std::optional<double>(x) : std::nullopt; }
 
 double JsonNumber(const json& object, const char* key) {
   if (!object.is_object()) return kNaN;
@@ -46,9 +46,7 @@ double MedianOf(std::vector<double> values) {
 }
 
 // A record's compile time: the pipeline plus the backend.
-double MsOrNaN(const std::optional<double>& ms) { return ms.value_or(kNaN); }
-
-double TotalCompileMs(const AblationRecord& record) { return MsOrNaN(record.optimize_ms) + MsOrNaN(record.compile_ms); }
+double TotalCompileMs(const AblationRecord& record) { return Value(record.optimize_ms) + Value(record.compile_ms); }
 
 double CacheCount(const AblationRecord& record, const char* key) {
   return record.kernel_cache ? JsonNumber(*record.kernel_cache, key) : kNaN;
@@ -66,9 +64,9 @@ CompileTimes MedianTimes(const std::vector<const AblationRecord*>& records) {
   std::vector<double> total, optimize, backend, autotune, hits, misses, persistent;
   for (const AblationRecord* r : records) {
     total.push_back(TotalCompileMs(*r));
-    optimize.push_back(MsOrNaN(r->optimize_ms));
-    backend.push_back(MsOrNaN(r->compile_ms));
-    autotune.push_back(MsOrNaN(r->autotune_ms));
+    optimize.push_back(Value(r->optimize_ms));
+    backend.push_back(Value(r->compile_ms));
+    autotune.push_back(Value(r->autotune_ms));
     hits.push_back(CacheCount(*r, "hits"));
     misses.push_back(CacheCount(*r, "misses"));
     persistent.push_back(CacheCount(*r, "persistent_hits"));
@@ -77,15 +75,17 @@ CompileTimes MedianTimes(const std::vector<const AblationRecord*>& records) {
           MedianOf(hits),   MedianOf(misses),   MedianOf(persistent)};
 }
 
-void PutTimes(ordered_json& out, const CompileTimes& t) {
-  out["compile_ms"] = Number(t.total_ms);
-  out["optimize_ms"] = Number(t.optimize_ms);
-  out["backend_ms"] = Number(t.backend_ms);
-  out["autotune_ms"] = Number(t.autotune_ms);
-  out["kernel_cache_hits"] = Number(t.cache_hits);
-  out["kernel_cache_misses"] = Number(t.cache_misses);
+AblationCompileTimes ReportTimes(const CompileTimes& t) {
+  AblationCompileTimes out;
+  out.compile_ms = Known(t.total_ms);
+  out.optimize_ms = Known(t.optimize_ms);
+  out.backend_ms = Known(t.backend_ms);
+  out.autotune_ms = Known(t.autotune_ms);
+  out.kernel_cache_hits = Known(t.cache_hits);
+  out.kernel_cache_misses = Known(t.cache_misses);
   // Present only for sweeps with a persistent kernel cache.
-  if (std::isfinite(t.persistent_hits)) out["kernel_cache_persistent_hits"] = t.persistent_hits;
+  out.kernel_cache_persistent_hits = Known(t.persistent_hits);
+  return out;
 }
 
 std::string Ms(double ms) {
@@ -99,12 +99,13 @@ std::string SignedMs(double ms) {
   return std::fabs(ms) < 10 ? fmt::format("{:+.2f} ms", ms) : fmt::format("{:+.0f} ms", ms);
 }
 
-std::string Cache(const ordered_json& row) {
-  double hits = NumberField(row, "kernel_cache_hits"), misses = NumberField(row, "kernel_cache_misses");
-  if (std::isnan(hits) || std::isnan(misses)) return "–";
-  const double loaded = NumberField(row, "kernel_cache_persistent_hits");
-  if (std::isfinite(loaded)) return fmt::format("{:.0f} / {:.0f} ({:.0f} loaded)", hits, misses, loaded);
-  return fmt::format("{:.0f} / {:.0f}", hits, misses);
+std::string Cache(const AblationCompileTimes& t) {
+  if (!t.kernel_cache_hits || !t.kernel_cache_misses) return "–";
+  if (t.kernel_cache_persistent_hits) {
+    return fmt::format("{:.0f} / {:.0f} ({:.0f} loaded)", *t.kernel_cache_hits, *t.kernel_cache_misses,
+                       *t.kernel_cache_persistent_hits);
+  }
+  return fmt::format("{:.0f} / {:.0f}", *t.kernel_cache_hits, *t.kernel_cache_misses);
 }
 
 std::string MdEscape(std::string_view text) {
@@ -143,8 +144,8 @@ std::string CompileCostQuadrant(double pass_ms, double ratio, bool clear_effect,
   return fmt::format("{} and {}", cheap ? "cheap" : "expensive", essential ? "essential" : "useless");
 }
 
-nlohmann::ordered_json BuildCompileCost(const std::vector<AblationRecord>& records,
-                                        const std::vector<AblationReportVariant>& variants, double threshold) {
+AblationCompileCost BuildCompileCost(const std::vector<AblationRecord>& records,
+                                     const std::vector<AblationReportVariant>& variants, double threshold) {
   std::vector<const AblationRecord*> baseline;
   std::map<std::string, std::vector<const AblationRecord*>> by_variant;
   for (const AblationRecord& r : records) {
@@ -155,6 +156,7 @@ nlohmann::ordered_json BuildCompileCost(const std::vector<AblationRecord>& recor
     }
   }
 
+  AblationCompileCost out;
   // The baseline's per-pass times: total ms over the pass's runs, median
   // over the baseline's records that carry them.
   std::map<std::string, std::vector<double>> pass_ms, pass_runs;
@@ -169,113 +171,91 @@ nlohmann::ordered_json BuildCompileCost(const std::vector<AblationRecord>& recor
     }
   }
   std::map<std::string, double> pass_median;
-  ordered_json pass_times = ordered_json::array();
   for (const auto& [pass, values] : pass_ms) {
     pass_median[pass] = MedianOf(values);
-    pass_times.push_back({{"pass", pass}, {"ms", Number(pass_median[pass])},
-                          {"runs", Number(MedianOf(pass_runs[pass]))}});
+    out.pass_times.push_back({pass, Known(pass_median[pass]), Known(MedianOf(pass_runs[pass]))});
   }
-  std::stable_sort(pass_times.begin(), pass_times.end(), [](const ordered_json& a, const ordered_json& b) {
-    return NumberField(a, "ms") > NumberField(b, "ms");
-  });
+  std::stable_sort(out.pass_times.begin(), out.pass_times.end(),
+                   [](const AblationPassTime& a, const AblationPassTime& b) { return Value(a.ms) > Value(b.ms); });
 
-  ordered_json out;
-  ordered_json base;
   const CompileTimes base_times = MedianTimes(baseline);
-  PutTimes(base, base_times);
-  base["records_with_pass_times"] = timed_records;
-  out["baseline"] = std::move(base);
-  out["pass_times"] = std::move(pass_times);
+  out.baseline.times = ReportTimes(base_times);
+  out.baseline.records_with_pass_times = timed_records;
 
-  ordered_json rows = ordered_json::array();
   std::vector<double> costs;
   for (const AblationReportVariant& v : variants) {
-    const std::string& kind = v.kind;
-    const std::vector<std::string>& passes = v.passes;
-    if ((kind != "disable-one" && kind != "pair") || passes.empty()) continue;
+    if ((v.kind != "disable-one" && v.kind != "pair") || v.passes.empty()) continue;
     // A pass absent from timed baseline records never ran there: no cost.
     double own = timed_records > 0 ? 0 : kNaN;
     double runs = timed_records > 0 ? 0 : kNaN;
-    for (const std::string& p : passes) {
+    for (const std::string& p : v.passes) {
       auto it = pass_median.find(p);
       if (it == pass_median.end()) continue;
       own += it->second;
       runs += MedianOf(pass_runs[it->first]);
     }
-    ordered_json row;
-    row["variant"] = v.name;
-    row["kind"] = kind;
-    row["passes"] = passes;
-    row["pass_ms"] = Number(own);
-    row["pass_runs"] = Number(runs);
+    AblationCompileCostRow row;
+    row.variant = v.name;
+    row.kind = v.kind;
+    row.passes = v.passes;
+    row.pass_ms = Known(own);
+    row.pass_runs = Known(runs);
     auto group = by_variant.find(v.name);
-    const CompileTimes times =
-        group == by_variant.end() ? CompileTimes{} : MedianTimes(group->second);
-    PutTimes(row, times);
-    row["compile_delta_ms"] = Number(times.total_ms - base_times.total_ms);
-    row["ratio"] = Number(v.ratio.value_or(kNaN));
-    row["ci_low"] = Number(v.ci_low.value_or(kNaN));
-    row["ci_high"] = Number(v.ci_high.value_or(kNaN));
-    row["significant"] = v.significant;
-    row["outcome"] = v.outcome ? ordered_json(*v.outcome) : ordered_json(nullptr);
+    const CompileTimes times = group == by_variant.end() ? CompileTimes{} : MedianTimes(group->second);
+    row.times = ReportTimes(times);
+    row.compile_delta_ms = Known(times.total_ms - base_times.total_ms);
+    row.ratio = Known(v.ratio.value_or(kNaN));
+    row.ci_low = Known(v.ci_low.value_or(kNaN));
+    row.ci_high = Known(v.ci_high.value_or(kNaN));
+    row.significant = v.significant;
+    row.outcome = v.outcome;
     if (std::isfinite(own) && own > 0) costs.push_back(own);
-    rows.push_back(std::move(row));
+    out.rows.push_back(std::move(row));
   }
   // Cheap against expensive: a share of the baseline's pipeline time (the
   // median pass time of the rows when that is unknown).
   const double split =
       std::isfinite(base_times.optimize_ms) ? kExpensiveShare * base_times.optimize_ms : MedianOf(costs);
-  for (ordered_json& row : rows) {
+  for (AblationCompileCostRow& row : out.rows) {
     // A short sweep cannot reach significance after Holm's correction; a
     // CI wholly beyond the threshold still says which side the pass is on.
-    const double lo = NumberField(row, "ci_low"), hi = NumberField(row, "ci_high");
-    const bool clear = row["significant"].get<bool>() || (std::isfinite(lo) && lo > 1 + threshold) ||
+    const double lo = Value(row.ci_low), hi = Value(row.ci_high);
+    row.clear_effect = row.significant || (std::isfinite(lo) && lo > 1 + threshold) ||
                        (std::isfinite(hi) && hi < 1 - threshold);
-    row["clear_effect"] = clear;
-    row["quadrant"] = CompileCostQuadrant(NumberField(row, "pass_ms"), NumberField(row, "ratio"), clear, split);
+    row.quadrant = CompileCostQuadrant(Value(row.pass_ms), Value(row.ratio), row.clear_effect, split);
   }
-  out["cost_split_ms"] = Number(split);
-  out["rows"] = std::move(rows);
+  out.cost_split_ms = Known(split);
   return out;
 }
 
 std::string RenderCompileCostMarkdown(const AblationReport& report) {
-  if (!report.compile_cost.has_value() || !report.compile_cost->is_object()) return "";
-  const ordered_json& cost = *report.compile_cost;
-  const ordered_json& base = cost["baseline"];
+  if (!report.compile_cost.has_value()) return "";
+  const AblationCompileCost& cost = *report.compile_cost;
+  const AblationCompileTimes& base = cost.baseline.times;
   std::string md = "\n## Compile cost against run-time benefit\n\n";
   md += fmt::format(
       "Baseline compile: {} in all — pipeline {} (autotuning {}), backend emitters and JIT {}; kernel cache "
       "hits / misses {}. A pass's own time is its total over its runs in the baseline's pipeline (median over "
       "the baseline's records); Δ compile is the variant's total compile time minus the baseline's. Cheap: "
       "below {} (1% of the baseline's pipeline time).\n\n",
-      Ms(NumberField(base, "compile_ms")), Ms(NumberField(base, "optimize_ms")), Ms(NumberField(base, "autotune_ms")),
-      Ms(NumberField(base, "backend_ms")), Cache(base), Ms(NumberField(cost, "cost_split_ms")));
-  if (base.contains("kernel_cache_persistent_hits")) {
+      Ms(Value(base.compile_ms)), Ms(Value(base.optimize_ms)), Ms(Value(base.autotune_ms)),
+      Ms(Value(base.backend_ms)), Cache(base), Ms(Value(cost.cost_split_ms)));
+  if (base.kernel_cache_persistent_hits.has_value()) {
     md += "Compile times are as measured: misses \"loaded\" came from the persistent kernel cache (compiled by "
           "another worker or an earlier sweep) and cost a load, not a compile, so Δ compile understates a cold "
           "compile where they differ.\n\n";
   }
-  const ordered_json& rows = cost["rows"];
-  if (!rows.is_array() || rows.empty()) return md + "No disable-one or pair variants.\n";
+  if (cost.rows.empty()) return md + "No disable-one or pair variants.\n";
   md += "| Passes | Own compile | Runs | Δ compile | Kernel cache hits / misses | Run-time change | 95% CI | "
         "Significant | Quadrant |\n|---|---:|---:|---:|---:|---:|---|---|---|\n";
-  for (const ordered_json& row : rows) {
-    std::string passes;
-    for (const ordered_json& p : row["passes"]) {
-      if (p.is_string()) passes += (passes.empty() ? "" : " + ") + p.get<std::string>();
-    }
-    double runs = NumberField(row, "pass_runs");
-    std::string quadrant = TextField(row, "quadrant");
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", MdEscape(passes),
-                      Ms(NumberField(row, "pass_ms")), std::isnan(runs) ? "–" : fmt::format("{:.0f}", runs),
-                      SignedMs(NumberField(row, "compile_delta_ms")), Cache(row),
-                      FormatChange(NumberField(row, "ratio")),
-                      [&] {
-                        std::string ci = FormatCi(NumberField(row, "ci_low"), NumberField(row, "ci_high"));
-                        return ci.empty() ? std::string("–") : ci;
-                      }(),
-                      row.value("significant", false) ? "yes" : "no", quadrant.empty() ? "–" : quadrant);
+  for (const AblationCompileCostRow& row : cost.rows) {
+    std::string passes = Join(row.passes, " + ");
+    std::string ci = FormatCi(Value(row.ci_low), Value(row.ci_high));
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", MdEscape(passes), Ms(Value(row.pass_ms)),
+                      row.pass_runs ? fmt::format("{:.0f}", *row.pass_runs) : "–",
+                      SignedMs(Value(row.compile_delta_ms)), Cache(row.times), FormatChange(Value(row.ratio)),
+                      ci.empty() ? std::string("–") : ci, row.significant ? "yes" : "no",
+                      row.quadrant.empty() ? "–" : row.quadrant);
   }
   return md;
 }

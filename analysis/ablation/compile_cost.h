@@ -39,11 +39,12 @@ bool IsAutotuningPass(std::string_view pass_name);
 // {PASS: {"ms": total, "runs": N}, ...}, "autotune_ms": ms}.
 nlohmann::json CompileCostFields(const PassRecorder& recorder);
 
-// The report's "compile_cost" object. `variants`: the report's variants
-// (their name, kind, passes, ratio, ci_low, ci_high, significant, outcome).
-// `threshold`: the report's smallest change that counts (0.01 = 1%).
-nlohmann::ordered_json BuildCompileCost(const std::vector<AblationRecord>& records,
-                                        const std::vector<AblationReportVariant>& variants, double threshold = 0.01);
+// The report's "compile_cost" (ablation_report.h AblationCompileCost).
+// `variants`: the report's variants (their name, kind, passes, ratio,
+// ci_low, ci_high, significant, outcome). `threshold`: the report's smallest
+// change that counts (0.01 = 1%).
+AblationCompileCost BuildCompileCost(const std::vector<AblationRecord>& records,
+                                     const std::vector<AblationReportVariant>& variants, double threshold = 0.01);
 
 // Where a row falls: "cheap and useless", "cheap and essential", "expensive
 // and useless", "expensive and essential", "harmful" (significantly faster
@@ -62,7 +63,7 @@ std::string RenderCompileCostHtml(const AblationReport& report);
 // ratio, the axes' ticks, in SVG user units.
 struct CompileCostPoint {
   std::string label;
-  size_t row = 0;  // index into compile_cost["rows"]
+  size_t row = 0;  // index into AblationCompileCost::rows
   double x = 0, y = 0;  // position in the SVG
   bool significant = false;
   std::string quadrant;
@@ -83,7 +84,7 @@ struct CompileCostPlot {
   double low_pct = 0, high_pct = 0;
   double Y(double pct) const { return top + (high_pct - pct) / (high_pct - low_pct) * (bottom - top); }
 };
-CompileCostPlot LayOutCompileCostPlot(const nlohmann::ordered_json& compile_cost);
+CompileCostPlot LayOutCompileCostPlot(const AblationCompileCost& compile_cost);
 
 }  // namespace passlab
 

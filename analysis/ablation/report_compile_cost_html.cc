@@ -14,7 +14,6 @@
 namespace passlab {
 namespace {
 
-using ordered_json = nlohmann::ordered_json;
 using namespace ablation_internal;
 
 constexpr double kWidth = 900, kHeight = 440;
@@ -22,15 +21,6 @@ constexpr double kLeft = 70, kRight = 24, kTop = 24, kBottom = 52;
 // Points labelled beyond the significant ones: the most expensive passes
 // (more would crowd the zero line, where the insignificant ones sit).
 constexpr size_t kExpensiveLabels = 1;
-
-std::string PassesOf(const ordered_json& row) {
-  std::string out;
-  if (!row.contains("passes") || !row["passes"].is_array()) return TextField(row, "variant");
-  for (const ordered_json& p : row["passes"]) {
-    if (p.is_string()) out += (out.empty() ? "" : " + ") + p.get<std::string>();
-  }
-  return out;
-}
 
 std::string Ms(double ms) {
   if (!std::isfinite(ms)) return "–";
@@ -55,16 +45,16 @@ struct Axes {
   }
 };
 
-bool Plottable(const ordered_json& row) {
-  return std::isfinite(NumberField(row, "pass_ms")) && std::isfinite(NumberField(row, "ratio"));
+bool Plottable(const AblationCompileCostRow& row) {
+  return std::isfinite(Value(row.pass_ms)) && std::isfinite(Value(row.ratio));
 }
 
-Axes AxesFor(const ordered_json& rows) {
+Axes AxesFor(const std::vector<AblationCompileCostRow>& rows) {
   double low = std::numeric_limits<double>::infinity(), high = -low, low_pct = -1, high_pct = 1;
-  for (const ordered_json& row : rows) {
+  for (const AblationCompileCostRow& row : rows) {
     if (!Plottable(row)) continue;
-    double ms = NumberField(row, "pass_ms");
-    double pct = (NumberField(row, "ratio") - 1) * 100;
+    double ms = *row.pass_ms;
+    double pct = (*row.ratio - 1) * 100;
     if (ms > 0) {
       low = std::min(low, std::log10(ms));
       high = std::max(high, std::log10(ms));
@@ -87,17 +77,17 @@ Axes AxesFor(const ordered_json& rows) {
 
 }  // namespace
 
-CompileCostPlot LayOutCompileCostPlot(const nlohmann::ordered_json& compile_cost) {
+CompileCostPlot LayOutCompileCostPlot(const AblationCompileCost& compile_cost) {
   CompileCostPlot plot{.width = kWidth, .height = kHeight};
   plot.left = kLeft;
   plot.top = kTop;
   plot.right = kWidth - kRight;
   plot.bottom = kHeight - kBottom;
-  const ordered_json& rows = compile_cost.contains("rows") ? compile_cost["rows"] : ordered_json::array();
+  const std::vector<AblationCompileCostRow>& rows = compile_cost.rows;
   Axes axes = AxesFor(rows);
   plot.low_pct = axes.low_pct;
   plot.high_pct = axes.high_pct;
-  double split = NumberField(compile_cost, "cost_split_ms");
+  double split = Value(compile_cost.cost_split_ms);
   plot.split_x = std::isfinite(split) ? axes.X(split) : kLeft;
   plot.zero_y = axes.Y(0);
   for (double d = axes.low_decade; d <= axes.high_decade + 1e-9; d += 1) {
@@ -111,29 +101,28 @@ CompileCostPlot LayOutCompileCostPlot(const nlohmann::ordered_json& compile_cost
     plot.y_ticks.push_back({axes.Y(t), fmt::format("{:+g}%", std::round(t * 100) / 100 + 0.0)});  // no "-0%"
   }
   for (size_t i = 0; i < rows.size(); ++i) {
-    const ordered_json& row = rows[i];
+    const AblationCompileCostRow& row = rows[i];
     if (!Plottable(row)) continue;
     CompileCostPoint p;
     p.row = i;
-    p.label = PassesOf(row);
-    p.x = axes.X(NumberField(row, "pass_ms"));
-    p.y = axes.Y((NumberField(row, "ratio") - 1) * 100);
-    p.significant = row.value("significant", false);
-    p.quadrant = TextField(row, "quadrant");
+    p.label = row.PassesLabel();
+    p.x = axes.X(*row.pass_ms);
+    p.y = axes.Y((*row.ratio - 1) * 100);
+    p.significant = row.significant;
+    p.quadrant = row.quadrant;
     plot.points.push_back(std::move(p));
   }
   return plot;
 }
 
 std::string RenderCompileCostHtml(const AblationReport& report) {
-  if (!report.compile_cost.has_value() || !report.compile_cost->is_object()) return "";
-  const ordered_json& cost = *report.compile_cost;
-  const ordered_json& base = cost["baseline"];
-  const ordered_json& rows = cost["rows"];
-  auto cache = [](const ordered_json& o) {
-    double hits = NumberField(o, "kernel_cache_hits"), misses = NumberField(o, "kernel_cache_misses");
-    if (std::isnan(hits) || std::isnan(misses)) return std::string("–");
-    return fmt::format("{:.0f} / {:.0f}", hits, misses);
+  if (!report.compile_cost.has_value()) return "";
+  const AblationCompileCost& cost = *report.compile_cost;
+  const AblationCompileTimes& base = cost.baseline.times;
+  const std::vector<AblationCompileCostRow>& rows = cost.rows;
+  auto cache = [](const AblationCompileTimes& t) {
+    if (!t.kernel_cache_hits || !t.kernel_cache_misses) return std::string("–");
+    return fmt::format("{:.0f} / {:.0f}", *t.kernel_cache_hits, *t.kernel_cache_misses);
   };
   std::string h = "<h2>Compile cost against run-time benefit</h2>\n";
   h += fmt::format(
@@ -141,9 +130,9 @@ std::string RenderCompileCostHtml(const AblationReport& report) {
       "JIT {}; kernel cache hits / misses {} (a hit costs no compile, so a cheap compile with many hits is not a "
       "cheap program). A pass's own time: its total over its runs in the baseline's pipeline, median over the "
       "baseline's records. Δ compile: the variant's total compile time minus the baseline's.</p>\n",
-      Ms(NumberField(base, "compile_ms")), Ms(NumberField(base, "optimize_ms")), Ms(NumberField(base, "autotune_ms")),
-      Ms(NumberField(base, "backend_ms")), cache(base));
-  if (!rows.is_array() || rows.empty()) return h + "<p>No disable-one or pair variants.</p>\n";
+      Ms(Value(base.compile_ms)), Ms(Value(base.optimize_ms)), Ms(Value(base.autotune_ms)),
+      Ms(Value(base.backend_ms)), cache(base));
+  if (rows.empty()) return h + "<p>No disable-one or pair variants.</p>\n";
 
   // The scatter plot.
   CompileCostPlot plot = LayOutCompileCostPlot(cost);
@@ -173,7 +162,7 @@ std::string RenderCompileCostHtml(const AblationReport& report) {
   }
   svg += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#8c96a8\"/>\n", kLeft,
                      plot.zero_y, right, plot.zero_y);
-  if (std::isfinite(NumberField(cost, "cost_split_ms"))) {
+  if (std::isfinite(Value(cost.cost_split_ms))) {
     svg += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#8c96a8\" stroke-dasharray=\"5 4\"/>\n",
         plot.split_x, kTop, bottom);
@@ -229,19 +218,19 @@ std::string RenderCompileCostHtml(const AblationReport& report) {
        "<th class=\"num\">Δ compile</th><th class=\"num\">Autotuning</th><th class=\"num\">Kernel cache hits / "
        "misses</th><th class=\"num\">Run-time change</th><th>95% CI</th><th>Significant</th><th>Quadrant</th>"
        "</tr></thead>\n<tbody>\n";
-  for (const ordered_json& row : rows) {
-    double runs = NumberField(row, "pass_runs"), delta = NumberField(row, "compile_delta_ms");
-    std::string ci = FormatCi(NumberField(row, "ci_low"), NumberField(row, "ci_high"));
-    std::string quadrant = TextField(row, "quadrant");
+  for (const AblationCompileCostRow& row : rows) {
+    double runs = Value(row.pass_runs), delta = Value(row.compile_delta_ms);
+    std::string ci = FormatCi(Value(row.ci_low), Value(row.ci_high));
+    const std::string& quadrant = row.quadrant;
     h += fmt::format(
         "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td></tr>\n",
-        HtmlEscape(PassesOf(row)), Ms(NumberField(row, "pass_ms")),
+        HtmlEscape(row.PassesLabel()), Ms(Value(row.pass_ms)),
         std::isnan(runs) ? "–" : fmt::format("{:.0f}", runs),
         std::isnan(delta) ? "–" : (delta >= 0 ? "+" : "−") + Ms(std::fabs(delta)),
-        Ms(NumberField(row, "autotune_ms")), cache(row), FormatChange(NumberField(row, "ratio")),
-        ci.empty() ? "–" : HtmlEscape(ci), row.value("significant", false) ? "yes" : "no",
+        Ms(Value(row.times.autotune_ms)), cache(row.times), FormatChange(Value(row.ratio)),
+        ci.empty() ? "–" : HtmlEscape(ci), row.significant ? "yes" : "no",
         quadrant.empty() ? "–" : HtmlEscape(quadrant));
   }
   h += "</tbody>\n</table>\n";

@@ -41,7 +41,7 @@ std::string AdjustedPHeader(const AblationReport& report);
 std::string AdjustedPCell(const AblationReport& report, const AblationReportVariant& variant);
 // A number of the report; NaN when it is unknown.
 inline double Value(const std::optional<double>& x) { return x.value_or(std::numeric_limits<double>::quiet_NaN()); }
-// A field of an open JSON part (the manifest, a check, compile_cost) as a
+// A field of an open JSON part (the manifest, a check) as a
 // number; NaN when missing or not a number.
 double NumberField(const nlohmann::ordered_json& object, const char* key);
 // A field as text: strings as-is, other values as JSON, "" when missing/null.

@@ -427,8 +427,11 @@ absl::StatusOr<SlurmSweepState> ReadSlurmSweep(const std::string& out_dir) {
   SlurmSweepState state;
   state.out_dir = out.string();
   state.plan_id = (*plan)["plan_id"].get<std::string>();
-  state.manifest = Json::parse(ReadFile(out / "manifest.json"), nullptr, false);
-  if (state.manifest.is_discarded()) state.manifest = Json::object();
+  // WriteSlurmSweep wrote it (PrepareAblationDirectory): one that is
+  // missing or does not fit its schema is an error naming the file.
+  absl::StatusOr<AblationManifest> manifest = ReadAblationManifest((out / "manifest.json").string());
+  if (!manifest.ok()) return manifest.status();
+  state.manifest = *std::move(manifest);
   Json log = Json::parse(ReadFile(out / "slurm.json"), nullptr, false);
   state.submissions = !log.is_discarded() && log.contains("submissions") ? log["submissions"] : Json::array();
   const Json& tasks = (*plan)["tasks"];
@@ -487,10 +490,10 @@ absl::StatusOr<SlurmSweepState> ReadSlurmSweep(const std::string& out_dir) {
   return state;
 }
 
-Json MergedManifest(const SlurmSweepState& state) {
-  Json manifest = state.manifest;
-  manifest["executor"] = "slurm";
-  manifest["plan_id"] = state.plan_id;
+AblationManifest MergedManifest(const SlurmSweepState& state) {
+  AblationManifest manifest = state.manifest;
+  manifest.extra["executor"] = "slurm";
+  manifest.extra["plan_id"] = state.plan_id;
   Json tasks = Json::array();
   for (const SlurmTaskState& t : state.tasks) {
     Json j = {{"task", t.task},   {"state", t.state()}, {"variants", t.variants.size()},
@@ -499,8 +502,8 @@ Json MergedManifest(const SlurmSweepState& state) {
     if (!t.machine.is_null()) j["machine"] = t.machine;
     tasks.push_back(j);
   }
-  manifest["tasks"] = tasks;
-  manifest["incomplete_tasks"] = state.Incomplete();
+  manifest.extra["tasks"] = tasks;
+  manifest.extra["incomplete_tasks"] = state.Incomplete();
   return manifest;
 }
 

@@ -78,7 +78,7 @@ struct SlurmTaskState {
 struct SlurmSweepState {
   std::string out_dir;
   std::string plan_id;
-  nlohmann::json manifest;     // manifest.json
+  AblationManifest manifest;   // manifest.json
   nlohmann::json submissions;  // slurm.json's submissions
   std::vector<SlurmTaskState> tasks;
   std::vector<AblationRecord> records;  // every task's, in task order
@@ -91,8 +91,9 @@ struct SlurmSweepState {
 absl::StatusOr<SlurmSweepState> ReadSlurmSweep(const std::string& out_dir);
 
 // manifest.json plus the executor and, per task, its node, machine and
-// progress: the manifest of the merged report.
-nlohmann::json MergedManifest(const SlurmSweepState& state);
+// progress (the caller's part, AblationManifest::extra): the manifest of the
+// merged report.
+AblationManifest MergedManifest(const SlurmSweepState& state);
 
 // Progress per task from the results files, then what `squeue` and `sacct`
 // say about the submitted jobs when they are on PATH and `query_slurm`.

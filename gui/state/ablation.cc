@@ -56,58 +56,43 @@ T Field(const nlohmann::json& j, const char* key, T fallback) {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// A number of a JSON object; NaN when absent or null (report.json's "–").
-double Number(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return kNaN;
-  auto it = j.find(key);
-  return it == j.end() || !it->is_number() ? kNaN : it->get<double>();
-}
+double OrNaN(const std::optional<double>& x) { return x.value_or(kNaN); }
 
-std::string PassesLabel(const nlohmann::json& row) {
-  std::string label;
-  for (const nlohmann::json& p : Field(row, "passes", nlohmann::json::array())) {
-    if (p.is_string()) label += (label.empty() ? "" : " + ") + p.get<std::string>();
-  }
-  return label.empty() ? Field(row, "variant", std::string()) : label;
-}
-
-// report.json's "compile_cost" (compile_cost.h) for the panel; the plot is
-// LayOutCompileCostPlot's, as report.html draws it.
-CompileCostView ReadCompileCost(const nlohmann::ordered_json& compile_cost,
+// report.json's "compile_cost" (ablation_report.h AblationCompileCost) for
+// the panel; the plot is LayOutCompileCostPlot's, as report.html draws it.
+CompileCostView ReadCompileCost(const passlab::AblationCompileCost& cost,
                                 const std::vector<AblationVariant>& variants) {
   CompileCostView view;
-  if (!compile_cost.is_object()) return view;
-  const nlohmann::json cost = compile_cost;
   view.present = true;
-  const nlohmann::json& base = Field(cost, "baseline", nlohmann::json::object());
-  view.baseline_compile_ms = Number(base, "compile_ms");
-  view.baseline_optimize_ms = Number(base, "optimize_ms");
-  view.baseline_backend_ms = Number(base, "backend_ms");
-  view.baseline_autotune_ms = Number(base, "autotune_ms");
-  view.kernel_cache_hits = Number(base, "kernel_cache_hits");
-  view.kernel_cache_misses = Number(base, "kernel_cache_misses");
-  view.cost_split_ms = Number(cost, "cost_split_ms");
-  for (const nlohmann::json& r : Field(cost, "rows", nlohmann::json::array())) {
+  const passlab::AblationCompileTimes& base = cost.baseline.times;
+  view.baseline_compile_ms = OrNaN(base.compile_ms);
+  view.baseline_optimize_ms = OrNaN(base.optimize_ms);
+  view.baseline_backend_ms = OrNaN(base.backend_ms);
+  view.baseline_autotune_ms = OrNaN(base.autotune_ms);
+  view.kernel_cache_hits = OrNaN(base.kernel_cache_hits);
+  view.kernel_cache_misses = OrNaN(base.kernel_cache_misses);
+  view.cost_split_ms = OrNaN(cost.cost_split_ms);
+  for (const passlab::AblationCompileCostRow& r : cost.rows) {
     CompileCostRow row;
-    row.variant = Field(r, "variant", std::string());
-    row.label = PassesLabel(r);
+    row.variant = r.variant;
+    row.label = r.PassesLabel();
     for (size_t i = 0; i < variants.size(); ++i) {
       if (variants[i].name == row.variant) row.variant_index = static_cast<int64_t>(i);
     }
-    row.pass_ms = Number(r, "pass_ms");
-    row.pass_runs = Number(r, "pass_runs");
-    row.compile_ms = Number(r, "compile_ms");
-    row.compile_delta_ms = Number(r, "compile_delta_ms");
-    row.autotune_ms = Number(r, "autotune_ms");
-    row.ratio = Number(r, "ratio");
-    row.ci_low = Number(r, "ci_low");
-    row.ci_high = Number(r, "ci_high");
-    row.significant = Field(r, "significant", false);
-    row.clear_effect = Field(r, "clear_effect", row.significant);
-    row.quadrant = Field(r, "quadrant", std::string());
+    row.pass_ms = OrNaN(r.pass_ms);
+    row.pass_runs = OrNaN(r.pass_runs);
+    row.compile_ms = OrNaN(r.times.compile_ms);
+    row.compile_delta_ms = OrNaN(r.compile_delta_ms);
+    row.autotune_ms = OrNaN(r.times.autotune_ms);
+    row.ratio = OrNaN(r.ratio);
+    row.ci_low = OrNaN(r.ci_low);
+    row.ci_high = OrNaN(r.ci_high);
+    row.significant = r.significant;
+    row.clear_effect = r.clear_effect;
+    row.quadrant = r.quadrant;
     view.rows.push_back(std::move(row));
   }
-  view.plot = LayOutCompileCostPlot(compile_cost);
+  view.plot = LayOutCompileCostPlot(cost);
   return view;
 }
 

@@ -145,7 +145,8 @@ TEST(AblationCompileCostTest, PlotsWhatTheHtmlReportPlots) {
   const std::string d = WriteCompileCostReport(dir);
   absl::StatusOr<AblationReport> r = LoadAblationReport(d);
   ASSERT_TRUE(r.ok()) << r.status();
-  const CompileCostPlot html = LayOutCompileCostPlot(ordered_json(ReadJson(d + "/report.json")["compile_cost"]));
+  const CompileCostPlot html =
+      LayOutCompileCostPlot(ReadJson(d + "/report.json")["compile_cost"].get<passlab::AblationCompileCost>());
   const CompileCostPlot& plot = r->compile_cost.plot;
   ASSERT_EQ(plot.points.size(), 3u);
   ASSERT_EQ(html.points.size(), 3u);

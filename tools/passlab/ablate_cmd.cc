@@ -231,7 +231,8 @@ int MergeSlurm(const AblateOptions& o) {
     return ReportError(absl::NotFoundError(StrCat("'", o.merge_dir, "': no task has recorded anything yet (",
                                                   DescribeTasks(*state, incomplete), ")")));
   }
-  if (int rc = WriteReports(o, state->out_dir, MergedManifest(*state), state->records); rc != 0) return rc;
+  const nlohmann::json manifest = MergedManifest(*state);
+  if (int rc = WriteReports(o, state->out_dir, manifest, state->records); rc != 0) return rc;
   if (incomplete.empty()) {
     fmt::print("merged {} task(s): all complete\n", state->tasks.size());
     return 0;

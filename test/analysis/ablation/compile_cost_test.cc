@@ -103,53 +103,53 @@ std::vector<AblationReportVariant> Variants() {
           Variant("add fusion", "add-one", {"fusion"}, 0.5, true)};
 }
 
-const ordered_json& Row(const ordered_json& cost, const std::string& variant) {
-  for (const ordered_json& row : cost["rows"]) {
-    if (row["variant"] == variant) return row;
+const AblationCompileCostRow& Row(const AblationCompileCost& cost, const std::string& variant) {
+  for (const AblationCompileCostRow& row : cost.rows) {
+    if (row.variant == variant) return row;
   }
-  static const ordered_json kNone;
+  static const AblationCompileCostRow kNone;
   ADD_FAILURE() << "no row for " << variant;
   return kNone;
 }
 
 TEST(CompileCostTest, TakesMediansOverTheBaselinesRecords) {
-  ordered_json cost = BuildCompileCost(TypedRecords(Records()), Variants());
-  const ordered_json& base = cost["baseline"];
-  EXPECT_DOUBLE_EQ(base["compile_ms"].get<double>(), 160);  // 100 + median(50, 60, 70)
-  EXPECT_DOUBLE_EQ(base["backend_ms"].get<double>(), 60);
-  EXPECT_DOUBLE_EQ(base["autotune_ms"].get<double>(), 20);
-  EXPECT_DOUBLE_EQ(base["kernel_cache_hits"].get<double>(), 2);
-  EXPECT_DOUBLE_EQ(base["kernel_cache_misses"].get<double>(), 10);
-  EXPECT_EQ(base["records_with_pass_times"].get<int64_t>(), 3);
+  AblationCompileCost cost = BuildCompileCost(TypedRecords(Records()), Variants());
+  const AblationCompileTimes& base = cost.baseline.times;
+  EXPECT_DOUBLE_EQ(base.compile_ms.value(), 160);  // 100 + median(50, 60, 70)
+  EXPECT_DOUBLE_EQ(base.backend_ms.value(), 60);
+  EXPECT_DOUBLE_EQ(base.autotune_ms.value(), 20);
+  EXPECT_DOUBLE_EQ(base.kernel_cache_hits.value(), 2);
+  EXPECT_DOUBLE_EQ(base.kernel_cache_misses.value(), 10);
+  EXPECT_EQ(cost.baseline.records_with_pass_times, 3);
   // Per pass: median of (10, 12, 30) and of (0.5, 0.8, 0.3); most expensive first.
-  ASSERT_EQ(cost["pass_times"].size(), 3u);
-  EXPECT_EQ(cost["pass_times"][0]["pass"], "fusion");
-  EXPECT_DOUBLE_EQ(cost["pass_times"][0]["ms"].get<double>(), 12);
-  EXPECT_DOUBLE_EQ(cost["pass_times"][1]["ms"].get<double>(), 0.5);
+  ASSERT_EQ(cost.pass_times.size(), 3u);
+  EXPECT_EQ(cost.pass_times[0].pass, "fusion");
+  EXPECT_DOUBLE_EQ(cost.pass_times[0].ms.value(), 12);
+  EXPECT_DOUBLE_EQ(cost.pass_times[1].ms.value(), 0.5);
 
-  const ordered_json& fusion = Row(cost, "disable fusion");
-  EXPECT_DOUBLE_EQ(fusion["pass_ms"].get<double>(), 12);
-  EXPECT_DOUBLE_EQ(fusion["pass_runs"].get<double>(), 2);
-  EXPECT_DOUBLE_EQ(fusion["compile_ms"].get<double>(), 170);
-  EXPECT_DOUBLE_EQ(fusion["compile_delta_ms"].get<double>(), 10);
-  EXPECT_DOUBLE_EQ(fusion["ratio"].get<double>(), 1.5);
-  EXPECT_TRUE(fusion["significant"].get<bool>());
+  const AblationCompileCostRow& fusion = Row(cost, "disable fusion");
+  EXPECT_DOUBLE_EQ(fusion.pass_ms.value(), 12);
+  EXPECT_DOUBLE_EQ(fusion.pass_runs.value(), 2);
+  EXPECT_DOUBLE_EQ(fusion.times.compile_ms.value(), 170);
+  EXPECT_DOUBLE_EQ(fusion.compile_delta_ms.value(), 10);
+  EXPECT_DOUBLE_EQ(fusion.ratio.value(), 1.5);
+  EXPECT_TRUE(fusion.significant);
   // A pair costs both its passes.
-  EXPECT_DOUBLE_EQ(Row(cost, "disable fusion + cse")["pass_ms"].get<double>(), 12.5);
-  EXPECT_DOUBLE_EQ(Row(cost, "disable fusion + cse")["pass_runs"].get<double>(), 5);
+  EXPECT_DOUBLE_EQ(Row(cost, "disable fusion + cse").pass_ms.value(), 12.5);
+  EXPECT_DOUBLE_EQ(Row(cost, "disable fusion + cse").pass_runs.value(), 5);
   // Add-one variants measure something else: no row.
-  EXPECT_EQ(cost["rows"].size(), 4u);
+  EXPECT_EQ(cost.rows.size(), 4u);
   // The variants' records carry no cache counts.
-  EXPECT_TRUE(fusion["kernel_cache_hits"].is_null());
+  EXPECT_FALSE(fusion.times.kernel_cache_hits.has_value());
 }
 
 TEST(CompileCostTest, PlacesVariantsInQuadrants) {
-  ordered_json cost = BuildCompileCost(TypedRecords(Records()), Variants());
+  AblationCompileCost cost = BuildCompileCost(TypedRecords(Records()), Variants());
   // Split: 1% of the baseline's pipeline time (100 ms).
-  EXPECT_DOUBLE_EQ(cost["cost_split_ms"].get<double>(), 1);
-  EXPECT_EQ(Row(cost, "disable fusion")["quadrant"], "expensive and essential");
-  EXPECT_EQ(Row(cost, "disable cse")["quadrant"], "cheap and useless");
-  EXPECT_EQ(Row(cost, "disable dce")["quadrant"], "harmful");
+  EXPECT_DOUBLE_EQ(cost.cost_split_ms.value(), 1);
+  EXPECT_EQ(Row(cost, "disable fusion").quadrant, "expensive and essential");
+  EXPECT_EQ(Row(cost, "disable cse").quadrant, "cheap and useless");
+  EXPECT_EQ(Row(cost, "disable dce").quadrant, "harmful");
   EXPECT_EQ(CompileCostQuadrant(100, 1.001, false, 6.5), "expensive and useless");
   EXPECT_EQ(CompileCostQuadrant(1, 1.2, true, 6.5), "cheap and essential");
   EXPECT_EQ(CompileCostQuadrant(NAN, 1.2, true, 6.5), "");
@@ -161,13 +161,13 @@ TEST(CompileCostTest, ACiWhollyBeyondTheThresholdIsAClearEffect) {
   std::vector<nlohmann::json> records = Records();
   std::vector<AblationReportVariant> variants = Variants();
   for (AblationReportVariant& v : variants) v.significant = false;
-  ordered_json cost = BuildCompileCost(TypedRecords(records), variants, 0.01);
-  for (const auto& row : cost["rows"]) {
-    const double lo = row["ci_low"].is_number() ? row["ci_low"].get<double>() : NAN;
-    const bool clear = lo > 1.01 || (row["ci_high"].is_number() && row["ci_high"].get<double>() < 0.99);
-    EXPECT_EQ(row["clear_effect"].get<bool>(), clear) << row.dump();
-    if (clear && row["ratio"].get<double>() > 1) {
-      EXPECT_NE(row["quadrant"].get<std::string>().find("essential"), std::string::npos) << row.dump();
+  AblationCompileCost cost = BuildCompileCost(TypedRecords(records), variants, 0.01);
+  for (const AblationCompileCostRow& row : cost.rows) {
+    const double lo = row.ci_low.value_or(NAN);
+    const bool clear = lo > 1.01 || (row.ci_high.has_value() && *row.ci_high < 0.99);
+    EXPECT_EQ(row.clear_effect, clear) << row.variant;
+    if (clear && row.ratio.value() > 1) {
+      EXPECT_NE(row.quadrant.find("essential"), std::string::npos) << row.variant;
     }
   }
 }
@@ -175,14 +175,14 @@ TEST(CompileCostTest, ACiWhollyBeyondTheThresholdIsAClearEffect) {
 TEST(CompileCostTest, SplitsAtTheMedianPassTimeWithoutAPipelineTime) {
   std::vector<json> records = Records();
   for (json& r : records) r.erase("optimize_ms");
-  ordered_json cost = BuildCompileCost(TypedRecords(records), Variants());
+  AblationCompileCost cost = BuildCompileCost(TypedRecords(records), Variants());
   // The rows' pass times: 12, 0.5, 0.05, 12.5.
-  EXPECT_DOUBLE_EQ(cost["cost_split_ms"].get<double>(), 6.25);
-  EXPECT_TRUE(Row(cost, "disable fusion")["compile_delta_ms"].is_null());
+  EXPECT_DOUBLE_EQ(cost.cost_split_ms.value(), 6.25);
+  EXPECT_FALSE(Row(cost, "disable fusion").compile_delta_ms.has_value());
 }
 
 TEST(CompileCostTest, ScatterPointsLandInTheirQuadrants) {
-  ordered_json cost = BuildCompileCost(TypedRecords(Records()), Variants());
+  AblationCompileCost cost = BuildCompileCost(TypedRecords(Records()), Variants());
   CompileCostPlot plot = LayOutCompileCostPlot(cost);
   ASSERT_EQ(plot.points.size(), 4u);
   std::map<std::string, CompileCostPoint> by_label;
@@ -206,7 +206,7 @@ TEST(CompileCostTest, ScatterPointsLandInTheirQuadrants) {
   EXPECT_EQ(by_label["fusion + cse"].quadrant, "expensive and essential");
 }
 
-AblationReport ReportWith(const ordered_json& cost) {
+AblationReport ReportWith(const AblationCompileCost& cost) {
   AblationReport report;
   report.threshold = 0.01;
   report.compile_cost = cost;
@@ -235,17 +235,18 @@ TEST(CompileCostTest, KernelsLoadedFromThePersistentCacheAreReportedApart) {
   for (size_t i = 0; i < records.size(); ++i) {
     records[i]["kernel_cache"] = {{"hits", 2}, {"misses", 10}, {"persistent_hits", 6 + i}, {"persistent_misses", 4}};
   }
-  ordered_json cost = BuildCompileCost(TypedRecords(records), Variants());
-  EXPECT_DOUBLE_EQ(cost["baseline"]["kernel_cache_persistent_hits"].get<double>(), 7);  // median of 6, 7, 8
-  EXPECT_DOUBLE_EQ(cost["baseline"]["compile_ms"].get<double>(), 160);
-  EXPECT_DOUBLE_EQ(Row(cost, "disable fusion")["kernel_cache_persistent_hits"].get<double>(), 9);
+  AblationCompileCost cost = BuildCompileCost(TypedRecords(records), Variants());
+  EXPECT_DOUBLE_EQ(cost.baseline.times.kernel_cache_persistent_hits.value(), 7);  // median of 6, 7, 8
+  EXPECT_DOUBLE_EQ(cost.baseline.times.compile_ms.value(), 160);
+  EXPECT_DOUBLE_EQ(Row(cost, "disable fusion").times.kernel_cache_persistent_hits.value(), 9);
   std::string md = RenderCompileCostMarkdown(ReportWith(cost));
   EXPECT_THAT(md, HasSubstr("hits / misses 2 / 10 (7 loaded)"));
   EXPECT_THAT(md, HasSubstr("came from the persistent kernel cache"));
   EXPECT_THAT(md, HasSubstr("| +10 ms | 2 / 10 (9 loaded) |"));
   // Without a persistent cache, no such field or note.
-  ordered_json plain = BuildCompileCost(TypedRecords(Records()), Variants());
-  EXPECT_FALSE(plain["baseline"].contains("kernel_cache_persistent_hits"));
+  AblationCompileCost plain = BuildCompileCost(TypedRecords(Records()), Variants());
+  EXPECT_FALSE(plain.baseline.times.kernel_cache_persistent_hits.has_value());
+  EXPECT_FALSE(ordered_json(plain)["baseline"].contains("kernel_cache_persistent_hits"));
   EXPECT_THAT(RenderCompileCostMarkdown(ReportWith(plain)), Not(HasSubstr("persistent")));
 }
 
@@ -253,15 +254,16 @@ TEST(CompileCostTest, OldSweepsWithoutTheFieldsRenderDashes) {
   // Records from before pass_times, autotune_ms and kernel_cache existed.
   std::vector<json> records = {Record("baseline", "baseline", 100, 60), Record("disable fusion", "disable-one", 90, 80),
                                Record("disable cse", "disable-one", 99, 61)};
-  ordered_json cost = BuildCompileCost(TypedRecords(records), Variants());
-  EXPECT_TRUE(cost["baseline"]["autotune_ms"].is_null());
-  EXPECT_DOUBLE_EQ(cost["cost_split_ms"].get<double>(), 1);  // from the pipeline time, still known
-  const ordered_json& fusion = Row(cost, "disable fusion");
-  EXPECT_TRUE(fusion["pass_ms"].is_null());
-  EXPECT_EQ(fusion["quadrant"], "");
-  EXPECT_DOUBLE_EQ(fusion["compile_delta_ms"].get<double>(), 10);  // still known
+  AblationCompileCost cost = BuildCompileCost(TypedRecords(records), Variants());
+  EXPECT_FALSE(cost.baseline.times.autotune_ms.has_value());
+  EXPECT_TRUE(ordered_json(cost)["baseline"]["autotune_ms"].is_null());  // written as null
+  EXPECT_DOUBLE_EQ(cost.cost_split_ms.value(), 1);  // from the pipeline time, still known
+  const AblationCompileCostRow& fusion = Row(cost, "disable fusion");
+  EXPECT_FALSE(fusion.pass_ms.has_value());
+  EXPECT_EQ(fusion.quadrant, "");
+  EXPECT_DOUBLE_EQ(fusion.compile_delta_ms.value(), 10);  // still known
   // A variant with no records at all.
-  EXPECT_TRUE(Row(cost, "disable dce")["compile_delta_ms"].is_null());
+  EXPECT_FALSE(Row(cost, "disable dce").compile_delta_ms.has_value());
   AblationReport report = ReportWith(cost);
   std::string md = RenderCompileCostMarkdown(report);
   EXPECT_THAT(md, HasSubstr("| fusion | – | – | +10 ms | – | +50.0% |"));
@@ -286,9 +288,41 @@ TEST(CompileCostTest, AblationReportCarriesAndRendersIt) {
   records[3]["passes"] = {"fusion"};
   ordered_json report = BuildAblationReport(json::object(), TypedRecords(records));
   ASSERT_TRUE(report.contains("compile_cost"));
-  EXPECT_DOUBLE_EQ(Row(report["compile_cost"], "disable fusion")["pass_ms"].get<double>(), 12);
+  const AblationCompileCost cost = json(report["compile_cost"]).get<AblationCompileCost>();
+  EXPECT_DOUBLE_EQ(Row(cost, "disable fusion").pass_ms.value(), 12);
   EXPECT_THAT(RenderAblationMarkdown(report), HasSubstr("## Compile cost against run-time benefit"));
   EXPECT_THAT(RenderAblationHtml(report), HasSubstr("<h2>Compile cost against run-time benefit</h2>"));
+}
+
+// report.json's "compile_cost" reads back to the same struct and the same
+// bytes: numbers as computed (1.0 stays 1.0), nulls where unknown, the
+// persistent-cache count only where a sweep had one.
+TEST(CompileCostTest, RoundTripsThroughJson) {
+  std::vector<json> records = Records();
+  records[0]["kernel_cache"] = {{"hits", 2}, {"misses", 10}, {"persistent_hits", 6}};
+  const AblationCompileCost cost = BuildCompileCost(TypedRecords(records), Variants());
+  const ordered_json written = cost;
+  const AblationCompileCost read = json(written).get<AblationCompileCost>();
+  EXPECT_EQ(ordered_json(read).dump(), written.dump());
+  EXPECT_EQ(written["rows"][0]["pass_runs"].dump(), "2.0");
+  EXPECT_EQ(written["baseline"].back().dump(), "3");  // records_with_pass_times, last
+}
+
+TEST(CompileCostTest, ReadsOlderRowsAndRefusesMistypedKeys) {
+  // A row from before "clear_effect": significance alone decides it.
+  json cost = {{"rows", {{{"variant", "disable a"}, {"passes", {"a"}}, {"significant", true}}}}};
+  AblationCompileCost read = cost.get<AblationCompileCost>();
+  ASSERT_EQ(read.rows.size(), 1u);
+  EXPECT_TRUE(read.rows[0].clear_effect);
+  EXPECT_FALSE(read.rows[0].pass_ms.has_value());
+  EXPECT_EQ(read.rows[0].PassesLabel(), "a");
+  cost["rows"][0]["pass_ms"] = "12 ms";
+  try {
+    (void)cost.get<AblationCompileCost>();
+    ADD_FAILURE() << "a string pass_ms was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("pass_ms"));
+  }
 }
 
 }  // namespace

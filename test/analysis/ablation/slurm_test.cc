@@ -145,7 +145,11 @@ TEST_F(SlurmSweepTest, TaskStatesFromTheResultsFiles) {
   EXPECT_EQ(state->Incomplete(), (std::vector<int>{1, 2}));
   EXPECT_EQ(state->records.size(), 6u) << "the torn line is skipped";
 
-  Json manifest = MergedManifest(*state);
+  const AblationManifest merged = MergedManifest(*state);
+  EXPECT_EQ(merged.pipeline, sweep_.pipeline);  // the sweep's settings, typed
+  EXPECT_EQ(merged.block_size, 2);
+  const Json manifest = merged;
+  EXPECT_EQ(manifest["schema_version"], kAblationSchemaVersion);
   EXPECT_EQ(manifest["executor"], "slurm");
   EXPECT_EQ(manifest["incomplete_tasks"], Json::parse("[1,2]"));
   EXPECT_EQ(manifest["tasks"][0]["machine"]["cpu"], "EPYC");
