@@ -108,7 +108,7 @@ json "import sys
 slurm, local = (json.load(open(p)) for p in sys.argv[1:3])
 assert slurm['schema']==local['schema'] and slurm.keys()==local.keys(), (slurm.keys(), local.keys())
 def verdicts(r):
-    measured = {'slower', 'faster', 'no-change'}
+    measured = {'slower', 'faster', 'no-change', 'undecided'}  # timed: which one depends on the noise
     return {v['name']: ('measured' if v['outcome'] in measured else v['outcome'], v['status'],
                         (v['check'] or {}).get('ok')) for v in r['variants']}
 assert verdicts(slurm)==verdicts(local), (verdicts(slurm), verdicts(local))
