@@ -45,6 +45,21 @@ TEST(FusionAnalysisTest, TransposeHeroBehindElementwise) {
   EXPECT_EQ(a.heroes[0]->name(), "t");
 }
 
+// ResNet's flipped conv filters (algsimp's operand swap): the reverse is on
+// the read side of the transpose, so the transpose stays the hero, as in
+// XLA's FindNonTrivialHero (xla/service/gpu/ir_emission_utils.cc), which
+// only walks up from the root.
+TEST(FusionAnalysisTest, ReverseBeforeTransposeKeepsTransposeHero) {
+  auto m = Parse(Fusion("  a = f32[3,3,16,32] parameter(0)\n"
+                        "  r = f32[3,3,16,32] reverse(a), dimensions={0,1}\n"
+                        "  ROOT t = f32[32,3,3,16] transpose(r), dimensions={3,0,1,2}",
+                        "  p0 = f32[3,3,16,32] parameter(0)", "f32[32,3,3,16]"));
+  FusionAnalysis a = AnalyzeFusion(Root(*m));
+  EXPECT_EQ(a.kind, EmitterKind::kTranspose);
+  ASSERT_EQ(a.heroes.size(), 1u);
+  EXPECT_EQ(a.heroes[0]->name(), "t");
+}
+
 TEST(FusionAnalysisTest, UnitDimTransposeIsNotATransposeHero) {
   auto m = Parse(Fusion(
       "  a = f32[1,32] parameter(0)\n  ROOT t = f32[32,1] transpose(a), dimensions={1,0}",
