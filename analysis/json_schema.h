@@ -16,16 +16,19 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "core/ir/file_util.h"
 #include "core/ir/str_util.h"
 
 namespace passlab::json_schema {
@@ -168,8 +171,11 @@ struct Reader {
   }
 };
 
-struct Writer {
-  Json& j;
+// Writes the fields into a json (keys sorted) or an ordered_json (keys in
+// field order).
+template <typename JsonT>
+struct BasicWriter {
+  JsonT& j;
   template <typename T>
   void Required(const char* key, const T& field) {
     j[key] = field;
@@ -180,16 +186,28 @@ struct Writer {
   }
   template <typename T>
   void Nullable(const char* key, const std::optional<T>& field) {
-    j[key] = field.has_value() ? Json(*field) : Json(nullptr);
+    j[key] = field.has_value() ? JsonT(*field) : JsonT(nullptr);
   }
   void Number(const char* key, const std::optional<double>& field) {
-    j[key] = field.has_value() ? NumberJson(*field) : Json(nullptr);
+    j[key] = field.has_value() ? JsonT(NumberJson(*field)) : JsonT(nullptr);
   }
   template <typename T>
   void Defaulted(const char* key, const T& field) {
     j[key] = field;
   }
 };
+using Writer = BasicWriter<Json>;
+
+// A whole JSON file: "no WHAT 'PATH'" when it does not exist, "PATH: not
+// JSON" when it does not parse.
+inline absl::StatusOr<Json> ReadJsonFile(const std::string& path, std::string_view what) {
+  if (!std::filesystem::exists(path)) return absl::NotFoundError(StrCat("no ", what, " '", path, "'"));
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) return text.status();
+  Json j = Json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return absl::InvalidArgumentError(StrCat(path, ": not JSON"));
+  return j;
+}
 
 struct KeyCollector {
   std::set<std::string> keys;

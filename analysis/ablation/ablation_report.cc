@@ -24,28 +24,9 @@ constexpr const char* kOutcomes[] = {"slower",      "faster",          "undecide
                                      "crash",       "timeout",         "verifier-failure", "compile-error",
                                      "required"};
 
-// json_schema::Writer's counterpart for ordered_json: keys in field order.
-struct OrderedWriter {
-  OrderedJson& j;
-  template <typename T>
-  void Required(const char* key, const T& field) {
-    j[key] = field;
-  }
-  template <typename T>
-  void Defaulted(const char* key, const T& field) {
-    j[key] = field;
-  }
-  template <typename T>
-  void Optional(const char* key, const std::optional<T>& field) {
-    if (field.has_value()) j[key] = *field;
-  }
-  template <typename T>
-  void Nullable(const char* key, const std::optional<T>& field) {
-    j[key] = field.has_value() ? OrderedJson(*field) : OrderedJson(nullptr);
-  }
-  void Number(const char* key, const std::optional<double>& field) {
-    j[key] = field.has_value() ? OrderedJson(NumberJson(*field)) : OrderedJson(nullptr);
-  }
+// json_schema::Writer for ordered_json (keys in field order).
+struct OrderedWriter : json_schema::BasicWriter<OrderedJson> {
+  using BasicWriter::Nullable;
   // A variant's kernel_times_ns: integral nanoseconds as integers.
   void Nullable(const char* key, const std::optional<std::map<std::string, std::optional<double>>>& field) {
     if (!field.has_value()) {
@@ -287,13 +268,6 @@ void WriteFields(OrderedJson& j, const T& in, Fields fields) {
   fields(writer, in);
 }
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 bool AblationReportVariant::CheckFailed() const {
@@ -486,10 +460,9 @@ absl::StatusOr<AblationReport> ParseAblationReport(const OrderedJson& j, const s
 }
 
 absl::StatusOr<AblationReport> ReadAblationReport(const std::string& path) {
-  if (!std::filesystem::exists(path)) return absl::NotFoundError(StrCat("no report '", path, "'"));
-  Json j = Json::parse(ReadFile(path), nullptr, false);
-  if (j.is_discarded()) return absl::InvalidArgumentError(StrCat(path, ": not JSON"));
-  return ParseAblationReport(j, path);
+  absl::StatusOr<Json> j = json_schema::ReadJsonFile(path, "report");
+  if (!j.ok()) return j.status();
+  return ParseAblationReport(*j, path);
 }
 
 }  // namespace passlab

@@ -105,13 +105,6 @@ void ManifestFields(V& v, M& m) {
   v.Optional("environment", m.environment);
 }
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 const std::vector<double>* AblationSamples::Metric(std::string_view key) const {
@@ -222,10 +215,9 @@ absl::StatusOr<std::vector<AblationRecord>> ReadAblationRecordLines(const std::s
 }
 
 absl::StatusOr<AblationManifest> ReadAblationManifest(const std::string& path) {
-  if (!std::filesystem::exists(path)) return absl::NotFoundError(StrCat("no manifest '", path, "'"));
-  Json j = Json::parse(ReadFile(path), nullptr, false);
-  if (j.is_discarded()) return absl::InvalidArgumentError(StrCat(path, ": not JSON"));
-  return ParseAblationManifest(j, path);
+  absl::StatusOr<Json> j = json_schema::ReadJsonFile(path, "manifest");
+  if (!j.ok()) return j.status();
+  return ParseAblationManifest(*j, path);
 }
 
 }  // namespace passlab
