@@ -413,15 +413,9 @@ std::string CudaExecutable::CommandBufferStatus() const {
 }
 
 int64_t CudaExecutable::Tf32LibraryCalls() const {
-  std::function<int64_t(const DeviceProgram&)> count = [&](const DeviceProgram& p) {
-    int64_t n = 0;
-    for (const std::unique_ptr<GpuThunk>& t : p.thunks()) {
-      n += t->UsesTf32() ? 1 : 0;
-      for (const DeviceProgram* nested : t->nested()) n += count(*nested);
-    }
-    return n;
-  };
-  return count(*impl_->program);
+  int64_t n = 0;
+  impl_->program->ForEachThunk([&](const GpuThunk& t) { n += t.UsesTf32() ? 1 : 0; });
+  return n;
 }
 
 std::vector<std::string> CudaExecutable::HostFallbacks() const {

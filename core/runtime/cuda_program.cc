@@ -68,14 +68,19 @@ DeviceFrame* DeviceProgram::OwnFrame(std::vector<std::vector<CUdeviceptr>> param
   return &own_frame_;
 }
 
-std::string DeviceProgram::HostDependency() const {
+void DeviceProgram::ForEachThunk(const std::function<void(const GpuThunk&)>& visit) const {
   for (const std::unique_ptr<GpuThunk>& t : thunks_) {
-    if (std::string why = t->HostDependency(); !why.empty()) return why;
-    for (const DeviceProgram* n : t->nested()) {
-      if (std::string why = n->HostDependency(); !why.empty()) return why;
-    }
+    visit(*t);
+    for (const DeviceProgram* n : t->nested()) n->ForEachThunk(visit);
   }
-  return "";
+}
+
+std::string DeviceProgram::HostDependency() const {
+  std::string first;
+  ForEachThunk([&](const GpuThunk& t) {
+    if (first.empty()) first = t.HostDependency();
+  });
+  return first;
 }
 
 CUdeviceptr DeviceProgram::Resolve(const BufferSlice& slice, const DeviceFrame& frame) const {

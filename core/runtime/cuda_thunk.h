@@ -149,6 +149,8 @@ class DeviceProgram {
   // The first thunk (nested programs included) that needs the host in the
   // middle of a step, as GpuThunk::HostDependency says, or "".
   std::string HostDependency() const;
+  // Every thunk in order, each one's nested programs right after it.
+  void ForEachThunk(const std::function<void(const GpuThunk&)>& visit) const;
   CUdeviceptr Resolve(const BufferSlice& slice, const DeviceFrame& frame) const;
   std::vector<CUdeviceptr> LeafPointers(const HloInstruction* inst, const DeviceFrame& frame) const;
   const HloComputation& computation() const { return computation_; }
