@@ -29,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/ir/file_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab::json_schema {
@@ -202,9 +203,8 @@ using Writer = BasicWriter<Json>;
 // JSON" when it does not parse.
 inline absl::StatusOr<Json> ReadJsonFile(const std::string& path, std::string_view what) {
   if (!std::filesystem::exists(path)) return absl::NotFoundError(StrCat("no ", what, " '", path, "'"));
-  absl::StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) return text.status();
-  Json j = Json::parse(*text, nullptr, false);
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded()) return absl::InvalidArgumentError(StrCat(path, ": not JSON"));
   return j;
 }

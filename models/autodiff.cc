@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/conv_dimensions.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -531,7 +532,7 @@ absl::StatusOr<std::vector<Op>> Gradients(HloBuilder& b, Op y, const std::vector
     for (const HloInstruction* o : inst->operands()) need.push_back(depends_on_x.contains(o));
     std::vector<Op> out;
     RuleArgs args{b, inst, g, tuple_g, need, out};
-    if (absl::Status s = rule->second(args); !s.ok()) return s;
+    RETURN_IF_ERROR(rule->second(args));
     if (!b.ok()) return b.status();
     for (int64_t i = 0; i < inst->operand_count() && i < static_cast<int64_t>(out.size()); ++i) {
       if (need[i] && out[i] != nullptr) accumulate(inst->mutable_operand(i), out[i]);
@@ -556,12 +557,10 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildGradientModule(const HloModule& 
     if (p->shape().IsArray() && IsFloatingPointType(p->shape().element_type())) params.push_back(p);
   }
   HloBuilder b(entry);
-  absl::StatusOr<std::vector<Op>> grads = Gradients(b, loss, params);
-  if (!grads.ok()) return grads.status();
+  ASSIGN_OR_RETURN(std::vector<Op> grads, Gradients(b, loss, params));
   std::vector<Op> outputs = {loss};
-  outputs.insert(outputs.end(), grads->begin(), grads->end());
-  absl::StatusOr<HloComputation*> built = b.Build(outputs);
-  if (!built.ok()) return built.status();
+  outputs.insert(outputs.end(), grads.begin(), grads.end());
+  ASSIGN_OR_RETURN(HloComputation* built, b.Build(outputs));
   return module;
 }
 

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/ir/status_macros.h"
 #include "models/hlo_builder.h"
 #include "models/layers.h"
 #include "models/optimizer.h"
@@ -42,11 +43,9 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildEmbeddingModel(const EmbeddingCo
     logits = Dense(b, pooled, w, bias);
   }
   Op loss = SoftmaxCrossEntropy(b, logits, labels);
-  absl::StatusOr<std::vector<Op>> outputs = SgdMomentumStep(
-      b, loss, params, momentum, SgdOptions{.learning_rate = c.learning_rate, .weight_decay = 0});
-  if (!outputs.ok()) return outputs.status();
-  absl::StatusOr<HloComputation*> built = b.Build(*outputs);
-  if (!built.ok()) return built.status();
+  ASSIGN_OR_RETURN(std::vector<Op> outputs, SgdMomentumStep(
+      b, loss, params, momentum, SgdOptions{.learning_rate = c.learning_rate, .weight_decay = 0}));
+  ASSIGN_OR_RETURN(HloComputation* built, b.Build(outputs));
   return module;
 }
 

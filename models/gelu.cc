@@ -1,5 +1,6 @@
 #include "models/gelu.h"
 
+#include "core/ir/status_macros.h"
 #include "models/hlo_builder.h"
 
 namespace passlab {
@@ -43,16 +44,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildGelu(const GeluConfig& c) {
     Op add_0 = binary(HloOpcode::kAdd, tanh_0, bcast_1, "add_0");
     Op multiply_1 = binary(HloOpcode::kMultiply, add_0, bcast_0, "multiply_1");
     Op multiply_0 = binary(HloOpcode::kMultiply, param, multiply_1, "multiply_0");
-    absl::StatusOr<HloComputation*> built = f.Build(multiply_0);
-    if (!built.ok()) return built.status();
-    fused = *built;
+    ASSIGN_OR_RETURN(HloComputation* built, f.Build(multiply_0));
+    fused = built;
   }
   HloBuilder b(module.get(), "main");
   HloBuilder::ScopedName scope(b, "gelu");
   HloBuilder::ScopedOpType type(b, "Gelu");
   Op param = b.Parameter(shape, "param");
-  absl::StatusOr<HloComputation*> built = b.Build(b.Fusion({param}, fused, FusionKind::kLoop, "fusion"));
-  if (!built.ok()) return built.status();
+  ASSIGN_OR_RETURN(HloComputation* built, b.Build(b.Fusion({param}, fused, FusionKind::kLoop, "fusion")));
   // Names are unique per computation in XLA text; the seed reuses "param".
   param->SetName("param");
   return module;

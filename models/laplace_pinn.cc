@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "models/autodiff.h"
 #include "models/hlo_builder.h"
@@ -71,16 +72,13 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildLaplacePinn(const LaplacePinnCon
   {
     HloBuilder::ScopedName scope(b, "laplacian");
     Op u = Network(b, interior, params);
-    absl::StatusOr<std::vector<Op>> du = Gradients(b, b.ReduceSum(u, {0, 1}), {interior});
-    if (!du.ok()) return du.status();
-    Op ux = b.Slice((*du)[0], {0, 0}, {n * n, 1});
-    Op uy = b.Slice((*du)[0], {0, 1}, {n * n, 2});
-    absl::StatusOr<std::vector<Op>> dux = Gradients(b, b.ReduceSum(ux, {0, 1}), {interior});
-    if (!dux.ok()) return dux.status();
-    absl::StatusOr<std::vector<Op>> duy = Gradients(b, b.ReduceSum(uy, {0, 1}), {interior});
-    if (!duy.ok()) return duy.status();
-    Op uxx = b.Slice((*dux)[0], {0, 0}, {n * n, 1});
-    Op uyy = b.Slice((*duy)[0], {0, 1}, {n * n, 2});
+    ASSIGN_OR_RETURN(std::vector<Op> du, Gradients(b, b.ReduceSum(u, {0, 1}), {interior}));
+    Op ux = b.Slice(du[0], {0, 0}, {n * n, 1});
+    Op uy = b.Slice(du[0], {0, 1}, {n * n, 2});
+    ASSIGN_OR_RETURN(std::vector<Op> dux, Gradients(b, b.ReduceSum(ux, {0, 1}), {interior}));
+    ASSIGN_OR_RETURN(std::vector<Op> duy, Gradients(b, b.ReduceSum(uy, {0, 1}), {interior}));
+    Op uxx = b.Slice(dux[0], {0, 0}, {n * n, 1});
+    Op uyy = b.Slice(duy[0], {0, 1}, {n * n, 2});
     laplacian = b.Add(uxx, uyy);
   }
   Op loss;
@@ -93,15 +91,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildLaplacePinn(const LaplacePinnCon
     Op target = b.Sub(b.Mul(bx, bx), b.Mul(by, by));  // g = x^2 - y^2
     loss = b.Add(residual, MeanSquaredError(b, ub, target));
   }
-  absl::StatusOr<std::vector<Op>> grads = Gradients(b, loss, params);
-  if (!grads.ok()) return grads.status();
+  ASSIGN_OR_RETURN(std::vector<Op> grads, Gradients(b, loss, params));
   std::vector<Op> new_p, new_m, new_v;
   {
     HloBuilder::ScopedName scope(b, "adam");
     AdamOptions adam;
     adam.learning_rate = c.learning_rate;
     for (size_t i = 0; i < params.size(); ++i) {
-      AdamResult r = AdamUpdate(b, params[i], (*grads)[i], m[i], v[i], step, adam);
+      AdamResult r = AdamUpdate(b, params[i], grads[i], m[i], v[i], step, adam);
       new_p.push_back(r.param);
       new_m.push_back(r.m);
       new_v.push_back(r.v);
@@ -112,8 +109,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildLaplacePinn(const LaplacePinnCon
   outputs.insert(outputs.end(), new_m.begin(), new_m.end());
   outputs.insert(outputs.end(), new_v.begin(), new_v.end());
   outputs.push_back(b.AddScalar(step, 1));
-  absl::StatusOr<HloComputation*> built = b.Build(outputs);
-  if (!built.ok()) return built.status();
+  ASSIGN_OR_RETURN(HloComputation* built, b.Build(outputs));
   return module;
 }
 

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "models/hlo_builder.h"
 #include "models/layers.h"
@@ -34,11 +35,9 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildMlp(const MlpConfig& c) {
     if (i < c.depth) x = Relu(b, x);
   }
   Op loss = SoftmaxCrossEntropy(b, x, labels);
-  absl::StatusOr<std::vector<Op>> outputs =
-      SgdMomentumStep(b, loss, params, momentum, SgdOptions{.learning_rate = c.learning_rate});
-  if (!outputs.ok()) return outputs.status();
-  absl::StatusOr<HloComputation*> built = b.Build(*outputs);
-  if (!built.ok()) return built.status();
+  ASSIGN_OR_RETURN(std::vector<Op> outputs,
+      SgdMomentumStep(b, loss, params, momentum, SgdOptions{.learning_rate = c.learning_rate}));
+  ASSIGN_OR_RETURN(HloComputation* built, b.Build(outputs));
   return module;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "models/hlo_builder.h"
 #include "models/layers.h"
@@ -121,10 +122,9 @@ class MobileNetV2Builder {
       HloBuilder::ScopedName opt(b_, "sgd");
       momentum_ = MomentumParameters(b_, params_);
     }
-    absl::StatusOr<std::vector<Op>> outputs = SgdMomentumStep(
-        b_, loss, params_, momentum_, SgdOptions{c_.learning_rate, c_.momentum, c_.weight_decay});
-    if (!outputs.ok()) return outputs.status();
-    outputs->insert(outputs->end(), new_stats_.begin(), new_stats_.end());
+    ASSIGN_OR_RETURN(std::vector<Op> outputs, SgdMomentumStep(
+        b_, loss, params_, momentum_, SgdOptions{c_.learning_rate, c_.momentum, c_.weight_decay}));
+    outputs.insert(outputs.end(), new_stats_.begin(), new_stats_.end());
     // Parameter order: params, momentum, running statistics, images, labels.
     int64_t n = 0;
     for (Op p : params_) p->set_index(n++);
@@ -133,7 +133,7 @@ class MobileNetV2Builder {
     images_->set_index(n++);
     labels_->set_index(n++);
     b_.computation()->RebuildParameterList();
-    return b_.Build(*outputs);
+    return b_.Build(outputs);
   }
 
  private:
@@ -202,8 +202,7 @@ class MobileNetV2Builder {
 absl::StatusOr<std::unique_ptr<HloModule>> BuildMobileNetV2(const MobileNetV2Config& config) {
   auto module = std::make_unique<HloModule>("mobilenet_v2_train_step");
   MobileNetV2Builder builder(config, module.get());
-  absl::StatusOr<HloComputation*> built = builder.Build();
-  if (!built.ok()) return built.status();
+  ASSIGN_OR_RETURN(HloComputation* built, builder.Build());
   return module;
 }
 

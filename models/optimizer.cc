@@ -1,5 +1,6 @@
 #include "models/optimizer.h"
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "models/autodiff.h"
 
@@ -20,13 +21,12 @@ absl::StatusOr<std::vector<Op>> SgdMomentumStep(HloBuilder& b, Op loss, const st
     return absl::InvalidArgumentError(
         StrCat("SGD step: ", params.size(), " parameters but ", momenta.size(), " momentum buffers"));
   }
-  absl::StatusOr<std::vector<Op>> grads = Gradients(b, loss, params);
-  if (!grads.ok()) return grads.status();
+  ASSIGN_OR_RETURN(std::vector<Op> grads, Gradients(b, loss, params));
   HloBuilder::ScopedName scope(b, "sgd");
   std::vector<Op> outputs = {loss};
   std::vector<Op> new_momenta;
   for (size_t i = 0; i < params.size(); ++i) {
-    auto [new_p, new_m] = SgdMomentumUpdate(b, params[i], (*grads)[i], momenta[i], o);
+    auto [new_p, new_m] = SgdMomentumUpdate(b, params[i], grads[i], momenta[i], o);
     outputs.push_back(new_p);
     new_momenta.push_back(new_m);
   }

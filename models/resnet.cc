@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "models/hlo_builder.h"
 #include "models/layers.h"
@@ -108,10 +109,9 @@ class ResNetBuilder {
         HloBuilder::ScopedName opt(b_, "sgd");
         momentum_ = MomentumParameters(b_, params_);
       }
-      absl::StatusOr<std::vector<Op>> step = SgdMomentumStep(
-          b_, loss, params_, momentum_, SgdOptions{c_.learning_rate, c_.momentum, c_.weight_decay});
-      if (!step.ok()) return step.status();
-      outputs = std::move(*step);
+      ASSIGN_OR_RETURN(std::vector<Op> step, SgdMomentumStep(
+          b_, loss, params_, momentum_, SgdOptions{c_.learning_rate, c_.momentum, c_.weight_decay}));
+      outputs = std::move(step);
       outputs.insert(outputs.end(), new_stats_.begin(), new_stats_.end());
     }
     if (!b_.ok()) return b_.status();
@@ -197,8 +197,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildResNet(const ResNetConfig& confi
   auto module = std::make_unique<HloModule>(
       StrCat("resnet", config.depth, config.inference ? "_inference" : "_train_step"));
   ResNetBuilder builder(config, module.get());
-  absl::StatusOr<HloComputation*> built = builder.Build();
-  if (!built.ok()) return built.status();
+  ASSIGN_OR_RETURN(HloComputation* built, builder.Build());
   return module;
 }
 
@@ -207,10 +206,9 @@ absl::StatusOr<int64_t> ResNetParameterCount(const ResNetConfig& config) {
   c.inference = true;
   c.batch = 1;
   c.image_size = 32;
-  absl::StatusOr<std::unique_ptr<HloModule>> m = BuildResNet(c);
-  if (!m.ok()) return m.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> m, BuildResNet(c));
   int64_t n = 0;
-  for (const HloInstruction* p : (*m)->entry_computation()->parameter_instructions()) {
+  for (const HloInstruction* p : m->entry_computation()->parameter_instructions()) {
     const std::string& name = p->name();
     bool is_stat = name.find("running_") != std::string::npos;
     if (!is_stat && name != "images") n += p->shape().element_count();

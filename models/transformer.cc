@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "models/hlo_builder.h"
 #include "models/layers.h"
@@ -92,11 +93,9 @@ absl::StatusOr<std::unique_ptr<HloModule>> BuildTransformerBlock(const Transform
     y = b.Add(h, Dense(b, f, w2, b2));
   }
   Op loss = MeanSquaredError(b, y, target);
-  absl::StatusOr<std::vector<Op>> outputs = SgdMomentumStep(
-      b, loss, params, momentum, SgdOptions{.learning_rate = c.learning_rate, .weight_decay = 0});
-  if (!outputs.ok()) return outputs.status();
-  absl::StatusOr<HloComputation*> built = b.Build(*outputs);
-  if (!built.ok()) return built.status();
+  ASSIGN_OR_RETURN(std::vector<Op> outputs, SgdMomentumStep(
+      b, loss, params, momentum, SgdOptions{.learning_rate = c.learning_rate, .weight_decay = 0}));
+  ASSIGN_OR_RETURN(HloComputation* built, b.Build(outputs));
   return module;
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 
+#include "core/ir/status_macros.h"
 #include "passes/autotune/config_assigner.h"
 #include "passes/autotune/gemm_algorithm_picker.h"
 #include "passes/autotune/gpu_conv_algorithm_picker.h"
@@ -842,15 +843,14 @@ absl::StatusOr<std::unique_ptr<HloPassInterface>> CreateRegisteredPass(std::stri
 absl::StatusOr<PassOptionOverrides> ParsePassOptionOverrides(const std::vector<std::string>& settings) {
   PassOptionOverrides out;
   for (const std::string& text : settings) {
-    absl::StatusOr<PassOptionSetting> s = ParsePassOptionSetting(text);
-    if (!s.ok()) return s.status();
-    const PassRegistryEntry* entry = FindRegisteredPass(s->pass);
+    ASSIGN_OR_RETURN(PassOptionSetting s, ParsePassOptionSetting(text));
+    const PassRegistryEntry* entry = FindRegisteredPass(s.pass);
     if (entry == nullptr) {
-      absl::StatusOr<std::unique_ptr<HloPassInterface>> probe = CreateRegisteredPass(s->pass, {});
+      absl::StatusOr<std::unique_ptr<HloPassInterface>> probe = CreateRegisteredPass(s.pass, {});
       return absl::InvalidArgumentError("--pass-option " + text + ": " + std::string(probe.status().message()));
     }
-    auto it = out.try_emplace(s->pass, entry->NewOptions()).first;
-    if (absl::Status st = it->second.Set(s->pass, s->option, s->value); !st.ok()) {
+    auto it = out.try_emplace(s.pass, entry->NewOptions()).first;
+    if (absl::Status st = it->second.Set(s.pass, s.option, s.value); !st.ok()) {
       return absl::InvalidArgumentError("--pass-option " + text + ": " + std::string(st.message()));
     }
   }

@@ -22,6 +22,7 @@
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
 #include "core/ir/file_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/eval/random_inputs.h"
 #include "core/text/hlo_parser.h"
@@ -300,11 +301,10 @@ std::string_view VerdictName(Verdict verdict) {
 }
 
 absl::StatusOr<std::vector<Case>> LoadCases(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadMaybeGzip(path);
-  if (!text.ok()) return text.status();
+  ASSIGN_OR_RETURN(std::string text, ReadMaybeGzip(path));
   std::vector<Case> cases;
   int64_t line_no = 0;
-  for (std::string_view line : SplitAny(*text, "\n")) {
+  for (std::string_view line : SplitAny(text, "\n")) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     std::string where = StrCat(path, ":", line_no);
@@ -315,9 +315,8 @@ absl::StatusOr<std::vector<Case>> LoadCases(const std::string& path) {
     Case c;
     c.line = line_no;
     for (auto [key, field] : {std::pair{"id", &c.id}, {"test", &c.test}, {"pass", &c.pass}, {"hlo", &c.hlo}}) {
-      absl::StatusOr<std::string> v = StringField(j, key, where);
-      if (!v.ok()) return v.status();
-      *field = *v;
+      ASSIGN_OR_RETURN(std::string v, StringField(j, key, where));
+      *field = v;
     }
     if (auto it = j.find("xla_file"); it != j.end() && it->is_string()) c.xla_file = it->get<std::string>();
     auto ch = j.find("expect_changed");

@@ -11,6 +11,7 @@
 #include "core/ir/file_util.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/text/hlo_parser.h"
@@ -45,11 +46,10 @@ struct DumpFile {
 };
 
 absl::StatusOr<std::unique_ptr<HloModule>> ReadModule(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) return text.status();
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   ParseOptions po;
   po.infer_shape = InferInstructionShape;  // XLA lets instructions omit shapes
-  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(*text, path, po);
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, path, po);
   if (!m.ok()) return m.status();
   if (absl::Status s = VerifyModule(**m); !s.ok()) {
     return absl::InvalidArgumentError(StrCat(path, ": does not verify: ", s.message()));
@@ -390,9 +390,8 @@ namespace {
 // `opt --pass-option` settings applied to a named pipeline.
 absl::Status ApplyPipelineOptions(HloPassPipeline& pipeline, const std::vector<std::string>& settings) {
   if (settings.empty()) return absl::OkStatus();
-  absl::StatusOr<PassOptionOverrides> overrides = ParsePassOptionOverrides(settings);
-  if (!overrides.ok()) return overrides.status();
-  return ApplyPassOptions(pipeline, *overrides);
+  ASSIGN_OR_RETURN(PassOptionOverrides overrides, ParsePassOptionOverrides(settings));
+  return ApplyPassOptions(pipeline, overrides);
 }
 
 std::string WithoutDeadCode(const HloModule& module) {
@@ -407,11 +406,10 @@ std::string WithoutDeadCode(const HloModule& module) {
 
 absl::StatusOr<std::vector<DumpRunResult>> CheckDumpPassRuns(const std::vector<DumpPassRun>& runs,
                                                              const DumpCheckOptions& options) {
-  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(options.pipeline);
-  if (!pipeline.ok()) return pipeline.status();
-  if (absl::Status s = ApplyPipelineOptions(**pipeline, options.pass_options); !s.ok()) return s;
+  ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline, BuildNamedPipeline(options.pipeline));
+  RETURN_IF_ERROR(ApplyPipelineOptions(*pipeline, options.pass_options));
   std::map<std::pair<std::string, std::string>, std::vector<Place>> places;
-  CollectPlaces(**pipeline, "", "", nullptr, places);
+  CollectPlaces(*pipeline, "", "", nullptr, places);
   std::set<std::string> wanted(options.passes.begin(), options.passes.end());
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> seen;  // module, pipeline, pass
   std::vector<DumpRunResult> results;
@@ -545,16 +543,13 @@ absl::StatusOr<std::vector<FinalFusionComparison>> CompareFinalFusions(const std
   std::vector<FinalFusionComparison> out;
   for (const auto& [module, pair] : files) {
     if (pair.first.empty() || pair.second.empty()) continue;
-    absl::StatusOr<std::unique_ptr<HloModule>> before = ReadModule(pair.first);
-    if (!before.ok()) return before.status();
-    absl::StatusOr<std::unique_ptr<HloModule>> after = ReadModule(pair.second);
-    if (!after.ok()) return after.status();
-    absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(pipeline_name);
-    if (!pipeline.ok()) return pipeline.status();
-    if (absl::Status s = ApplyPipelineOptions(**pipeline, pass_options); !s.ok()) return s;
-    absl::StatusOr<bool> ran = (*pipeline)->Run(**before);
+    ASSIGN_OR_RETURN(std::unique_ptr<HloModule> before, ReadModule(pair.first));
+    ASSIGN_OR_RETURN(std::unique_ptr<HloModule> after, ReadModule(pair.second));
+    ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline, BuildNamedPipeline(pipeline_name));
+    RETURN_IF_ERROR(ApplyPipelineOptions(*pipeline, pass_options));
+    absl::StatusOr<bool> ran = pipeline->Run(*before);
     if (!ran.ok()) return absl::InternalError(StrCat(pair.first, ": passlab's pipeline: ", ran.status().message()));
-    out.push_back({module, TakeFusionCensus(**after), TakeFusionCensus(**before)});
+    out.push_back({module, TakeFusionCensus(*after), TakeFusionCensus(*before)});
   }
   return out;
 }

@@ -23,6 +23,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_printer.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -278,7 +279,7 @@ absl::StatusOr<std::string> CompileToObject(mlir::ModuleOp module, const std::ve
   m->setDataLayout(tm->createDataLayout());
   m->setTargetTriple(tm->getTargetTriple());
   for (const LoopNest& nest : nests) {
-    if (absl::Status s = AddPackedWrapper(*m, nest.function); !s.ok()) return s;
+    RETURN_IF_ERROR(AddPackedWrapper(*m, nest.function));
   }
   const bool vectorize = o.vectorize && !Disabled(o, "vectorize");
   llvm::PipelineTuningOptions tuning;
@@ -486,7 +487,7 @@ CpuKernelCompiler::CpuKernelCompiler(CpuCompileOptions options) : options_(std::
 
 absl::Status CpuKernelCompiler::CheckCompilable(const HloInstruction& instruction) {
   for (const HloInstruction* operand : instruction.operands()) {
-    if (absl::Status s = CheckArrayShape(operand->shape(), instruction); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckArrayShape(operand->shape(), instruction));
   }
   if (instruction.opcode() == HloOpcode::kTuple || instruction.opcode() == HloOpcode::kGetTupleElement ||
       instruction.opcode() == HloOpcode::kParameter) {
@@ -501,19 +502,18 @@ bool CpuKernelCompiler::CanCompile(const HloInstruction& instruction) {
 }
 
 absl::StatusOr<std::string> CpuKernelCompiler::EmitMlir(const HloInstruction& instruction) {
-  if (absl::Status s = CheckCompilable(instruction); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCompilable(instruction));
   std::unique_ptr<mlir::MLIRContext> context = MakeContext();
   KernelEmitter emitter(context.get(), instruction);
-  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = emitter.Emit();
-  if (!module.ok()) return module.status();
+  ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, emitter.Emit());
   std::string text;
   llvm::raw_string_ostream os(text);
-  (*module)->print(os);
+  module->print(os);
   return text;
 }
 
 absl::StatusOr<std::unique_ptr<CompiledKernel>> CpuKernelCompiler::Compile(const HloInstruction& instruction) {
-  if (absl::Status s = CheckCompilable(instruction); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCompilable(instruction));
   FusionAnalysis analysis = AnalyzeFusion(instruction);
   int64_t bytes_read = 0, bytes_written = instruction.shape().total_leaf_bytes();
   for (const HloInstruction* operand : instruction.operands()) bytes_read += operand->shape().byte_size();
@@ -545,9 +545,8 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> CpuKernelCompiler::Compile(const
   PersistentKernelCache* disk = nullptr;
   std::string disk_key;
   if (persistent) {
-    absl::StatusOr<PersistentKernelCache*> opened = PersistentKernelCache::Open(options_.persistent_cache_dir);
-    if (!opened.ok()) return opened.status();
-    disk = *opened;
+    ASSIGN_OR_RETURN(PersistentKernelCache* opened, PersistentKernelCache::Open(options_.persistent_cache_dir));
+    disk = opened;
     // Everything the object code depends on: the HLO and the emitter
     // options (CacheKey), the host CPU, the compiler. Threads and the
     // parallel threshold are applied at run time (JitKernel), not compiled.
@@ -573,26 +572,23 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> CpuKernelCompiler::Compile(const
 
   std::unique_ptr<mlir::MLIRContext> context = MakeContext();
   KernelEmitter emitter(context.get(), instruction);
-  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = emitter.Emit();
-  if (!module.ok()) return module.status();
-  if (absl::Status s = RunCpuEmitterPipeline(**module, options_, instruction.name()); !s.ok()) return s;
+  ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, emitter.Emit());
+  RETURN_IF_ERROR(RunCpuEmitterPipeline(*module, options_, instruction.name()));
   KernelObject object;
   object.nests = emitter.nests();
   for (const Shape& s : emitter.buffer_shapes()) object.buffer_sizes.push_back(s.element_count());
-  absl::StatusOr<std::string> code = CompileToObject(**module, object.nests, options_, instruction.name());
-  if (!code.ok()) return code.status();
-  object.object = std::move(*code);
+  ASSIGN_OR_RETURN(std::string code, CompileToObject(*module, object.nests, options_, instruction.name()));
+  object.object = std::move(code);
   const std::string payload = disk != nullptr ? SerializeKernelObject(object) : std::string();
-  absl::StatusOr<std::shared_ptr<const JitProgram>> program = LoadKernelObject(std::move(object), instruction.name());
-  if (!program.ok()) return program.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<const JitProgram> program, LoadKernelObject(std::move(object), instruction.name()));
   if (disk != nullptr) {  // only code that loaded
     // A failed write costs the next process a compile, nothing more.
     if (absl::Status s = disk->Store(disk_key, payload); !s.ok()) {
       std::fprintf(stderr, "passlab: %s\n", std::string(s.message()).c_str());
     }
   }
-  remember(*program);
-  return make(std::move(*program));
+  remember(program);
+  return make(std::move(program));
 }
 
 int64_t CpuKernelCompiler::CacheHits() { return cache_hits.load(); }

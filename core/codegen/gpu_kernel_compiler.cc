@@ -19,6 +19,7 @@
 #include "core/codegen/fusion_analysis.h"
 #include "core/codegen/kernel_emitter.h"
 #include "core/codegen/persistent_kernel_cache.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -94,7 +95,7 @@ class GpuKernelEmitter : public KernelEmitter {
       : KernelEmitter(context, instruction), requested_width_(vector_width), entry_(EntryName(instruction)) {}
 
   absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> EmitGpu() {
-    if (absl::Status s = Prepare(); !s.ok()) return s;
+    RETURN_IF_ERROR(Prepare());
     OpenEntry();
     absl::StatusOr<bool> done = false;
     FusionAnalysis analysis = AnalyzeFusion(instruction_);
@@ -109,7 +110,7 @@ class GpuKernelEmitter : public KernelEmitter {
     if (!*done) {
       // Everything else (and the reductions and transposes the tiled
       // emitters do not take): the loop emitter.
-      if (absl::Status s = EmitLoop(); !s.ok()) return s;
+      RETURN_IF_ERROR(EmitLoop());
     }
     mlir::func::ReturnOp::create(b_, loc_);
     return Finish();
@@ -209,7 +210,7 @@ class GpuKernelEmitter : public KernelEmitter {
       const Shape& s = leaves_[g[0]].shape;
       // vector_width divides every group's element count: one bounds check
       // covers a thread's elements.
-      absl::Status st = If(Lt(first, C(s.element_count())), [&]() -> absl::Status {
+      RETURN_IF_ERROR(If(Lt(first, C(s.element_count())), [&]() -> absl::Status {
         // All elements are computed before any is stored: an output may
         // alias an input (in-place ops), so LLVM could not otherwise merge
         // the loads of consecutive elements into vector loads.
@@ -238,8 +239,7 @@ class GpuKernelEmitter : public KernelEmitter {
                                         mlir::ValueRange{offsets[i]});
         }
         return absl::OkStatus();
-      });
-      if (!st.ok()) return st;
+      }));
     }
     return absl::OkStatus();
   }
@@ -256,14 +256,13 @@ class GpuKernelEmitter : public KernelEmitter {
     const int64_t block = atomic_scatter ? kScatterBlock : kReductionBlock;
     launch_.grid_x = 1;
     launch_.block_x = block;
-    if (absl::Status st = EmitBlockNests(block); !st.ok()) return st;
+    RETURN_IF_ERROR(EmitBlockNests(block));
     if (atomic_scatter) {
-      if (absl::Status st = EmitScatterUpdateLoops(thread_id_, block); !st.ok()) return st;
+      RETURN_IF_ERROR(EmitScatterUpdateLoops(thread_id_, block));
       return true;
     }
     if (scatter_) {
-      absl::Status st = If(Eq(thread_id_, C(0)), [&] { return EmitScatterUpdateLoops(); });
-      if (!st.ok()) return st;
+      RETURN_IF_ERROR(If(Eq(thread_id_, C(0)), [&] { return EmitScatterUpdateLoops(); }));
     }
     return true;
   }
@@ -283,7 +282,7 @@ class GpuKernelEmitter : public KernelEmitter {
         b_.setInsertionPointToStart(loop.getBody());
         Value linear = loop.getInductionVar();
         Index idx = Delinearize(linear, s.dimensions(), MinorToMajor(s));
-        if (absl::Status st = EmitStores(groups[g], idx, linear); !st.ok()) return st;
+        RETURN_IF_ERROR(EmitStores(groups[g], idx, linear));
       }
       mlir::gpu::BarrierOp::create(b_, loc_);
     }
@@ -312,16 +311,14 @@ class GpuKernelEmitter : public KernelEmitter {
     const int64_t output = instruction_.operand_count();
     Value operand_address = mlir::memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, buffers_[0]);
     Value output_address = mlir::memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, buffers_[output]);
-    absl::Status st = If(Eq(operand_address, output_address), [&] {
+    RETURN_IF_ERROR(If(Eq(operand_address, output_address), [&] {
       return EmitScatterUpdateLoops(Add(Mul(block_id_, kScatterBlock), thread_id_), launch_.grid_x * kScatterBlock);
-    });
-    if (!st.ok()) return st;
+    }));
     Value copy_first = Cmp(mlir::arith::CmpIPredicate::ne, operand_address, output_address);
-    st = If(And(copy_first, Eq(block_id_, C(0))), [&]() -> absl::Status {
-      if (absl::Status copied = EmitBlockNests(kScatterBlock); !copied.ok()) return copied;
+    RETURN_IF_ERROR(If(And(copy_first, Eq(block_id_, C(0))), [&]() -> absl::Status {
+      RETURN_IF_ERROR(EmitBlockNests(kScatterBlock));
       return EmitScatterUpdateLoops(thread_id_, kScatterBlock);
-    });
-    if (!st.ok()) return st;
+    }));
     return true;
   }
 
@@ -379,25 +376,23 @@ class GpuKernelEmitter : public KernelEmitter {
     };
     // Read loop: tile[i][j] = hero operand at (a0 + i, b0 + j), consecutive
     // threads along b (the operand's minor dim).
-    absl::Status st = tile_loop([&](Value i) {
+    RETURN_IF_ERROR(tile_loop([&](Value i) {
       Index idx = base;
       idx[a] = Add(a0, i);
       idx[b] = Add(b0, tx);
       return If(And(Lt(idx[a], C(size_a)), Lt(idx[b], C(size_b))), [&]() -> absl::Status {
         Index operand_idx(s.rank());
         for (int64_t k = 0; k < s.rank(); ++k) operand_idx[hero->dimensions()[k]] = idx[k];
-        absl::StatusOr<Value> v = EmitScalar(hero->operand(0), operand_idx);
-        if (!v.ok()) return v.status();
-        mlir::memref::StoreOp::create(b_, loc_, ToStorage(*v, t), tile,
+        ASSIGN_OR_RETURN(Value v, EmitScalar(hero->operand(0), operand_idx));
+        mlir::memref::StoreOp::create(b_, loc_, ToStorage(v, t), tile,
                                       mlir::ValueRange{Add(Mul(i, kTileRowStride), tx)});
         return absl::OkStatus();
       });
-    });
-    if (!st.ok()) return st;
+    }));
     mlir::gpu::BarrierOp::create(b_, loc_);
     // Write loop: output at (a0 + tx, b0 + j) = tile[tx][j], consecutive
     // threads along a (the output's minor dim).
-    st = tile_loop([&](Value j) {
+    RETURN_IF_ERROR(tile_loop([&](Value j) {
       Index idx = base;
       idx[a] = Add(a0, tx);
       idx[b] = Add(b0, j);
@@ -408,8 +403,7 @@ class GpuKernelEmitter : public KernelEmitter {
         bindings_.erase(hero);
         return stored;
       });
-    });
-    if (!st.ok()) return st;
+    }));
     return true;
   }
 
@@ -426,9 +420,8 @@ class GpuKernelEmitter : public KernelEmitter {
     for (int64_t offset = first; offset >= 1; offset /= 2) {
       for (size_t h = 0; h < heroes_.size(); ++h) {
         Value other = Shuffle(acc[h], offset);
-        absl::StatusOr<std::vector<Value>> r = EmitComputation(heroes_[h]->to_apply(), {acc[h], other});
-        if (!r.ok()) return r.status();
-        acc[h] = (*r)[0];
+        ASSIGN_OR_RETURN(std::vector<Value> r, EmitComputation(heroes_[h]->to_apply(), {acc[h], other}));
+        acc[h] = r[0];
       }
     }
     return acc;
@@ -446,11 +439,10 @@ class GpuKernelEmitter : public KernelEmitter {
     Index idx = operand_index(loop.getInductionVar());
     std::vector<Value> next;
     for (size_t h = 0; h < heroes_.size(); ++h) {
-      absl::StatusOr<Value> x = EmitScalar(heroes_[h]->operand(0), idx);
-      if (!x.ok()) return x.status();
+      ASSIGN_OR_RETURN(Value x, EmitScalar(heroes_[h]->operand(0), idx));
       reassociate_ = true;
       absl::StatusOr<std::vector<Value>> r =
-          EmitComputation(heroes_[h]->to_apply(), {loop.getRegionIterArgs()[h], *x});
+          EmitComputation(heroes_[h]->to_apply(), {loop.getRegionIterArgs()[h], x});
       reassociate_ = false;
       if (!r.ok()) return r.status();
       next.push_back((*r)[0]);
@@ -461,7 +453,7 @@ class GpuKernelEmitter : public KernelEmitter {
     if (!side_outputs_.empty()) {
       Value offset = Linearize(idx, PhysicalStrides(heroes_[0]->operand(0)->shape()));
       for (int64_t leaf_id : side_outputs_) {
-        if (absl::Status st = StoreSideOutput(leaf_id, offset); !st.ok()) return st;
+        RETURN_IF_ERROR(StoreSideOutput(leaf_id, offset));
       }
     }
     caches_ = std::move(saved);
@@ -619,14 +611,12 @@ class GpuKernelEmitter : public KernelEmitter {
     if (reduced_dims.empty()) return Unwind();
     emitted_kind_ = EmitterKind::kReduction;
     for (const HloInstruction* hero : heroes_) {
-      absl::StatusOr<Value> init = EmitScalar(hero->operand(1), {});
-      if (!init.ok()) return init.status();
-      init_.push_back(*init);
+      ASSIGN_OR_RETURN(Value init, EmitScalar(hero->operand(1), {}));
+      init_.push_back(init);
     }
     int64_t n = Product(in, reduced_dims);
-    absl::Status st = kept_minor.empty() ? EmitRowReduction(in, kept_major, reduced_dims, n)
-                                         : EmitColumnReduction(in, kept_major, reduced_dims, kept_minor, n);
-    if (!st.ok()) return st;
+    RETURN_IF_ERROR(kept_minor.empty() ? EmitRowReduction(in, kept_major, reduced_dims, n)
+                                         : EmitColumnReduction(in, kept_major, reduced_dims, kept_minor, n));
     return true;
   }
   absl::StatusOr<bool> Unwind() {
@@ -667,14 +657,13 @@ class GpuKernelEmitter : public KernelEmitter {
       Value warp = Div(thread_id_, kWarpSize);
       mlir::Type ct = init_[0].getType();
       Value partials = SharedMemory("reduction_partials", kReductionWarps * static_cast<int64_t>(heroes_.size()), ct);
-      absl::Status st = If(Eq(lane, C(0)), [&] {
+      RETURN_IF_ERROR(If(Eq(lane, C(0)), [&] {
         for (size_t h = 0; h < heroes_.size(); ++h) {
           mlir::memref::StoreOp::create(b_, loc_, (*acc)[h], partials,
                                         mlir::ValueRange{Add(C(h * kReductionWarps), warp)});
         }
         return absl::OkStatus();
-      });
-      if (!st.ok()) return st;
+      }));
       mlir::gpu::BarrierOp::create(b_, loc_);
       // Every warp reads the partials back (lanes past the warp count read
       // the init value) and reduces them; thread 0 writes.
@@ -944,14 +933,13 @@ absl::Status GpuKernelCompiler::CheckCompilable(const HloInstruction& instructio
 bool GpuKernelCompiler::CanCompile(const HloInstruction& instruction) { return CheckCompilable(instruction).ok(); }
 
 absl::StatusOr<std::string> GpuKernelCompiler::EmitMlir(const HloInstruction& instruction) {
-  if (absl::Status s = CheckCompilable(instruction); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCompilable(instruction));
   std::unique_ptr<mlir::MLIRContext> context = MakeGpuContext();
   GpuKernelEmitter emitter(context.get(), instruction, options_.vector_width);
-  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = emitter.EmitGpu();
-  if (!module.ok()) return module.status();
+  ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, emitter.EmitGpu());
   std::string text;
   llvm::raw_string_ostream os(text);
-  (*module)->print(os);
+  module->print(os);
   return text;
 }
 
@@ -1007,7 +995,7 @@ int64_t GpuKernelCompiler::PersistentCacheHits() { return gpu_persistent_hits.lo
 int64_t GpuKernelCompiler::PersistentCacheMisses() { return gpu_persistent_misses.load(); }
 
 absl::StatusOr<GpuKernel> GpuKernelCompiler::Compile(const HloInstruction& instruction) {
-  if (absl::Status s = CheckCompilable(instruction); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckCompilable(instruction));
   if (options_.observer) {  // it must see every pass run
     ++gpu_cache_misses;
     return CompileUncached(instruction);
@@ -1034,9 +1022,8 @@ absl::StatusOr<GpuKernel> GpuKernelCompiler::Compile(const HloInstruction& instr
   PersistentKernelCache* disk = nullptr;
   std::string disk_key;
   if (!options_.persistent_cache_dir.empty()) {
-    absl::StatusOr<PersistentKernelCache*> opened = PersistentKernelCache::Open(options_.persistent_cache_dir);
-    if (!opened.ok()) return opened.status();
-    disk = *opened;
+    ASSIGN_OR_RETURN(PersistentKernelCache* opened, PersistentKernelCache::Open(options_.persistent_cache_dir));
+    disk = opened;
     // The target (sm version, PTX ISA) is in `key`; the compiler's version
     // (passlab's build, LLVM's NVPTX backend) completes it.
     disk_key = StrCat("gpu-kernel\n", KernelCompilerVersion(), "\n", key);
@@ -1066,14 +1053,13 @@ absl::StatusOr<GpuKernel> GpuKernelCompiler::Compile(const HloInstruction& instr
 absl::StatusOr<GpuKernel> GpuKernelCompiler::CompileUncached(const HloInstruction& instruction) {
   std::unique_ptr<mlir::MLIRContext> context = MakeGpuContext();
   GpuKernelEmitter emitter(context.get(), instruction, options_.vector_width);
-  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = emitter.EmitGpu();
-  if (!module.ok()) return module.status();
-  if (absl::Status s = RunGpuEmitterPipeline(**module, options_, instruction.name()); !s.ok()) return s;
+  ASSIGN_OR_RETURN(mlir::OwningOpRef<mlir::ModuleOp> module, emitter.EmitGpu());
+  RETURN_IF_ERROR(RunGpuEmitterPipeline(*module, options_, instruction.name()));
   // The entry is a kernel with at most `block` threads; every buffer is at
   // least 16-byte aligned (the runtime's contract, gpu_kernel.h), which lets
   // LLVM's load/store vectorizer use vector loads.
   const GpuLaunchDimensions& launch = emitter.launch();
-  auto entry = (*module)->lookupSymbol<mlir::LLVM::LLVMFuncOp>(emitter.entry());
+  auto entry = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(emitter.entry());
   if (!entry) return absl::InternalError(StrCat("gpu codegen: no entry function for ", instruction.name()));
   mlir::Builder b(context.get());
   entry->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
@@ -1084,17 +1070,16 @@ absl::StatusOr<GpuKernel> GpuKernelCompiler::CompileUncached(const HloInstructio
     entry.setArgAttr(i, mlir::LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
   }
   llvm::LLVMContext llvm_context;
-  std::unique_ptr<llvm::Module> llvm_module = mlir::translateModuleToLLVMIR(**module, llvm_context, instruction.name());
+  std::unique_ptr<llvm::Module> llvm_module = mlir::translateModuleToLLVMIR(*module, llvm_context, instruction.name());
   if (llvm_module == nullptr) {
     return absl::InternalError(StrCat("gpu codegen: translation to LLVM IR failed for ", instruction.name()));
   }
-  absl::StatusOr<std::string> ptx = LlvmToPtx(*llvm_module, emitter.entry(), options_);
-  if (!ptx.ok()) return ptx.status();
+  ASSIGN_OR_RETURN(std::string ptx, LlvmToPtx(*llvm_module, emitter.entry(), options_));
   GpuKernel kernel;
   kernel.name = instruction.name();
   kernel.emitter_kind = emitter.emitted_kind();
   kernel.entry = emitter.entry();
-  kernel.ptx = std::move(*ptx);
+  kernel.ptx = std::move(ptx);
   kernel.target = options_.target;
   kernel.launch = launch;
   kernel.num_buffers = static_cast<int64_t>(emitter.buffer_shapes().size());

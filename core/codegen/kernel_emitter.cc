@@ -19,6 +19,7 @@
 #include "core/codegen/fusion_analysis.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,7 +68,7 @@ absl::Status CheckArrayShape(const Shape& shape, const HloInstruction& h) {
 absl::Status CheckShapeLeaves(const Shape& shape, const HloInstruction& h) {
   if (shape.IsTuple()) {
     for (const Shape& s : shape.tuple_shapes()) {
-      if (absl::Status st = CheckShapeLeaves(s, h); !st.ok()) return st;
+      RETURN_IF_ERROR(CheckShapeLeaves(s, h));
     }
     return absl::OkStatus();
   }
@@ -172,7 +173,7 @@ absl::Status CheckOne(const HloInstruction& h) {
   }
   if (h.opcode() == HloOpcode::kTuple || h.opcode() == HloOpcode::kGetTupleElement ||
       h.opcode() == HloOpcode::kReduce || h.opcode() == HloOpcode::kFusion || batch_norm_kernel) {
-    if (absl::Status s = CheckShapeLeaves(h.shape(), h); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckShapeLeaves(h.shape(), h));
   } else if (absl::Status s = CheckArrayShape(h.shape(), h); !s.ok()) {
     return s;
   }
@@ -200,7 +201,7 @@ absl::Status CheckOne(const HloInstruction& h) {
   }
   for (const HloComputation* called : h.called_computations()) {
     if (called != nullptr && h.opcode() != HloOpcode::kFusion) {
-      if (absl::Status s = CheckComputation(*called); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckComputation(*called));
     }
   }
   return absl::OkStatus();
@@ -211,7 +212,7 @@ absl::Status CheckComputation(const HloComputation& c) {
     if (h->opcode() == HloOpcode::kFusion) {
       return absl::UnimplementedError(StrCat("codegen: ", h->name(), ": nested fusion"));
     }
-    if (absl::Status s = CheckOne(*h); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckOne(*h));
   }
   return absl::OkStatus();
 }
@@ -284,10 +285,10 @@ KernelEmitter::KernelEmitter(mlir::MLIRContext* context, const HloInstruction& i
 KernelEmitter::~KernelEmitter() = default;
 
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> KernelEmitter::Emit() {
-  if (absl::Status s = Prepare(); !s.ok()) return s;
-  if (absl::Status s = EmitNests(); !s.ok()) return s;
+  RETURN_IF_ERROR(Prepare());
+  RETURN_IF_ERROR(EmitNests());
   if (scatter_) {
-    if (absl::Status s = EmitScatterUpdates(); !s.ok()) return s;
+    RETURN_IF_ERROR(EmitScatterUpdates());
   }
   return Finish();
 }
@@ -300,7 +301,7 @@ absl::Status KernelEmitter::Prepare() {
   for (int64_t i = 0; i < instruction_.operand_count(); ++i) {
     const HloInstruction* in = fused ? instruction_.fused_parameter(i) : instruction_.operand(i);
     if (!input_buffer_.contains(in)) input_buffer_[in] = i;
-    if (absl::Status s = CheckArrayShape(instruction_.operand(i)->shape(), instruction_); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckArrayShape(instruction_.operand(i)->shape(), instruction_));
     buffer_shapes_.push_back(instruction_.operand(i)->shape());
   }
   FlattenLeaves(root, leaves_);
@@ -323,7 +324,7 @@ absl::Status KernelEmitter::Prepare() {
     }
     partition_ = std::make_unique<PartitionedComputation>(*instruction_.fused_instructions_computation(), roots);
     for (const Subgraph& s : partition_->subgraphs()) {
-      if (absl::Status st = EmitSubgraphFunction(s); !st.ok()) return st;
+      RETURN_IF_ERROR(EmitSubgraphFunction(s));
     }
   }
   return absl::OkStatus();
@@ -492,10 +493,9 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitElement(const HloInstructi
 }
 
 absl::StatusOr<Value> KernelEmitter::EmitScalar(const HloInstruction* h, const Index& idx) {
-  absl::StatusOr<std::vector<Value>> r = EmitElement(h, idx);
-  if (!r.ok()) return r.status();
-  if (r->size() != 1) return absl::InternalError(StrCat("codegen: ", h->name(), " is not an array"));
-  return (*r)[0];
+  ASSIGN_OR_RETURN(std::vector<Value> r, EmitElement(h, idx));
+  if (r.size() != 1) return absl::InternalError(StrCat("codegen: ", h->name(), " is not an array"));
+  return r[0];
 }
 
 absl::StatusOr<std::vector<Value>> KernelEmitter::EmitUncached(const HloInstruction* h, const Index& idx) {
@@ -638,15 +638,13 @@ absl::Status KernelEmitter::EmitStores(const std::vector<int64_t>& group, const 
       continue;
     }
     if (batch_norm_) {
-      absl::StatusOr<Value> v = EmitBatchNormLeaf(leaf.instruction, leaf.tuple_index, idx);
-      if (!v.ok()) return v.status();
-      mlir::memref::StoreOp::create(b_, loc_, ToStorage(*v, leaf.shape.element_type()),
+      ASSIGN_OR_RETURN(Value v, EmitBatchNormLeaf(leaf.instruction, leaf.tuple_index, idx));
+      mlir::memref::StoreOp::create(b_, loc_, ToStorage(v, leaf.shape.element_type()),
                                     buffers_[num_inputs + leaf_id], mlir::ValueRange{out_offset});
       continue;
     }
-    absl::StatusOr<std::vector<Value>> r = EmitElement(leaf.instruction, idx);
-    if (!r.ok()) return r.status();
-    Value v = (*r)[leaf.tuple_index < 0 ? 0 : leaf.tuple_index];
+    ASSIGN_OR_RETURN(std::vector<Value> r, EmitElement(leaf.instruction, idx));
+    Value v = r[leaf.tuple_index < 0 ? 0 : leaf.tuple_index];
     mlir::memref::StoreOp::create(b_, loc_, ToStorage(v, leaf.shape.element_type()),
                                   buffers_[num_inputs + leaf_id], mlir::ValueRange{out_offset});
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 namespace passlab {
@@ -34,7 +35,7 @@ absl::StatusOr<Value> KernelEmitter::EmitDot(const HloInstruction* h, const Inde
   };
   std::vector<int64_t> lfree = free_dims(ls, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
   std::vector<int64_t> rfree = free_dims(rs, dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
-  absl::StatusOr<std::vector<Value>> r = EmitLoopNest(
+  ASSIGN_OR_RETURN(std::vector<Value> r, EmitLoopNest(
       bounds, {zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
         Index li(ls.rank()), ri(rs.rank());
         size_t pos = 0;
@@ -48,12 +49,10 @@ absl::StatusOr<Value> KernelEmitter::EmitDot(const HloInstruction* h, const Inde
           li[dn.lhs_contracting_dimensions[i]] = ivs[i];
           ri[dn.rhs_contracting_dimensions[i]] = ivs[i];
         }
-        absl::StatusOr<Value> a = EmitScalar(h->operand(0), li);
-        if (!a.ok()) return a.status();
-        absl::StatusOr<Value> bv = EmitScalar(h->operand(1), ri);
-        if (!bv.ok()) return bv.status();
-        absl::StatusOr<Value> ac = Convert(*a, h->operand(0)->shape().element_type(), t);
-        absl::StatusOr<Value> bc = Convert(*bv, h->operand(1)->shape().element_type(), t);
+        ASSIGN_OR_RETURN(Value a, EmitScalar(h->operand(0), li));
+        ASSIGN_OR_RETURN(Value bv, EmitScalar(h->operand(1), ri));
+        absl::StatusOr<Value> ac = Convert(a, h->operand(0)->shape().element_type(), t);
+        absl::StatusOr<Value> bc = Convert(bv, h->operand(1)->shape().element_type(), t);
         if (!ac.ok()) return ac.status();
         if (!bc.ok()) return bc.status();
         if (t == PrimitiveType::kPred) {
@@ -65,9 +64,8 @@ absl::StatusOr<Value> KernelEmitter::EmitDot(const HloInstruction* h, const Inde
         }
         Value p = mlir::arith::MulIOp::create(b_, loc_, *ac, *bc);
         return std::vector<Value>{mlir::arith::AddIOp::create(b_, loc_, acc[0], p)};
-      });
-  if (!r.ok()) return r.status();
-  return Round((*r)[0], t);
+      }));
+  return Round(r[0], t);
 }
 
 // Direct convolution: each output element sums over the window taps and
@@ -95,7 +93,7 @@ absl::StatusOr<Value> KernelEmitter::EmitConvolution(const HloInstruction* h, co
   std::vector<int64_t> bounds;
   for (size_t s = 0; s < spatial; ++s) bounds.push_back(rs.dimensions(d.kernel_spatial_dimensions[s]));
   bounds.push_back(I);
-  absl::StatusOr<std::vector<Value>> r = EmitLoopNest(
+  ASSIGN_OR_RETURN(std::vector<Value> r, EmitLoopNest(
       bounds, {zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
         Index li(ls.rank()), ri(rs.rank());
         Value c = ivs[spatial];
@@ -120,15 +118,13 @@ absl::StatusOr<Value> KernelEmitter::EmitConvolution(const HloInstruction* h, co
           li[d.input_spatial_dimensions[s]] = q;
           ri[d.kernel_spatial_dimensions[s]] = wd.window_reversal ? Sub(C(bounds[s] - 1), k) : k;
         }
-        absl::StatusOr<Value> next = EmitIf(
+        ASSIGN_OR_RETURN(Value next, EmitIf(
             in_bounds, ct,
             [&]() -> absl::StatusOr<Value> {
-              absl::StatusOr<Value> a = EmitScalar(h->operand(0), li);
-              if (!a.ok()) return a.status();
-              absl::StatusOr<Value> bv = EmitScalar(h->operand(1), ri);
-              if (!bv.ok()) return bv.status();
-              absl::StatusOr<Value> ac = Convert(*a, ls.element_type(), t);
-              absl::StatusOr<Value> bc = Convert(*bv, rs.element_type(), t);
+              ASSIGN_OR_RETURN(Value a, EmitScalar(h->operand(0), li));
+              ASSIGN_OR_RETURN(Value bv, EmitScalar(h->operand(1), ri));
+              absl::StatusOr<Value> ac = Convert(a, ls.element_type(), t);
+              absl::StatusOr<Value> bc = Convert(bv, rs.element_type(), t);
               if (!ac.ok()) return ac.status();
               if (!bc.ok()) return bc.status();
               if (IsFloatingPointType(t)) {
@@ -136,12 +132,10 @@ absl::StatusOr<Value> KernelEmitter::EmitConvolution(const HloInstruction* h, co
               }
               return Value(mlir::arith::AddIOp::create(b_, loc_, acc[0], mlir::arith::MulIOp::create(b_, loc_, *ac, *bc)));
             },
-            [&]() -> absl::StatusOr<Value> { return acc[0]; });
-        if (!next.ok()) return next.status();
-        return std::vector<Value>{*next};
-      });
-  if (!r.ok()) return r.status();
-  return Round((*r)[0], t);
+            [&]() -> absl::StatusOr<Value> { return acc[0]; }));
+        return std::vector<Value>{next};
+      }));
+  return Round(r[0], t);
 }
 
 // Gather in XLA's general form: batch dims of the output walk the start
@@ -173,11 +167,10 @@ absl::StatusOr<Value> KernelEmitter::EmitGather(const HloInstruction* h, const I
     int64_t d = g.start_index_map[k];
     Index at = ind;
     if (g.index_vector_dim < is.rank()) at[g.index_vector_dim] = C(static_cast<int64_t>(k));
-    absl::StatusOr<Value> v = EmitScalar(h->operand(1), at);
-    if (!v.ok()) return v.status();
+    ASSIGN_OR_RETURN(Value v, EmitScalar(h->operand(1), at));
     Value i = IsSignedIntegralType(is.element_type())
-                  ? Value(mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), *v))
-                  : Value(mlir::arith::IndexCastUIOp::create(b_, loc_, b_.getIndexType(), *v));
+                  ? Value(mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), v))
+                  : Value(mlir::arith::IndexCastUIOp::create(b_, loc_, b_.getIndexType(), v));
     Value start = mlir::arith::MaxSIOp::create(
         b_, loc_, C(0), Min(i, C(os.dimensions(d) - h->attrs().slice_sizes[d])));
     in[d] = Add(in[d], start);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -476,9 +477,8 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitOp(const HloInstruction* h
     case HloOpcode::kConstant:
       return one(EmitConstant(h, idx));
     case HloOpcode::kGetTupleElement: {
-      absl::StatusOr<std::vector<Value>> r = EmitElement(h->operand(0), idx);
-      if (!r.ok()) return r.status();
-      return std::vector<Value>{(*r)[h->tuple_index()]};
+      ASSIGN_OR_RETURN(std::vector<Value> r, EmitElement(h->operand(0), idx));
+      return std::vector<Value>{r[h->tuple_index()]};
     }
     case HloOpcode::kReduce:
       return EmitReduce(h, idx);
@@ -499,9 +499,8 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitOp(const HloInstruction* h
       Index f{idx[h->attrs().feature_index]};
       std::vector<Value> v;
       for (int64_t i = 0; i < 5; ++i) {
-        absl::StatusOr<Value> e = operand_at(i, i == 0 ? idx : f);
-        if (!e.ok()) return e.status();
-        v.push_back(*e);
+        ASSIGN_OR_RETURN(Value e, operand_at(i, i == 0 ? idx : f));
+        v.push_back(e);
       }
       namespace arith = mlir::arith;
       Value eps = FConst(v[4].getType(), h->attrs().epsilon);
@@ -519,27 +518,22 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitOp(const HloInstruction* h
     case HloOpcode::kSqrt: case HloOpcode::kTan: case HloOpcode::kTanh:
     case HloOpcode::kAcos: case HloOpcode::kAcosh: case HloOpcode::kAsin: case HloOpcode::kAsinh:
     case HloOpcode::kAtanh: case HloOpcode::kCosh: case HloOpcode::kSinh: {
-      absl::StatusOr<Value> x = operand_at(0, idx);
-      if (!x.ok()) return x.status();
-      return one(Unary(op, *x, h->operand(0)->shape().element_type(), h));
+      ASSIGN_OR_RETURN(Value x, operand_at(0, idx));
+      return one(Unary(op, x, h->operand(0)->shape().element_type(), h));
     }
     case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2: case HloOpcode::kDivide:
     case HloOpcode::kMaximum: case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kOr:
     case HloOpcode::kPower: case HloOpcode::kRemainder: case HloOpcode::kShiftLeft:
     case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical: case HloOpcode::kSubtract:
     case HloOpcode::kXor: case HloOpcode::kMulhi: {
-      absl::StatusOr<Value> x = operand_at(0, idx);
-      if (!x.ok()) return x.status();
-      absl::StatusOr<Value> y = operand_at(1, idx);
-      if (!y.ok()) return y.status();
-      return one(Binary(op, *x, *y, t, h));
+      ASSIGN_OR_RETURN(Value x, operand_at(0, idx));
+      ASSIGN_OR_RETURN(Value y, operand_at(1, idx));
+      return one(Binary(op, x, y, t, h));
     }
     case HloOpcode::kCompare: {
-      absl::StatusOr<Value> x = operand_at(0, idx);
-      if (!x.ok()) return x.status();
-      absl::StatusOr<Value> y = operand_at(1, idx);
-      if (!y.ok()) return y.status();
-      return std::vector<Value>{CompareValues(*x, *y, h->operand(0)->shape().element_type(),
+      ASSIGN_OR_RETURN(Value x, operand_at(0, idx));
+      ASSIGN_OR_RETURN(Value y, operand_at(1, idx));
+      return std::vector<Value>{CompareValues(x, y, h->operand(0)->shape().element_type(),
                                               h->attrs().comparison_direction, h->attrs().comparison_type)};
     }
     case HloOpcode::kSelect: {
@@ -558,29 +552,25 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitOp(const HloInstruction* h
       if (!lo.ok()) return lo.status();
       if (!x.ok()) return x.status();
       if (!hi.ok()) return hi.status();
-      absl::StatusOr<Value> m = Binary(HloOpcode::kMaximum, *x, *lo, t, h);
-      if (!m.ok()) return m.status();
-      return one(Binary(HloOpcode::kMinimum, *m, *hi, t, h));
+      ASSIGN_OR_RETURN(Value m, Binary(HloOpcode::kMaximum, *x, *lo, t, h));
+      return one(Binary(HloOpcode::kMinimum, m, *hi, t, h));
     }
     case HloOpcode::kConvert: {
-      absl::StatusOr<Value> x = operand_at(0, idx);
-      if (!x.ok()) return x.status();
-      return one(Convert(*x, h->operand(0)->shape().element_type(), t));
+      ASSIGN_OR_RETURN(Value x, operand_at(0, idx));
+      return one(Convert(x, h->operand(0)->shape().element_type(), t));
     }
     case HloOpcode::kBitcastConvert: {
-      absl::StatusOr<Value> x = operand_at(0, idx);
-      if (!x.ok()) return x.status();
+      ASSIGN_OR_RETURN(Value x, operand_at(0, idx));
       PrimitiveType from = h->operand(0)->shape().element_type();
-      Value s = ToStorage(*x, from);
+      Value s = ToStorage(x, from);
       Value c = mlir::arith::BitcastOp::create(b_, loc_, StorageType(t), s);
       return std::vector<Value>{FromStorage(c, t)};
     }
     case HloOpcode::kMap: {
       llvm::SmallVector<Value> args;
       for (int64_t i = 0; i < h->operand_count(); ++i) {
-        absl::StatusOr<Value> v = operand_at(i, idx);
-        if (!v.ok()) return v.status();
-        args.push_back(*v);
+        ASSIGN_OR_RETURN(Value v, operand_at(i, idx));
+        args.push_back(v);
       }
       return EmitComputation(h->to_apply(), args);
     }
@@ -636,11 +626,10 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitOp(const HloInstruction* h
       };
       if (to_bits < from_bits) {
         const int64_t k = from_bits / to_bits;
-        absl::StatusOr<Value> x = operand_at(0, Delinearize(Div(linear, k), os.dimensions(), MinorToMajor(os)));
-        if (!x.ok()) return x.status();
+        ASSIGN_OR_RETURN(Value x, operand_at(0, Delinearize(Div(linear, k), os.dimensions(), MinorToMajor(os))));
         mlir::Type wide = b_.getIntegerType(from_bits);
         Value shift = mlir::arith::IndexCastOp::create(b_, loc_, wide, Mul(Rem(linear, k), to_bits));
-        Value shifted = mlir::arith::ShRUIOp::create(b_, loc_, as_int(*x, from), shift);
+        Value shifted = mlir::arith::ShRUIOp::create(b_, loc_, as_int(x, from), shift);
         Value narrow = mlir::arith::TruncIOp::create(b_, loc_, b_.getIntegerType(to_bits), shifted);
         return std::vector<Value>{from_int(narrow, t)};
       }
@@ -648,10 +637,9 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitOp(const HloInstruction* h
       mlir::Type wide = b_.getIntegerType(to_bits);
       Value acc = mlir::arith::ConstantIntOp::create(b_, loc_, wide, 0);
       for (int64_t j = 0; j < k; ++j) {
-        absl::StatusOr<Value> x =
-            operand_at(0, Delinearize(Add(Mul(linear, k), C(j)), os.dimensions(), MinorToMajor(os)));
-        if (!x.ok()) return x.status();
-        Value part = mlir::arith::ExtUIOp::create(b_, loc_, wide, as_int(*x, from));
+        ASSIGN_OR_RETURN(Value x,
+            operand_at(0, Delinearize(Add(Mul(linear, k), C(j)), os.dimensions(), MinorToMajor(os))));
+        Value part = mlir::arith::ExtUIOp::create(b_, loc_, wide, as_int(x, from));
         Value shift = mlir::arith::ConstantIntOp::create(b_, loc_, wide, j * from_bits);
         acc = mlir::arith::OrIOp::create(b_, loc_, acc, mlir::arith::ShLIOp::create(b_, loc_, part, shift));
       }
@@ -714,11 +702,10 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitOp(const HloInstruction* h
       Index starts;
       for (int64_t d = 0; d < os.rank(); ++d) {
         const HloInstruction* s = h->operand(first_index + d);
-        absl::StatusOr<Value> v = EmitScalar(s, {});
-        if (!v.ok()) return v.status();
+        ASSIGN_OR_RETURN(Value v, EmitScalar(s, {}));
         Value i = IsSignedIntegralType(s->shape().element_type())
-                      ? Value(mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), *v))
-                      : Value(mlir::arith::IndexCastUIOp::create(b_, loc_, b_.getIndexType(), *v));
+                      ? Value(mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), v))
+                      : Value(mlir::arith::IndexCastUIOp::create(b_, loc_, b_.getIndexType(), v));
         int64_t size = dus ? h->operand(1)->shape().dimensions(d) : shape.dimensions(d);
         Value clamped = mlir::arith::MaxSIOp::create(
             b_, loc_, C(0), mlir::arith::MinSIOp::create(b_, loc_, i, C(os.dimensions(d) - size)));

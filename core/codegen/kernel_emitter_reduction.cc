@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -45,9 +46,8 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitReduce(const HloInstructio
   const Shape& in_shape = h->operand(0)->shape();
   std::vector<Value> init;
   for (int64_t i = 0; i < n; ++i) {
-    absl::StatusOr<Value> v = EmitScalar(h->operand(n + i), {});
-    if (!v.ok()) return v.status();
-    init.push_back(*v);
+    ASSIGN_OR_RETURN(Value v, EmitScalar(h->operand(n + i), {}));
+    init.push_back(v);
   }
   const std::vector<int64_t> reduced = ReducedDims(h);
   std::vector<int64_t> bounds;
@@ -57,9 +57,8 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitReduce(const HloInstructio
     const Index in = ReduceInputIndex(in_shape.rank(), reduced, ivs, idx);
     llvm::SmallVector<Value> args(acc.begin(), acc.end());
     for (int64_t i = 0; i < n; ++i) {
-      absl::StatusOr<Value> v = EmitScalar(h->operand(i), in);
-      if (!v.ok()) return v.status();
-      args.push_back(*v);
+      ASSIGN_OR_RETURN(Value v, EmitScalar(h->operand(i), in));
+      args.push_back(v);
     }
     // The reducer may be reassociated (LLVM then vectorizes the loop);
     // the order is fixed by the compiled code, so results stay
@@ -74,13 +73,12 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitReduce(const HloInstructio
 absl::StatusOr<Value> KernelEmitter::EmitReduceWindow(const HloInstruction* h, const Index& idx) {
   const Shape& in_shape = h->operand(0)->shape();
   const Window& w = h->window();
-  absl::StatusOr<Value> init = EmitScalar(h->operand(1), {});
-  if (!init.ok()) return init.status();
+  ASSIGN_OR_RETURN(Value init, EmitScalar(h->operand(1), {}));
   std::vector<int64_t> bounds;
   for (const WindowDimension& d : w.dimensions) bounds.push_back(d.size);
-  mlir::Type t = init->getType();
-  absl::StatusOr<std::vector<Value>> r = EmitLoopNest(
-      bounds, {*init}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
+  mlir::Type t = init.getType();
+  ASSIGN_OR_RETURN(std::vector<Value> r, EmitLoopNest(
+      bounds, {init}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
         // Position in the padded, base-dilated input.
         Value in_bounds = mlir::arith::ConstantIntOp::create(b_, loc_, b_.getI1Type(), 1);
         Index in(in_shape.rank());
@@ -98,21 +96,17 @@ absl::StatusOr<Value> KernelEmitter::EmitReduceWindow(const HloInstruction* h, c
           in_bounds = And(in_bounds, ok);
           in[d] = q;
         }
-        absl::StatusOr<Value> next = EmitIf(
+        ASSIGN_OR_RETURN(Value next, EmitIf(
             in_bounds, t,
             [&]() -> absl::StatusOr<Value> {
-              absl::StatusOr<Value> v = EmitScalar(h->operand(0), in);
-              if (!v.ok()) return v.status();
-              absl::StatusOr<std::vector<Value>> c = EmitComputation(h->to_apply(), {acc[0], *v});
-              if (!c.ok()) return c.status();
-              return (*c)[0];
+              ASSIGN_OR_RETURN(Value v, EmitScalar(h->operand(0), in));
+              ASSIGN_OR_RETURN(std::vector<Value> c, EmitComputation(h->to_apply(), {acc[0], v}));
+              return c[0];
             },
-            [&]() -> absl::StatusOr<Value> { return acc[0]; });
-        if (!next.ok()) return next.status();
-        return std::vector<Value>{*next};
-      });
-  if (!r.ok()) return r.status();
-  return (*r)[0];
+            [&]() -> absl::StatusOr<Value> { return acc[0]; }));
+        return std::vector<Value>{next};
+      }));
+  return r[0];
 }
 
 // batch-norm-training / batch-norm-grad as one kernel of two loop nests:
@@ -165,34 +159,29 @@ absl::StatusOr<Value> KernelEmitter::EmitBatchNormLeaf(const HloInstruction* h, 
       auto widen = [&](Value v) { return v.getType() == wt ? v : Value(arith::ExtFOp::create(b_, loc_, wt, v)); };
       auto narrow = [&](Value v) { return ct == wt ? v : Value(arith::TruncFOp::create(b_, loc_, ct, v)); };
       auto load_wide = [&](int64_t operand, const Index& in) -> absl::StatusOr<Value> {
-        absl::StatusOr<Value> v = load(operand, in);
-        if (!v.ok()) return v.status();
-        return widen(*v);
+        ASSIGN_OR_RETURN(Value v, load(operand, in));
+        return widen(v);
       };
       Value zero = FConst(wt, 0);
       Value wide_n = FConst(wt, std::max(count, 1.0));
       if (training) {
-        absl::StatusOr<std::vector<Value>> sum = EmitLoopNest(bounds, {zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
-          absl::StatusOr<Value> x = load_wide(0, at(ivs));
-          if (!x.ok()) return x.status();
-          return std::vector<Value>{arith::AddFOp::create(b_, loc_, acc[0], *x)};
-        });
-        if (!sum.ok()) return sum.status();
-        Value mean = arith::DivFOp::create(b_, loc_, (*sum)[0], wide_n);
-        absl::StatusOr<std::vector<Value>> sq = EmitLoopNest(bounds, {zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
-          absl::StatusOr<Value> x = load_wide(0, at(ivs));
-          if (!x.ok()) return x.status();
-          Value d = arith::SubFOp::create(b_, loc_, *x, mean);
+        ASSIGN_OR_RETURN(std::vector<Value> sum, EmitLoopNest(bounds, {zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
+          ASSIGN_OR_RETURN(Value x, load_wide(0, at(ivs)));
+          return std::vector<Value>{arith::AddFOp::create(b_, loc_, acc[0], x)};
+        }));
+        Value mean = arith::DivFOp::create(b_, loc_, sum[0], wide_n);
+        ASSIGN_OR_RETURN(std::vector<Value> sq, EmitLoopNest(bounds, {zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
+          ASSIGN_OR_RETURN(Value x, load_wide(0, at(ivs)));
+          Value d = arith::SubFOp::create(b_, loc_, x, mean);
           return std::vector<Value>{arith::AddFOp::create(b_, loc_, acc[0], arith::MulFOp::create(b_, loc_, d, d))};
-        });
-        if (!sq.ok()) return sq.status();
-        batch_norm_stats_ = {narrow(mean), narrow(arith::DivFOp::create(b_, loc_, (*sq)[0], wide_n))};
+        }));
+        batch_norm_stats_ = {narrow(mean), narrow(arith::DivFOp::create(b_, loc_, sq[0], wide_n))};
       } else {
         absl::StatusOr<Value> mean = load_wide(2, {c});
         absl::StatusOr<Value> var = load_wide(3, {c});
         if (!mean.ok()) return mean.status();
         if (!var.ok()) return var.status();
-        absl::StatusOr<std::vector<Value>> sums = EmitLoopNest(bounds, {zero, zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
+        ASSIGN_OR_RETURN(std::vector<Value> sums, EmitLoopNest(bounds, {zero, zero}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
           absl::StatusOr<Value> x = load_wide(0, at(ivs));
           absl::StatusOr<Value> dy = load_wide(4, at(ivs));
           if (!x.ok()) return x.status();
@@ -200,13 +189,12 @@ absl::StatusOr<Value> KernelEmitter::EmitBatchNormLeaf(const HloInstruction* h, 
           Value xmu = arith::SubFOp::create(b_, loc_, *x, *mean);
           return std::vector<Value>{arith::AddFOp::create(b_, loc_, acc[0], *dy),
                                     arith::AddFOp::create(b_, loc_, acc[1], arith::MulFOp::create(b_, loc_, *dy, xmu))};
-        });
-        if (!sums.ok()) return sums.status();
+        }));
         Value wide_inv_std = arith::DivFOp::create(
             b_, loc_, FConst(wt, 1),
             mlir::math::SqrtOp::create(b_, loc_, arith::AddFOp::create(b_, loc_, *var, FConst(wt, h->attrs().epsilon))));
-        Value dscale = arith::MulFOp::create(b_, loc_, (*sums)[1], wide_inv_std);
-        batch_norm_stats_ = {narrow(dscale), narrow((*sums)[0])};
+        Value dscale = arith::MulFOp::create(b_, loc_, sums[1], wide_inv_std);
+        batch_norm_stats_ = {narrow(dscale), narrow(sums[0])};
       }
     }
     return Round(batch_norm_stats_[tuple_index - 1], xs.element_type());
@@ -219,10 +207,9 @@ absl::StatusOr<Value> KernelEmitter::EmitBatchNormLeaf(const HloInstruction* h, 
   if (!x.ok()) return x.status();
   if (!scale.ok()) return scale.status();
   if (training) {
-    absl::StatusOr<Value> offset = load(2, fi);
-    if (!offset.ok()) return offset.status();
+    ASSIGN_OR_RETURN(Value offset, load(2, fi));
     Value norm = arith::MulFOp::create(b_, loc_, arith::SubFOp::create(b_, loc_, *x, s1), inv_std(s2));
-    return Round(arith::AddFOp::create(b_, loc_, arith::MulFOp::create(b_, loc_, norm, *scale), *offset),
+    return Round(arith::AddFOp::create(b_, loc_, arith::MulFOp::create(b_, loc_, norm, *scale), offset),
                  xs.element_type());
   }
   absl::StatusOr<Value> mean = load(2, fi);
@@ -328,15 +315,13 @@ absl::Status KernelEmitter::EmitColumnReductions(const std::vector<int64_t>& gro
   auto slot = [&](Value partial, Value jj) { return Add(Mul(partial, kColumnBlock), jj); };
   std::map<int64_t, size_t> position;  // leaf id -> index into `partials`
   for (size_t i = 0; i < group.size(); ++i) position[group[i]] = i;
-  absl::Status init = columns([&](Value jj, Value, const Index&) -> absl::Status {
+  RETURN_IF_ERROR(columns([&](Value jj, Value, const Index&) -> absl::Status {
     for (int64_t id : group) {
-      absl::StatusOr<Value> v = EmitScalar(leaves_[id].instruction->operand(1), {});
-      if (!v.ok()) return v.status();
-      mlir::memref::StoreOp::create(b_, loc_, *v, partials[position[id]], mlir::ValueRange{slot(C(0), jj)});
+      ASSIGN_OR_RETURN(Value v, EmitScalar(leaves_[id].instruction->operand(1), {}));
+      mlir::memref::StoreOp::create(b_, loc_, v, partials[position[id]], mlir::ValueRange{slot(C(0), jj)});
     }
     return absl::OkStatus();
-  });
-  if (!init.ok()) return init;
+  }));
   // Leaves reducing the same dims of same-shaped inputs share one walk.
   std::vector<std::vector<int64_t>> walks;
   for (int64_t id : group) {
@@ -367,8 +352,7 @@ absl::Status KernelEmitter::EmitColumnReductions(const std::vector<int64_t>& gro
     }
     const int64_t k = rows >= kPartials ? kPartials : 1;
     for (int64_t id : walk) used[id] = k;
-    absl::Status walked =
-        EmitLoopNest(bounds, {}, [&](const Index& ivs, const std::vector<Value>&)
+    RETURN_IF_ERROR(EmitLoopNest(bounds, {}, [&](const Index& ivs, const std::vector<Value>&)
                                      -> absl::StatusOr<std::vector<Value>> {
           Value row = C(0);
           for (size_t i = 0; i < bounds.size(); ++i) row = Add(Mul(row, bounds[i]), ivs[i]);
@@ -389,14 +373,12 @@ absl::Status KernelEmitter::EmitColumnReductions(const std::vector<int64_t>& gro
               for (int64_t id : walk) {
                 const HloInstruction* r = leaves_[id].instruction;
                 Value buffer = partials[position[id]];
-                absl::StatusOr<Value> v = EmitScalar(r->operand(0), in);
-                if (!v.ok()) return v.status();
-                Value result = *v;
+                ASSIGN_OR_RETURN(Value v, EmitScalar(r->operand(0), in));
+                Value result = v;
                 if (combine == 1) {
                   Value acc = mlir::memref::LoadOp::create(b_, loc_, buffer, mlir::ValueRange{at});
-                  absl::StatusOr<std::vector<Value>> combined = EmitComputation(r->to_apply(), {acc, *v});
-                  if (!combined.ok()) return combined.status();
-                  result = (*combined)[0];
+                  ASSIGN_OR_RETURN(std::vector<Value> combined, EmitComputation(r->to_apply(), {acc, v}));
+                  result = combined[0];
                 }
                 mlir::memref::StoreOp::create(b_, loc_, result, buffer, mlir::ValueRange{at});
               }
@@ -406,8 +388,7 @@ absl::Status KernelEmitter::EmitColumnReductions(const std::vector<int64_t>& gro
             if (!st.ok()) return st;
           }
           return std::vector<Value>{};
-        }).status();
-    if (!walked.ok()) return walked;
+        }).status());
   }
   // The partials, combined in order, are the outputs.
   return columns([&](Value jj, Value offset, const Index&) -> absl::Status {
@@ -417,9 +398,8 @@ absl::Status KernelEmitter::EmitColumnReductions(const std::vector<int64_t>& gro
       Value acc = mlir::memref::LoadOp::create(b_, loc_, buffer, mlir::ValueRange{slot(C(0), jj)});
       for (int64_t p = 1; p < used[id]; ++p) {
         Value next = mlir::memref::LoadOp::create(b_, loc_, buffer, mlir::ValueRange{slot(C(p), jj)});
-        absl::StatusOr<std::vector<Value>> combined = EmitComputation(r->to_apply(), {acc, next});
-        if (!combined.ok()) return combined.status();
-        acc = (*combined)[0];
+        ASSIGN_OR_RETURN(std::vector<Value> combined, EmitComputation(r->to_apply(), {acc, next}));
+        acc = combined[0];
       }
       mlir::memref::StoreOp::create(b_, loc_, acc, buffers_[num_inputs + id], mlir::ValueRange{offset});
     }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,9 +55,8 @@ absl::Status KernelEmitter::EmitScatterUpdates() {
   b_.setInsertionPointToStart(entry);
   buffers_.assign(entry->args_begin(), entry->args_begin() + buffer_types_.size());
   Value row = OpenLoop(entry->getArgument(buffer_types_.size()), entry->getArgument(buffer_types_.size() + 1));
-  absl::Status status = select_and_scatter_ ? EmitSelectAndScatterLoops(nullptr, 0, row, split)
-                                            : EmitScatterUpdateLoops();
-  if (!status.ok()) return status;
+  RETURN_IF_ERROR(select_and_scatter_ ? EmitSelectAndScatterLoops(nullptr, 0, row, split)
+                                            : EmitScatterUpdateLoops());
   b_.setInsertionPointToEnd(entry);
   mlir::func::ReturnOp::create(b_, loc_);
   nests_.push_back(nest);
@@ -168,11 +168,10 @@ absl::Status KernelEmitter::EmitScatterUpdateLoops(Value thread, int64_t threads
     llvm::SmallVector<Value> reducer_args;
     for (int64_t k = 0; k < n; ++k) reducer_args.push_back(LoadBuffer(num_inputs + k, dst));
     for (int64_t k = 0; k < n; ++k) reducer_args.push_back(LoadBuffer(n + 1 + k, uidx));
-    absl::StatusOr<std::vector<Value>> r = EmitComputation(h->to_apply(), reducer_args);
-    if (!r.ok()) return r.status();
+    ASSIGN_OR_RETURN(std::vector<Value> r, EmitComputation(h->to_apply(), reducer_args));
     Value off = Linearize(dst, PhysicalStrides(buffer_shapes_[num_inputs]));
     for (int64_t k = 0; k < n; ++k) {
-      mlir::memref::StoreOp::create(b_, loc_, ToStorage((*r)[k], buffer_shapes_[num_inputs + k].element_type()),
+      mlir::memref::StoreOp::create(b_, loc_, ToStorage(r[k], buffer_shapes_[num_inputs + k].element_type()),
                                     buffers_[num_inputs + k], mlir::ValueRange{off});
     }
     return std::vector<Value>{};
@@ -248,9 +247,8 @@ absl::Status KernelEmitter::EmitSelectAndScatterLoops(Value thread, int64_t thre
         found = valid;
         continue;
       }
-      absl::StatusOr<std::vector<Value>> keep = EmitComputation(h->select(), {best, candidate});
-      if (!keep.ok()) return keep.status();
-      Value replace = mlir::arith::XOrIOp::create(b_, loc_, (*keep)[0], i1(true));
+      ASSIGN_OR_RETURN(std::vector<Value> keep, EmitComputation(h->select(), {best, candidate}));
+      Value replace = mlir::arith::XOrIOp::create(b_, loc_, keep[0], i1(true));
       Value not_found = mlir::arith::XOrIOp::create(b_, loc_, found, i1(true));
       Value take = And(valid, mlir::arith::OrIOp::create(b_, loc_, not_found, replace));
       best = Select(take, candidate, best);
@@ -267,9 +265,8 @@ absl::Status KernelEmitter::EmitSelectAndScatterLoops(Value thread, int64_t thre
       return std::vector<Value>{};
     }
     Value current = LoadBuffer(num_inputs, best_idx);
-    absl::StatusOr<std::vector<Value>> r = EmitComputation(h->scatter(), {current, source});
-    if (!r.ok()) return r.status();
-    mlir::memref::StoreOp::create(b_, loc_, ToStorage((*r)[0], buffer_shapes_[num_inputs].element_type()),
+    ASSIGN_OR_RETURN(std::vector<Value> r, EmitComputation(h->scatter(), {current, source}));
+    mlir::memref::StoreOp::create(b_, loc_, ToStorage(r[0], buffer_shapes_[num_inputs].element_type()),
                                   buffers_[num_inputs], mlir::ValueRange{off});
     return std::vector<Value>{};
   };

@@ -9,6 +9,7 @@
 #include "core/eval/npy.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -94,9 +95,8 @@ absl::StatusOr<Literal> FitToShape(Literal value, const Shape& want, const std::
                                                NpyDescr(type), "') but ", source, " holds ",
                                                PrimitiveTypeName(have), " ('", NpyDescr(have), "')"));
     }
-    absl::StatusOr<Literal> converted = value.Convert(type);
-    if (!converted.ok()) return converted.status();
-    value = std::move(*converted);
+    ASSIGN_OR_RETURN(Literal converted, value.Convert(type));
+    value = std::move(converted);
   }
   value.set_shape_layout(want);
   return value;
@@ -128,20 +128,17 @@ absl::StatusOr<std::vector<Literal>> ReadArgumentFiles(const HloComputation& com
   }
   std::vector<Literal> args;
   for (int64_t i = 0; i < computation.num_parameters(); ++i) {
-    absl::StatusOr<Literal> value = ReadNpy(files[i]);
-    if (!value.ok()) return value.status();
-    absl::StatusOr<Literal> arg = FitArgument(std::move(*value), computation, i, files[i]);
-    if (!arg.ok()) return arg.status();
-    args.push_back(std::move(*arg));
+    ASSIGN_OR_RETURN(Literal value, ReadNpy(files[i]));
+    ASSIGN_OR_RETURN(Literal arg, FitArgument(std::move(value), computation, i, files[i]));
+    args.push_back(std::move(arg));
   }
   return args;
 }
 
 absl::StatusOr<std::vector<Literal>> ReadArgumentDirectory(const HloComputation& computation, const std::string& dir) {
-  absl::StatusOr<std::vector<std::string>> files =
-      MatchNumberedFiles(dir, /*outputs=*/false, computation.num_parameters(), "parameter");
-  if (!files.ok()) return files.status();
-  return ReadArgumentFiles(computation, *files);
+  ASSIGN_OR_RETURN(std::vector<std::string> files,
+      MatchNumberedFiles(dir, /*outputs=*/false, computation.num_parameters(), "parameter"));
+  return ReadArgumentFiles(computation, files);
 }
 
 absl::StatusOr<std::vector<Literal>> ReadExpectedOutputs(const Shape& result_shape, const std::string& dir) {
@@ -149,16 +146,13 @@ absl::StatusOr<std::vector<Literal>> ReadExpectedOutputs(const Shape& result_sha
   ForEachSubshape(result_shape, [&](const Shape& s, const ShapeIndex&) {
     if (!s.IsTuple()) leaves.push_back(s);
   });
-  absl::StatusOr<std::vector<std::string>> files =
-      MatchNumberedFiles(dir, /*outputs=*/true, static_cast<int64_t>(leaves.size()), "output");
-  if (!files.ok()) return files.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> files,
+      MatchNumberedFiles(dir, /*outputs=*/true, static_cast<int64_t>(leaves.size()), "output"));
   std::vector<Literal> out;
   for (size_t i = 0; i < leaves.size(); ++i) {
-    absl::StatusOr<Literal> value = ReadNpy((*files)[i]);
-    if (!value.ok()) return value.status();
-    absl::StatusOr<Literal> fitted = FitToShape(std::move(*value), leaves[i], StrCat("output ", i), (*files)[i]);
-    if (!fitted.ok()) return fitted.status();
-    out.push_back(std::move(*fitted));
+    ASSIGN_OR_RETURN(Literal value, ReadNpy(files[i]));
+    ASSIGN_OR_RETURN(Literal fitted, FitToShape(std::move(value), leaves[i], StrCat("output ", i), files[i]));
+    out.push_back(std::move(fitted));
   }
   return out;
 }
@@ -177,10 +171,9 @@ absl::StatusOr<std::vector<Literal>> ResolveArguments(const HloComputation& comp
     }
     std::vector<Literal> args;
     for (int64_t i = 0; i < computation.num_parameters(); ++i) {
-      absl::StatusOr<Literal> arg =
-          FitArgument((*source.embedded)[i], computation, i, StrCat("the file's argument ", i));
-      if (!arg.ok()) return arg.status();
-      args.push_back(std::move(*arg));
+      ASSIGN_OR_RETURN(Literal arg,
+          FitArgument((*source.embedded)[i], computation, i, StrCat("the file's argument ", i)));
+      args.push_back(std::move(arg));
     }
     if (origin != nullptr) *origin = "the arguments recorded in the file";
     return args;

@@ -6,6 +6,7 @@
 
 #include "core/eval/eval_internal.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab::eval {
@@ -19,9 +20,8 @@ Literal WithShape(Literal l, const Shape& shape) {
 
 absl::StatusOr<Literal> CallWith(EvalContext& ctx, const HloComputation* c, Operands ops, const Shape& shape) {
   if (c == nullptr) return absl::InvalidArgumentError("no called computation");
-  absl::StatusOr<Literal> r = ctx.Call(*c, ops);
-  if (!r.ok()) return r;
-  return WithShape(std::move(*r), shape);
+  ASSIGN_OR_RETURN(Literal r, ctx.Call(*c, ops));
+  return WithShape(std::move(r), shape);
 }
 
 absl::StatusOr<Literal> Map(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
@@ -33,9 +33,8 @@ absl::StatusOr<Literal> Map(const HloInstruction& inst, Operands ops, EvalContex
       scalars[k] = Element(*ops[k], i);
       ptrs[k] = &scalars[k];
     }
-    absl::StatusOr<Literal> r = ctx.Call(*inst.to_apply(), ptrs);
-    if (!r.ok()) return r;
-    CopyElement(out, i, *r, 0);
+    ASSIGN_OR_RETURN(Literal r, ctx.Call(*inst.to_apply(), ptrs));
+    CopyElement(out, i, r, 0);
   }
   return out;
 }
@@ -48,12 +47,10 @@ absl::StatusOr<Literal> While(const HloInstruction& inst, const Literal& init, E
           StrCat("while loop ran more than ", ctx.options().max_loop_iterations, " iterations"));
     }
     const Literal* arg = &state;
-    absl::StatusOr<Literal> cond = ctx.Call(*inst.while_condition(), {&arg, 1});
-    if (!cond.ok()) return cond;
-    if (!cond->GetBits(0)) break;
-    absl::StatusOr<Literal> next = ctx.Call(*inst.while_body(), {&arg, 1});
-    if (!next.ok()) return next;
-    state = std::move(*next);
+    ASSIGN_OR_RETURN(Literal cond, ctx.Call(*inst.while_condition(), {&arg, 1}));
+    if (!cond.GetBits(0)) break;
+    ASSIGN_OR_RETURN(Literal next, ctx.Call(*inst.while_body(), {&arg, 1}));
+    state = std::move(next);
   }
   return WithShape(std::move(state), inst.shape());
 }
@@ -102,8 +99,7 @@ absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, Ev
       return Conditional(inst, ops, ctx);
     case HloOpcode::kAsyncStart: {
       // ((operands...), result, context...): the wrapped op runs here.
-      absl::StatusOr<Literal> r = CallWith(ctx, inst.async_wrapped_computation(), ops, shape.tuple_shapes(1));
-      if (!r.ok()) return r;
+      ASSIGN_OR_RETURN(Literal r, CallWith(ctx, inst.async_wrapped_computation(), ops, shape.tuple_shapes(1)));
       Literal out(shape);
       if (shape.tuple_shapes(0).IsTuple()) {
         for (size_t k = 0; k < ops.size() && k < out.tuple_elements()[0].tuple_elements().size(); ++k) {
@@ -112,7 +108,7 @@ absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, Ev
       } else if (ops.size() == 1) {
         out.tuple_elements()[0] = *ops[0];
       }
-      out.tuple_elements()[1] = std::move(*r);
+      out.tuple_elements()[1] = std::move(r);
       return out;
     }
     case HloOpcode::kAsyncUpdate:
@@ -167,10 +163,9 @@ absl::StatusOr<Literal> EvalCollective(const HloInstruction& inst, Operands ops,
     }
     case HloOpcode::kAllGatherStart: {
       // (operands, results).
-      absl::StatusOr<Literal> r = passthrough(shape.tuple_shapes(1));
-      if (!r.ok()) return r;
+      ASSIGN_OR_RETURN(Literal r, passthrough(shape.tuple_shapes(1)));
       Literal operands = ops.size() == 1 ? *ops[0] : *passthrough(shape.tuple_shapes(0));
-      return Literal::Tuple({WithShape(std::move(operands), shape.tuple_shapes(0)), std::move(*r)});
+      return Literal::Tuple({WithShape(std::move(operands), shape.tuple_shapes(0)), std::move(r)});
     }
     case HloOpcode::kCollectivePermuteStart: {
       // (operand, result, contexts...).

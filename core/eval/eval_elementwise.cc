@@ -7,6 +7,7 @@
 
 #include "core/eval/eval_internal.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab::eval {
@@ -637,7 +638,7 @@ absl::StatusOr<Literal> EvalElementwise(const HloInstruction& inst, Operands ops
     if (t == PrimitiveType::kF64 && FastUnary(op, ops[0]->data<double>().data(), out.data<double>().data(), n)) return out;
   }
   for (int64_t i = 0; i < n; ++i) {
-    if (absl::Status s = UnaryElement(inst, *ops[0], i, out, i); !s.ok()) return s;
+    RETURN_IF_ERROR(UnaryElement(inst, *ops[0], i, out, i));
   }
   return out;
 }

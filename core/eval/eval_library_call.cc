@@ -19,6 +19,7 @@
 #include "core/eval/eval_internal.h"
 #include "core/ir/conv_dimensions.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 
@@ -35,12 +36,11 @@ Shape WithType(const Shape& s, PrimitiveType t) {
 // The result literal for a call's array `value` (tuple results get a zeroed
 // scratch element).
 absl::StatusOr<Literal> Finish(const HloInstruction& inst, const Literal& wide, const Shape& result_shape) {
-  absl::StatusOr<Literal> narrow = wide.Convert(result_shape.element_type());
-  if (!narrow.ok()) return narrow.status();
-  narrow->set_shape_layout(result_shape);
-  if (!inst.shape().IsTuple()) return std::move(*narrow);
+  ASSIGN_OR_RETURN(Literal narrow, wide.Convert(result_shape.element_type()));
+  narrow.set_shape_layout(result_shape);
+  if (!inst.shape().IsTuple()) return std::move(narrow);
   Literal scratch(inst.shape().tuple_shapes(1));
-  return Literal::Tuple({std::move(*narrow), std::move(scratch)});
+  return Literal::Tuple({std::move(narrow), std::move(scratch)});
 }
 
 double Gelu(double x) {
@@ -63,16 +63,15 @@ Literal PrependBatch(const Literal& operand, const std::vector<int64_t>& batch) 
 }
 
 absl::StatusOr<Literal> EvalGemm(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
-  absl::StatusOr<GemmCall> call = AnalyzeGemmCall(inst);
-  if (!call.ok()) return call.status();
-  const GemmBackendConfig& c = call->config;
-  PrimitiveType rt = call->result_shape.element_type();
+  ASSIGN_OR_RETURN(GemmCall call, AnalyzeGemmCall(inst));
+  const GemmBackendConfig& c = call.config;
+  PrimitiveType rt = call.result_shape.element_type();
   if (!IsFloatingPointType(rt) && !IsComplexType(rt)) {
     return absl::InvalidArgumentError(StrCat("custom call ", inst.name(), ": gemm result must be floating point, not ",
-                                             call->result_shape.ToString()));
+                                             call.result_shape.ToString()));
   }
   std::unique_ptr<HloInstruction> dot =
-      HloInstruction::Create(HloOpcode::kDot, WithType(call->result_shape, WideType(rt)), {});
+      HloInstruction::Create(HloOpcode::kDot, WithType(call.result_shape, WideType(rt)), {});
   dot->mutable_attrs().dot_dnums = c.dot_dimension_numbers;
   dot->mutable_attrs().precision_config = c.precision_config;
   const Literal* operands[2] = {ops[0], ops[1]};
@@ -93,13 +92,12 @@ absl::StatusOr<Literal> EvalGemm(const HloInstruction& inst, Operands ops, EvalC
     for (int64_t& d : mine_contracting) d += nb;
     break;
   }
-  absl::StatusOr<Literal> product = EvalDot(*dot, operands, ctx.options().num_threads);
-  if (!product.ok()) return product;
-  Literal& out = *product;
+  ASSIGN_OR_RETURN(Literal product, EvalDot(*dot, operands, ctx.options().num_threads));
+  Literal& out = product;
   int64_t count = out.element_count();
-  int64_t n = call->result_shape.rank() == 0 ? 1 : call->result_shape.dimensions().back();
-  const Literal* cin = call->c_operand >= 0 ? ops[call->c_operand] : nullptr;
-  const Literal* bias = call->bias_operand >= 0 ? ops[call->bias_operand] : nullptr;
+  int64_t n = call.result_shape.rank() == 0 ? 1 : call.result_shape.dimensions().back();
+  const Literal* cin = call.c_operand >= 0 ? ops[call.c_operand] : nullptr;
+  const Literal* bias = call.bias_operand >= 0 ? ops[call.bias_operand] : nullptr;
   bool relu = c.epilogue == GemmEpilogue::kRelu || c.epilogue == GemmEpilogue::kBiasRelu;
   bool gelu = c.epilogue == GemmEpilogue::kGelu || c.epilogue == GemmEpilogue::kBiasGelu;
   if (IsComplexType(rt)) {
@@ -111,7 +109,7 @@ absl::StatusOr<Literal> EvalGemm(const HloInstruction& inst, Operands ops, EvalC
       if (bias != nullptr) v += bias->GetComplex(i % n);
       out.SetComplex(i, v);
     }
-    return Finish(inst, out, call->result_shape);
+    return Finish(inst, out, call.result_shape);
   }
   double* v = out.data<double>().data();
   for (int64_t i = 0; i < count; ++i) {
@@ -122,7 +120,7 @@ absl::StatusOr<Literal> EvalGemm(const HloInstruction& inst, Operands ops, EvalC
     if (gelu) x = Gelu(x);
     v[i] = x;
   }
-  return Finish(inst, out, call->result_shape);
+  return Finish(inst, out, call.result_shape);
 }
 
 double Activate(ConvActivation a, double x, double leaky_alpha) {
@@ -162,38 +160,37 @@ Literal RegroupFilter(const Literal& w, const ConvolutionDimensionNumbers& d, in
 }
 
 absl::StatusOr<Literal> EvalConv(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
-  absl::StatusOr<ConvCall> call = AnalyzeConvCall(inst);
-  if (!call.ok()) return call.status();
-  PrimitiveType rt = call->result_shape.element_type();
+  ASSIGN_OR_RETURN(ConvCall call, AnalyzeConvCall(inst));
+  PrimitiveType rt = call.result_shape.element_type();
   if (!IsFloatingPointType(rt)) {
     return absl::InvalidArgumentError(StrCat("custom call ", inst.name(), ": convolution result must be real floating point, not ",
-                                             call->result_shape.ToString()));
+                                             call.result_shape.ToString()));
   }
-  const ConvolutionDimensionNumbers& d = call->dnums;
+  const ConvolutionDimensionNumbers& d = call.dnums;
   std::unique_ptr<HloInstruction> conv =
-      HloInstruction::Create(HloOpcode::kConvolution, WithType(call->result_shape, PrimitiveType::kF64), {});
+      HloInstruction::Create(HloOpcode::kConvolution, WithType(call.result_shape, PrimitiveType::kF64), {});
   HloAttributes& a = conv->mutable_attrs();
   Literal regrouped;
   std::vector<const Literal*> operands = {ops[0], ops[1]};
-  switch (call->kind) {
+  switch (call.kind) {
     case LibraryCallKind::kConvForward:
     case LibraryCallKind::kConvBiasActivationForward:
       a.conv_dnums = d;
-      a.window = call->window;
-      a.feature_group_count = call->feature_group_count;
+      a.window = call.window;
+      a.feature_group_count = call.feature_group_count;
       break;
     case LibraryCallKind::kConvBackwardInput: {
       a.conv_dnums = BackwardDataDimensionNumbers(d);
-      a.window = BackwardDataWindow(call->window, d, call->input_shape, call->output_shape);
-      a.feature_group_count = call->feature_group_count;
-      regrouped = RegroupFilter(*ops[1], d, call->feature_group_count);
+      a.window = BackwardDataWindow(call.window, d, call.input_shape, call.output_shape);
+      a.feature_group_count = call.feature_group_count;
+      regrouped = RegroupFilter(*ops[1], d, call.feature_group_count);
       operands[1] = &regrouped;
       break;
     }
     case LibraryCallKind::kConvBackwardFilter: {
       a.conv_dnums = BackwardFilterDimensionNumbers(d);
-      a.window = BackwardFilterWindow(call->window, d, call->input_shape, call->output_shape);
-      a.batch_group_count = call->feature_group_count;
+      a.window = BackwardFilterWindow(call.window, d, call.input_shape, call.output_shape);
+      a.batch_group_count = call.feature_group_count;
       break;
     }
     case LibraryCallKind::kGemm:
@@ -201,28 +198,27 @@ absl::StatusOr<Literal> EvalConv(const HloInstruction& inst, Operands ops, EvalC
     case LibraryCallKind::kTriangularSolve:
       return absl::InternalError(StrCat(inst.name(), " is not a convolution"));
   }
-  absl::StatusOr<Literal> product = EvalConvolution(*conv, operands, ctx.options().num_threads);
-  if (!product.ok()) return product;
-  const ConvBackendConfig& c = call->config;
-  double* v = product->data<double>().data();
-  int64_t count = product->element_count();
-  if (call->kind != LibraryCallKind::kConvBiasActivationForward) {
+  ASSIGN_OR_RETURN(Literal product, EvalConvolution(*conv, operands, ctx.options().num_threads));
+  const ConvBackendConfig& c = call.config;
+  double* v = product.data<double>().data();
+  int64_t count = product.element_count();
+  if (call.kind != LibraryCallKind::kConvBiasActivationForward) {
     for (int64_t i = 0; i < count; ++i) v[i] *= c.conv_result_scale;
-    return Finish(inst, *product, call->result_shape);
+    return Finish(inst, product, call.result_shape);
   }
   // act(scale * conv + side_input_scale * side_input + bias), bias along the
   // output feature dimension.
-  const Shape& os = call->output_shape;
+  const Shape& os = call.output_shape;
   std::vector<int64_t> strides = RowMajorStrides(os.dimensions());
   int64_t f_stride = strides[d.output_feature_dimension], features = os.dimensions(d.output_feature_dimension);
-  const Literal& bias = *ops[call->bias_operand];
-  const Literal* side = call->side_input_operand >= 0 ? ops[call->side_input_operand] : nullptr;
+  const Literal& bias = *ops[call.bias_operand];
+  const Literal* side = call.side_input_operand >= 0 ? ops[call.side_input_operand] : nullptr;
   for (int64_t i = 0; i < count; ++i) {
     double x = c.conv_result_scale * v[i] + bias.GetDouble(i / f_stride % features);
     if (side != nullptr) x += c.side_input_scale * side->GetDouble(i);
     v[i] = Activate(c.activation_mode, x, c.leakyrelu_alpha);
   }
-  return Finish(inst, *product, call->result_shape);
+  return Finish(inst, product, call.result_shape);
 }
 
 // LAPACK potrf's info for one matrix of `a` (elements [offset, offset + n*n)):
@@ -248,21 +244,18 @@ int32_t PotrfInfo(const Literal& a, int64_t offset, int64_t n, bool lower) {
 // triangular-solve, plus potrf's info.
 absl::StatusOr<Literal> EvalSolver(const HloInstruction& inst, Operands ops) {
   if (ClassifyLibraryCall(inst) == LibraryCallKind::kTriangularSolve) {
-    absl::StatusOr<TriangularSolveCall> call = AnalyzeTriangularSolveCall(inst);
-    if (!call.ok()) return call.status();
+    ASSIGN_OR_RETURN(TriangularSolveCall call, AnalyzeTriangularSolveCall(inst));
     std::unique_ptr<HloInstruction> solve = HloInstruction::Create(HloOpcode::kTriangularSolve, inst.shape(), {});
-    solve->mutable_attrs().triangular_solve = call->options;
+    solve->mutable_attrs().triangular_solve = call.options;
     return EvalLinearAlgebra(*solve, ops);
   }
-  absl::StatusOr<CholeskyCall> call = AnalyzeCholeskyCall(inst);
-  if (!call.ok()) return call.status();
-  std::unique_ptr<HloInstruction> cholesky = HloInstruction::Create(HloOpcode::kCholesky, call->factor_shape, {});
-  cholesky->mutable_attrs().cholesky_lower = call->lower;
-  absl::StatusOr<Literal> factor = EvalLinearAlgebra(*cholesky, ops);
-  if (!factor.ok()) return factor.status();
+  ASSIGN_OR_RETURN(CholeskyCall call, AnalyzeCholeskyCall(inst));
+  std::unique_ptr<HloInstruction> cholesky = HloInstruction::Create(HloOpcode::kCholesky, call.factor_shape, {});
+  cholesky->mutable_attrs().cholesky_lower = call.lower;
+  ASSIGN_OR_RETURN(Literal factor, EvalLinearAlgebra(*cholesky, ops));
   Literal info(inst.shape().tuple_shapes(1));
-  for (int64_t b = 0; b < call->batch; ++b) info.SetInt(b, PotrfInfo(*ops[0], b * call->n * call->n, call->n, call->lower));
-  return Literal::Tuple({std::move(*factor), std::move(info)});
+  for (int64_t b = 0; b < call.batch; ++b) info.SetInt(b, PotrfInfo(*ops[0], b * call.n * call.n, call.n, call.lower));
+  return Literal::Tuple({std::move(factor), std::move(info)});
 }
 
 }  // namespace

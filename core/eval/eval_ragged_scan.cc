@@ -9,6 +9,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "core/eval/eval_internal.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab::eval {
@@ -180,11 +181,9 @@ absl::StatusOr<Literal> EvalScaledDot(const HloInstruction& inst, Operands ops, 
   if (IsComplexType(ops[0]->shape().element_type()) || IsComplexType(ops[1]->shape().element_type())) {
     return absl::UnimplementedError("scaled-dot of complex numbers is not evaluated");
   }
-  absl::StatusOr<Literal> lhs = dequantize(*ops[0], *ops[2]);
-  if (!lhs.ok()) return lhs.status();
-  absl::StatusOr<Literal> rhs = dequantize(*ops[1], *ops[3]);
-  if (!rhs.ok()) return rhs.status();
-  const Literal* dot_ops[] = {&*lhs, &*rhs};
+  ASSIGN_OR_RETURN(Literal lhs, dequantize(*ops[0], *ops[2]));
+  ASSIGN_OR_RETURN(Literal rhs, dequantize(*ops[1], *ops[3]));
+  const Literal* dot_ops[] = {&lhs, &rhs};
   return EvalDot(inst, dot_ops, threads);
 }
 
@@ -237,9 +236,8 @@ absl::StatusOr<Literal> EvalScan(const HloInstruction& inst, Operands ops, EvalC
     std::vector<const Literal*> args;
     for (const Literal& s : slices) args.push_back(&s);
     for (const Literal& c : carries) args.push_back(&c);
-    absl::StatusOr<Literal> r = ctx.Call(*body, args);
-    if (!r.ok()) return r.status();
-    auto part = [&](int64_t i) -> const Literal& { return r->shape().IsTuple() ? r->tuple_elements()[i] : *r; };
+    ASSIGN_OR_RETURN(Literal r, ctx.Call(*body, args));
+    auto part = [&](int64_t i) -> const Literal& { return r.shape().IsTuple() ? r.tuple_elements()[i] : r; };
     for (int64_t o = 0; o < num_outputs; ++o) {
       const Literal& elem = part(o);
       Literal& dst = outputs[o];

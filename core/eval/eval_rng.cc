@@ -9,6 +9,7 @@
 
 #include "core/eval/eval_internal.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab::eval {
@@ -155,11 +156,10 @@ absl::StatusOr<Literal> RngBitGenerator(const HloInstruction& inst, const Litera
   }
   Literal new_state = state;
   new_state.set_shape_layout(shape.tuple_shapes(0));
-  absl::StatusOr<Literal> data = inst.attrs().rng_algorithm == RandomAlgorithm::kThreeFry
+  ASSIGN_OR_RETURN(Literal data, inst.attrs().rng_algorithm == RandomAlgorithm::kThreeFry
                                      ? ThreeFryBits(state, data_shape, new_state)
-                                     : PhiloxBits(state, data_shape, new_state);
-  if (!data.ok()) return data;
-  return Literal::Tuple({std::move(new_state), std::move(*data)});
+                                     : PhiloxBits(state, data_shape, new_state));
+  return Literal::Tuple({std::move(new_state), std::move(data)});
 }
 
 // rng(a, b) uniform in [a, b) or normal(mean a, deviation b).

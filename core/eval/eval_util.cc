@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/eval/eval_internal.h"
+#include "core/ir/status_macros.h"
 
 namespace passlab::eval {
 
@@ -85,12 +86,11 @@ absl::Status Accumulate(EvalContext& ctx, const std::optional<SimpleBinary>& sim
   for (const Literal* x : xs) scalars.push_back(Element(*x, i));
   std::vector<const Literal*> ptrs;
   for (const Literal& l : scalars) ptrs.push_back(&l);
-  absl::StatusOr<Literal> r = ctx.Call(*reducer, ptrs);
-  if (!r.ok()) return r.status();
-  if (accs.size() == 1 && !r->shape().IsTuple()) {
-    CopyElement(*accs[0], k, *r, 0);
+  ASSIGN_OR_RETURN(Literal r, ctx.Call(*reducer, ptrs));
+  if (accs.size() == 1 && !r.shape().IsTuple()) {
+    CopyElement(*accs[0], k, r, 0);
   } else {
-    for (size_t n = 0; n < accs.size(); ++n) CopyElement(*accs[n], k, r->tuple_elements()[n], 0);
+    for (size_t n = 0; n < accs.size(); ++n) CopyElement(*accs[n], k, r.tuple_elements()[n], 0);
   }
   return absl::OkStatus();
 }

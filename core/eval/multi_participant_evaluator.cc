@@ -12,6 +12,7 @@
 
 #include "core/eval/eval_internal.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -199,21 +200,17 @@ class Participant : public eval::CollectiveParticipant {
     std::vector<int64_t> members;
     if (!has_channel) {
       if (a.use_global_device_ids) return absl::InvalidArgumentError("use_global_device_ids needs a channel id");
-      absl::StatusOr<std::vector<int64_t>> g = find_group(replica_, replica_count_);
-      if (!g.ok()) return g.status();
-      for (int64_t r : *g) members.push_back(r * num_partitions_ + partition_);
+      ASSIGN_OR_RETURN(std::vector<int64_t> g, find_group(replica_, replica_count_));
+      for (int64_t r : g) members.push_back(r * num_partitions_ + partition_);
     } else if (!takes_global_ids) {
-      absl::StatusOr<std::vector<int64_t>> g = find_group(partition_, num_partitions_);
-      if (!g.ok()) return g.status();
-      for (int64_t p : *g) members.push_back(replica_ * num_partitions_ + p);
+      ASSIGN_OR_RETURN(std::vector<int64_t> g, find_group(partition_, num_partitions_));
+      for (int64_t p : g) members.push_back(replica_ * num_partitions_ + p);
     } else if (a.use_global_device_ids) {
-      absl::StatusOr<std::vector<int64_t>> g = find_group(self(), replica_count_ * num_partitions_);
-      if (!g.ok()) return g.status();
-      members = *g;
+      ASSIGN_OR_RETURN(std::vector<int64_t> g, find_group(self(), replica_count_ * num_partitions_));
+      members = g;
     } else {
-      absl::StatusOr<std::vector<int64_t>> g = find_group(replica_, replica_count_);
-      if (!g.ok()) return g.status();
-      for (int64_t r : *g) {
+      ASSIGN_OR_RETURN(std::vector<int64_t> g, find_group(replica_, replica_count_));
+      for (int64_t r : g) {
         for (int64_t p = 0; p < num_partitions_; ++p) members.push_back(r * num_partitions_ + p);
       }
     }
@@ -238,17 +235,16 @@ class Participant : public eval::CollectiveParticipant {
   }
 
   absl::StatusOr<Literal> GroupCollective(const HloInstruction& inst, Operands ops, eval::EvalContext& ctx) {
-    absl::StatusOr<std::vector<int64_t>> group = GroupOf(inst);
-    if (!group.ok()) return group.status();
-    int64_t size = static_cast<int64_t>(group->size());
-    int64_t rank = std::find(group->begin(), group->end(), self()) - group->begin();
+    ASSIGN_OR_RETURN(std::vector<int64_t> group, GroupOf(inst));
+    int64_t size = static_cast<int64_t>(group.size());
+    int64_t rank = std::find(group.begin(), group.end(), self()) - group.begin();
     const Shape& result_shape = IsStart(inst.opcode()) && inst.opcode() != HloOpcode::kAllReduceStart
                                     ? inst.shape().tuple_shapes(1)
                                     : inst.shape();
     auto element_shape = [&](size_t i) -> const Shape& {
       return result_shape.IsTuple() ? result_shape.tuple_shapes(i) : result_shape;
     };
-    std::string key = KeyOf(inst, *group);
+    std::string key = KeyOf(inst, group);
     auto finish = [&](const std::vector<Contribution>& all) -> absl::StatusOr<Literal> {
       std::vector<Literal> results;
       switch (inst.opcode()) {
@@ -260,8 +256,7 @@ class Participant : public eval::CollectiveParticipant {
               const Literal* x = &all[k][i];
               Literal* accs[] = {&acc};
               for (int64_t e = 0, n = acc.element_count(); e < n; ++e) {
-                absl::Status s = eval::Accumulate(ctx, simple, inst.to_apply(), accs, e, {&x, 1}, e);
-                if (!s.ok()) return s;
+                RETURN_IF_ERROR(eval::Accumulate(ctx, simple, inst.to_apply(), accs, e, {&x, 1}, e));
               }
             }
             if (inst.opcode() == HloOpcode::kReduceScatter) {

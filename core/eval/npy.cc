@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "core/ir/file_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -59,9 +60,7 @@ std::string NpyDescr(PrimitiveType type) {
 }
 
 absl::StatusOr<Literal> ReadNpy(const std::string& path) {
-  absl::StatusOr<std::string> read = ReadFileToString(path);
-  if (!read.ok()) return read.status();
-  std::string data = std::move(*read);
+  ASSIGN_OR_RETURN(std::string data, ReadFileToString(path));
   if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0) {
     return absl::InvalidArgumentError(StrCat(path, ": not a .npy file (bad magic)"));
   }
@@ -122,9 +121,8 @@ absl::Status WriteNpy(const Literal& literal, const std::string& path) {
   PrimitiveType stored = StoredAs(literal.shape().element_type());
   Literal data = literal;
   if (stored != literal.shape().element_type()) {
-    absl::StatusOr<Literal> c = literal.Convert(stored);
-    if (!c.ok()) return c.status();
-    data = std::move(*c);
+    ASSIGN_OR_RETURN(Literal c, literal.Convert(stored));
+    data = std::move(c);
   }
   std::string shape;
   for (int64_t d : literal.shape().dimensions()) StrAppend(&shape, d, ",");

@@ -4,6 +4,7 @@
 
 #include "core/eval/eval_internal.h"
 #include "core/ir/hlo_sharding_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -31,13 +32,12 @@ absl::StatusOr<Literal> ShardLiteral(const Literal& full, const HloSharding& sha
   if (full.shape().IsTuple()) {
     std::vector<Literal> parts;
     for (size_t i = 0; i < full.tuple_elements().size(); ++i) {
-      absl::StatusOr<Literal> part = ShardLiteral(full.tuple_elements()[i], ElementSharding(sharding, i), device);
-      if (!part.ok()) return part.status();
-      parts.push_back(std::move(*part));
+      ASSIGN_OR_RETURN(Literal part, ShardLiteral(full.tuple_elements()[i], ElementSharding(sharding, i), device));
+      parts.push_back(std::move(part));
     }
     return Literal::Tuple(std::move(parts));
   }
-  if (absl::Status s = CheckShardable(sharding, full.shape()); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckShardable(sharding, full.shape()));
   const Shape& shape = full.shape();
   std::optional<std::vector<int64_t>> tile = ShardingTileIndex(sharding, shape.rank(), device);
   if (!tile.has_value()) return absl::InvalidArgumentError(StrCat("device ", device, " holds no tile of ", sharding.ToString()));
@@ -58,13 +58,12 @@ absl::StatusOr<Literal> UnshardLiteral(absl::Span<const Literal> per_device, con
     for (int64_t i = 0; i < full_shape.tuple_shapes_size(); ++i) {
       std::vector<Literal> parts;
       for (const Literal& l : per_device) parts.push_back(l.tuple_elements()[i]);
-      absl::StatusOr<Literal> e = UnshardLiteral(parts, ElementSharding(sharding, i), full_shape.tuple_shapes(i));
-      if (!e.ok()) return e.status();
-      elements.push_back(std::move(*e));
+      ASSIGN_OR_RETURN(Literal e, UnshardLiteral(parts, ElementSharding(sharding, i), full_shape.tuple_shapes(i)));
+      elements.push_back(std::move(e));
     }
     return Literal::Tuple(std::move(elements));
   }
-  if (absl::Status s = CheckShardable(sharding, full_shape); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckShardable(sharding, full_shape));
   if (sharding.kind == HloSharding::Kind::kMaximal) {
     if (sharding.device >= static_cast<int64_t>(per_device.size())) {
       return absl::InvalidArgumentError(StrCat("maximal device ", sharding.device, " out of range"));

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_printer.h"
 
@@ -59,9 +60,8 @@ absl::StatusOr<bool> HloComputationPass::RunImpl(HloModule& module, PassRunConte
   bool changed = false;
   for (HloComputation* c : module.MakeComputationPostOrder()) {
     if (c->IsFusionComputation()) continue;
-    absl::StatusOr<bool> r = RunOnComputation(*c);
-    if (!r.ok()) return r.status();
-    changed |= *r;
+    ASSIGN_OR_RETURN(bool r, RunOnComputation(*c));
+    changed |= r;
   }
   return changed;
 }
@@ -215,7 +215,7 @@ absl::StatusOr<bool> HloPassPipeline::RunLeaf(
     before = context.last_fingerprint;
   }
   for (PassObserver* o : context.observers) {
-    if (absl::Status s = o->BeforePass(info, module); !s.ok()) return s;
+    RETURN_IF_ERROR(o->BeforePass(info, module));
   }
   PassCounters counters;
   pass.counters_ = &counters;

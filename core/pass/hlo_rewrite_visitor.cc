@@ -1,5 +1,6 @@
 #include "core/pass/hlo_rewrite_visitor.h"
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -39,9 +40,8 @@ absl::StatusOr<bool> HloRewriteVisitor::RunOnModule(HloModule& module, bool incl
   bool changed = false;
   for (HloComputation* c : module.MakeComputationPostOrder()) {
     if (c->IsFusionComputation() && !include_fusions) continue;
-    absl::StatusOr<bool> r = RunOnComputation(*c);
-    if (!r.ok()) return r.status();
-    changed |= *r;
+    ASSIGN_OR_RETURN(bool r, RunOnComputation(*c));
+    changed |= r;
   }
   return changed;
 }
@@ -53,7 +53,7 @@ absl::Status HloRewriteVisitor::ReplaceInstruction(HloInstruction* old, HloInstr
                                       replacement->shape().ToString(), "): incompatible shapes"));
   }
   // Removed instructions reach removed_ through the removal listener.
-  if (absl::Status s = old->parent()->ReplaceInstruction(old, replacement); !s.ok()) return s;
+  RETURN_IF_ERROR(old->parent()->ReplaceInstruction(old, replacement));
   changed_ = true;
   return absl::OkStatus();
 }
@@ -77,7 +77,7 @@ absl::StatusOr<bool> HloRewriteVisitor::RemoveIfDead(HloInstruction* inst) {
       inst->opcode() == HloOpcode::kParameter || !inst->control_successors().empty()) {
     return false;
   }
-  if (absl::Status s = inst->parent()->RemoveInstruction(inst); !s.ok()) return s;
+  RETURN_IF_ERROR(inst->parent()->RemoveInstruction(inst));
   changed_ = true;
   return true;
 }

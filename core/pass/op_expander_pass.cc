@@ -1,5 +1,6 @@
 #include "core/pass/op_expander_pass.h"
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -20,7 +21,7 @@ absl::StatusOr<bool> OpExpanderPass::RunImpl(HloModule& module, PassRunContext*)
       }
       if (*expansion == nullptr || *expansion == inst) continue;
       std::string counter = StrCat("expanded ", HloOpcodeString(inst->opcode()));
-      if (absl::Status s = c->ReplaceInstruction(inst, *expansion); !s.ok()) return s;
+      RETURN_IF_ERROR(c->ReplaceInstruction(inst, *expansion));
       BumpCounter(counter);
       changed = true;
     }

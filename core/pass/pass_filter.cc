@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/ir/close_matches.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -102,9 +103,8 @@ absl::StatusOr<std::vector<PassFilterTerm>> ParsePassFilterList(std::string_view
   std::vector<PassFilterTerm> terms;
   if (list.empty()) return terms;
   for (std::string_view part : SplitAny(list, ",")) {
-    absl::StatusOr<PassFilterTerm> t = PassFilterTerm::Parse(part);
-    if (!t.ok()) return t.status();
-    terms.push_back(std::move(*t));
+    ASSIGN_OR_RETURN(PassFilterTerm t, PassFilterTerm::Parse(part));
+    terms.push_back(std::move(t));
   }
   return terms;
 }
@@ -154,11 +154,10 @@ absl::StatusOr<std::unique_ptr<PassFilterObserver>> PassFilterObserver::Create(
   PassFilterMode mode = disable_all ? PassFilterMode::kDisableAll
                         : !enable_only.empty() ? PassFilterMode::kEnableOnly
                                                : PassFilterMode::kDisable;
-  absl::StatusOr<std::vector<PassFilterTerm>> terms =
-      ParsePassFilterList(mode == PassFilterMode::kEnableOnly ? enable_only : disable);
-  if (!terms.ok()) return terms.status();
-  if (absl::Status s = ValidatePassFilters(*terms, occurrences); !s.ok()) return s;
-  return std::make_unique<PassFilterObserver>(mode, std::move(*terms));
+  ASSIGN_OR_RETURN(std::vector<PassFilterTerm> terms,
+      ParsePassFilterList(mode == PassFilterMode::kEnableOnly ? enable_only : disable));
+  RETURN_IF_ERROR(ValidatePassFilters(terms, occurrences));
+  return std::make_unique<PassFilterObserver>(mode, std::move(terms));
 }
 
 bool PassFilterObserver::ShouldRun(const PassRunInfo& info) {

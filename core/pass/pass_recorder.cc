@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/text/hlo_printer.h"
@@ -155,11 +156,11 @@ absl::Status WritePassDump(const PassRecorder& recorder, const std::string& dire
       const std::string& before = recorder.Snapshot(r.fingerprint_before);
       const std::string& after = recorder.Snapshot(r.fingerprint_after);
       if (!before.empty()) {
-        if (absl::Status s = write(stem + ".before.hlo", before); !s.ok()) return s;
+        RETURN_IF_ERROR(write(stem + ".before.hlo", before));
         j["before_file"] = stem + ".before.hlo";
       }
       if (!after.empty()) {
-        if (absl::Status s = write(stem + ".after.hlo", after); !s.ok()) return s;
+        RETURN_IF_ERROR(write(stem + ".after.hlo", after));
         j["after_file"] = stem + ".after.hlo";
       }
     }

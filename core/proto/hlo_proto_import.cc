@@ -21,6 +21,7 @@
 #include "core/eval/sharded_literal.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/proto/hlo_proto_internal.h"
 #include "core/text/hlo_parser.h"
 #endif
@@ -110,20 +111,18 @@ absl::StatusOr<PrimitiveType> TypeFromProto(xla::PrimitiveType t, const std::str
 
 // XLA's text for a shape: "f32[2,3]{1,0}", "(s32[], token[])".
 absl::StatusOr<std::string> ShapeText(const xla::ShapeProto& s, const std::string& what) {
-  absl::StatusOr<PrimitiveType> type = TypeFromProto(s.element_type(), what);
-  if (!type.ok()) return type.status();
-  if (*type == PrimitiveType::kTuple) {
+  ASSIGN_OR_RETURN(PrimitiveType type, TypeFromProto(s.element_type(), what));
+  if (type == PrimitiveType::kTuple) {
     std::string out = "(";
     for (int i = 0; i < s.tuple_shapes_size(); ++i) {
-      absl::StatusOr<std::string> e = ShapeText(s.tuple_shapes(i), what);
-      if (!e.ok()) return e.status();
-      StrAppend(&out, i == 0 ? "" : ", ", *e);
+      ASSIGN_OR_RETURN(std::string e, ShapeText(s.tuple_shapes(i), what));
+      StrAppend(&out, i == 0 ? "" : ", ", e);
     }
     return StrCat(out, ")");
   }
-  if (*type == PrimitiveType::kToken) return std::string("token[]");
-  if (*type == PrimitiveType::kOpaque) return std::string("opaque[]");
-  std::string out = StrCat(PrimitiveTypeName(*type), "[");
+  if (type == PrimitiveType::kToken) return std::string("token[]");
+  if (type == PrimitiveType::kOpaque) return std::string("opaque[]");
+  std::string out = StrCat(PrimitiveTypeName(type), "[");
   for (int i = 0; i < s.dimensions_size(); ++i) {
     if (s.dimensions(i) < 0) {
       return absl::InvalidArgumentError(StrCat(what, ": negative dimension ", s.dimensions(i)));
@@ -433,10 +432,9 @@ absl::StatusOr<std::vector<std::string>> Attributes(const Instr& in, const std::
 }  // namespace
 
 absl::StatusOr<Shape> ShapeFromProto(const xla::ShapeProto& proto, const std::string& what) {
-  absl::StatusOr<std::string> text = ShapeText(proto, what);
-  if (!text.ok()) return text.status();
-  absl::StatusOr<Shape> shape = ParseShape(*text);
-  if (!shape.ok()) return absl::InvalidArgumentError(StrCat(what, ": shape ", *text, ": ", shape.status().message()));
+  ASSIGN_OR_RETURN(std::string text, ShapeText(proto, what));
+  absl::StatusOr<Shape> shape = ParseShape(text);
+  if (!shape.ok()) return absl::InvalidArgumentError(StrCat(what, ": shape ", text, ": ", shape.status().message()));
   return shape;
 }
 
@@ -462,8 +460,7 @@ absl::StatusOr<std::string> HloModuleProtoToText(const xla::HloModuleProto& prot
         return absl::InvalidArgumentError(StrCat("computation '", c.name(), "': an instruction (id ", in.id(),
                                                  ") has no name or opcode"));
       }
-      absl::StatusOr<std::string> shape = ShapeText(in.shape(), what);
-      if (!shape.ok()) return shape.status();
+      ASSIGN_OR_RETURN(std::string shape, ShapeText(in.shape(), what));
       std::vector<std::string> operands;
       for (int64_t id : in.operand_ids()) {
         auto it = names.find(id);
@@ -482,16 +479,15 @@ absl::StatusOr<std::string> HloModuleProtoToText(const xla::HloModuleProto& prot
                : t == xla::C64 || t == xla::C128 ? "(0, 0)"
                                                  : "0";
       }
-      absl::StatusOr<std::vector<std::string>> attrs = Attributes(in, comp_names, what);
-      if (!attrs.ok()) return attrs.status();
+      ASSIGN_OR_RETURN(std::vector<std::string> attrs, Attributes(in, comp_names, what));
       std::vector<std::string> preds;
       for (int64_t id : in.control_predecessor_ids()) {
         auto it = names.find(id);
         if (it != names.end()) preds.push_back(StrCat("%", it->second));
       }
-      if (!preds.empty()) attrs->push_back(StrCat("control-predecessors={", Join(preds, ", "), "}"));
-      StrAppend(&out, "  ", in.id() == c.root_id() ? "ROOT " : "", "%", in.name(), " = ", *shape, " ", in.opcode(),
-                "(", args, ")", attrs->empty() ? "" : StrCat(", ", Join(*attrs, ", ")), "\n");
+      if (!preds.empty()) attrs.push_back(StrCat("control-predecessors={", Join(preds, ", "), "}"));
+      StrAppend(&out, "  ", in.id() == c.root_id() ? "ROOT " : "", "%", in.name(), " = ", shape, " ", in.opcode(),
+                "(", args, ")", attrs.empty() ? "" : StrCat(", ", Join(attrs, ", ")), "\n");
     }
     StrAppend(&out, "}\n");
   }
@@ -521,33 +517,31 @@ int64_t LogicalIndex(int64_t physical, const std::vector<int64_t>& dims, const s
 }  // namespace
 
 absl::StatusOr<Literal> LiteralFromProto(const xla::LiteralProto& proto, const std::string& what) {
-  absl::StatusOr<Shape> shape = ShapeFromProto(proto.shape(), what);
-  if (!shape.ok()) return shape.status();
-  if (shape->IsTuple()) {
-    if (proto.tuple_literals_size() != static_cast<int>(shape->tuple_shapes().size())) {
-      return absl::InvalidArgumentError(StrCat(what, ": a tuple of ", shape->tuple_shapes().size(),
+  ASSIGN_OR_RETURN(Shape shape, ShapeFromProto(proto.shape(), what));
+  if (shape.IsTuple()) {
+    if (proto.tuple_literals_size() != static_cast<int>(shape.tuple_shapes().size())) {
+      return absl::InvalidArgumentError(StrCat(what, ": a tuple of ", shape.tuple_shapes().size(),
                                                " elements with ", proto.tuple_literals_size(), " literals"));
     }
     std::vector<Literal> elements;
     for (int i = 0; i < proto.tuple_literals_size(); ++i) {
-      absl::StatusOr<Literal> e = LiteralFromProto(proto.tuple_literals(i), StrCat(what, " element ", i));
-      if (!e.ok()) return e.status();
-      elements.push_back(std::move(*e));
+      ASSIGN_OR_RETURN(Literal e, LiteralFromProto(proto.tuple_literals(i), StrCat(what, " element ", i)));
+      elements.push_back(std::move(e));
     }
     return Literal::Tuple(std::move(elements));
   }
-  Literal lit(*shape);
-  if (!shape->IsArray()) return lit;
-  const int64_t n = shape->element_count();
+  Literal lit(shape);
+  if (!shape.IsArray()) return lit;
+  const int64_t n = shape.element_count();
   std::vector<int64_t> m2m;
   if (proto.shape().has_layout() && proto.shape().layout().minor_to_major_size() == proto.shape().dimensions_size()) {
     m2m.assign(proto.shape().layout().minor_to_major().begin(), proto.shape().layout().minor_to_major().end());
   } else {
-    for (int64_t d = static_cast<int64_t>(shape->dimensions().size()) - 1; d >= 0; --d) m2m.push_back(d);
+    for (int64_t d = static_cast<int64_t>(shape.dimensions().size()) - 1; d >= 0; --d) m2m.push_back(d);
   }
-  auto at = [&](int64_t p) { return LogicalIndex(p, shape->dimensions(), m2m); };
+  auto at = [&](int64_t p) { return LogicalIndex(p, shape.dimensions(), m2m); };
   auto count_error = [&](int64_t have) {
-    return absl::InvalidArgumentError(StrCat(what, ": ", shape->ToString(false), " needs ", n, " values but the literal holds ",
+    return absl::InvalidArgumentError(StrCat(what, ": ", shape.ToString(false), " needs ", n, " values but the literal holds ",
                                              have));
   };
   auto from_bytes = [&](const std::string& bytes, int width, bool sign_extend) -> absl::Status {
@@ -569,7 +563,7 @@ absl::StatusOr<Literal> LiteralFromProto(const xla::LiteralProto& proto, const s
     return absl::OkStatus();
   };
   absl::Status s;
-  switch (shape->element_type()) {
+  switch (shape.element_type()) {
     case PrimitiveType::kPred:
       s = from_list(proto.preds(), [&](int64_t i, bool v) { lit.SetInt(i, v ? 1 : 0); });
       break;
@@ -633,7 +627,7 @@ absl::StatusOr<Literal> LiteralFromProto(const xla::LiteralProto& proto, const s
       }
       break;
     default:
-      return absl::UnimplementedError(StrCat(what, ": literals of type ", PrimitiveTypeName(shape->element_type()),
+      return absl::UnimplementedError(StrCat(what, ": literals of type ", PrimitiveTypeName(shape.element_type()),
                                              " are not read"));
   }
   if (!s.ok()) return s;
@@ -664,15 +658,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> ModuleFromProto(const xla::HloModuleP
       if (inst->opcode() != HloOpcode::kConstant) continue;
       auto it = literals.find(std::string(inst->name()));
       if (it == literals.end()) continue;
-      absl::StatusOr<Literal> value = LiteralFromProto(*it->second, StrCat(name, ": constant '", inst->name(), "'"));
-      if (!value.ok()) return value.status();
-      if (!value->shape().Compatible(inst->shape())) {
+      ASSIGN_OR_RETURN(Literal value, LiteralFromProto(*it->second, StrCat(name, ": constant '", inst->name(), "'")));
+      if (!value.shape().Compatible(inst->shape())) {
         return absl::InvalidArgumentError(StrCat(name, ": constant '", inst->name(), "' is ",
                                                  inst->shape().ToString(false), " but its literal is ",
-                                                 value->shape().ToString(false)));
+                                                 value.shape().ToString(false)));
       }
-      value->set_shape_layout(inst->shape());
-      inst->set_literal(std::move(*value));
+      value.set_shape_layout(inst->shape());
+      inst->set_literal(std::move(value));
     }
   }
   return module;
@@ -716,9 +709,8 @@ absl::StatusOr<std::vector<Literal>> ReadLiterals(const google::protobuf::Repeat
                                                   const std::string& what) {
   std::vector<Literal> out;
   for (int i = 0; i < protos.size(); ++i) {
-    absl::StatusOr<Literal> a = LiteralFromProto(protos[i], StrCat(what, " ", i));
-    if (!a.ok()) return a.status();
-    out.push_back(std::move(*a));
+    ASSIGN_OR_RETURN(Literal a, LiteralFromProto(protos[i], StrCat(what, " ", i)));
+    out.push_back(std::move(a));
   }
   return out;
 }
@@ -791,48 +783,41 @@ absl::StatusOr<ImportedHlo> ImportHloProtoBytes(const std::string& bytes, const 
                " bytes; it parses as none of HloSnapshot, HloUnoptimizedSnapshot, HloProto and HloModuleProto "
                "with a module in it: truncated, or another kind of file?)"));
   }
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ModuleFromProto(*m, name, out.text);
-  if (!module.ok()) return module.status();
-  out.module = std::move(*module);
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ModuleFromProto(*m, name, out.text));
+  out.module = std::move(module);
   if (out.message == "HloSnapshot") {
-    absl::StatusOr<std::vector<Literal>> args = ReadLiterals(snapshot.arguments(), StrCat(name, ": argument"));
-    if (!args.ok()) return args.status();
-    out.arguments = std::move(*args);
+    ASSIGN_OR_RETURN(std::vector<Literal> args, ReadLiterals(snapshot.arguments(), StrCat(name, ": argument")));
+    out.arguments = std::move(args);
     if (snapshot.has_result() && snapshot.result().has_shape()) {
-      absl::StatusOr<Literal> r = LiteralFromProto(snapshot.result(), StrCat(name, ": result"));
-      if (!r.ok()) return r.status();
-      out.result = std::move(*r);
+      ASSIGN_OR_RETURN(Literal r, LiteralFromProto(snapshot.result(), StrCat(name, ": result")));
+      out.result = std::move(r);
     }
   }
   if (out.message == "HloUnoptimizedSnapshot") {
     std::vector<std::vector<Literal>> partitions;
     for (int d = 0; d < unoptimized.partitions_size(); ++d) {
-      absl::StatusOr<std::vector<Literal>> args =
-          ReadLiterals(unoptimized.partitions(d).arguments(), StrCat(name, ": partition ", d, " argument"));
-      if (!args.ok()) return args.status();
-      partitions.push_back(std::move(*args));
+      ASSIGN_OR_RETURN(std::vector<Literal> args,
+          ReadLiterals(unoptimized.partitions(d).arguments(), StrCat(name, ": partition ", d, " argument")));
+      partitions.push_back(std::move(args));
     }
-    absl::StatusOr<std::vector<Literal>> args = UnshardArguments(*out.module, partitions, name);
-    if (!args.ok()) return args.status();
-    out.arguments = std::move(*args);
+    ASSIGN_OR_RETURN(std::vector<Literal> args, UnshardArguments(*out.module, partitions, name));
+    out.arguments = std::move(args);
   }
   return out;
 }
 
 absl::StatusOr<std::vector<Literal>> ReadHloSnapshotArguments(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFileToString(path);
-  if (!bytes.ok()) return bytes.status();
+  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
   xla::HloSnapshot snapshot;
-  if (!ParseMessage(*bytes, EndsWith(path, ".pbtxt"), snapshot)) {
+  if (!ParseMessage(bytes, EndsWith(path, ".pbtxt"), snapshot)) {
     return absl::InvalidArgumentError(StrCat(path, ": not an HloSnapshot"));
   }
   return ReadLiterals(snapshot.arguments(), StrCat(path, ": argument"));
 }
 
 absl::StatusOr<ImportedHlo> ImportHloProtoFile(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFileToString(path);
-  if (!bytes.ok()) return bytes.status();
-  return ImportHloProtoBytes(*bytes, path, EndsWith(path, ".pbtxt"));
+  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  return ImportHloProtoBytes(bytes, path, EndsWith(path, ".pbtxt"));
 }
 
 #endif  // PASSLAB_HAVE_PROTOBUF

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "core/ir/status_macros.h"
 #include "core/text/hlo_parser_internal.h"
 
 namespace passlab {
@@ -10,78 +11,66 @@ namespace text_internal {
 absl::Status Parser::ParseHeader() {
   SkipWs();
   if (!ConsumeWord("HloModule")) return absl::OkStatus();
-  absl::StatusOr<std::string> name = ParseName();
-  if (!name.ok()) return name.status();
-  module_->set_name(*name);
+  ASSIGN_OR_RETURN(std::string name, ParseName());
+  module_->set_name(name);
   // Seed 000's GELU file writes "HloModule m:"; tolerate the stray colon.
   Consume(':');
   HloModuleConfig& config = module_->config();
   absl::flat_hash_set<std::string> seen;
   while (Consume(',')) {
     const char* at = p_;
-    absl::StatusOr<std::string> key = ParseIdentifier();
-    if (!key.ok()) return key.status();
-    if (!seen.insert(*key).second) return Error(at, StrCat("duplicate module attribute '", *key, "'"));
-    if (absl::Status s = Expect('='); !s.ok()) return s;
-    if (*key == "is_scheduled") {
-      absl::StatusOr<bool> b = ParseBool();
-      if (!b.ok()) return b.status();
-      is_scheduled_ = *b;
-    } else if (*key == "entry_computation_layout") {
-      if (absl::Status s = Expect('{'); !s.ok()) return s;
+    ASSIGN_OR_RETURN(std::string key, ParseIdentifier());
+    if (!seen.insert(key).second) return Error(at, StrCat("duplicate module attribute '", key, "'"));
+    RETURN_IF_ERROR(Expect('='));
+    if (key == "is_scheduled") {
+      ASSIGN_OR_RETURN(bool b, ParseBool());
+      is_scheduled_ = b;
+    } else if (key == "entry_computation_layout") {
+      RETURN_IF_ERROR(Expect('{'));
       ProgramShape ps;
       // A shape written here without a layout is XLA's AUTO layout (layout
       // assignment chooses it): it stays without one.
       keep_missing_layouts_ = true;
-      absl::StatusOr<std::vector<Shape>> params =
-          ParseList<Shape>('(', ')', [&] { return ParseShape(); });
-      if (!params.ok()) return params.status();
-      ps.parameters = std::move(*params);
-      if (absl::Status s = ExpectStr("->"); !s.ok()) return s;
+      ASSIGN_OR_RETURN(std::vector<Shape> params,
+          ParseList<Shape>('(', ')', [&] { return ParseShape(); }));
+      ps.parameters = std::move(params);
+      RETURN_IF_ERROR(ExpectStr("->"));
       absl::StatusOr<Shape> result = ParseShape();
       keep_missing_layouts_ = false;
       if (!result.ok()) return result.status();
       ps.result = std::move(*result);
-      if (absl::Status s = Expect('}'); !s.ok()) return s;
+      RETURN_IF_ERROR(Expect('}'));
       config.entry_computation_layout = std::move(ps);
-    } else if (*key == "alias_passthrough_params") {
-      absl::StatusOr<bool> b = ParseBool();
-      if (!b.ok()) return b.status();
-      config.alias_passthrough_params = *b;
-    } else if (*key == "use_auto_spmd_partitioning") {
-      absl::StatusOr<bool> b = ParseBool();
-      if (!b.ok()) return b.status();
-      config.use_auto_spmd_partitioning = *b;
-    } else if (*key == "replica_count" || *key == "num_partitions") {
-      absl::StatusOr<int64_t> n = ParseInt();
-      if (!n.ok()) return n.status();
-      if (*n < 1) return Error(at, StrCat(*key, " must be at least 1"));
-      (*key == "replica_count" ? config.replica_count : config.num_partitions) = *n;
-    } else if (*key == "frontend_attributes") {
-      absl::StatusOr<FrontendAttributes> fa = ParseFrontendAttributes();
-      if (!fa.ok()) return fa.status();
-      config.frontend_attributes = std::move(*fa);
-    } else if (*key == "allow_spmd_sharding_propagation_to_parameters" ||
-               *key == "allow_spmd_sharding_propagation_to_output") {
+    } else if (key == "alias_passthrough_params") {
+      ASSIGN_OR_RETURN(bool b, ParseBool());
+      config.alias_passthrough_params = b;
+    } else if (key == "use_auto_spmd_partitioning") {
+      ASSIGN_OR_RETURN(bool b, ParseBool());
+      config.use_auto_spmd_partitioning = b;
+    } else if (key == "replica_count" || key == "num_partitions") {
+      ASSIGN_OR_RETURN(int64_t n, ParseInt());
+      if (n < 1) return Error(at, StrCat(key, " must be at least 1"));
+      (key == "replica_count" ? config.replica_count : config.num_partitions) = n;
+    } else if (key == "frontend_attributes") {
+      ASSIGN_OR_RETURN(FrontendAttributes fa, ParseFrontendAttributes());
+      config.frontend_attributes = std::move(fa);
+    } else if (key == "allow_spmd_sharding_propagation_to_parameters" ||
+               key == "allow_spmd_sharding_propagation_to_output") {
       // XLA's boolean_list: "{true,false}" or one bare "true".
-      absl::StatusOr<std::vector<bool>> v = ParseBoolOrBoolList();
-      if (!v.ok()) return v.status();
-      (*key == "allow_spmd_sharding_propagation_to_output"
+      ASSIGN_OR_RETURN(std::vector<bool> v, ParseBoolOrBoolList());
+      (key == "allow_spmd_sharding_propagation_to_output"
            ? config.allow_spmd_sharding_propagation_to_output
-           : config.allow_spmd_sharding_propagation_to_parameters) = *v;
-    } else if (*key == "input_output_alias") {
-      absl::StatusOr<std::vector<InputOutputAlias>> aliases =
+           : config.allow_spmd_sharding_propagation_to_parameters) = v;
+    } else if (key == "input_output_alias") {
+      ASSIGN_OR_RETURN(std::vector<InputOutputAlias> aliases,
           ParseList<InputOutputAlias>('{', '}', [&]() -> absl::StatusOr<InputOutputAlias> {
             InputOutputAlias a;
-            absl::StatusOr<ShapeIndex> out = ParseShapeIndex();
-            if (!out.ok()) return out.status();
-            if (absl::Status s = Expect(':'); !s.ok()) return s;
-            if (absl::Status s = Expect('('); !s.ok()) return s;
-            absl::StatusOr<int64_t> param = ParseInt();
-            if (!param.ok()) return param.status();
-            if (absl::Status s = Expect(','); !s.ok()) return s;
-            absl::StatusOr<ShapeIndex> pidx = ParseShapeIndex();
-            if (!pidx.ok()) return pidx.status();
+            ASSIGN_OR_RETURN(ShapeIndex out, ParseShapeIndex());
+            RETURN_IF_ERROR(Expect(':'));
+            RETURN_IF_ERROR(Expect('('));
+            ASSIGN_OR_RETURN(int64_t param, ParseInt());
+            RETURN_IF_ERROR(Expect(','));
+            ASSIGN_OR_RETURN(ShapeIndex pidx, ParseShapeIndex());
             if (Consume(',')) {
               if (ConsumeWord("must-alias")) {
                 a.must_alias = true;
@@ -89,37 +78,32 @@ absl::Status Parser::ParseHeader() {
                 return Error("expected may-alias or must-alias");
               }
             }
-            if (absl::Status s = Expect(')'); !s.ok()) return s;
-            a.output_index = *out;
-            a.parameter_number = *param;
-            a.parameter_index = *pidx;
+            RETURN_IF_ERROR(Expect(')'));
+            a.output_index = out;
+            a.parameter_number = param;
+            a.parameter_index = pidx;
             return a;
-          });
-      if (!aliases.ok()) return aliases.status();
-      config.input_output_alias = std::move(*aliases);
-    } else if (*key == "buffer_donor") {
-      absl::StatusOr<std::vector<BufferDonor>> donors =
+          }));
+      config.input_output_alias = std::move(aliases);
+    } else if (key == "buffer_donor") {
+      ASSIGN_OR_RETURN(std::vector<BufferDonor> donors,
           ParseList<BufferDonor>('{', '}', [&]() -> absl::StatusOr<BufferDonor> {
             BufferDonor d;
-            if (absl::Status s = Expect('('); !s.ok()) return s;
-            absl::StatusOr<int64_t> param = ParseInt();
-            if (!param.ok()) return param.status();
-            if (absl::Status s = Expect(','); !s.ok()) return s;
-            absl::StatusOr<ShapeIndex> pidx = ParseShapeIndex();
-            if (!pidx.ok()) return pidx.status();
-            if (absl::Status s = Expect(')'); !s.ok()) return s;
-            d.parameter_number = *param;
-            d.parameter_index = *pidx;
+            RETURN_IF_ERROR(Expect('('));
+            ASSIGN_OR_RETURN(int64_t param, ParseInt());
+            RETURN_IF_ERROR(Expect(','));
+            ASSIGN_OR_RETURN(ShapeIndex pidx, ParseShapeIndex());
+            RETURN_IF_ERROR(Expect(')'));
+            d.parameter_number = param;
+            d.parameter_index = pidx;
             return d;
-          });
-      if (!donors.ok()) return donors.status();
-      config.buffer_donor = std::move(*donors);
+          }));
+      config.buffer_donor = std::move(donors);
     } else {
       // Header attributes passlab does not model are kept verbatim.
-      absl::StatusOr<std::string> value =
-          ParseVerbatimValue(at, "", StrCat("missing value for module attribute '", *key, "'"));
-      if (!value.ok()) return value.status();
-      config.unknown_attributes.push_back({*key, std::move(*value)});
+      ASSIGN_OR_RETURN(std::string value,
+          ParseVerbatimValue(at, "", StrCat("missing value for module attribute '", key, "'")));
+      config.unknown_attributes.push_back({key, std::move(value)});
     }
   }
   return absl::OkStatus();
@@ -127,12 +111,12 @@ absl::Status Parser::ParseHeader() {
 
 absl::StatusOr<std::unique_ptr<HloModule>> Parser::ParseModule() {
   module_ = std::make_unique<HloModule>("module");
-  if (absl::Status s = ParseHeader(); !s.ok()) return s;
+  RETURN_IF_ERROR(ParseHeader());
   while (!AtEnd()) {
-    if (absl::Status s = ParseComputation(); !s.ok()) return s;
+    RETURN_IF_ERROR(ParseComputation());
   }
   if (computations_.empty()) return Error("expected at least one computation");
-  if (absl::Status s = Finish(); !s.ok()) return s;
+  RETURN_IF_ERROR(Finish());
   return std::move(module_);
 }
 
@@ -193,14 +177,14 @@ absl::Status Parser::Finish() {
     s = 1;
     for (HloInstruction* inst : c->instructions()) {
       for (HloComputation* callee : inst->called_computations()) {
-        if (absl::Status st = visit(callee, depth + 1); !st.ok()) return st;
+        RETURN_IF_ERROR(visit(callee, depth + 1));
       }
     }
     state[c] = 2;
     return absl::OkStatus();
   };
   for (const auto& c : computations_) {
-    if (absl::Status st = visit(c.get(), 0); !st.ok()) return st;
+    RETURN_IF_ERROR(visit(c.get(), 0));
   }
   // An async-start puts its wrapped computation, and every computation that
   // one calls, on its thread (XLA's HloAsyncStartInstruction::

@@ -1,6 +1,7 @@
 // Instruction attributes: each ", name=value" is looked up in the attribute
 // table (hlo_attribute_table.h), whose row says what the value is and where
 // it goes; the structured values (SpecialAttr) are parsed here by hand.
+#include "core/ir/status_macros.h"
 #include "core/text/hlo_parser_internal.h"
 
 namespace passlab {
@@ -13,18 +14,17 @@ absl::Status Parser::ParseAttributes(HloInstruction* inst, HloInstruction* attr_
     Consume(',');
     SkipWs();
     const char* at = p_;
-    absl::StatusOr<std::string> attr = ParseIdentifier();
-    if (!attr.ok()) return attr.status();
-    if (!seen.insert(*attr).second) {
-      return Error(at, StrCat("attribute '", *attr, "' is given twice"));
+    ASSIGN_OR_RETURN(std::string attr, ParseIdentifier());
+    if (!seen.insert(attr).second) {
+      return Error(at, StrCat("attribute '", attr, "' is given twice"));
     }
-    if (absl::Status s = Expect('=', StrCat("after attribute '", *attr, "'")); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect('=', StrCat("after attribute '", attr, "'")));
     // Generic attributes belong to the async op itself; opcode-specific ones
     // to the op it wraps.
-    std::span<const AttributeSpec* const> rows = FindAttributeRows(*attr);
+    std::span<const AttributeSpec* const> rows = FindAttributeRows(attr);
     const bool generic = !rows.empty() && rows.front()->generic;
     HloInstruction* target = is_sugar_start && !generic ? attr_target : inst;
-    if (absl::Status s = ParseOneAttribute(*attr, at, inst, target, pending); !s.ok()) return s;
+    RETURN_IF_ERROR(ParseOneAttribute(attr, at, inst, target, pending));
   }
   // Required attributes, in table order.
   HloInstruction* t = attr_target;
@@ -35,7 +35,7 @@ absl::Status Parser::ParseAttributes(HloInstruction* inst, HloInstruction* attr_
   };
   for (const AttributeSpec& row : kAttributeTable) {
     if (!row.required_by.contains(t->opcode())) continue;
-    if (absl::Status s = require(row.name); !s.ok()) return s;
+    RETURN_IF_ERROR(require(row.name));
   }
   // A conditional takes branch_computations= or (with a pred operand)
   // true_computation= and false_computation=.
@@ -64,10 +64,9 @@ absl::Status Parser::ParseOneAttribute(const std::string& name, const char* at, 
     if (spec == nullptr && op != HloOpcode::kCustomCall) {
       return Error(at, StrCat("unknown attribute '", name, "' for '", HloOpcodeString(op), "'"));
     }
-    absl::StatusOr<std::string> value =
-        ParseVerbatimValue(at, "%+", StrCat("attribute '", name, "' has no value"));
-    if (!value.ok()) return value.status();
-    target->mutable_attrs().unknown_attributes.push_back({name, std::move(*value)});
+    ASSIGN_OR_RETURN(std::string value,
+        ParseVerbatimValue(at, "%+", StrCat("attribute '", name, "' has no value")));
+    target->mutable_attrs().unknown_attributes.push_back({name, std::move(value)});
     return absl::OkStatus();
   }
   switch (spec->kind) {
@@ -77,14 +76,14 @@ absl::Status Parser::ParseOneAttribute(const std::string& name, const char* at, 
       }
       return ParseComputationRef(target, spec->slot).status();
     case AttrKind::kComputationList: {
-      if (absl::Status s = Expect('{'); !s.ok()) return s;
+      RETURN_IF_ERROR(Expect('{'));
       size_t slot = 0;
       if (!Consume('}')) {
         do {
           if (target->called_computations().size() <= slot) target->set_called_computation(slot, nullptr);
-          if (absl::Status s = ParseComputationRef(target, slot++).status(); !s.ok()) return s;
+          RETURN_IF_ERROR(ParseComputationRef(target, slot++).status());
         } while (Consume(','));
-        if (absl::Status s = Expect('}'); !s.ok()) return s;
+        RETURN_IF_ERROR(Expect('}'));
       }
       if (slot == 0 && op == HloOpcode::kConditional) return Error(at, "conditional needs branches");
       return absl::OkStatus();
@@ -102,50 +101,43 @@ absl::Status Parser::ParseOneAttribute(const std::string& name, const char* at, 
 absl::Status Parser::ParsePlainAttribute(const AttributeSpec& spec, HloInstruction* target) {
   switch (spec.kind) {
     case AttrKind::kInts: {
-      absl::StatusOr<std::vector<int64_t>> v = ParseIntList();
-      if (!v.ok()) return v.status();
-      *spec.mutable_ints(*target) = std::move(*v);
+      ASSIGN_OR_RETURN(std::vector<int64_t> v, ParseIntList());
+      *spec.mutable_ints(*target) = std::move(v);
       return absl::OkStatus();
     }
     case AttrKind::kInt: case AttrKind::kOptionalInt: {
-      absl::StatusOr<int64_t> v = ParseInt();
-      if (!v.ok()) return v.status();
-      spec.set_integer(*target, *v);
+      ASSIGN_OR_RETURN(int64_t v, ParseInt());
+      spec.set_integer(*target, v);
       return absl::OkStatus();
     }
     case AttrKind::kBool: case AttrKind::kOptionalBool: {
-      absl::StatusOr<bool> v = ParseBool();
-      if (!v.ok()) return v.status();
-      spec.set_integer(*target, *v ? 1 : 0);
+      ASSIGN_OR_RETURN(bool v, ParseBool());
+      spec.set_integer(*target, v ? 1 : 0);
       return absl::OkStatus();
     }
     case AttrKind::kBoolList: {
-      absl::StatusOr<std::vector<bool>> v = ParseBoolList();
-      if (!v.ok()) return v.status();
-      *spec.mutable_bools(*target) = std::move(*v);
+      ASSIGN_OR_RETURN(std::vector<bool> v, ParseBoolList());
+      *spec.mutable_bools(*target) = std::move(v);
       return absl::OkStatus();
     }
     case AttrKind::kFloat: {
-      absl::StatusOr<double> v = ParseDouble();
-      if (!v.ok()) return v.status();
-      spec.set_real(*target, static_cast<float>(*v));
+      ASSIGN_OR_RETURN(double v, ParseDouble());
+      spec.set_real(*target, static_cast<float>(v));
       return absl::OkStatus();
     }
     case AttrKind::kString: {
-      absl::StatusOr<std::string> v = ParseString();
-      if (!v.ok()) return v.status();
-      *spec.mutable_string(*target) = std::move(*v);
+      ASSIGN_OR_RETURN(std::string v, ParseString());
+      *spec.mutable_string(*target) = std::move(v);
       return absl::OkStatus();
     }
     case AttrKind::kWord: case AttrKind::kEnum: {
       SkipWs();
       const char* at = p_;
-      absl::StatusOr<std::string> w = ParseIdentifier();
-      if (!w.ok()) return w.status();
+      ASSIGN_OR_RETURN(std::string w, ParseIdentifier());
       if (spec.kind == AttrKind::kWord) {
-        *spec.mutable_string(*target) = std::move(*w);
-      } else if (!spec.set_enum(*target, *w)) {
-        return Error(at, StrCat("unknown ", spec.what, " '", *w, "'"));
+        *spec.mutable_string(*target) = std::move(w);
+      } else if (!spec.set_enum(*target, w)) {
+        return Error(at, StrCat("unknown ", spec.what, " '", w, "'"));
       }
       return absl::OkStatus();
     }
@@ -161,18 +153,16 @@ absl::Status Parser::ParseSpecialAttribute(const AttributeSpec& spec, const char
                                            PendingInstruction& pending) {
   // Parses a value with `parse` and stores it with `store`.
   auto value = [&](auto parse, auto store) -> absl::Status {
-    auto v = (this->*parse)();
-    if (!v.ok()) return v.status();
-    store(std::move(*v));
+    ASSIGN_OR_RETURN(auto v, (this->*parse)());
+    store(std::move(v));
     return absl::OkStatus();
   };
   switch (spec.special) {
     case SpecialAttr::kMetadata:
       return value(&Parser::ParseMetadata, [&](OpMetadata m) { inst->set_metadata(std::move(m)); });
     case SpecialAttr::kSharding: {
-      absl::StatusOr<HloSharding> s = ParseSharding();
-      if (!s.ok()) return s.status();
-      inst->set_sharding(std::move(*s));
+      ASSIGN_OR_RETURN(HloSharding s, ParseSharding());
+      inst->set_sharding(std::move(s));
       return absl::OkStatus();
     }
     case SpecialAttr::kFrontendAttributes:
@@ -180,22 +170,20 @@ absl::Status Parser::ParseSpecialAttribute(const AttributeSpec& spec, const char
                    [&](FrontendAttributes fa) { *inst->mutable_frontend_attributes() = std::move(fa); });
     case SpecialAttr::kBackendConfig: {
       // A braced (JSON) config as written, or a string.
-      absl::StatusOr<std::string> v = Peek() == '{' ? ParseBalanced() : ParseString();
-      if (!v.ok()) return v.status();
-      inst->set_raw_backend_config(std::move(*v));
+      ASSIGN_OR_RETURN(std::string v, Peek() == '{' ? ParseBalanced() : ParseString());
+      inst->set_raw_backend_config(std::move(v));
       return absl::OkStatus();
     }
     case SpecialAttr::kControlPredecessors:
-      if (absl::Status s = Expect('{'); !s.ok()) return s;
+      RETURN_IF_ERROR(Expect('{'));
       if (!Consume('}')) {
         do {
           SkipWs();
           const char* pat = p_;
-          absl::StatusOr<std::string> n = ParseName();
-          if (!n.ok()) return n.status();
-          pending.control_predecessors.push_back({pat, *n});
+          ASSIGN_OR_RETURN(std::string n, ParseName());
+          pending.control_predecessors.push_back({pat, n});
         } while (Consume(','));
-        if (absl::Status s = Expect('}'); !s.ok()) return s;
+        RETURN_IF_ERROR(Expect('}'));
       }
       return absl::OkStatus();
     case SpecialAttr::kStatistics:
@@ -205,9 +193,8 @@ absl::Status Parser::ParseSpecialAttribute(const AttributeSpec& spec, const char
       return value(&Parser::ParseBalanced,
                    [&](std::string v) { inst->mutable_attrs().original_value = std::move(v); });
     case SpecialAttr::kAsyncExecutionThread: {
-      absl::StatusOr<std::string> t = ParseString();
-      if (!t.ok()) return t.status();
-      inst->set_async_execution_thread(std::move(*t));
+      ASSIGN_OR_RETURN(std::string t, ParseString());
+      inst->set_async_execution_thread(std::move(t));
       return absl::OkStatus();
     }
     case SpecialAttr::kOutputToOperandAliasing:
@@ -221,18 +208,16 @@ absl::Status Parser::ParseSpecialAttribute(const AttributeSpec& spec, const char
       return value(&Parser::ParsePadding,
                    [&](PaddingConfig v) { target->mutable_attrs().padding_config = std::move(v); });
     case SpecialAttr::kOperandPrecision: {
-      absl::StatusOr<std::vector<PrecisionLevel>> v =
+      ASSIGN_OR_RETURN(std::vector<PrecisionLevel> v,
           ParseList<PrecisionLevel>('{', '}', [&]() -> absl::StatusOr<PrecisionLevel> {
             SkipWs();
             const char* pat = p_;
-            absl::StatusOr<std::string> w = ParseIdentifier();
-            if (!w.ok()) return w.status();
-            std::optional<PrecisionLevel> lvl = ParsePrecision(*w);
-            if (!lvl.has_value()) return Error(pat, StrCat("unknown precision '", *w, "'"));
+            ASSIGN_OR_RETURN(std::string w, ParseIdentifier());
+            std::optional<PrecisionLevel> lvl = ParsePrecision(w);
+            if (!lvl.has_value()) return Error(pat, StrCat("unknown precision '", w, "'"));
             return *lvl;
-          });
-      if (!v.ok()) return v.status();
-      target->mutable_attrs().precision_config.operand_precision = std::move(*v);
+          }));
+      target->mutable_attrs().precision_config.operand_precision = std::move(v);
       return absl::OkStatus();
     }
     case SpecialAttr::kSparsity:
@@ -250,18 +235,16 @@ absl::Status Parser::ParseSpecialAttribute(const AttributeSpec& spec, const char
         target->mutable_attrs().conv_dnums = std::move(d);
       });
     case SpecialAttr::kSliceSizesList: {
-      absl::StatusOr<std::vector<std::vector<int64_t>>> v =
-          ParseList<std::vector<int64_t>>('{', '}', [&] { return ParseIntList(); });
-      if (!v.ok()) return v.status();
-      target->mutable_attrs().dynamic_slice_sizes_list = std::move(*v);
+      ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> v,
+          ParseList<std::vector<int64_t>>('{', '}', [&] { return ParseIntList(); }));
+      target->mutable_attrs().dynamic_slice_sizes_list = std::move(v);
       return absl::OkStatus();
     }
     case SpecialAttr::kIndexVectorDim: {
-      absl::StatusOr<int64_t> v = ParseInt();
-      if (!v.ok()) return v.status();
+      ASSIGN_OR_RETURN(int64_t v, ParseInt());
       HloAttributes& a = target->mutable_attrs();
-      a.gather_dnums.index_vector_dim = *v;
-      a.scatter_dnums.index_vector_dim = *v;
+      a.gather_dnums.index_vector_dim = v;
+      a.scatter_dnums.index_vector_dim = v;
       return absl::OkStatus();
     }
     case SpecialAttr::kReplicaGroups:
@@ -269,34 +252,28 @@ absl::Status Parser::ParseSpecialAttribute(const AttributeSpec& spec, const char
                    [&](ReplicaGroups g) { target->mutable_attrs().replica_groups = std::move(g); });
     case SpecialAttr::kSourceTargetPairs: {
       using Pair = std::pair<int64_t, int64_t>;
-      absl::StatusOr<std::vector<Pair>> v = ParseList<Pair>('{', '}', [&]() -> absl::StatusOr<Pair> {
-        absl::StatusOr<std::vector<int64_t>> pair = ParseIntList();
-        if (!pair.ok()) return pair.status();
-        if (pair->size() != 2) return Error("source_target_pairs entries must be {source,target}");
-        return std::make_pair((*pair)[0], (*pair)[1]);
-      });
-      if (!v.ok()) return v.status();
-      target->mutable_attrs().source_target_pairs = std::move(*v);
+      ASSIGN_OR_RETURN(std::vector<Pair> v, ParseList<Pair>('{', '}', [&]() -> absl::StatusOr<Pair> {
+        ASSIGN_OR_RETURN(std::vector<int64_t> pair, ParseIntList());
+        if (pair.size() != 2) return Error("source_target_pairs entries must be {source,target}");
+        return std::make_pair(pair[0], pair[1]);
+      }));
+      target->mutable_attrs().source_target_pairs = std::move(v);
       return absl::OkStatus();
     }
     case SpecialAttr::kOperandLayoutConstraints: {
-      absl::StatusOr<std::vector<Shape>> v = ParseList<Shape>('{', '}', [&] { return ParseShape(); });
-      if (!v.ok()) return v.status();
-      target->mutable_attrs().operand_layout_constraints = std::move(*v);
+      ASSIGN_OR_RETURN(std::vector<Shape> v, ParseList<Shape>('{', '}', [&] { return ParseShape(); }));
+      target->mutable_attrs().operand_layout_constraints = std::move(v);
       return absl::OkStatus();
     }
     case SpecialAttr::kLiteral: {
-      absl::StatusOr<Shape> s = ParseShape();
-      if (!s.ok()) return s.status();
-      absl::StatusOr<Literal> l = ParseLiteral(*s);
-      if (!l.ok()) return l.status();
-      target->set_literal(std::move(*l));
+      ASSIGN_OR_RETURN(Shape s, ParseShape());
+      ASSIGN_OR_RETURN(Literal l, ParseLiteral(s));
+      target->set_literal(std::move(l));
       return absl::OkStatus();
     }
     case SpecialAttr::kOutfeedShape: {
-      absl::StatusOr<Shape> s = ParseShape();
-      if (!s.ok()) return s.status();
-      target->mutable_attrs().outfeed_shape = std::move(*s);
+      ASSIGN_OR_RETURN(Shape s, ParseShape());
+      target->mutable_attrs().outfeed_shape = std::move(s);
       return absl::OkStatus();
     }
     case SpecialAttr::kDomain:

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/ir/status_macros.h"
+
 namespace passlab {
 namespace text_internal {
 
@@ -33,17 +35,16 @@ absl::StatusOr<std::string> Parser::ParseCompactGte(ComputationScope& scope,
   HloInstruction* current = it->second;
   std::string key = base;
   while (Consume('#')) {
-    absl::StatusOr<int64_t> index = ParseInt();
-    if (!index.ok()) return index.status();
+    ASSIGN_OR_RETURN(int64_t index, ParseInt());
     const Shape& shape = current->shape();
     if (!shape.IsTuple()) {
       return Error(at, StrCat("GTE operand must be tuple, but has shape: ", shape.ToString()));
     }
-    if (*index < 0 || *index >= shape.tuple_shapes_size()) {
-      return Error(at, StrCat("GTE index ", *index, " out of bounds for shape: ", shape.ToString()));
+    if (index < 0 || index >= shape.tuple_shapes_size()) {
+      return Error(at, StrCat("GTE index ", index, " out of bounds for shape: ", shape.ToString()));
     }
     std::string operand_key = key;
-    StrAppend(&key, "#", *index);
+    StrAppend(&key, "#", index);
     auto found = scope.names.find(key);
     if (found != scope.names.end()) {
       current = found->second;
@@ -53,9 +54,9 @@ absl::StatusOr<std::string> Parser::ParseCompactGte(ComputationScope& scope,
     std::replace(sanitized.begin(), sanitized.end(), '#', '_');
     std::string name = sanitized;
     for (int64_t n = 1; scope.names.contains(name); ++n) name = StrCat(sanitized, ".", n);
-    auto gte = HloInstruction::Create(HloOpcode::kGetTupleElement, shape.tuple_shapes(*index), {});
+    auto gte = HloInstruction::Create(HloOpcode::kGetTupleElement, shape.tuple_shapes(index), {});
     gte->SetName(name);
-    gte->set_index(*index);
+    gte->set_index(index);
     PendingInstruction pending{gte.get(), {{at, operand_key}}, {}, at};
     current = comp->AddInstruction(std::move(gte));
     scope.names[key] = current;
@@ -115,49 +116,43 @@ absl::StatusOr<std::string> Parser::ParseComputationRef(HloInstruction* inst, si
       std::string base = inst->name().empty() ? std::string("inline") : inst->name();
       name = StrCat(base, ".inline_computation", ++inline_counter_ > 1 ? StrCat(".", inline_counter_) : "");
     } while (computation_names_.contains(name));
-    if (absl::Status s = ParseComputationBody(name, at, /*is_entry=*/false); !s.ok()) return s;
+    RETURN_IF_ERROR(ParseComputationBody(name, at, /*is_entry=*/false));
     computation_refs_.push_back({inst, slot, {at, name}});
     return name;
   }
-  absl::StatusOr<std::string> name = ParseName();
-  if (!name.ok()) return name.status();
-  computation_refs_.push_back({inst, slot, {at, *name}});
-  return *name;
+  ASSIGN_OR_RETURN(std::string name, ParseName());
+  computation_refs_.push_back({inst, slot, {at, name}});
+  return name;
 }
 
 absl::Status Parser::ParseComputation() {
   SkipWs();
   const char* comp_pos = p_;
   bool is_entry = ConsumeWord("ENTRY");
-  absl::StatusOr<std::string> name = ParseName();
-  if (!name.ok()) return name.status();
-  if (computation_names_.contains(*name)) {
-    return Error(comp_pos, StrCat("computation '", *name, "' is defined twice"));
+  ASSIGN_OR_RETURN(std::string name, ParseName());
+  if (computation_names_.contains(name)) {
+    return Error(comp_pos, StrCat("computation '", name, "' is defined twice"));
   }
   if (is_entry && entry_ != nullptr) return Error(comp_pos, "more than one ENTRY computation");
   // Optional signature "(p: shape, ...) -> shape"; the body is authoritative.
   if (Peek() == '(') {
-    absl::StatusOr<std::vector<int>> ignored = ParseList<int>('(', ')', [&]() -> absl::StatusOr<int> {
-      absl::StatusOr<std::string> pname = ParseName();
-      if (!pname.ok()) return pname.status();
-      if (absl::Status s = Expect(':'); !s.ok()) return s;
-      absl::StatusOr<Shape> shape = ParseShape();
-      if (!shape.ok()) return shape.status();
+    ASSIGN_OR_RETURN(std::vector<int> ignored, ParseList<int>('(', ')', [&]() -> absl::StatusOr<int> {
+      ASSIGN_OR_RETURN(std::string pname, ParseName());
+      RETURN_IF_ERROR(Expect(':'));
+      ASSIGN_OR_RETURN(Shape shape, ParseShape());
       return 0;
-    });
-    if (!ignored.ok()) return ignored.status();
-    if (absl::Status s = ExpectStr("->"); !s.ok()) return s;
-    absl::StatusOr<Shape> result = ParseShape();
-    if (!result.ok()) return result.status();
+    }));
+    RETURN_IF_ERROR(ExpectStr("->"));
+    ASSIGN_OR_RETURN(Shape result, ParseShape());
   }
-  return ParseComputationBody(*name, comp_pos, is_entry);
+  return ParseComputationBody(name, comp_pos, is_entry);
 }
 
 absl::Status Parser::ParseComputationBody(const std::string& name_str, const char* comp_pos,
                                           bool is_entry) {
   if (++computation_depth_ > 64) return Error(comp_pos, "computations nested too deeply");
   const std::string* name = &name_str;
-  if (absl::Status s = Expect('{', "opening the computation body"); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('{', "opening the computation body"));
   auto comp = std::make_unique<HloComputation>(*name);
   ComputationScope scope{comp.get(), {}, {}};
   const size_t wrapped_mark = wrapped_computations_.size();
@@ -165,7 +160,7 @@ absl::Status Parser::ParseComputationBody(const std::string& name_str, const cha
   const char* root_pos = nullptr;
   while (!Consume('}')) {
     if (AtEnd()) return Error(comp_pos, StrCat("computation '", *name, "' is not closed"));
-    if (absl::Status s = ParseInstruction(scope, comp, &root, &root_pos); !s.ok()) return s;
+    RETURN_IF_ERROR(ParseInstruction(scope, comp, &root, &root_pos));
   }
   if (comp->instruction_count() == 0) {
     return Error(comp_pos, StrCat("computation '", *name, "' has no instructions"));
@@ -176,10 +171,9 @@ absl::Status Parser::ParseComputationBody(const std::string& name_str, const cha
   if (PeekCommaWord("execution_thread")) {
     Consume(',');
     ConsumeWord("execution_thread");
-    if (absl::Status s = Expect('=', "after execution_thread"); !s.ok()) return s;
-    absl::StatusOr<std::string> thread = ParseString();
-    if (!thread.ok()) return thread.status();
-    comp->set_execution_thread(*thread);
+    RETURN_IF_ERROR(Expect('=', "after execution_thread"));
+    ASSIGN_OR_RETURN(std::string thread, ParseString());
+    comp->set_execution_thread(thread);
   }
   // Resolve operands and control predecessors now that all names are known.
   for (PendingInstruction& pi : scope.pending) {
@@ -214,7 +208,7 @@ absl::Status Parser::ParseComputationBody(const std::string& name_str, const cha
     }
   }
   // The graph (operands and control edges) must be acyclic.
-  if (absl::Status s = CheckAcyclic(*comp, scope); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckAcyclic(*comp, scope));
   // Parameters: numbers must be 0..n-1 without duplicates.
   std::vector<HloInstruction*> params;
   for (HloInstruction* inst : comp->instructions()) {
@@ -257,27 +251,24 @@ absl::Status Parser::ParseInstruction(ComputationScope& scope, std::unique_ptr<H
   SkipWs();
   const char* inst_pos = p_;
   bool is_root = ConsumeWord("ROOT");
-  absl::StatusOr<std::string> name = ParseName();
-  if (!name.ok()) return name.status();
-  if (scope.names.contains(*name)) {
-    return Error(inst_pos, StrCat("instruction '", *name, "' is defined twice in computation '",
+  ASSIGN_OR_RETURN(std::string name, ParseName());
+  if (scope.names.contains(name)) {
+    return Error(inst_pos, StrCat("instruction '", name, "' is defined twice in computation '",
                                         comp->name(), "'"));
   }
-  if (absl::Status s = Expect('=', "after the instruction name"); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('=', "after the instruction name"));
   std::optional<Shape> shape;
   if (PeekShape() || PeekUnknownShape()) {
-    absl::StatusOr<Shape> parsed = ParseShape();
-    if (!parsed.ok()) return parsed.status();
-    shape = std::move(*parsed);
+    ASSIGN_OR_RETURN(Shape parsed, ParseShape());
+    shape = std::move(parsed);
   }
-  absl::StatusOr<HloInstruction*> added = ParseInstructionRest(scope, comp, *name, inst_pos, shape, 0);
-  if (!added.ok()) return added.status();
+  ASSIGN_OR_RETURN(HloInstruction* added, ParseInstructionRest(scope, comp, name, inst_pos, shape, 0));
   if (is_root) {
     if (*root != nullptr) {
       return Error(inst_pos, StrCat("computation '", comp->name(), "' has two ROOT instructions ('",
-                                    (*root)->name(), "' and '", *name, "')"));
+                                    (*root)->name(), "' and '", name, "')"));
     }
-    *root = *added;
+    *root = added;
     *root_pos = inst_pos;
   }
   return absl::OkStatus();
@@ -290,9 +281,8 @@ absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
   const std::string* name = &name_str;
   SkipWs();
   const char* op_pos = p_;
-  absl::StatusOr<std::string> opcode_name = ParseIdentifier();
-  if (!opcode_name.ok()) return opcode_name.status();
-  std::optional<HloOpcode> opcode = StringToHloOpcode(*opcode_name);
+  ASSIGN_OR_RETURN(std::string opcode_name, ParseIdentifier());
+  std::optional<HloOpcode> opcode = StringToHloOpcode(opcode_name);
   // Async sugar: "<op>-start", "<op>-update", "<op>-done" for ops without
   // their own async opcodes (seed 001).
   std::optional<HloOpcode> wrapped_opcode;
@@ -301,7 +291,7 @@ absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
     for (auto [suffix, kind] : {std::pair<std::string_view, HloOpcode>{"-start", HloOpcode::kAsyncStart},
                                 {"-update", HloOpcode::kAsyncUpdate},
                                 {"-done", HloOpcode::kAsyncDone}}) {
-      std::string_view n = *opcode_name;
+      std::string_view n = opcode_name;
       if (n.size() > suffix.size() && n.substr(n.size() - suffix.size()) == suffix) {
         std::optional<HloOpcode> w = StringToHloOpcode(n.substr(0, n.size() - suffix.size()));
         if (w.has_value()) {
@@ -316,7 +306,7 @@ absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
       }
     }
     if (!wrapped_opcode.has_value()) {
-      return Error(op_pos, StrCat("unknown opcode '", *opcode_name, "'"));
+      return Error(op_pos, StrCat("unknown opcode '", opcode_name, "'"));
     }
     opcode = async_kind;
   }
@@ -334,25 +324,22 @@ absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
   if (shape == nullptr) needs_inference_.push_back({inst.get(), inst_pos});
   PendingInstruction pending{inst.get(), {}, {}, inst_pos};
   // Operands.
-  if (absl::Status s = Expect('(', "opening the operand list"); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('(', "opening the operand list"));
   if (*opcode == HloOpcode::kConstant) {
-    absl::StatusOr<Literal> lit = ParseLiteral(*shape);
-    if (!lit.ok()) return lit.status();
-    inst->set_literal(std::move(*lit));
-    if (absl::Status s = Expect(')'); !s.ok()) return s;
+    ASSIGN_OR_RETURN(Literal lit, ParseLiteral(*shape));
+    inst->set_literal(std::move(lit));
+    RETURN_IF_ERROR(Expect(')'));
   } else if (*opcode == HloOpcode::kParameter) {
-    absl::StatusOr<int64_t> n = ParseInt();
-    if (!n.ok()) return n.status();
-    if (*n < 0) return Error("parameter numbers must be non-negative");
-    inst->set_index(*n);
-    if (absl::Status s = Expect(')'); !s.ok()) return s;
+    ASSIGN_OR_RETURN(int64_t n, ParseInt());
+    if (n < 0) return Error("parameter numbers must be non-negative");
+    inst->set_index(n);
+    RETURN_IF_ERROR(Expect(')'));
   } else if (!Consume(')')) {
     do {
       std::optional<Shape> operand_shape;
       if (PeekShape()) {
-        absl::StatusOr<Shape> parsed = ParseShape();
-        if (!parsed.ok()) return parsed.status();
-        operand_shape = std::move(*parsed);
+        ASSIGN_OR_RETURN(Shape parsed, ParseShape());
+        operand_shape = std::move(parsed);
       }
       SkipWs();
       const char* at = p_;
@@ -366,22 +353,20 @@ absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
         do {
           inline_name = StrCat(base, ".", ++inline_counter_);
         } while (scope.names.contains(inline_name));
-        absl::StatusOr<HloInstruction*> inner =
-            ParseInstructionRest(scope, comp, inline_name, at, operand_shape, depth + 1);
-        if (!inner.ok()) return inner.status();
+        ASSIGN_OR_RETURN(HloInstruction* inner,
+            ParseInstructionRest(scope, comp, inline_name, at, operand_shape, depth + 1));
         pending.operands.push_back({at, inline_name});
         continue;
       }
       absl::StatusOr<std::string> operand = ParseName();
       if (!operand.ok()) return operand.status();
       if (Peek() == '#') {
-        absl::StatusOr<std::string> gte = ParseCompactGte(scope, comp, *operand, at);
-        if (!gte.ok()) return gte.status();
-        *operand = std::move(*gte);
+        ASSIGN_OR_RETURN(std::string gte, ParseCompactGte(scope, comp, *operand, at));
+        *operand = std::move(gte);
       }
       pending.operands.push_back({at, *operand});
     } while (Consume(','));
-    if (absl::Status s = Expect(')', "closing the operand list"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect(')', "closing the operand list"));
   }
   // Async sugar start: build the wrapped computation from the start's shape:
   // ((operand shapes...), result, context...).
@@ -389,7 +374,7 @@ absl::StatusOr<HloInstruction*> Parser::ParseInstructionRest(
   std::unique_ptr<HloInstruction> wrapped;
   if (wrapped_opcode.has_value() && async_kind == HloOpcode::kAsyncStart) {
     if (!shape->IsTuple() || shape->tuple_shapes_size() < 2) {
-      return Error(inst_pos, StrCat("'", *opcode_name,
+      return Error(inst_pos, StrCat("'", opcode_name,
                                     "' must have a tuple shape ((operands...), result, ...)"));
     }
     wrapped = HloInstruction::Create(*wrapped_opcode, shape->tuple_shapes(1), {});

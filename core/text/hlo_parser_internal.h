@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_attribute_table.h"
 #include "core/text/hlo_parser.h"
@@ -201,14 +202,13 @@ class Parser {
   template <typename T, typename Fn>
   absl::StatusOr<std::vector<T>> ParseList(char open, char close, Fn&& element) {
     std::vector<T> out;
-    if (absl::Status s = Expect(open); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect(open));
     if (Consume(close)) return out;
     do {
-      absl::StatusOr<T> v = element();
-      if (!v.ok()) return v.status();
-      out.push_back(std::move(*v));
+      ASSIGN_OR_RETURN(T v, element());
+      out.push_back(std::move(v));
     } while (Consume(','));
-    if (absl::Status s = Expect(close); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect(close));
     return out;
   }
   absl::StatusOr<std::vector<int64_t>> ParseIntList(char open = '{', char close = '}') {
@@ -219,17 +219,15 @@ class Parser {
   }
   absl::StatusOr<std::vector<bool>> ParseBoolOrBoolList() {
     if (Peek() == '{') return ParseBoolList();
-    absl::StatusOr<bool> b = ParseBool();
-    if (!b.ok()) return b.status();
-    return std::vector<bool>{*b};
+    ASSIGN_OR_RETURN(bool b, ParseBool());
+    return std::vector<bool>{b};
   }
   // "AxBxC" with optional negative numbers.
   absl::StatusOr<std::vector<int64_t>> ParseXList() {
     std::vector<int64_t> out;
     do {
-      absl::StatusOr<int64_t> v = ParseInt();
-      if (!v.ok()) return v.status();
-      out.push_back(*v);
+      ASSIGN_OR_RETURN(int64_t v, ParseInt());
+      out.push_back(v);
     } while (p_ < end_ && *p_ == 'x' && ++p_);
     return out;
   }

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "core/ir/status_macros.h"
+
 namespace passlab {
 namespace text_internal {
 
@@ -55,7 +57,7 @@ absl::StatusOr<Shape> Parser::ParseShape(int depth) {
     if (!inner->IsArray() || inner->IsBuffer()) {
       return Error(start, "a buffer shape b(...) must hold an array shape");
     }
-    if (absl::Status s = Expect(')', "closing a buffer shape"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect(')', "closing a buffer shape"));
     inner->set_is_buffer(true);
     return inner;
   }
@@ -63,11 +65,10 @@ absl::StatusOr<Shape> Parser::ParseShape(int depth) {
     std::vector<Shape> elements;
     if (!Consume(')')) {
       do {
-        absl::StatusOr<Shape> e = ParseShape(depth + 1);
-        if (!e.ok()) return e.status();
-        elements.push_back(std::move(*e));
+        ASSIGN_OR_RETURN(Shape e, ParseShape(depth + 1));
+        elements.push_back(std::move(e));
       } while (Consume(','));
-      if (absl::Status s = Expect(')', "closing a tuple shape"); !s.ok()) return s;
+      RETURN_IF_ERROR(Expect(')', "closing a tuple shape"));
     }
     return Shape::Tuple(std::move(elements));
   }
@@ -98,19 +99,17 @@ absl::StatusOr<Shape> Parser::ParseShape(int depth) {
       }
       bool dynamic = ConsumeStr("<=");
       const char* at = p_;
-      absl::StatusOr<int64_t> d = ParseInt();
-      if (!d.ok()) return d.status();
-      if (*d < 0) return Error(at, "dimension sizes must be non-negative");
-      shape.add_dimension(*d, dynamic);
+      ASSIGN_OR_RETURN(int64_t d, ParseInt());
+      if (d < 0) return Error(at, "dimension sizes must be non-negative");
+      shape.add_dimension(d, dynamic);
     } while (Consume(','));
-    if (absl::Status s = Expect(']', "closing the dimensions"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect(']', "closing the dimensions"));
     if (!shape.IsArray()) return Error(start, "token and opaque shapes have no dimensions");
   }
   if (shape.IsArray()) {
     if (PeekLayout()) {
-      absl::StatusOr<Layout> layout = ParseLayout(depth);
-      if (!layout.ok()) return layout.status();
-      shape.set_layout(std::move(*layout));
+      ASSIGN_OR_RETURN(Layout layout, ParseLayout(depth));
+      shape.set_layout(std::move(layout));
     } else if (!keep_missing_layouts_ || shape.rank() == 0) {
       shape.SetDefaultLayout();
     }
@@ -128,14 +127,13 @@ bool Parser::PeekLayout() {
 }
 
 absl::StatusOr<Layout> Parser::ParseLayout(int depth) {
-  if (absl::Status s = Expect('{'); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('{'));
   Layout layout;
   if (!Consume('}')) {
     if (Peek() != ':') {
       do {
-        absl::StatusOr<int64_t> d = ParseInt();
-        if (!d.ok()) return d.status();
-        layout.mutable_minor_to_major().push_back(*d);
+        ASSIGN_OR_RETURN(int64_t d, ParseInt());
+        layout.mutable_minor_to_major().push_back(d);
       } while (Consume(','));
     }
     if (Consume(':')) {
@@ -145,20 +143,18 @@ absl::StatusOr<Layout> Parser::ParseLayout(int depth) {
           while (Peek() == '(') {
             ++p_;
             SplitConfig sc;
-            absl::StatusOr<int64_t> dim = ParseInt();
-            if (!dim.ok()) return dim.status();
-            sc.dimension = *dim;
-            if (absl::Status s = Expect(':'); !s.ok()) return s;
+            ASSIGN_OR_RETURN(int64_t dim, ParseInt());
+            sc.dimension = dim;
+            RETURN_IF_ERROR(Expect(':'));
             do {
-              absl::StatusOr<int64_t> v = ParseInt();
-              if (!v.ok()) return v.status();
-              sc.split_indices.push_back(*v);
+              ASSIGN_OR_RETURN(int64_t v, ParseInt());
+              sc.split_indices.push_back(v);
             } while (Consume(','));
-            if (absl::Status s = Expect(')'); !s.ok()) return s;
+            RETURN_IF_ERROR(Expect(')'));
             layout.mutable_split_configs().push_back(std::move(sc));
           }
         } else if (Consume('D')) {
-          if (absl::Status s = Expect('('); !s.ok()) return s;
+          RETURN_IF_ERROR(Expect('('));
           do {
             SkipWs();
             DimLevel level;
@@ -176,7 +172,7 @@ absl::StatusOr<Layout> Parser::ParseLayout(int depth) {
             }
             layout.mutable_dim_levels().push_back(level);
           } while (Consume(','));
-          if (absl::Status s = Expect(')'); !s.ok()) return s;
+          RETURN_IF_ERROR(Expect(')'));
         } else if (Consume('T')) {
           while (Peek() == '(') {
             ++p_;
@@ -186,48 +182,45 @@ absl::StatusOr<Layout> Parser::ParseLayout(int depth) {
                 if (Consume('*')) {
                   tile.dims.push_back(Tile::kCombineDimension);
                 } else {
-                  absl::StatusOr<int64_t> v = ParseInt();
-                  if (!v.ok()) return v.status();
-                  tile.dims.push_back(*v);
+                  ASSIGN_OR_RETURN(int64_t v, ParseInt());
+                  tile.dims.push_back(v);
                 }
               } while (Consume(','));
-              if (absl::Status s = Expect(')'); !s.ok()) return s;
+              RETURN_IF_ERROR(Expect(')'));
             }
             layout.mutable_tiles().push_back(std::move(tile));
           }
         } else if (Consume('L') || Consume('E') || Consume('S') || Consume('M')) {
           char field = p_[-1];
-          if (absl::Status s = Expect('('); !s.ok()) return s;
-          absl::StatusOr<int64_t> v = ParseInt();
-          if (!v.ok()) return v.status();
-          if (absl::Status s = Expect(')'); !s.ok()) return s;
-          if (field == 'L') layout.set_tail_padding_alignment_in_elements(*v);
-          if (field == 'E') layout.set_element_size_in_bits(*v);
-          if (field == 'S') layout.set_memory_space(*v);
-          if (field == 'M') layout.set_dynamic_shape_metadata_prefix_bytes(*v);
+          RETURN_IF_ERROR(Expect('('));
+          ASSIGN_OR_RETURN(int64_t v, ParseInt());
+          RETURN_IF_ERROR(Expect(')'));
+          if (field == 'L') layout.set_tail_padding_alignment_in_elements(v);
+          if (field == 'E') layout.set_element_size_in_bits(v);
+          if (field == 'S') layout.set_memory_space(v);
+          if (field == 'M') layout.set_dynamic_shape_metadata_prefix_bytes(v);
         } else if (Consume('#') || Consume('*')) {
           char field = p_[-1];
-          if (absl::Status s = Expect('('); !s.ok()) return s;
+          RETURN_IF_ERROR(Expect('('));
           SkipWs();
           const char* ts = p_;
           while (p_ < end_ && std::isalnum(static_cast<unsigned char>(*p_))) ++p_;
           std::optional<PrimitiveType> t = PrimitiveTypeFromName(std::string_view(ts, p_ - ts));
           if (!t.has_value()) return Error(ts, "unknown primitive type in layout");
-          if (absl::Status s = Expect(')'); !s.ok()) return s;
+          RETURN_IF_ERROR(Expect(')'));
           if (field == '#') layout.set_index_primitive_type(*t);
           else layout.set_pointer_primitive_type(*t);
         } else if (Consume('P')) {
-          if (absl::Status s = Expect('('); !s.ok()) return s;
-          absl::StatusOr<Shape> phys = ParseShape(depth + 1);
-          if (!phys.ok()) return phys.status();
-          if (absl::Status s = Expect(')'); !s.ok()) return s;
-          layout.set_physical_shape(*phys);
+          RETURN_IF_ERROR(Expect('('));
+          ASSIGN_OR_RETURN(Shape phys, ParseShape(depth + 1));
+          RETURN_IF_ERROR(Expect(')'));
+          layout.set_physical_shape(phys);
         } else {
           return Error(at, "unknown layout field");
         }
       }
     }
-    if (absl::Status s = Expect('}', "closing the layout"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect('}', "closing the layout"));
   }
   return layout;
 }
@@ -245,14 +238,12 @@ absl::Status Parser::ParseElement(Literal& lit, int64_t linear) {
     return absl::OkStatus();
   }
   if (IsComplexType(t)) {
-    if (absl::Status s = Expect('(', "starting a complex value"); !s.ok()) return s;
-    absl::StatusOr<double> re = ParseDouble();
-    if (!re.ok()) return re.status();
-    if (absl::Status s = Expect(','); !s.ok()) return s;
-    absl::StatusOr<double> im = ParseDouble();
-    if (!im.ok()) return im.status();
-    if (absl::Status s = Expect(')'); !s.ok()) return s;
-    lit.SetComplex(linear, {*re, *im});
+    RETURN_IF_ERROR(Expect('(', "starting a complex value"));
+    ASSIGN_OR_RETURN(double re, ParseDouble());
+    RETURN_IF_ERROR(Expect(','));
+    ASSIGN_OR_RETURN(double im, ParseDouble());
+    RETURN_IF_ERROR(Expect(')'));
+    lit.SetComplex(linear, {re, im});
     return absl::OkStatus();
   }
   if (IsIntegralType(t)) {
@@ -297,7 +288,7 @@ absl::Status Parser::ParseElement(Literal& lit, int64_t linear) {
       while (p_ < end_ && std::isxdigit(static_cast<unsigned char>(*p_))) ++p_;
       if (p_ == hs || p_ - hs > 16) return Error(hs, "malformed NaN payload");
       payload = std::strtoull(std::string(hs, p_).c_str(), nullptr, 16);
-      if (absl::Status s = Expect(')'); !s.ok()) return s;
+      RETURN_IF_ERROR(Expect(')'));
       if (payload == 0 || (mbits < 64 && payload >= (uint64_t{1} << mbits))) {
         return Error(hs, StrCat("NaN payload does not fit the ", mbits, "-bit mantissa of ",
                                       PrimitiveTypeName(t)));
@@ -316,9 +307,8 @@ absl::Status Parser::ParseElement(Literal& lit, int64_t linear) {
     return absl::OkStatus();
   }
   p_ = at;
-  absl::StatusOr<double> v = ParseDouble();
-  if (!v.ok()) return v.status();
-  lit.SetDouble(linear, *v);
+  ASSIGN_OR_RETURN(double v, ParseDouble());
+  lit.SetDouble(linear, v);
   return absl::OkStatus();
 }
 
@@ -338,10 +328,10 @@ absl::Status Parser::ParseArrayLiteral(Literal& lit, int64_t dim, int64_t& linea
         return Error(at, StrCat("too many elements in dimension ", dim, " of the constant (",
                                       dims[dim], " expected)"));
       }
-      if (absl::Status s = ParseArrayLiteral(lit, dim + 1, linear, depth + 1); !s.ok()) return s;
+      RETURN_IF_ERROR(ParseArrayLiteral(lit, dim + 1, linear, depth + 1));
       ++count;
     } while (Consume(','));
-    if (absl::Status s = Expect('}'); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect('}'));
   }
   if (count != dims[dim]) {
     return Error(at, StrCat("dimension ", dim, " of the constant has ", count,
@@ -353,17 +343,16 @@ absl::Status Parser::ParseArrayLiteral(Literal& lit, int64_t dim, int64_t& linea
 absl::StatusOr<Literal> Parser::ParseLiteral(const Shape& shape, int depth) {
   if (depth > kMaxNesting) return Error("literal nesting too deep");
   if (shape.IsTuple()) {
-    if (absl::Status s = Expect('(', "starting a tuple constant"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect('(', "starting a tuple constant"));
     std::vector<Literal> elements;
     for (int64_t i = 0; i < shape.tuple_shapes_size(); ++i) {
       if (i > 0) {
-        if (absl::Status s = Expect(','); !s.ok()) return s;
+        RETURN_IF_ERROR(Expect(','));
       }
-      absl::StatusOr<Literal> e = ParseLiteral(shape.tuple_shapes(i), depth + 1);
-      if (!e.ok()) return e.status();
-      elements.push_back(std::move(*e));
+      ASSIGN_OR_RETURN(Literal e, ParseLiteral(shape.tuple_shapes(i), depth + 1));
+      elements.push_back(std::move(e));
     }
-    if (absl::Status s = Expect(')'); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect(')'));
     Literal l = Literal::Tuple(std::move(elements));
     l.set_shape_layout(shape);
     return l;
@@ -383,7 +372,7 @@ absl::StatusOr<Literal> Parser::ParseLiteral(const Shape& shape, int depth) {
   if (shape.rank() > 0 && Peek() != '{') {
     // XLA accepts one value for a whole array: "f32[2,3] constant(0)".
     if (lit.element_count() == 0) return Error("a value was given for an empty array");
-    if (absl::Status s = ParseElement(lit, 0); !s.ok()) return s;
+    RETURN_IF_ERROR(ParseElement(lit, 0));
     int w = PrimitiveByteWidth(shape.element_type());
     for (int64_t i = 1; i < lit.element_count(); ++i) {
       std::memcpy(lit.untyped_data() + i * w, lit.untyped_data(), w);
@@ -391,7 +380,7 @@ absl::StatusOr<Literal> Parser::ParseLiteral(const Shape& shape, int depth) {
     return lit;
   }
   int64_t linear = 0;
-  if (absl::Status s = ParseArrayLiteral(lit, 0, linear, depth); !s.ok()) return s;
+  RETURN_IF_ERROR(ParseArrayLiteral(lit, 0, linear, depth));
   return lit;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/ir/status_macros.h"
+
 namespace passlab {
 namespace text_internal {
 
@@ -62,37 +64,34 @@ absl::Status Parser::ParseMesh(NamedParse& np) {
   const char* start = p_;
   NamedSharding& ns = np.ns;
   if (ConsumeWord("maximal_mesh")) {
-    if (absl::Status s = Expect('[', "after maximal_mesh"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect('[', "after maximal_mesh"));
     if (!ConsumeWord("device_id")) return Error("expected device_id= in maximal_mesh");
-    if (absl::Status s = Expect('='); !s.ok()) return s;
-    absl::StatusOr<int64_t> device = ParseInt();
-    if (!device.ok()) return device.status();
-    if (absl::Status s = Expect(']', "closing maximal_mesh"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect('='));
+    ASSIGN_OR_RETURN(int64_t device, ParseInt());
+    RETURN_IF_ERROR(Expect(']', "closing maximal_mesh"));
     ns.form = NamedSharding::Form::kMaximal;
-    ns.maximal_device = *device;
+    ns.maximal_device = device;
     np.mesh_text = std::string(start, p_);
     return absl::OkStatus();
   }
   if (!ConsumeWord("mesh")) return Error("expected 'mesh' or 'maximal_mesh'");
-  if (absl::Status s = Expect('[', "after mesh"); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('[', "after mesh"));
   int64_t devices = 1;
   if (!Consume(']')) {
     do {
       SkipWs();
       const char* at = p_;
-      absl::StatusOr<std::string> name = ParseString('\'');
-      if (!name.ok()) return name.status();
-      if (absl::Status s = Expect('=', "after the mesh axis name"); !s.ok()) return s;
-      absl::StatusOr<int64_t> size = ParseInt();
-      if (!size.ok()) return size.status();
-      if (*size < 1) return Error(at, StrCat("mesh axis '", *name, "' must have a positive size"));
+      ASSIGN_OR_RETURN(std::string name, ParseString('\''));
+      RETURN_IF_ERROR(Expect('=', "after the mesh axis name"));
+      ASSIGN_OR_RETURN(int64_t size, ParseInt());
+      if (size < 1) return Error(at, StrCat("mesh axis '", name, "' must have a positive size"));
       for (const NamedSharding::MeshAxis& axis : ns.mesh) {
-        if (axis.name == *name) return Error(at, StrCat("mesh axis '", *name, "' is given twice"));
+        if (axis.name == name) return Error(at, StrCat("mesh axis '", name, "' is given twice"));
       }
-      if (*size > (1 << 24) || (devices *= *size) > (1 << 24)) return Error(at, "mesh too large");
-      ns.mesh.push_back({*name, *size});
+      if (size > (1 << 24) || (devices *= size) > (1 << 24)) return Error(at, "mesh too large");
+      ns.mesh.push_back({name, size});
     } while (Consume(','));
-    if (absl::Status s = Expect(']', "closing the mesh axes"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect(']', "closing the mesh axes"));
   }
   np.mesh_text = std::string(start, p_);
   if (ns.mesh.empty()) return absl::OkStatus();
@@ -100,33 +99,31 @@ absl::Status Parser::ParseMesh(NamedParse& np) {
   if (!PeekCommaWord("device_ids")) return absl::OkStatus();
   Consume(',');
   ConsumeWord("device_ids");
-  if (absl::Status s = Expect('=', "after device_ids"); !s.ok()) return s;
-  if (absl::Status s = Expect('(', "opening device_ids"); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('=', "after device_ids"));
+  RETURN_IF_ERROR(Expect('(', "opening device_ids"));
   SkipWs();
   const char* at = p_;
   if (Peek() == '[') {
     // Iota device ids: [reshape_dims]T(transpose_perm).
-    absl::StatusOr<std::vector<int64_t>> reshape = ParseIntList('[', ']');
-    if (!reshape.ok()) return reshape.status();
-    if (reshape->empty()) return Error(at, "expected non-empty iota reshape dimensions");
-    std::vector<int64_t> perm(reshape->size());
+    ASSIGN_OR_RETURN(std::vector<int64_t> reshape, ParseIntList('[', ']'));
+    if (reshape.empty()) return Error(at, "expected non-empty iota reshape dimensions");
+    std::vector<int64_t> perm(reshape.size());
     for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
     if (ConsumeWord("T")) {
-      absl::StatusOr<std::vector<int64_t>> p = ParseIntList('(', ')');
-      if (!p.ok()) return p.status();
-      std::vector<int64_t> sorted = *p;
+      ASSIGN_OR_RETURN(std::vector<int64_t> p, ParseIntList('(', ')'));
+      std::vector<int64_t> sorted = p;
       std::sort(sorted.begin(), sorted.end());
       if (sorted != perm) {
         return Error(at, StrCat("device_ids transpose must be a permutation of 0..",
                                 perm.size() - 1));
       }
-      perm = std::move(*p);
-    } else if (reshape->size() > 1) {
+      perm = std::move(p);
+    } else if (reshape.size() > 1) {
       return Error("expected 'T(' after the device_ids iota dimensions");
     }
-    if (absl::Status s = Expect(')', "closing device_ids"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect(')', "closing device_ids"));
     int64_t product = 1;
-    for (int64_t d : *reshape) {
+    for (int64_t d : reshape) {
       if (d < 1 || d > (1 << 24) || (product *= d) > (1 << 24)) {
         return Error(at, "invalid device_ids iota dimensions");
       }
@@ -135,24 +132,23 @@ absl::Status Parser::ParseMesh(NamedParse& np) {
       return Error(at, StrCat("mesh device_ids iota size ", product,
                               " does not match the product of the mesh axis sizes ", devices));
     }
-    CanonicalizeIota(*reshape, perm);
-    if (reshape->size() > 1) {
-      ns.device_iota_reshape = std::move(*reshape);
+    CanonicalizeIota(reshape, perm);
+    if (reshape.size() > 1) {
+      ns.device_iota_reshape = std::move(reshape);
       ns.device_iota_perm = std::move(perm);
     }
   } else {
     std::vector<int64_t> ids;
     if (!Consume(')')) {
       do {
-        absl::StatusOr<int64_t> id = ParseInt();
-        if (!id.ok()) return id.status();
-        ids.push_back(*id);
+        ASSIGN_OR_RETURN(int64_t id, ParseInt());
+        ids.push_back(id);
         if (static_cast<int64_t>(ids.size()) > devices) {
           return Error(at, StrCat("expected ", devices,
                                   " device_ids based on mesh axes, but got more"));
         }
       } while (Consume(','));
-      if (absl::Status s = Expect(')', "closing device_ids"); !s.ok()) return s;
+      RETURN_IF_ERROR(Expect(')', "closing device_ids"));
     }
     if (static_cast<int64_t>(ids.size()) != devices) {
       return Error(at, StrCat("expected ", devices, " device_ids based on mesh axes, but got ",
@@ -179,16 +175,15 @@ absl::Status Parser::ParseMesh(NamedParse& np) {
 absl::StatusOr<NamedSharding::AxisRef> Parser::ParseAxisRef(NamedParse& np) {
   SkipWs();
   const char* at = p_;
-  absl::StatusOr<std::string> name = ParseString('\'');
-  if (!name.ok()) return name.status();
+  ASSIGN_OR_RETURN(std::string name, ParseString('\''));
   const std::vector<NamedSharding::MeshAxis>& mesh = np.ns.mesh;
   int64_t index = -1;
   for (size_t i = 0; i < mesh.size(); ++i) {
-    if (mesh[i].name == *name) index = static_cast<int64_t>(i);
+    if (mesh[i].name == name) index = static_cast<int64_t>(i);
   }
   // XLA accepts an axis by its index too ("'0'"), as printed without a mesh.
-  if (index < 0 && !SimpleAtoi(*name, &index)) {
-    return Error(at, StrCat("axis '", *name, "' is not a valid axis name or index in mesh ",
+  if (index < 0 && !SimpleAtoi(name, &index)) {
+    return Error(at, StrCat("axis '", name, "' is not a valid axis name or index in mesh ",
                             np.mesh_text));
   }
   if (index < 0 || index >= static_cast<int64_t>(mesh.size())) {
@@ -199,19 +194,17 @@ absl::StatusOr<NamedSharding::AxisRef> Parser::ParseAxisRef(NamedParse& np) {
   ref.index = index;
   const int64_t full = mesh[index].size;
   if (Consume(':')) {
-    if (absl::Status s = Expect('(', "before the sub-axis pre-size"); !s.ok()) return s;
-    absl::StatusOr<int64_t> pre = ParseInt();
-    if (!pre.ok()) return pre.status();
-    if (absl::Status s = Expect(')', "after the sub-axis pre-size"); !s.ok()) return s;
-    absl::StatusOr<int64_t> size = ParseInt();
-    if (!size.ok()) return size.status();
+    RETURN_IF_ERROR(Expect('(', "before the sub-axis pre-size"));
+    ASSIGN_OR_RETURN(int64_t pre, ParseInt());
+    RETURN_IF_ERROR(Expect(')', "after the sub-axis pre-size"));
+    ASSIGN_OR_RETURN(int64_t size, ParseInt());
     // AxisRef::Validate: pre_size * size divides the axis, size < axis size.
-    if (*pre < 1 || *size < 1 || *pre > full || *size >= full || full % (*pre * *size) != 0) {
-      return Error(at, StrCat("sub-axis '", *name, "':(", *pre, ")", *size,
+    if (pre < 1 || size < 1 || pre > full || size >= full || full % (pre * size) != 0) {
+      return Error(at, StrCat("sub-axis '", name, "':(", pre, ")", size,
                               " does not fit mesh axis '", mesh[index].name, "' of size ", full,
                               " (pre-size times size must divide it; size must be smaller)"));
     }
-    ref.sub_axis = std::make_pair(*pre, *size);
+    ref.sub_axis = std::make_pair(pre, size);
   }
   // AxisRef::CanCoexistWithoutOverlap against every axis used so far.
   auto range = [&](const NamedSharding::AxisRef& a) {
@@ -223,7 +216,7 @@ absl::StatusOr<NamedSharding::AxisRef> Parser::ParseAxisRef(NamedParse& np) {
     auto [lo, hi] = range(ref);
     auto [other_lo, other_hi] = range(other);
     if (!ref.sub_axis || !other.sub_axis || (lo < other_hi && other_lo < hi)) {
-      return Error(at, StrCat("axis '", *name, "' overlaps an axis used earlier in this sharding"));
+      return Error(at, StrCat("axis '", name, "' overlaps an axis used earlier in this sharding"));
     }
   }
   np.used.push_back(ref);
@@ -246,10 +239,9 @@ absl::Status Parser::ParseAxisRefList(NamedParse& np, std::string_view what,
                               std::vector<NamedSharding::AxisRef>& out) {
   SkipWs();
   const char* at = p_;
-  absl::StatusOr<std::vector<NamedSharding::AxisRef>> axes =
-      ParseList<NamedSharding::AxisRef>('{', '}', [&] { return ParseAxisRef(np); });
-  if (!axes.ok()) return axes.status();
-  out.insert(out.end(), axes->begin(), axes->end());
+  ASSIGN_OR_RETURN(std::vector<NamedSharding::AxisRef> axes,
+      ParseList<NamedSharding::AxisRef>('{', '}', [&] { return ParseAxisRef(np); }));
+  out.insert(out.end(), axes.begin(), axes.end());
   auto key = [](const NamedSharding::AxisRef& a) {
     return std::make_pair(a.index, a.sub_axis ? a.sub_axis->first : int64_t{1});
   };
@@ -267,7 +259,7 @@ absl::Status Parser::ParseAxisRefList(NamedParse& np, std::string_view what,
 // dim_sharding ::= '{' (axis_ref (',' axis_ref)*)? (',' '?')? '}' | '{' '?' '}'
 absl::StatusOr<NamedSharding::DimSharding> Parser::ParseDimSharding(NamedParse& np) {
   NamedSharding::DimSharding dim;
-  if (absl::Status s = Expect('{', "opening a dimension sharding"); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('{', "opening a dimension sharding"));
   if (Consume('}')) return dim;
   do {
     SkipWs();
@@ -278,14 +270,13 @@ absl::StatusOr<NamedSharding::DimSharding> Parser::ParseDimSharding(NamedParse& 
     }
     SkipWs();
     const char* at = p_;
-    absl::StatusOr<NamedSharding::AxisRef> ref = ParseAxisRef(np);
-    if (!ref.ok()) return ref.status();
-    if (!dim.axes.empty() && CanMerge(dim.axes.back(), *ref)) {
+    ASSIGN_OR_RETURN(NamedSharding::AxisRef ref, ParseAxisRef(np));
+    if (!dim.axes.empty() && CanMerge(dim.axes.back(), ref)) {
       return Error(at, "adjacent axes in a dimension sharding can be merged into one");
     }
-    dim.axes.push_back(*ref);
+    dim.axes.push_back(ref);
   } while (Consume(','));
-  if (absl::Status s = Expect('}', "closing a dimension sharding"); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('}', "closing a dimension sharding"));
   return dim;
 }
 
@@ -298,15 +289,13 @@ absl::Status Parser::ParseShardingMetadata(std::vector<OpMetadata>& out) {
     Consume('{');
     if (Consume('}')) return absl::OkStatus();
     do {
-      absl::StatusOr<OpMetadata> m = ParseMetadata();
-      if (!m.ok()) return m.status();
-      out.push_back(std::move(*m));
+      ASSIGN_OR_RETURN(OpMetadata m, ParseMetadata());
+      out.push_back(std::move(m));
     } while (Consume(','));
     return Expect('}', "closing the metadata list");
   }
-  absl::StatusOr<OpMetadata> m = ParseMetadata();
-  if (!m.ok()) return m.status();
-  out.push_back(std::move(*m));
+  ASSIGN_OR_RETURN(OpMetadata m, ParseMetadata());
+  out.push_back(std::move(m));
   return absl::OkStatus();
 }
 
@@ -357,13 +346,13 @@ NamedSharding::Form PrintedForm(const NamedSharding& ns) {
 // After the sharding's '{', at "mesh" or "maximal_mesh"; through the '}'.
 absl::Status Parser::ParseNamedSharding(HloSharding& sh) {
   NamedParse np;
-  if (absl::Status s = ParseMesh(np); !s.ok()) return s;
+  RETURN_IF_ERROR(ParseMesh(np));
   NamedSharding& ns = np.ns;
   using ReductionOp = NamedSharding::ReductionOp;
   auto metadata_if_present = [&]() -> absl::Status {
     if (!Consume(',')) return absl::OkStatus();
     if (!ConsumeWord("metadata")) return Error("expected metadata=");
-    if (absl::Status s = Expect('=', "after metadata"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect('=', "after metadata"));
     return ParseShardingMetadata(sh.metadata);
   };
   auto reduction_op = [&](ReductionOp& op) -> absl::Status {
@@ -379,7 +368,7 @@ absl::Status Parser::ParseNamedSharding(HloSharding& sh) {
     return axes;
   };
   auto finish = [&]() -> absl::Status {
-    if (absl::Status s = Expect('}', "closing the sharding"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect('}', "closing the sharding"));
     ns.unreduced_op_written = ns.unreduced_op != ReductionOp::kSum;
     ns.form = PrintedForm(ns);
     sh.kind = HloSharding::Kind::kNamed;
@@ -387,53 +376,51 @@ absl::Status Parser::ParseNamedSharding(HloSharding& sh) {
     return absl::OkStatus();
   };
   if (ns.form == NamedSharding::Form::kMaximal) {
-    if (absl::Status s = metadata_if_present(); !s.ok()) return s;
+    RETURN_IF_ERROR(metadata_if_present());
     return finish();
   }
   Consume(',');
   // Whole-sharding forms: "replicated", "unreduced[=op][{axes}]", "manual".
   if (ConsumeWord("replicated")) {
-    if (absl::Status s = metadata_if_present(); !s.ok()) return s;
+    RETURN_IF_ERROR(metadata_if_present());
     return finish();
   }
   if (ConsumeWord("unreduced")) {
     if (Consume('=')) {
-      if (absl::Status s = reduction_op(ns.unreduced_op); !s.ok()) return s;
+      RETURN_IF_ERROR(reduction_op(ns.unreduced_op));
     }
     if (Peek() == '{') {
-      if (absl::Status s = ParseAxisRefList(np, "unreduced", ns.unreduced_axes); !s.ok()) return s;
+      RETURN_IF_ERROR(ParseAxisRefList(np, "unreduced", ns.unreduced_axes));
     } else {
       ns.unreduced_axes = all_axes();
     }
-    if (absl::Status s = metadata_if_present(); !s.ok()) return s;
+    RETURN_IF_ERROR(metadata_if_present());
     return finish();
   }
   if (ConsumeWord("manual")) {
     ns.manual_axes = all_axes();
-    if (absl::Status s = metadata_if_present(); !s.ok()) return s;
+    RETURN_IF_ERROR(metadata_if_present());
     return finish();
   }
-  absl::StatusOr<std::vector<NamedSharding::DimSharding>> dims =
-      ParseList<NamedSharding::DimSharding>('[', ']', [&] { return ParseDimSharding(np); });
-  if (!dims.ok()) return dims.status();
-  ns.dims = std::move(*dims);
+  ASSIGN_OR_RETURN(std::vector<NamedSharding::DimSharding> dims,
+      ParseList<NamedSharding::DimSharding>('[', ']', [&] { return ParseDimSharding(np); }));
+  ns.dims = std::move(dims);
   while (Peek() != '}') {
     if (p_ >= end_) return Error("unterminated sharding");
-    if (absl::Status s = Expect(',', "before the next named sharding attribute"); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect(',', "before the next named sharding attribute"));
     SkipWs();
     const char* at = p_;
-    absl::StatusOr<std::string> attr = ParseIdentifier();
-    if (!attr.ok()) return attr.status();
-    if (absl::Status s = Expect('=', StrCat("after '", *attr, "'")); !s.ok()) return s;
+    ASSIGN_OR_RETURN(std::string attr, ParseIdentifier());
+    RETURN_IF_ERROR(Expect('=', StrCat("after '", attr, "'")));
     absl::Status s;
-    if (*attr == "replicated") {
+    if (attr == "replicated") {
       s = ParseAxisRefList(np, "replicated", ns.replicated_axes);
-    } else if (*attr == "unreduced") {
+    } else if (attr == "unreduced") {
       if (Peek() != '{') s = reduction_op(ns.unreduced_op);
       if (s.ok()) s = ParseAxisRefList(np, "unreduced", ns.unreduced_axes);
-    } else if (*attr == "manual") {
+    } else if (attr == "manual") {
       s = ParseAxisRefList(np, "manual", ns.manual_axes);
-    } else if (*attr == "metadata") {
+    } else if (attr == "metadata") {
       s = ParseShardingMetadata(sh.metadata);
     } else {
       return Error(at, "unknown attribute in named sharding: expected replicated, unreduced, "
@@ -447,21 +434,20 @@ absl::Status Parser::ParseNamedSharding(HloSharding& sh) {
 absl::StatusOr<HloSharding> Parser::ParseSharding(int depth) {
   if (depth > kMaxNesting) return Error("sharding nesting too deep");
   const char* start = p_;
-  if (absl::Status s = Expect('{', "starting a sharding"); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('{', "starting a sharding"));
   HloSharding sh;
   if (Peek() == '{' || Peek() == '}') {
     sh.kind = HloSharding::Kind::kTuple;
     if (Consume('}')) return sh;
     do {
-      absl::StatusOr<HloSharding> e = ParseSharding(depth + 1);
-      if (!e.ok()) return e.status();
-      sh.tuple_elements.push_back(std::move(*e));
+      ASSIGN_OR_RETURN(HloSharding e, ParseSharding(depth + 1));
+      sh.tuple_elements.push_back(std::move(e));
     } while (Consume(','));
-    if (absl::Status s = Expect('}'); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect('}'));
     return sh;
   }
   if (PeekWord("mesh") || PeekWord("maximal_mesh")) {
-    if (absl::Status s = ParseNamedSharding(sh); !s.ok()) return s;
+    RETURN_IF_ERROR(ParseNamedSharding(sh));
     return sh;
   }
   bool have_kind = false;
@@ -500,16 +486,14 @@ absl::StatusOr<HloSharding> Parser::ParseSharding(int depth) {
     } else if (ConsumeWord("maximal")) {
       sh.kind = HloSharding::Kind::kMaximal;
       have_kind = true;
-      if (absl::Status s = ExpectStr("device="); !s.ok()) return s;
-      absl::StatusOr<int64_t> d = ParseInt();
-      if (!d.ok()) return d.status();
-      sh.device = *d;
+      RETURN_IF_ERROR(ExpectStr("device="));
+      ASSIGN_OR_RETURN(int64_t d, ParseInt());
+      sh.device = d;
     } else if (ConsumeStr("devices=")) {
       sh.kind = HloSharding::Kind::kTiled;
       have_kind = true;
-      absl::StatusOr<std::vector<int64_t>> dims = ParseIntList('[', ']');
-      if (!dims.ok()) return dims.status();
-      sh.tile_dims = *dims;
+      ASSIGN_OR_RETURN(std::vector<int64_t> dims, ParseIntList('[', ']'));
+      sh.tile_dims = dims;
       int64_t n = 1;
       for (int64_t d : sh.tile_dims) {
         if (d <= 0 || d > (1 << 20)) return Error(at, "invalid tile assignment dimension");
@@ -518,19 +502,16 @@ absl::StatusOr<HloSharding> Parser::ParseSharding(int depth) {
       }
       if (ConsumeStr("<=")) {
         sh.iota = true;
-        absl::StatusOr<std::vector<int64_t>> r = ParseIntList('[', ']');
-        if (!r.ok()) return r.status();
-        sh.iota_reshape_dims = *r;
+        ASSIGN_OR_RETURN(std::vector<int64_t> r, ParseIntList('[', ']'));
+        sh.iota_reshape_dims = r;
         if (ConsumeStr("T")) {
-          absl::StatusOr<std::vector<int64_t>> perm = ParseIntList('(', ')');
-          if (!perm.ok()) return perm.status();
-          sh.iota_transpose_perm = *perm;
+          ASSIGN_OR_RETURN(std::vector<int64_t> perm, ParseIntList('(', ')'));
+          sh.iota_transpose_perm = perm;
         }
       } else {
         do {
-          absl::StatusOr<int64_t> d = ParseInt();
-          if (!d.ok()) return d.status();
-          sh.devices.push_back(*d);
+          ASSIGN_OR_RETURN(int64_t d, ParseInt());
+          sh.devices.push_back(d);
         } while (Consume(','));
         if (static_cast<int64_t>(sh.devices.size()) != n) {
           return Error(at, StrCat("tile assignment has ", n, " tiles but ",
@@ -540,26 +521,24 @@ absl::StatusOr<HloSharding> Parser::ParseSharding(int depth) {
     } else if (ConsumeWord("last_tile_dim_replicate")) {
       sh.last_tile_dim_replicate = true;
     } else if (ConsumeStr("last_tile_dims=")) {
-      absl::StatusOr<std::vector<HloSharding::SubgroupType>> types =
+      ASSIGN_OR_RETURN(std::vector<HloSharding::SubgroupType> types,
           ParseList<HloSharding::SubgroupType>('{', '}', [&]() -> absl::StatusOr<HloSharding::SubgroupType> {
             if (ConsumeWord("manual")) return HloSharding::SubgroupType::kManual;
             if (ConsumeWord("replicated")) return HloSharding::SubgroupType::kReplicated;
             if (ConsumeWord("maximal")) return HloSharding::SubgroupType::kMaximal;
             if (ConsumeWord("unreduced")) return HloSharding::SubgroupType::kUnreduced;
             return Error("unknown subgroup type");
-          });
-      if (!types.ok()) return types.status();
-      sh.last_tile_dims = std::move(*types);
+          }));
+      sh.last_tile_dims = std::move(types);
     } else if (ConsumeStr("metadata=")) {
       comma_metadata = after_comma;
-      if (absl::Status s = ParseShardingMetadata(sh.metadata); !s.ok()) return s;
+      RETURN_IF_ERROR(ParseShardingMetadata(sh.metadata));
     } else if (ConsumeWord("shard_as") || ConsumeWord("shard_like")) {
       bool as = std::string_view(at, 8) == "shard_as";
-      absl::StatusOr<int64_t> id = ParseInt();
-      if (!id.ok()) return id.status();
+      ASSIGN_OR_RETURN(int64_t id, ParseInt());
       sh.shard_as = as;
       sh.shard_like = !as;
-      sh.shard_group_id = *id;
+      sh.shard_group_id = id;
     } else {
       return Error(at, "unknown sharding attribute");
     }

@@ -2,11 +2,13 @@
 
 #include <cctype>
 
+#include "core/ir/status_macros.h"
+
 namespace passlab {
 namespace text_internal {
 
 absl::StatusOr<Window> Parser::ParseWindow() {
-  if (absl::Status s = Expect('{'); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('{'));
   Window w;
   auto resize = [&](size_t n, const char* at) -> absl::Status {
     if (w.dimensions.empty()) w.dimensions.resize(n);
@@ -16,40 +18,36 @@ absl::StatusOr<Window> Parser::ParseWindow() {
   while (!Consume('}')) {
     if (p_ >= end_) return Error("unterminated window");
     const char* at = p_;
-    absl::StatusOr<std::string> field = ParseIdentifier();
-    if (!field.ok()) return field.status();
-    if (absl::Status s = Expect('='); !s.ok()) return s;
+    ASSIGN_OR_RETURN(std::string field, ParseIdentifier());
+    RETURN_IF_ERROR(Expect('='));
     SkipWs();
-    if (*field == "pad") {
+    if (field == "pad") {
       std::vector<std::pair<int64_t, int64_t>> pads;
       do {
-        absl::StatusOr<int64_t> lo = ParseInt();
-        if (!lo.ok()) return lo.status();
+        ASSIGN_OR_RETURN(int64_t lo, ParseInt());
         if (p_ >= end_ || *p_ != '_') return Error("expected '_' in window padding");
         ++p_;
-        absl::StatusOr<int64_t> hi = ParseInt();
-        if (!hi.ok()) return hi.status();
-        pads.push_back({*lo, *hi});
+        ASSIGN_OR_RETURN(int64_t hi, ParseInt());
+        pads.push_back({lo, hi});
       } while (p_ < end_ && *p_ == 'x' && ++p_);
-      if (absl::Status s = resize(pads.size(), at); !s.ok()) return s;
+      RETURN_IF_ERROR(resize(pads.size(), at));
       for (size_t i = 0; i < pads.size(); ++i) {
         w.dimensions[i].padding_low = pads[i].first;
         w.dimensions[i].padding_high = pads[i].second;
       }
       continue;
     }
-    absl::StatusOr<std::vector<int64_t>> values = ParseXList();
-    if (!values.ok()) return values.status();
-    if (absl::Status s = resize(values->size(), at); !s.ok()) return s;
-    for (size_t i = 0; i < values->size(); ++i) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> values, ParseXList());
+    RETURN_IF_ERROR(resize(values.size(), at));
+    for (size_t i = 0; i < values.size(); ++i) {
       WindowDimension& d = w.dimensions[i];
-      int64_t v = (*values)[i];
-      if (*field == "size") d.size = v;
-      else if (*field == "stride") d.stride = v;
-      else if (*field == "lhs_dilate") d.base_dilation = v;
-      else if (*field == "rhs_dilate") d.window_dilation = v;
-      else if (*field == "rhs_reversal") d.window_reversal = v != 0;
-      else return Error(at, StrCat("unknown window field '", *field, "'"));
+      int64_t v = values[i];
+      if (field == "size") d.size = v;
+      else if (field == "stride") d.stride = v;
+      else if (field == "lhs_dilate") d.base_dilation = v;
+      else if (field == "rhs_dilate") d.window_dilation = v;
+      else if (field == "rhs_reversal") d.window_reversal = v != 0;
+      else return Error(at, StrCat("unknown window field '", field, "'"));
     }
   }
   return w;
@@ -95,13 +93,12 @@ absl::StatusOr<ConvolutionDimensionNumbers> Parser::ParseDimLabels() {
     }
     return absl::OkStatus();
   };
-  if (absl::Status s = fill(lhs, 'b', 'f', d.input_batch_dimension, d.input_feature_dimension,
-                            d.input_spatial_dimensions); !s.ok()) return s;
-  if (absl::Status s = fill(rhs, 'i', 'o', d.kernel_input_feature_dimension,
-                            d.kernel_output_feature_dimension, d.kernel_spatial_dimensions);
-      !s.ok()) return s;
-  if (absl::Status s = fill(out, 'b', 'f', d.output_batch_dimension, d.output_feature_dimension,
-                            d.output_spatial_dimensions); !s.ok()) return s;
+  RETURN_IF_ERROR(fill(lhs, 'b', 'f', d.input_batch_dimension, d.input_feature_dimension,
+                            d.input_spatial_dimensions));
+  RETURN_IF_ERROR(fill(rhs, 'i', 'o', d.kernel_input_feature_dimension,
+                            d.kernel_output_feature_dimension, d.kernel_spatial_dimensions));
+  RETURN_IF_ERROR(fill(out, 'b', 'f', d.output_batch_dimension, d.output_feature_dimension,
+                            d.output_spatial_dimensions));
   return d;
 }
 
@@ -109,19 +106,16 @@ absl::StatusOr<PaddingConfig> Parser::ParsePadding() {
   PaddingConfig config;
   do {
     PaddingDimension d;
-    absl::StatusOr<int64_t> lo = ParseInt();
-    if (!lo.ok()) return lo.status();
+    ASSIGN_OR_RETURN(int64_t lo, ParseInt());
     if (p_ >= end_ || *p_ != '_') return Error("expected '_' in padding");
     ++p_;
-    absl::StatusOr<int64_t> hi = ParseInt();
-    if (!hi.ok()) return hi.status();
-    d.edge_padding_low = *lo;
-    d.edge_padding_high = *hi;
+    ASSIGN_OR_RETURN(int64_t hi, ParseInt());
+    d.edge_padding_low = lo;
+    d.edge_padding_high = hi;
     if (p_ < end_ && *p_ == '_') {
       ++p_;
-      absl::StatusOr<int64_t> in = ParseInt();
-      if (!in.ok()) return in.status();
-      d.interior_padding = *in;
+      ASSIGN_OR_RETURN(int64_t in, ParseInt());
+      d.interior_padding = in;
     }
     config.dimensions.push_back(d);
   } while (p_ < end_ && *p_ == 'x' && ++p_);
@@ -131,20 +125,17 @@ absl::StatusOr<PaddingConfig> Parser::ParsePadding() {
 absl::StatusOr<std::vector<SliceDimension>> Parser::ParseSliceRanges() {
   return ParseList<SliceDimension>('{', '}', [&]() -> absl::StatusOr<SliceDimension> {
     SliceDimension d;
-    if (absl::Status s = Expect('['); !s.ok()) return s;
-    absl::StatusOr<int64_t> a = ParseInt();
-    if (!a.ok()) return a.status();
-    if (absl::Status s = Expect(':'); !s.ok()) return s;
-    absl::StatusOr<int64_t> b = ParseInt();
-    if (!b.ok()) return b.status();
-    d.start = *a;
-    d.limit = *b;
+    RETURN_IF_ERROR(Expect('['));
+    ASSIGN_OR_RETURN(int64_t a, ParseInt());
+    RETURN_IF_ERROR(Expect(':'));
+    ASSIGN_OR_RETURN(int64_t b, ParseInt());
+    d.start = a;
+    d.limit = b;
     if (Consume(':')) {
-      absl::StatusOr<int64_t> c = ParseInt();
-      if (!c.ok()) return c.status();
-      d.stride = *c;
+      ASSIGN_OR_RETURN(int64_t c, ParseInt());
+      d.stride = c;
     }
-    if (absl::Status s = Expect(']'); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect(']'));
     return d;
   });
 }
@@ -153,17 +144,14 @@ absl::StatusOr<ReplicaGroups> Parser::ParseReplicaGroups() {
   ReplicaGroups g;
   if (Peek() == '[') {
     g.iota = true;
-    absl::StatusOr<std::vector<int64_t>> dims = ParseIntList('[', ']');
-    if (!dims.ok()) return dims.status();
-    g.iota_group_dims = *dims;
-    if (absl::Status s = ExpectStr("<="); !s.ok()) return s;
-    absl::StatusOr<std::vector<int64_t>> reshape = ParseIntList('[', ']');
-    if (!reshape.ok()) return reshape.status();
-    g.iota_reshape_dims = *reshape;
+    ASSIGN_OR_RETURN(std::vector<int64_t> dims, ParseIntList('[', ']'));
+    g.iota_group_dims = dims;
+    RETURN_IF_ERROR(ExpectStr("<="));
+    ASSIGN_OR_RETURN(std::vector<int64_t> reshape, ParseIntList('[', ']'));
+    g.iota_reshape_dims = reshape;
     if (ConsumeStr("T")) {
-      absl::StatusOr<std::vector<int64_t>> perm = ParseIntList('(', ')');
-      if (!perm.ok()) return perm.status();
-      g.iota_transpose_perm = *perm;
+      ASSIGN_OR_RETURN(std::vector<int64_t> perm, ParseIntList('(', ')'));
+      g.iota_transpose_perm = perm;
     }
     int64_t n = 1, m = 1;
     for (int64_t d : g.iota_reshape_dims) n *= d;
@@ -173,57 +161,51 @@ absl::StatusOr<ReplicaGroups> Parser::ParseReplicaGroups() {
     }
     return g;
   }
-  absl::StatusOr<std::vector<std::vector<int64_t>>> groups =
-      ParseList<std::vector<int64_t>>('{', '}', [&] { return ParseIntList(); });
-  if (!groups.ok()) return groups.status();
-  g.groups = std::move(*groups);
+  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
+      ParseList<std::vector<int64_t>>('{', '}', [&] { return ParseIntList(); }));
+  g.groups = std::move(groups);
   return g;
 }
 
 absl::StatusOr<OpMetadata> Parser::ParseMetadata() {
-  if (absl::Status s = Expect('{'); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('{'));
   OpMetadata m;
   while (!Consume('}')) {
     if (p_ >= end_) return Error("unterminated metadata");
     Consume(',');
     const char* at = p_;
-    absl::StatusOr<std::string> key = ParseIdentifier();
-    if (!key.ok()) return key.status();
-    if (absl::Status s = Expect('='); !s.ok()) return s;
+    ASSIGN_OR_RETURN(std::string key, ParseIdentifier());
+    RETURN_IF_ERROR(Expect('='));
     auto str = [&](std::string& field) -> absl::Status {
-      absl::StatusOr<std::string> v = ParseString();
-      if (!v.ok()) return v.status();
-      field = std::move(*v);
+      ASSIGN_OR_RETURN(std::string v, ParseString());
+      field = std::move(v);
       return absl::OkStatus();
     };
     auto num = [&](int64_t& field) -> absl::Status {
-      absl::StatusOr<int64_t> v = ParseInt();
-      if (!v.ok()) return v.status();
-      field = *v;
+      ASSIGN_OR_RETURN(int64_t v, ParseInt());
+      field = v;
       return absl::OkStatus();
     };
     absl::Status s;
-    if (*key == "op_type") s = str(m.op_type);
-    else if (*key == "op_name") s = str(m.op_name);
-    else if (*key == "source_file") s = str(m.source_file);
-    else if (*key == "source_line") s = num(m.source_line);
-    else if (*key == "source_end_line") s = num(m.source_end_line);
-    else if (*key == "source_column") s = num(m.source_column);
-    else if (*key == "source_end_column") s = num(m.source_end_column);
-    else if (*key == "deduplicated_name") s = str(m.deduplicated_name);
-    else if (*key == "scheduling_name") s = str(m.scheduling_name);
-    else if (*key == "stack_frame_id") s = num(m.stack_frame_id);
-    else if (*key == "preserve_layout") {
-      absl::StatusOr<bool> b = ParseBool();
-      if (!b.ok()) return b.status();
-      m.preserve_layout = *b;
-    } else if (*key == "profile_type") {
-      absl::StatusOr<std::vector<std::string>> types =
-          ParseList<std::string>('{', '}', [&] { return ParseIdentifier(); });
-      if (!types.ok()) return types.status();
-      m.profile_type = std::move(*types);
+    if (key == "op_type") s = str(m.op_type);
+    else if (key == "op_name") s = str(m.op_name);
+    else if (key == "source_file") s = str(m.source_file);
+    else if (key == "source_line") s = num(m.source_line);
+    else if (key == "source_end_line") s = num(m.source_end_line);
+    else if (key == "source_column") s = num(m.source_column);
+    else if (key == "source_end_column") s = num(m.source_end_column);
+    else if (key == "deduplicated_name") s = str(m.deduplicated_name);
+    else if (key == "scheduling_name") s = str(m.scheduling_name);
+    else if (key == "stack_frame_id") s = num(m.stack_frame_id);
+    else if (key == "preserve_layout") {
+      ASSIGN_OR_RETURN(bool b, ParseBool());
+      m.preserve_layout = b;
+    } else if (key == "profile_type") {
+      ASSIGN_OR_RETURN(std::vector<std::string> types,
+          ParseList<std::string>('{', '}', [&] { return ParseIdentifier(); }));
+      m.profile_type = std::move(types);
     } else {
-      return Error(at, StrCat("unknown metadata field '", *key, "'"));
+      return Error(at, StrCat("unknown metadata field '", key, "'"));
     }
     if (!s.ok()) return s;
   }
@@ -232,25 +214,22 @@ absl::StatusOr<OpMetadata> Parser::ParseMetadata() {
 
 absl::StatusOr<FrontendAttributes> Parser::ParseFrontendAttributes() {
   FrontendAttributes fa;
-  if (absl::Status s = Expect('{'); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('{'));
   if (Consume('}')) return fa;
   do {
-    absl::StatusOr<std::string> key = ParseIdentifier();
-    if (!key.ok()) return key.status();
-    if (absl::Status s = Expect('='); !s.ok()) return s;
+    ASSIGN_OR_RETURN(std::string key, ParseIdentifier());
+    RETURN_IF_ERROR(Expect('='));
     std::string value;
     if (Peek() == '{') {
-      absl::StatusOr<std::string> v = ParseBalanced();
-      if (!v.ok()) return v.status();
-      value = std::move(*v);
+      ASSIGN_OR_RETURN(std::string v, ParseBalanced());
+      value = std::move(v);
     } else {
-      absl::StatusOr<std::string> v = ParseString();
-      if (!v.ok()) return v.status();
-      value = std::move(*v);
+      ASSIGN_OR_RETURN(std::string v, ParseString());
+      value = std::move(v);
     }
-    fa.map[*key] = std::move(value);
+    fa.map[key] = std::move(value);
   } while (Consume(','));
-  if (absl::Status s = Expect('}'); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('}'));
   return fa;
 }
 
@@ -258,19 +237,16 @@ absl::StatusOr<FrontendAttributes> Parser::ParseFrontendAttributes() {
 absl::StatusOr<std::vector<OutputOperandAlias>> Parser::ParseAliasing() {
   return ParseList<OutputOperandAlias>('{', '}', [&]() -> absl::StatusOr<OutputOperandAlias> {
     OutputOperandAlias a;
-    absl::StatusOr<ShapeIndex> out = ParseShapeIndex();
-    if (!out.ok()) return out.status();
-    if (absl::Status s = Expect(':'); !s.ok()) return s;
-    if (absl::Status s = Expect('('); !s.ok()) return s;
-    absl::StatusOr<int64_t> op = ParseInt();
-    if (!op.ok()) return op.status();
-    if (absl::Status s = Expect(','); !s.ok()) return s;
-    absl::StatusOr<ShapeIndex> opi = ParseShapeIndex();
-    if (!opi.ok()) return opi.status();
-    if (absl::Status s = Expect(')'); !s.ok()) return s;
-    a.output_index = *out;
-    a.operand = *op;
-    a.operand_index = *opi;
+    ASSIGN_OR_RETURN(ShapeIndex out, ParseShapeIndex());
+    RETURN_IF_ERROR(Expect(':'));
+    RETURN_IF_ERROR(Expect('('));
+    ASSIGN_OR_RETURN(int64_t op, ParseInt());
+    RETURN_IF_ERROR(Expect(','));
+    ASSIGN_OR_RETURN(ShapeIndex opi, ParseShapeIndex());
+    RETURN_IF_ERROR(Expect(')'));
+    a.output_index = out;
+    a.operand = op;
+    a.operand_index = opi;
     return a;
   });
 }
@@ -303,47 +279,42 @@ absl::StatusOr<std::vector<SparsityDescriptor>> Parser::ParseSparsity() {
 
 // "{visualizing_index=1, stat0=0.5}".
 absl::StatusOr<Statistics> Parser::ParseStatistics() {
-  if (absl::Status s = Expect('{'); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('{'));
   Statistics st;
   if (!Consume('}')) {
     do {
-      absl::StatusOr<std::string> key = ParseIdentifier();
-      if (!key.ok()) return key.status();
-      if (absl::Status s = Expect('='); !s.ok()) return s;
-      absl::StatusOr<double> v = ParseDouble();
-      if (!v.ok()) return v.status();
-      if (*key == "visualizing_index") {
-        st.visualizing_index = static_cast<int64_t>(*v);
+      ASSIGN_OR_RETURN(std::string key, ParseIdentifier());
+      RETURN_IF_ERROR(Expect('='));
+      ASSIGN_OR_RETURN(double v, ParseDouble());
+      if (key == "visualizing_index") {
+        st.visualizing_index = static_cast<int64_t>(v);
       } else {
-        st.stats.push_back({*key, *v});
+        st.stats.push_back({key, v});
       }
     } while (Consume(','));
-    if (absl::Status s = Expect('}'); !s.ok()) return s;
+    RETURN_IF_ERROR(Expect('}'));
   }
   return st;
 }
 
 // "{kind=\"sharding\", entry={...}, exit={...}}".
 absl::StatusOr<DomainMetadata> Parser::ParseDomain() {
-  if (absl::Status s = Expect('{'); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('{'));
   DomainMetadata domain;
   do {
-    absl::StatusOr<std::string> key = ParseIdentifier();
-    if (!key.ok()) return key.status();
-    if (absl::Status s = Expect('='); !s.ok()) return s;
-    if (*key == "kind") {
-      absl::StatusOr<std::string> v = ParseString();
-      if (!v.ok()) return v.status();
-      domain.kind = std::move(*v);
-    } else if (*key == "entry" || *key == "exit") {
-      absl::StatusOr<std::string> v = ParseBalanced();
-      if (!v.ok()) return v.status();
-      (*key == "entry" ? domain.entry : domain.exit) = std::move(*v);
+    ASSIGN_OR_RETURN(std::string key, ParseIdentifier());
+    RETURN_IF_ERROR(Expect('='));
+    if (key == "kind") {
+      ASSIGN_OR_RETURN(std::string v, ParseString());
+      domain.kind = std::move(v);
+    } else if (key == "entry" || key == "exit") {
+      ASSIGN_OR_RETURN(std::string v, ParseBalanced());
+      (key == "entry" ? domain.entry : domain.exit) = std::move(v);
     } else {
-      return Error(StrCat("unknown domain field '", *key, "'"));
+      return Error(StrCat("unknown domain field '", key, "'"));
     }
   } while (Consume(','));
-  if (absl::Status s = Expect('}'); !s.ok()) return s;
+  RETURN_IF_ERROR(Expect('}'));
   return domain;
 }
 
@@ -353,8 +324,7 @@ absl::StatusOr<std::string> Parser::ParseVerbatimValue(const char* at, std::stri
   if (Peek() == '{' || Peek() == '(' || Peek() == '[') return ParseBalanced();
   const char* s0 = p_;
   if (Peek() == '"') {
-    absl::StatusOr<std::string> v = ParseString();
-    if (!v.ok()) return v.status();
+    ASSIGN_OR_RETURN(std::string v, ParseString());
     return std::string(s0, p_);
   }
   while (p_ < end_ && (IsNameChar(*p_) || extra.find(*p_) != std::string_view::npos)) ++p_;

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/verify/shape_inference.h"
 
@@ -353,7 +354,7 @@ absl::Status VerifyComputation(const HloComputation& c, const VerifierOptions& o
         return Fail(*inst, "structure", StrCat("calls '", callee->name(), "', which is not in the module"));
       }
     }
-    if (absl::Status s = CheckShapeLayouts(*inst); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckShapeLayouts(*inst));
     absl::StatusOr<Shape> inferred = InferInstructionShape(*inst);
     if (!inferred.ok()) return Fail(*inst, "shape", std::string(inferred.status().message()));
     bool mixed = options.allow_mixed_precision && MixedPrecisionAllowed(inst->opcode());
@@ -362,9 +363,9 @@ absl::Status VerifyComputation(const HloComputation& c, const VerifierOptions& o
       return Fail(*inst, "shape", StrCat("inferred ", inferred->ToString(options.layout_sensitive),
                                          " but the instruction has ", inst->shape().ToString(options.layout_sensitive)));
     }
-    if (absl::Status s = CheckAttributes(*inst); !s.ok()) return s;
-    if (absl::Status s = CheckAsync(*inst); !s.ok()) return s;
-    if (absl::Status s = CheckPairs(*inst); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckAttributes(*inst));
+    RETURN_IF_ERROR(CheckAsync(*inst));
+    RETURN_IF_ERROR(CheckPairs(*inst));
     if (inst->opcode() == HloOpcode::kFusion) {
       const HloComputation* fused = inst->fused_instructions_computation();
       if (fused->FusionInstruction() != inst) {
@@ -391,7 +392,7 @@ absl::Status VerifyComputation(const HloComputation& c, const VerifierOptions& o
 }  // namespace
 
 absl::Status VerifyInstruction(const HloInstruction& inst, const VerifierOptions& options) {
-  if (absl::Status s = CheckShapeLayouts(inst); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckShapeLayouts(inst));
   absl::StatusOr<Shape> inferred = InferInstructionShape(inst);
   if (!inferred.ok()) return Fail(inst, "shape", std::string(inferred.status().message()));
   bool mixed = options.allow_mixed_precision && MixedPrecisionAllowed(inst.opcode());
@@ -399,7 +400,7 @@ absl::Status VerifyInstruction(const HloInstruction& inst, const VerifierOptions
   if (!ShapesAgree(*inferred, inst.shape(), compare_layout, mixed)) {
     return Fail(inst, "shape", StrCat("inferred ", inferred->ToString(), " but the instruction has ", inst.shape().ToString()));
   }
-  if (absl::Status s = CheckAttributes(inst); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckAttributes(inst));
   return CheckAsync(inst);
 }
 
@@ -411,7 +412,7 @@ absl::Status VerifyModule(const HloModule& module, const VerifierOptions& option
   absl::flat_hash_map<const HloComputation*, int64_t> async_starts;
   for (const HloComputation* c : module.computations()) {
     if (!names.insert(c->name()).second) return FailComputation(*c, "structure", "its name is used twice in the module");
-    if (absl::Status s = VerifyComputation(*c, options); !s.ok()) return s;
+    RETURN_IF_ERROR(VerifyComputation(*c, options));
     for (const HloInstruction* inst : c->instructions()) {
       if (inst->opcode() == HloOpcode::kAsyncStart) ++async_starts[inst->async_wrapped_computation()];
       if (inst->opcode() == HloOpcode::kFusion && c->IsFusionComputation() == false && inst->fusion_kind() == FusionKind::kCustom &&

@@ -5,6 +5,7 @@
 
 #include "absl/algorithm/container.h"
 #include "core/ir/hlo_computation.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/verify/shape_inference_internal.h"
 
@@ -125,7 +126,7 @@ absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& inst) {
       if (f == nullptr || f->root_instruction() == nullptr || !f->root_instruction()->shape().IsScalar()) {
         return Err(inst, "the mapped computation must return a scalar");
       }
-      if (absl::Status s = CheckSignature(inst, f, params, f->root_instruction()->shape(), "mapped"); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckSignature(inst, f, params, f->root_instruction()->shape(), "mapped"));
       return ArrayLike(operand(0), f->root_instruction()->shape().element_type());
     }
     // Shape-defining ops.
@@ -180,7 +181,7 @@ absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& inst) {
     case HloOpcode::kTranspose:
       return InferTranspose(inst);
     case HloOpcode::kReverse:
-      if (absl::Status s = CheckDimsValid(inst, inst.dimensions(), operand(0).rank(), "reversed dimension"); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckDimsValid(inst, inst.dimensions(), operand(0).rank(), "reversed dimension"));
       return ArrayLike(operand(0), operand(0).element_type());
     case HloOpcode::kSlice:
       return InferSlice(inst);
@@ -211,7 +212,7 @@ absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& inst) {
           !s.ok()) {
         return s;
       }
-      if (absl::Status s = CheckReducer(inst, inst.scatter(), {t}); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckReducer(inst, inst.scatter(), {t}));
       return ArrayLike(op, t);
     }
     case HloOpcode::kDot: {
@@ -279,8 +280,8 @@ absl::StatusOr<Shape> InferInstructionShape(const HloInstruction& inst) {
     case HloOpcode::kWhile: {
       const Shape& s = operand(0);
       if (inst.called_computations().size() != 2) return Err(inst, "needs a condition and a body");
-      if (absl::Status st = CheckSignature(inst, inst.while_condition(), {s}, Shape::Scalar(PrimitiveType::kPred), "condition"); !st.ok()) return st;
-      if (absl::Status st = CheckSignature(inst, inst.while_body(), {s}, s, "body"); !st.ok()) return st;
+      RETURN_IF_ERROR(CheckSignature(inst, inst.while_condition(), {s}, Shape::Scalar(PrimitiveType::kPred), "condition"));
+      RETURN_IF_ERROR(CheckSignature(inst, inst.while_body(), {s}, s, "body"));
       return s;
     }
     case HloOpcode::kConditional: {

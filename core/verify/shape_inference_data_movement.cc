@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/ir/hlo_computation.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -81,7 +82,7 @@ absl::StatusOr<Shape> InferTranspose(const HloInstruction& inst) {
   if (static_cast<int64_t>(inst.dimensions().size()) != op.rank()) {
     return Err(inst, "the permutation must list every dimension");
   }
-  if (absl::Status s = CheckDimsValid(inst, inst.dimensions(), op.rank(), "permutation entry"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDimsValid(inst, inst.dimensions(), op.rank(), "permutation entry"));
   Shape r = Shape::ArrayWithoutLayout(op.element_type(), {});
   for (int64_t d : inst.dimensions()) r.add_dimension(op.dimensions(d), op.is_dynamic_dimension(d));
   r.SetDefaultLayout();
@@ -95,7 +96,7 @@ absl::StatusOr<Shape> InferBroadcast(const HloInstruction& inst) {
   if (static_cast<int64_t>(inst.dimensions().size()) != op.rank()) {
     return Err(inst, StrCat("dimensions has ", inst.dimensions().size(), " entries but the operand has rank ", op.rank()));
   }
-  if (absl::Status s = CheckDimsValid(inst, inst.dimensions(), out.rank(), "broadcast dimension"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckDimsValid(inst, inst.dimensions(), out.rank(), "broadcast dimension"));
   for (int64_t i = 0; i < op.rank(); ++i) {
     if (op.dimensions(i) != out.dimensions(inst.dimensions(i))) {
       return Err(inst, StrCat("operand dimension ", i, " (", op.dimensions(i), ") != output dimension ",
@@ -159,7 +160,7 @@ absl::StatusOr<Shape> InferScatter(const HloInstruction& inst) {
   for (int64_t i = 0; i < n; ++i) {
     const Shape& op = inst.operand(i)->shape();
     const Shape& upd = inst.operand(n + 1 + i)->shape();
-    if (absl::Status s = CheckDimsValid(inst, d.update_window_dims, upd.rank(), "update window dimension"); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckDimsValid(inst, d.update_window_dims, upd.rank(), "update window dimension"));
     int64_t scatter_dims = indices.rank() - (d.index_vector_dim < indices.rank() ? 1 : 0);
     if (upd.rank() != scatter_dims + static_cast<int64_t>(d.update_window_dims.size())) {
       return Err(inst, StrCat("updates have rank ", upd.rank(), " but need ", scatter_dims, " scatter dims + ",
@@ -172,7 +173,7 @@ absl::StatusOr<Shape> InferScatter(const HloInstruction& inst) {
     results.push_back(ArrayLike(op, op.element_type()));
     types.push_back(op.element_type());
   }
-  if (absl::Status s = CheckReducer(inst, inst.to_apply(), types); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckReducer(inst, inst.to_apply(), types));
   return n == 1 ? results[0] : Shape::Tuple(results);
 }
 

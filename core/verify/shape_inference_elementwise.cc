@@ -1,6 +1,7 @@
 // Shape inference: elementwise ops, tuples and bitcast-convert.
 #include "core/verify/shape_inference_internal.h"
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -8,7 +9,7 @@ namespace shape_inference_internal {
 
 absl::StatusOr<Shape> InferUnary(const HloInstruction& inst) {
   const Shape& op = inst.operand(0)->shape();
-  if (absl::Status s = CheckArray(inst, op, "the operand"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckArray(inst, op, "the operand"));
   PrimitiveType t = op.element_type();
   switch (inst.opcode()) {
     case HloOpcode::kIsFinite:
@@ -51,8 +52,8 @@ absl::StatusOr<Shape> InferUnary(const HloInstruction& inst) {
 absl::StatusOr<Shape> InferBinary(const HloInstruction& inst) {
   const Shape& a = inst.operand(0)->shape();
   const Shape& b = inst.operand(1)->shape();
-  if (absl::Status s = CheckArray(inst, a, "lhs"); !s.ok()) return s;
-  if (absl::Status s = CheckArray(inst, b, "rhs"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckArray(inst, a, "lhs"));
+  RETURN_IF_ERROR(CheckArray(inst, b, "rhs"));
   if (!a.SameDimensions(b)) {
     return Err(inst, StrCat("operand shapes differ: ", a.ToString(false), " vs ", b.ToString(false),
                             " (HLO needs an explicit broadcast)"));

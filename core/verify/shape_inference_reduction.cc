@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/ir/hlo_computation.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -19,7 +20,7 @@ absl::StatusOr<Shape> InferReduce(const HloInstruction& inst) {
   for (int64_t i = 0; i < n; ++i) {
     const Shape& s = inst.operand(i)->shape();
     const Shape& init = inst.operand(n + i)->shape();
-    if (absl::Status st = CheckArray(inst, s, "an operand"); !st.ok()) return st;
+    RETURN_IF_ERROR(CheckArray(inst, s, "an operand"));
     if (!s.SameDimensions(first)) return Err(inst, "all operands must have the same dimensions");
     if (!init.IsScalar()) return Err(inst, StrCat("init value ", i, " must be a scalar"));
     types.push_back(init.element_type());
@@ -27,7 +28,7 @@ absl::StatusOr<Shape> InferReduce(const HloInstruction& inst) {
   if (absl::Status st = CheckDimsValid(inst, inst.dimensions(), first.rank(), "reduced dimension"); !st.ok()) {
     return st;
   }
-  if (absl::Status st = CheckReducer(inst, inst.to_apply(), types); !st.ok()) return st;
+  RETURN_IF_ERROR(CheckReducer(inst, inst.to_apply(), types));
   std::vector<Shape> results;
   for (int64_t i = 0; i < n; ++i) {
     Shape r = Shape::ArrayWithoutLayout(types[i], {});
@@ -46,7 +47,7 @@ absl::StatusOr<Shape> InferReduceWindow(const HloInstruction& inst) {
   int64_t n = inst.operand_count() / 2;
   if (n == 0 || inst.operand_count() % 2 != 0) return Err(inst, "needs N operands and N init values");
   const Shape& first = inst.operand(0)->shape();
-  if (absl::Status st = CheckWindow(inst.window(), first.rank(), "reduce-window"); !st.ok()) return st;
+  RETURN_IF_ERROR(CheckWindow(inst.window(), first.rank(), "reduce-window"));
   std::vector<PrimitiveType> types;
   std::vector<Shape> results;
   for (int64_t i = 0; i < n; ++i) {
@@ -54,11 +55,10 @@ absl::StatusOr<Shape> InferReduceWindow(const HloInstruction& inst) {
     if (!inst.operand(i)->shape().SameDimensions(first)) return Err(inst, "operands must have equal dimensions");
     if (!init.IsScalar()) return Err(inst, "init values must be scalars");
     types.push_back(init.element_type());
-    absl::StatusOr<Shape> r = InferWindowOutputShape(first, inst.window(), init.element_type());
-    if (!r.ok()) return r.status();
-    results.push_back(*r);
+    ASSIGN_OR_RETURN(Shape r, InferWindowOutputShape(first, inst.window(), init.element_type()));
+    results.push_back(r);
   }
-  if (absl::Status st = CheckReducer(inst, inst.to_apply(), types); !st.ok()) return st;
+  RETURN_IF_ERROR(CheckReducer(inst, inst.to_apply(), types));
   return n == 1 ? results[0] : Shape::Tuple(results);
 }
 
@@ -122,7 +122,7 @@ absl::StatusOr<Shape> InferCollective(const HloInstruction& inst) {
       if (inst.to_apply() == nullptr) return Err(inst, "needs a to_apply reducer");
       // Each element is reduced by the scalar reducer of its own type.
       for (PrimitiveType t : types) {
-        if (absl::Status s = CheckReducer(inst, inst.to_apply(), {t}); !s.ok()) return s;
+        RETURN_IF_ERROR(CheckReducer(inst, inst.to_apply(), {t}));
       }
       return same;
     }
@@ -202,7 +202,7 @@ using namespace shape_inference_internal;
 
 absl::StatusOr<Shape> InferWindowOutputShape(const Shape& base, const Window& window,
                                              PrimitiveType element_type) {
-  if (absl::Status s = CheckWindow(window, base.rank(), "window"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckWindow(window, base.rank(), "window"));
   Shape r = Shape::ArrayWithoutLayout(element_type, {});
   for (int64_t i = 0; i < base.rank(); ++i) r.add_dimension(WindowOutputSize(base.dimensions(i), window.dimensions[i]));
   r.SetDefaultLayout();

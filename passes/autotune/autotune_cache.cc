@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 
@@ -99,7 +100,7 @@ void AutotuneCache::Clear() {
 
 absl::Status AutotuneCache::Load(const std::string& path) {
   std::map<std::string, AutotuneResult> loaded;
-  if (absl::Status s = ReadEntries(path, loaded); !s.ok()) return s;
+  RETURN_IF_ERROR(ReadEntries(path, loaded));
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [key, r] : loaded) entries_.emplace(key, std::move(r));  // entries tuned here win
   return absl::OkStatus();
@@ -107,7 +108,7 @@ absl::Status AutotuneCache::Load(const std::string& path) {
 
 absl::Status AutotuneCache::Save(const std::string& path) {
   std::map<std::string, AutotuneResult> merged;
-  if (absl::Status s = ReadEntries(path, merged); !s.ok()) return s;
+  RETURN_IF_ERROR(ReadEntries(path, merged));
   json results = json::array();
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -11,6 +11,7 @@
 
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/libcall/library_call.h"
 #include "core/pass/hlo_pass_interface.h"
 #include "core/pass/hlo_rewrite_visitor.h"
@@ -162,15 +163,13 @@ class PickerVisitor : public HloRewriteVisitor {
     pass_.BumpCounter(StrCat("chose ", outcome->result.algorithm_name));
     std::string config;
     if (IsConvolutionKind(*ClassifyLibraryCall(*call))) {
-      absl::StatusOr<ConvBackendConfig> c = ParseConvBackendConfig(*call);
-      if (!c.ok()) return c.status();
-      c->algo_id = outcome->result.algorithm;
-      config = c->ToJson();
+      ASSIGN_OR_RETURN(ConvBackendConfig c, ParseConvBackendConfig(*call));
+      c.algo_id = outcome->result.algorithm;
+      config = c.ToJson();
     } else {
-      absl::StatusOr<GemmBackendConfig> c = ParseGemmBackendConfig(*call);
-      if (!c.ok()) return c.status();
-      c->selected_algorithm = outcome->result.algorithm;
-      config = c->ToJson();
+      ASSIGN_OR_RETURN(GemmBackendConfig c, ParseGemmBackendConfig(*call));
+      c.selected_algorithm = outcome->result.algorithm;
+      config = c.ToJson();
     }
     if (config == call->raw_backend_config()) return absl::OkStatus();
     call->set_raw_backend_config(std::move(config));
@@ -194,18 +193,17 @@ absl::StatusOr<bool> PickLibraryCallAlgorithms(HloModule& module, const Autotune
   AutotuneCache& cache = options.cache != nullptr ? *options.cache : CurrentAutotuneCache();
   resolved.cache = &cache;
   if (!options.cache_path.empty()) {
-    if (absl::Status s = cache.Load(options.cache_path); !s.ok()) return s;
+    RETURN_IF_ERROR(cache.Load(options.cache_path));
   }
   if (!options.deny_list_path.empty()) {
-    absl::StatusOr<std::vector<AlgorithmDenyEntry>> deny = LoadDenyList(options.deny_list_path);
-    if (!deny.ok()) return deny.status();
-    resolved.deny_list.insert(resolved.deny_list.end(), deny->begin(), deny->end());
+    ASSIGN_OR_RETURN(std::vector<AlgorithmDenyEntry> deny, LoadDenyList(options.deny_list_path));
+    resolved.deny_list.insert(resolved.deny_list.end(), deny.begin(), deny.end());
   }
   PickerVisitor visitor(resolved, family, pass);
   absl::StatusOr<bool> changed = visitor.RunOnModule(module);
   if (!changed.ok()) return changed.status();
   if (!options.cache_path.empty()) {
-    if (absl::Status s = cache.Save(options.cache_path); !s.ok()) return s;
+    RETURN_IF_ERROR(cache.Save(options.cache_path));
   }
   return changed;
 }
@@ -310,8 +308,7 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
     }
     return Choose(call, key, *timings, std::move(outcome), cache);
   }
-  absl::StatusOr<std::vector<LibraryAlgorithm>> algorithms = ListAlgorithms(call);
-  if (!algorithms.ok()) return algorithms.status();
+  ASSIGN_OR_RETURN(std::vector<LibraryAlgorithm> algorithms, ListAlgorithms(call));
 
   // The budget, decided before anything is allocated or run.
   const AutotuneBudget& budget = options.budget;
@@ -345,7 +342,7 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
   std::vector<LibraryAlgorithm> candidates;
   bool library_algorithm = false;
   const std::vector<int64_t> denied = DeniedAlgorithms(key, options.deny_list);
-  for (const LibraryAlgorithm& a : *algorithms) {
+  for (const LibraryAlgorithm& a : algorithms) {
     if (std::find(denied.begin(), denied.end(), a.id) != denied.end()) {
       outcome.rejected.push_back(StrCat(a.name, ": denied"));
       continue;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/ir/status_macros.h"
+
 namespace passlab {
 namespace {
 
@@ -52,7 +54,7 @@ absl::StatusOr<bool> AllGatherBroadcastReorder::RunImpl(HloModule& module, PassR
         dims[k] *= participants;
         HloInstruction* gathered = new_all_gather(x, Shape::Array(type, dims), k);
         auto moved = HloInstruction::CreateBroadcast(ag->shape(), gathered, bdims);
-        if (absl::Status s = c->ReplaceWithNewInstruction(ag, std::move(moved)); !s.ok()) return s;
+        RETURN_IF_ERROR(c->ReplaceWithNewInstruction(ag, std::move(moved)));
         BumpCounter("all-gather(broadcast(x)) => broadcast(all-gather(x))");
         changed = true;
         continue;
@@ -79,7 +81,7 @@ absl::StatusOr<bool> AllGatherBroadcastReorder::RunImpl(HloModule& module, PassR
       HloInstruction* broadcast = c->AddInstruction(
           HloInstruction::CreateBroadcast(Shape::Array(type, split_dims), gathered, split_bdims));
       auto merged = HloInstruction::CreateReshape(ag->shape(), broadcast);
-      if (absl::Status s = c->ReplaceWithNewInstruction(ag, std::move(merged)); !s.ok()) return s;
+      RETURN_IF_ERROR(c->ReplaceWithNewInstruction(ag, std::move(merged)));
       BumpCounter("all-gather(broadcast(x)) along a broadcast dim => reshape(broadcast(all-gather(x)))");
       changed = true;
     }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/collectives/collective_util.h"
 
@@ -83,7 +84,7 @@ absl::Status CombineAllGathers(absl::Span<HloInstruction* const> members) {
       replacement = computation.AddInstruction(
           HloInstruction::CreateBitcast(SwapDimensions(replacement->shape(), own, dim), replacement));
     }
-    if (absl::Status s = computation.ReplaceInstruction(members[i], replacement); !s.ok()) return s;
+    RETURN_IF_ERROR(computation.ReplaceInstruction(members[i], replacement));
   }
   return absl::OkStatus();
 }
@@ -109,10 +110,9 @@ absl::StatusOr<bool> AllGatherCombiner::RunImpl(HloModule& module, PassRunContex
                     options_.combine_different_dtypes ? "" : PrimitiveTypeName(ag->shape().element_type()), "|",
                     groups);
     };
-    absl::StatusOr<bool> combined = CombineInstructionsByKey(
-        *c, key, CombineAllGathers, options_.combine_threshold_in_bytes, options_.combine_threshold_count);
-    if (!combined.ok()) return combined.status();
-    if (*combined) {
+    ASSIGN_OR_RETURN(bool combined, CombineInstructionsByKey(
+        *c, key, CombineAllGathers, options_.combine_threshold_in_bytes, options_.combine_threshold_count));
+    if (combined) {
       BumpCounter("computations with combined all-gathers");
       changed = true;
     }

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/collectives/collective_util.h"
 
@@ -30,9 +31,8 @@ absl::Status CombineAllReduces(absl::Span<HloInstruction* const> members) {
   if (std::optional<HloSharding> sharding = CombinedTupleSharding(members)) combined->set_sharding(*sharding);
   HloInstruction* added = computation.AddInstruction(std::move(combined));
   for (size_t i = 0; i < members.size(); ++i) {
-    absl::Status s = computation.ReplaceWithNewInstruction(
-        members[i], HloInstruction::CreateGetTupleElement(members[i]->shape(), added, static_cast<int64_t>(i)));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(computation.ReplaceWithNewInstruction(
+        members[i], HloInstruction::CreateGetTupleElement(members[i]->shape(), added, static_cast<int64_t>(i))));
   }
   return absl::OkStatus();
 }
@@ -65,10 +65,9 @@ absl::StatusOr<bool> AllReduceCombiner::RunImpl(HloModule& module, PassRunContex
                     domain == domains.end() ? -1 : domain->second, "|", a.channel_id.has_value(), "|",
                     a.use_global_device_ids, "|", groups);
     };
-    absl::StatusOr<bool> combined = CombineInstructionsByKey(
-        *c, key, CombineAllReduces, options_.combine_threshold_in_bytes, options_.combine_threshold_count);
-    if (!combined.ok()) return combined.status();
-    if (*combined) {
+    ASSIGN_OR_RETURN(bool combined, CombineInstructionsByKey(
+        *c, key, CombineAllReduces, options_.combine_threshold_in_bytes, options_.combine_threshold_count));
+    if (combined) {
       BumpCounter("computations with combined all-reduces");
       changed = true;
     }

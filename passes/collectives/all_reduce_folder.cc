@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ir/status_macros.h"
 #include "passes/collectives/collective_util.h"
 
 namespace passlab {
@@ -129,9 +130,9 @@ absl::StatusOr<bool> AllReduceFolder::RunImpl(HloModule& module, PassRunContext*
       }
       HloInstruction* added = c->AddInstruction(std::move(folded));
       // Both go: the inner one may have side effects, which would keep it.
-      if (absl::Status s = outer->ReplaceAllUsesWith(added); !s.ok()) return s;
-      if (absl::Status s = c->RemoveInstruction(outer); !s.ok()) return s;
-      if (absl::Status s = c->RemoveInstruction(inner); !s.ok()) return s;
+      RETURN_IF_ERROR(outer->ReplaceAllUsesWith(added));
+      RETURN_IF_ERROR(c->RemoveInstruction(outer));
+      RETURN_IF_ERROR(c->RemoveInstruction(inner));
       BumpCounter("all-reduce(all-reduce(x)) => all-reduce(x)");
       changed = true;
     }

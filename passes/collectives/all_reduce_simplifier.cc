@@ -1,6 +1,7 @@
 #include "passes/collectives/all_reduce_simplifier.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/collectives/collective_util.h"
 
@@ -102,7 +103,7 @@ absl::StatusOr<bool> AllReduceSimplifier::RunImpl(HloModule& module, PassRunCont
       // all-gather / reduce-scatter over groups of one: operand => result.
       if (op != HloOpcode::kAllReduce) {
         if (inst->operand_count() != 1 || !inst->operand(0)->shape().Compatible(inst->shape())) continue;
-        if (absl::Status s = c->ReplaceInstruction(inst, inst->mutable_operand(0)); !s.ok()) return s;
+        RETURN_IF_ERROR(c->ReplaceInstruction(inst, inst->mutable_operand(0)));
         BumpCounter(StrCat(HloOpcodeString(op), " over groups of one => operand"));
         changed = true;
         continue;
@@ -111,7 +112,7 @@ absl::StatusOr<bool> AllReduceSimplifier::RunImpl(HloModule& module, PassRunCont
       if (!group_size.has_value()) continue;
       // all-reduce over groups of one => operand.
       if (*group_size == 1) {
-        if (absl::Status s = c->ReplaceInstruction(inst, OperandsAsValue(inst)); !s.ok()) return s;
+        RETURN_IF_ERROR(c->ReplaceInstruction(inst, OperandsAsValue(inst)));
         BumpCounter("all-reduce over groups of one => operand");
         changed = true;
         continue;
@@ -138,7 +139,7 @@ absl::StatusOr<bool> AllReduceSimplifier::RunImpl(HloModule& module, PassRunCont
       } else {
         BumpCounter("all-reduce min/max/and/or of a replicated value => value");
       }
-      if (absl::Status s = c->ReplaceInstruction(inst, replacement); !s.ok()) return s;
+      RETURN_IF_ERROR(c->ReplaceInstruction(inst, replacement));
       changed = true;
     }
   }

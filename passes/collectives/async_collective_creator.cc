@@ -1,5 +1,6 @@
 #include "passes/collectives/async_collective_creator.h"
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/verify/shape_inference.h"
 
@@ -163,7 +164,7 @@ absl::StatusOr<bool> AsyncCollectiveCreator::RunImpl(HloModule& module, PassRunC
       for (HloInstruction* p : inst->control_predecessors()) p->AddControlDependencyTo(start);
       for (HloInstruction* succ : inst->control_successors()) done->AddControlDependencyTo(succ);
       inst->DropAllControlDeps();
-      if (absl::Status s = c->ReplaceInstruction(inst, done); !s.ok()) return s;
+      RETURN_IF_ERROR(c->ReplaceInstruction(inst, done));
       changed = true;
     }
   }

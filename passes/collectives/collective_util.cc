@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_sharding_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -210,7 +211,7 @@ absl::StatusOr<bool> CombineInstructionsByKey(
     }
     if (first_candidate == order.size()) break;  // no key left in the computation
     if (to_combine.size() > 1) {
-      if (absl::Status s = combine_fn(to_combine); !s.ok()) return s;
+      RETURN_IF_ERROR(combine_fn(to_combine));
       changed = true;
       order = computation.MakeInstructionPostOrder();
       resume = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/ir/status_macros.h"
 #include "passes/collectives/collective_util.h"
 
 namespace passlab {
@@ -112,7 +113,7 @@ absl::StatusOr<bool> ReduceScatterCreator::RunImpl(HloModule& module, PassRunCon
       rs->set_to_apply(ar->to_apply());
       rs->set_dimensions({*split});
       rs->set_metadata(ar->metadata());
-      if (absl::Status s = c->ReplaceWithNewInstruction(ds, std::move(rs)); !s.ok()) return s;
+      RETURN_IF_ERROR(c->ReplaceWithNewInstruction(ds, std::move(rs)));
       BumpCounter("dynamic-slice(all-reduce(x)) => reduce-scatter(x)");
       changed = true;
     }

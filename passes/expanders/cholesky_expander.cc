@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/ir/hlo_computation.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/expanders/expansion_builder.h"
 
@@ -75,10 +76,9 @@ absl::StatusOr<Factor> FactorUnblocked(ExpansionBuilder& outer, HloInstruction* 
     HloInstruction* next_ok = b.Binary(HloOpcode::kAnd, ok, positive);
     return std::vector<HloInstruction*>{x, next_l, next_ok};
   };
-  absl::StatusOr<std::vector<HloInstruction*>> result =
-      MakeCountedLoop(outer.computation(), n, {a, l0, ok0}, body, metadata, "cholesky_unblocked");
-  if (!result.ok()) return result.status();
-  return Factor{(*result)[1], (*result)[2]};
+  ASSIGN_OR_RETURN(std::vector<HloInstruction*> result,
+      MakeCountedLoop(outer.computation(), n, {a, l0, ok0}, body, metadata, "cholesky_unblocked"));
+  return Factor{result[1], result[2]};
 }
 
 // The blocked left-looking algorithm: for each panel of columns [i, i+k),
@@ -101,15 +101,14 @@ absl::StatusOr<Factor> FactorBlocked(ExpansionBuilder& b, HloInstruction* a, int
       HloInstruction* block_rows = b.Slice(l, {0, i, 0}, {batch, i + k, i});
       panel = b.Binary(HloOpcode::kSubtract, panel, BatchDotTransposed(b, below, block_rows));
     }
-    absl::StatusOr<Factor> diagonal = FactorUnblocked(b, b.Slice(panel, {0, 0, 0}, {batch, k, k}), metadata);
-    if (!diagonal.ok()) return diagonal.status();
-    ok = b.Binary(HloOpcode::kAnd, ok, diagonal->ok);
+    ASSIGN_OR_RETURN(Factor diagonal, FactorUnblocked(b, b.Slice(panel, {0, 0, 0}, {batch, k, k}), metadata));
+    ok = b.Binary(HloOpcode::kAnd, ok, diagonal.ok);
     HloInstruction* at_i = b.ConstantScalar(kS32, i);
-    l = b.DynamicUpdateSlice(l, diagonal->l, {zero, at_i, at_i});
+    l = b.DynamicUpdateSlice(l, diagonal.l, {zero, at_i, at_i});
     if (i + k == n) continue;
     HloInstruction* rest = b.Slice(panel, {0, k, 0}, {batch, n - i, k});
     HloInstruction* solved =
-        b.Add(HloInstruction::Create(HloOpcode::kTriangularSolve, rest->shape(), {diagonal->l, rest}));
+        b.Add(HloInstruction::Create(HloOpcode::kTriangularSolve, rest->shape(), {diagonal.l, rest}));
     solved->mutable_attrs().triangular_solve = {.left_side = false,
                                                 .lower = true,
                                                 .unit_diagonal = false,
@@ -149,13 +148,12 @@ absl::StatusOr<HloInstruction*> CholeskyExpander::ExpandInstruction(HloInstructi
   const bool lower = cholesky->attrs().cholesky_lower;
   HloInstruction* a = b.Reshape(cholesky->mutable_operand(0), {batch, n, n});
   if (!lower) a = b.Transpose(a, {0, 2, 1});
-  absl::StatusOr<Factor> factor = FactorBlocked(b, a, options_.block_size, cholesky->metadata());
-  if (!factor.ok()) return factor.status();
+  ASSIGN_OR_RETURN(Factor factor, FactorBlocked(b, a, options_.block_size, cholesky->metadata()));
   Literal nan(Shape::Scalar(shape.element_type()));
   nan.SetDouble(0, std::nan(""));
   HloInstruction* nans = b.Broadcast(b.ConstantLiteral(std::move(nan)), {batch, n, n});
-  HloInstruction* ok = b.Add(HloInstruction::CreateBroadcast(Shape(kPred, {batch, n, n}), factor->ok, {0}));
-  HloInstruction* result = b.Select(ok, factor->l, nans);
+  HloInstruction* ok = b.Add(HloInstruction::CreateBroadcast(Shape(kPred, {batch, n, n}), factor.ok, {0}));
+  HloInstruction* result = b.Select(ok, factor.l, nans);
   if (!lower) result = b.Transpose(result, {0, 2, 1});
   return b.Reshape(result, shape.dimensions());
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/ir/hlo_computation.h"
+#include "core/ir/status_macros.h"
 #include "core/verify/shape_inference.h"
 
 namespace passlab {
@@ -85,8 +86,7 @@ absl::StatusOr<HloInstruction*> Convolution4DExpander::ExpandInstruction(HloInst
                                                 conv->attrs().precision_config);
   reduced->set_metadata(conv->metadata());
   HloInstruction* added = c->AddInstruction(std::move(reduced));
-  absl::StatusOr<Shape> inferred = InferInstructionShape(*added);
-  if (!inferred.ok()) return inferred.status();
+  ASSIGN_OR_RETURN(Shape inferred, InferInstructionShape(*added));
   return c->AddInstruction(HloInstruction::CreateReshape(conv->shape(), added));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -205,16 +206,15 @@ absl::StatusOr<std::vector<HloInstruction*>> MakeCountedLoop(
     HloInstruction* i = b.GetTupleElement(p, 0);
     std::vector<HloInstruction*> state;
     for (size_t k = 0; k < init.size(); ++k) state.push_back(b.GetTupleElement(p, static_cast<int64_t>(k) + 1));
-    absl::StatusOr<std::vector<HloInstruction*>> next = body(b, i, state);
-    if (!next.ok()) return next.status();
-    if (next->size() != init.size()) return absl::InternalError("loop body changed the number of state elements");
+    ASSIGN_OR_RETURN(std::vector<HloInstruction*> next, body(b, i, state));
+    if (next.size() != init.size()) return absl::InternalError("loop body changed the number of state elements");
     std::vector<HloInstruction*> next_elements = {b.Binary(HloOpcode::kAdd, i, b.ConstantScalar(s32, 1))};
-    for (size_t k = 0; k < next->size(); ++k) {
-      if (!(*next)[k]->shape().Compatible(init[k]->shape())) {
+    for (size_t k = 0; k < next.size(); ++k) {
+      if (!next[k]->shape().Compatible(init[k]->shape())) {
         return absl::InternalError(StrCat("loop body changed the shape of state element ", k, " from ",
-                                          init[k]->shape().ToString(), " to ", (*next)[k]->shape().ToString()));
+                                          init[k]->shape().ToString(), " to ", next[k]->shape().ToString()));
       }
-      next_elements.push_back((*next)[k]);
+      next_elements.push_back(next[k]);
     }
     loop_body->set_root_instruction(b.Tuple(next_elements));
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/verify/shape_inference.h"
 
@@ -314,11 +315,10 @@ absl::StatusOr<HloInstruction*> GatherExpander::ExpandInstruction(HloInstruction
   const GatherDimensionNumbers& g = gather->attrs().gather_dnums;
   HloInstruction* operand = gather->mutable_operand(0);
   HloInstruction* indices = gather->mutable_operand(1);
-  absl::StatusOr<Shape> inferred = InferGatherShape(operand->shape(), indices->shape(), g, gather->attrs().slice_sizes);
-  if (!inferred.ok()) return inferred.status();
-  if (!inferred->SameDimensions(gather->shape())) {
+  ASSIGN_OR_RETURN(Shape inferred, InferGatherShape(operand->shape(), indices->shape(), g, gather->attrs().slice_sizes));
+  if (!inferred.SameDimensions(gather->shape())) {
     return absl::InvalidArgumentError(StrCat("gather '", gather->name(), "' has shape ", gather->shape().ToString(),
-                                             " but its operands give ", inferred->ToString()));
+                                             " but its operands give ", inferred.ToString()));
   }
   HloComputation* c = gather->parent();
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/ir/hlo_computation.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/expanders/expansion_builder.h"
 
@@ -113,11 +114,10 @@ absl::StatusOr<HloInstruction*> ExpandQr(HloInstruction* call) {
     HloInstruction* next_taus = lb.DynamicUpdateSlice(state[1], lb.Reshape(tau, {batch, 1}), {zero, j});
     return std::vector<HloInstruction*>{next_x, next_taus};
   };
-  absl::StatusOr<std::vector<HloInstruction*>> loop =
-      MakeCountedLoop(call->parent(), k, {a, taus}, body, call->metadata(), "householder_qr");
-  if (!loop.ok()) return loop.status();
-  HloInstruction* a_out = b.Reshape((*loop)[0], a_shape.dimensions());
-  HloInstruction* taus_out = b.Reshape((*loop)[1], call->shape().tuple_shapes(1).dimensions());
+  ASSIGN_OR_RETURN(std::vector<HloInstruction*> loop,
+      MakeCountedLoop(call->parent(), k, {a, taus}, body, call->metadata(), "householder_qr"));
+  HloInstruction* a_out = b.Reshape(loop[0], a_shape.dimensions());
+  HloInstruction* taus_out = b.Reshape(loop[1], call->shape().tuple_shapes(1).dimensions());
   return b.Tuple({a_out, taus_out});
 }
 
@@ -152,10 +152,9 @@ absl::StatusOr<HloInstruction*> ExpandProduct(HloInstruction* call) {
     HloInstruction* update = ScaledOuterProduct(lb, tau, v, BatchVectorTimes(lb, v, q));
     return std::vector<HloInstruction*>{state[0], state[1], lb.Binary(HloOpcode::kSubtract, q, update)};
   };
-  absl::StatusOr<std::vector<HloInstruction*>> loop =
-      MakeCountedLoop(call->parent(), k, {a, taus, identity}, body, call->metadata(), "householder_product");
-  if (!loop.ok()) return loop.status();
-  return b.Reshape((*loop)[2], call->shape().dimensions());
+  ASSIGN_OR_RETURN(std::vector<HloInstruction*> loop,
+      MakeCountedLoop(call->parent(), k, {a, taus, identity}, body, call->metadata(), "householder_product"));
+  return b.Reshape(loop[2], call->shape().dimensions());
 }
 
 }  // namespace

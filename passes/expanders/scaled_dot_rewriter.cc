@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/ir/hlo_computation.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/expanders/expansion_builder.h"
 
@@ -60,13 +61,11 @@ bool ScaledDotRewriter::InstructionMatchesPattern(HloInstruction* inst) {
 
 absl::StatusOr<HloInstruction*> ScaledDotRewriter::ExpandInstruction(HloInstruction* inst) {
   ExpansionBuilder b(inst->parent(), inst->metadata());
-  absl::StatusOr<HloInstruction*> lhs = Dequantize(b, *inst, inst->mutable_operand(0), inst->mutable_operand(2), "LHS");
-  if (!lhs.ok()) return lhs.status();
-  absl::StatusOr<HloInstruction*> rhs = Dequantize(b, *inst, inst->mutable_operand(1), inst->mutable_operand(3), "RHS");
-  if (!rhs.ok()) return rhs.status();
-  const PrimitiveType t = TargetType((*lhs)->shape().element_type(), (*rhs)->shape().element_type());
-  HloInstruction* l = ConvertTo(b, *lhs, t);
-  HloInstruction* r = ConvertTo(b, *rhs, t);
+  ASSIGN_OR_RETURN(HloInstruction* lhs, Dequantize(b, *inst, inst->mutable_operand(0), inst->mutable_operand(2), "LHS"));
+  ASSIGN_OR_RETURN(HloInstruction* rhs, Dequantize(b, *inst, inst->mutable_operand(1), inst->mutable_operand(3), "RHS"));
+  const PrimitiveType t = TargetType(lhs->shape().element_type(), rhs->shape().element_type());
+  HloInstruction* l = ConvertTo(b, lhs, t);
+  HloInstruction* r = ConvertTo(b, rhs, t);
   Shape dot_shape = inst->shape();
   dot_shape.set_element_type(TargetType(t, inst->shape().element_type()));
   HloInstruction* dot =

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/ir/hlo_computation.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/expanders/expansion_builder.h"
 #include "passes/simplifiers/call_inliner.h"
@@ -98,7 +99,7 @@ absl::StatusOr<HloInstruction*> ScanExpander::ExpandInstruction(HloInstruction* 
   }
   const bool reverse = scan->attrs().is_reverse;
   std::vector<HloInstruction*> calls;
-  absl::StatusOr<std::vector<HloInstruction*>> final_state = MakeCountedLoop(
+  ASSIGN_OR_RETURN(std::vector<HloInstruction*> final_state, MakeCountedLoop(
       parent, p.length, init,
       [&](ExpansionBuilder& body, HloInstruction* i,
           const std::vector<HloInstruction*>& state) -> absl::StatusOr<std::vector<HloInstruction*>> {
@@ -131,15 +132,14 @@ absl::StatusOr<HloInstruction*> ScanExpander::ExpandInstruction(HloInstruction* 
         }
         return next;
       },
-      scan->metadata(), StrCat(scan->name(), "_scan"));
-  if (!final_state.ok()) return final_state.status();
+      scan->metadata(), StrCat(scan->name(), "_scan")));
   for (HloInstruction* call : calls) {
     if (absl::StatusOr<HloInstruction*> inlined = InlineCall(call); !inlined.ok()) return inlined.status();
   }
   // The scan's result: (outputs..., final carries...).
   std::vector<HloInstruction*> results;
-  for (int64_t o = 0; o < p.num_outputs; ++o) results.push_back((*final_state)[p.num_carries + p.num_inputs + o]);
-  for (int64_t c = 0; c < p.num_carries; ++c) results.push_back((*final_state)[c]);
+  for (int64_t o = 0; o < p.num_outputs; ++o) results.push_back(final_state[p.num_carries + p.num_inputs + o]);
+  for (int64_t c = 0; c < p.num_carries; ++c) results.push_back(final_state[c]);
   return scan->shape().IsTuple() ? b.Tuple(results) : results[0];
 }
 

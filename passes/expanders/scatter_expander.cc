@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/verify/hlo_verifier.h"
 #include "passes/expanders/expansion_builder.h"
@@ -151,7 +152,7 @@ bool ScatterExpander::InstructionMatchesPattern(HloInstruction* inst) {
 }
 
 absl::StatusOr<HloInstruction*> ScatterExpander::ExpandInstruction(HloInstruction* scatter) {
-  if (absl::Status s = VerifyInstruction(*scatter); !s.ok()) return s;
+  RETURN_IF_ERROR(VerifyInstruction(*scatter));
   const ScatterDimensionNumbers& dn = scatter->attrs().scatter_dnums;
   const int64_t n = OperandCount(*scatter);
   ExpansionBuilder b(scatter->parent(), scatter->metadata());
@@ -171,7 +172,7 @@ absl::StatusOr<HloInstruction*> ScatterExpander::ExpandInstruction(HloInstructio
   const int64_t vector_size = static_cast<int64_t>(dn.scatter_dims_to_operand_dims.size());
   const std::vector<int64_t> index_scatter_dims = IndexBatchDims(indices_shape, dn.index_vector_dim);
 
-  if (absl::Status s = CheckScatterShapes(*scatter); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckScatterShapes(*scatter));
   // The window each update covers, in operand dimensions (1 on inserted and
   // batching dimensions).
   std::vector<int64_t> window(operand_shape.rank(), 1);
@@ -259,10 +260,9 @@ absl::StatusOr<HloInstruction*> ScatterExpander::ExpandInstruction(HloInstructio
     }
     return next;
   };
-  absl::StatusOr<std::vector<HloInstruction*>> result =
-      MakeCountedLoop(scatter->parent(), count, state, body, scatter->metadata(), StrCat(scatter->name(), "_loop"));
-  if (!result.ok()) return result.status();
-  std::vector<HloInstruction*> outputs(result->begin(), result->begin() + n);
+  ASSIGN_OR_RETURN(std::vector<HloInstruction*> result,
+      MakeCountedLoop(scatter->parent(), count, state, body, scatter->metadata(), StrCat(scatter->name(), "_loop")));
+  std::vector<HloInstruction*> outputs(result.begin(), result.begin() + n);
   return n == 1 ? outputs[0] : b.Tuple(outputs);
 }
 

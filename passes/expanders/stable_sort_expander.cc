@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -87,7 +88,7 @@ absl::StatusOr<HloComputation*> AddIotaOperand(HloModule& module, HloInstruction
         c->AddInstruction(HloInstruction::CreateGetTupleElement(sort->operand(k)->shape(), new_sort, k)));
   }
   HloInstruction* root = n == 1 ? elements[0] : c->AddInstruction(HloInstruction::CreateTuple(elements));
-  if (absl::Status s = c->ReplaceInstruction(sort, root); !s.ok()) return s;
+  RETURN_IF_ERROR(c->ReplaceInstruction(sort, root));
   return comparator;
 }
 

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "passes/fusion/gpu_fusible.h"
 #include "passes/gpu/reduction_utils.h"
 
@@ -187,16 +188,16 @@ absl::StatusOr<bool> FuseCopies(HloComputation* computation, HloInstruction* fus
   if (fusion->has_sharding()) fusion->clear_sharding();
 
   if (multi_output) {
-    if (absl::Status s = fused->RemoveInstruction(root); !s.ok()) return s;
+    RETURN_IF_ERROR(fused->RemoveInstruction(root));
   } else if (!other_users.empty() || fusion->IsRoot()) {
     // The old value, for the other users (and the root).
     HloInstruction* gte = computation->AddInstruction(HloInstruction::CreateGetTupleElement(fusion, 0));
-    if (absl::Status s = fusion->ReplaceUsesWith(other_users, gte); !s.ok()) return s;
+    RETURN_IF_ERROR(fusion->ReplaceUsesWith(other_users, gte));
   }
   for (size_t i = 0; i < copies.size(); ++i) {
     HloInstruction* gte = computation->AddInstruction(
         HloInstruction::CreateGetTupleElement(fusion, num_outputs + static_cast<int64_t>(i)));
-    if (absl::Status s = computation->ReplaceInstruction(copies[i], gte); !s.ok()) return s;
+    RETURN_IF_ERROR(computation->ReplaceInstruction(copies[i], gte));
   }
   return true;
 }
@@ -216,10 +217,9 @@ absl::StatusOr<bool> CopyFusion::RunImpl(HloModule& module, PassRunContext*) {
   }
   bool changed = false;
   for (HloInstruction* h : candidates) {
-    absl::StatusOr<bool> fused = FuseCopies(entry, h);
-    if (!fused.ok()) return fused.status();
-    if (*fused) BumpCounter("fusions that took in copies");
-    changed |= *fused;
+    ASSIGN_OR_RETURN(bool fused, FuseCopies(entry, h));
+    if (fused) BumpCounter("fusions that took in copies");
+    changed |= fused;
   }
   return changed;
 }

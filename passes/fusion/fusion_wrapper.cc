@@ -6,6 +6,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/fusion/gpu_fusible.h"
 #include "passes/fusion/gpu_performance_model.h"
@@ -94,14 +95,13 @@ absl::StatusOr<bool> WrapComputation(HloComputation& computation) {
         op == HloOpcode::kAsyncStart) {
       for (HloComputation* called : h->called_computations()) {
         if (called == nullptr) continue;
-        absl::StatusOr<bool> c = WrapComputation(*called);
-        if (!c.ok()) return c.status();
-        changed |= *c;
+        ASSIGN_OR_RETURN(bool c, WrapComputation(*called));
+        changed |= c;
       }
       continue;
     }
     if (!MustWrap(*h)) continue;
-    if (absl::Status s = Wrap(h); !s.ok()) return s;
+    RETURN_IF_ERROR(Wrap(h));
     changed = true;
   }
   return changed;

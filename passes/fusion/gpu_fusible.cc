@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -106,7 +107,7 @@ absl::Status RemoveIfUnused(HloInstruction* instruction) {
   HloComputation* fused =
       instruction->opcode() == HloOpcode::kFusion ? instruction->fused_instructions_computation() : nullptr;
   HloModule* module = instruction->GetModule();
-  if (absl::Status s = instruction->parent()->RemoveInstruction(instruction); !s.ok()) return s;
+  RETURN_IF_ERROR(instruction->parent()->RemoveInstruction(instruction));
   if (fused != nullptr && fused->FusionInstruction() == instruction) return module->RemoveEmbeddedComputation(fused);
   return absl::OkStatus();
 }
@@ -125,7 +126,7 @@ absl::Status MakeMultiOutput(HloInstruction* fusion) {
   bool was_root = fusion->IsRoot();
   *fusion->mutable_shape() = Shape::Tuple({root->shape()});
   HloInstruction* gte = fusion->parent()->AddInstruction(HloInstruction::CreateGetTupleElement(fusion, 0));
-  if (absl::Status s = fusion->ReplaceUsesWith(users, gte); !s.ok()) return s;
+  RETURN_IF_ERROR(fusion->ReplaceUsesWith(users, gte));
   if (was_root) fusion->parent()->set_root_instruction(gte);
   return absl::OkStatus();
 }
@@ -153,7 +154,7 @@ absl::Status RedirectUsers(HloInstruction* old_value, HloInstruction* fusion, in
   bool was_root = old_value->IsRoot();
   if (users.empty() && !was_root) return absl::OkStatus();
   HloInstruction* gte = fusion->parent()->AddInstruction(HloInstruction::CreateGetTupleElement(fusion, index));
-  if (absl::Status s = old_value->ReplaceUsesWith(users, gte); !s.ok()) return s;
+  RETURN_IF_ERROR(old_value->ReplaceUsesWith(users, gte));
   if (was_root) old_value->parent()->set_root_instruction(gte);
   return absl::OkStatus();
 }
@@ -479,7 +480,7 @@ absl::StatusOr<HloInstruction*> WrapInFusion(HloInstruction* instruction, Fusion
   HloInstruction* fusion = computation->AddInstruction(
       HloInstruction::CreateFusion(instruction->shape(), kind, operands, body), "fusion");
   fusion->set_metadata(instruction->metadata());
-  if (absl::Status s = computation->ReplaceInstruction(instruction, fusion); !s.ok()) return s;
+  RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, fusion));
   return fusion;
 }
 
@@ -491,23 +492,23 @@ absl::Status FuseProducer(HloInstruction* fusion, HloInstruction* producer, bool
   HloInstruction* clone = CloneIntoFusion(fusion, producer);
   HloComputation* body = fusion->fused_instructions_computation();
   for (int64_t slot : slots) {
-    if (absl::Status s = body->parameter_instruction(slot)->ReplaceAllUsesWith(clone); !s.ok()) return s;
+    RETURN_IF_ERROR(body->parameter_instruction(slot)->ReplaceAllUsesWith(clone));
   }
   // Drop the producer's slots (now unused), highest first.
   for (auto it = slots.rbegin(); it != slots.rend(); ++it) {
-    if (absl::Status s = body->RemoveParameter(*it); !s.ok()) return s;
+    RETURN_IF_ERROR(body->RemoveParameter(*it));
     fusion->RemoveOperandAt(*it);
   }
   if (multi_output && (producer->user_count() > 0 || producer->IsRoot())) {
-    if (absl::Status s = MakeMultiOutput(fusion); !s.ok()) return s;
+    RETURN_IF_ERROR(MakeMultiOutput(fusion));
     int64_t index = AddOutput(fusion, clone);
-    if (absl::Status s = RedirectUsers(producer, fusion, index); !s.ok()) return s;
+    RETURN_IF_ERROR(RedirectUsers(producer, fusion, index));
   }
   return RemoveIfUnused(producer);
 }
 
 absl::Status MergeSibling(HloInstruction* fusion, HloInstruction* sibling) {
-  if (absl::Status s = MakeMultiOutput(fusion); !s.ok()) return s;
+  RETURN_IF_ERROR(MakeMultiOutput(fusion));
   std::vector<HloInstruction*> values;
   if (sibling->opcode() == HloOpcode::kFusion) {
     // Clone the sibling's body; its outputs are the clones of its root
@@ -533,7 +534,7 @@ absl::Status MergeSibling(HloInstruction* fusion, HloInstruction* sibling) {
   std::vector<int64_t> indices;
   for (HloInstruction* v : values) indices.push_back(AddOutput(fusion, v));
   if (!sibling->shape().IsTuple()) {
-    if (absl::Status s = RedirectUsers(sibling, fusion, indices.front()); !s.ok()) return s;
+    RETURN_IF_ERROR(RedirectUsers(sibling, fusion, indices.front()));
     return RemoveIfUnused(sibling);
   }
   // A multi-output sibling: its users are get-tuple-elements (of flat

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/fusion/gpu_fusible.h"
 
@@ -94,8 +95,8 @@ absl::Status FuseHorizontally(HloComputation& computation, const std::vector<Hlo
     HloInstruction* gte = computation.AddInstruction(HloInstruction::CreateGetTupleElement(fusion, k));
     HloInstruction* back = computation.AddInstruction(HloInstruction::CreateBitcast(batch[k]->shape(), gte));
     HloComputation* old_body = batch[k]->fused_instructions_computation();
-    if (absl::Status s = computation.ReplaceInstruction(batch[k], back); !s.ok()) return s;
-    if (absl::Status s = module->RemoveEmbeddedComputation(old_body); !s.ok()) return s;
+    RETURN_IF_ERROR(computation.ReplaceInstruction(batch[k], back));
+    RETURN_IF_ERROR(module->RemoveEmbeddedComputation(old_body));
   }
   return absl::OkStatus();
 }

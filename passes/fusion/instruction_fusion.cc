@@ -2,6 +2,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "passes/fusion/gpu_fusible.h"
 
 namespace passlab {
@@ -95,11 +96,10 @@ class Fuser {
   absl::StatusOr<HloInstruction*> Fuse(HloInstruction* consumer, HloInstruction* producer) {
     bool duplicated = !OnlyUsedBy(*producer, consumer);
     if (consumer->opcode() != HloOpcode::kFusion) {
-      absl::StatusOr<HloInstruction*> wrapped = WrapInFusion(consumer, KindForRoot(*consumer));
-      if (!wrapped.ok()) return wrapped.status();
-      consumer = *wrapped;
+      ASSIGN_OR_RETURN(HloInstruction* wrapped, WrapInFusion(consumer, KindForRoot(*consumer)));
+      consumer = wrapped;
     }
-    if (absl::Status s = FuseProducer(consumer, producer, /*multi_output=*/false); !s.ok()) return s;
+    RETURN_IF_ERROR(FuseProducer(consumer, producer, /*multi_output=*/false));
     pass_.BumpCounter(duplicated ? "producer duplicated into a consumer" : "producer fused");
     return consumer;
   }
@@ -114,9 +114,8 @@ absl::StatusOr<bool> GpuInstructionFusion::RunImpl(HloModule& module, PassRunCon
   Fuser fuser(options_, *this);
   bool changed = false;
   for (HloComputation* computation : ProgramComputations(module)) {
-    absl::StatusOr<bool> c = fuser.RunOnComputation(*computation);
-    if (!c.ok()) return c.status();
-    changed |= *c;
+    ASSIGN_OR_RETURN(bool c, fuser.RunOnComputation(*computation));
+    changed |= c;
   }
   return changed;
 }

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/fusion/gpu_fusible.h"
 #include "passes/fusion/gpu_performance_model.h"
@@ -621,8 +622,8 @@ absl::StatusOr<HloInstruction*> CloneIntoFusion(HloInstruction* fusion, HloInstr
   HloInstruction* clone = body->AddInstruction(inst->CloneWithNewOperands(inst->shape(), inst->operands()));
   for (int64_t i = 0; i < fusion->operand_count(); ++i) {
     if (fusion->operand(i) != inst) continue;
-    if (absl::Status s = body->parameter_instruction(i)->ReplaceAllUsesWith(clone); !s.ok()) return s;
-    if (absl::Status s = body->RemoveParameter(i); !s.ok()) return s;
+    RETURN_IF_ERROR(body->parameter_instruction(i)->ReplaceAllUsesWith(clone));
+    RETURN_IF_ERROR(body->RemoveParameter(i));
     fusion->RemoveOperandAt(i);
     if (inst->user_count() == 0 && !inst->IsRoot()) add_output = false;
     break;
@@ -643,7 +644,7 @@ absl::StatusOr<HloInstruction*> CloneIntoFusion(HloInstruction* fusion, HloInstr
   HloInstruction* tuple = body->AddInstruction(HloInstruction::CreateTuple(elements));
   body->set_root_instruction(tuple);
   if (!new_tuple) {
-    if (absl::Status s = body->RemoveInstruction(root); !s.ok()) return s;
+    RETURN_IF_ERROR(body->RemoveInstruction(root));
   }
   HloComputation* parent = fusion->parent();
   if (new_tuple) {
@@ -652,14 +653,14 @@ absl::StatusOr<HloInstruction*> CloneIntoFusion(HloInstruction* fusion, HloInstr
     bool was_root = fusion->IsRoot();
     *fusion->mutable_shape() = tuple->shape();
     HloInstruction* gte = parent->AddInstruction(HloInstruction::CreateGetTupleElement(fusion, 0));
-    if (absl::Status s = fusion->ReplaceUsesWith(users, gte); !s.ok()) return s;
+    RETURN_IF_ERROR(fusion->ReplaceUsesWith(users, gte));
     if (was_root) parent->set_root_instruction(gte);
   } else {
     *fusion->mutable_shape() = tuple->shape();
   }
   HloInstruction* gte = parent->AddInstruction(
       HloInstruction::CreateGetTupleElement(fusion, static_cast<int64_t>(elements.size()) - 1));
-  if (absl::Status s = RedirectAllUses(inst, gte); !s.ok()) return s;
+  RETURN_IF_ERROR(RedirectAllUses(inst, gte));
   return clone;
 }
 
@@ -706,22 +707,21 @@ absl::Status MergeFusionIntoMultiOutput(HloInstruction* fusion, HloInstruction* 
       std::vector<HloInstruction*> users = merged->users();
       for (HloInstruction* gte : users) {
         if (gte->tuple_index() != index) continue;
-        if (absl::Status s = RedirectAllUses(gte, new_root); !s.ok()) return s;
-        if (absl::Status s = parent->RemoveInstruction(gte); !s.ok()) return s;
+        RETURN_IF_ERROR(RedirectAllUses(gte, new_root));
+        RETURN_IF_ERROR(parent->RemoveInstruction(gte));
       }
     }
   } else {
     HloInstruction* root = unfused.empty() ? merged->mutable_operand(inner_root->parameter_number()) : unfused.back();
     new_roots.insert(root);
-    if (absl::Status s = RedirectAllUses(merged, root); !s.ok()) return s;
+    RETURN_IF_ERROR(RedirectAllUses(merged, root));
   }
-  if (absl::Status s = parent->RemoveInstruction(merged); !s.ok()) return s;
-  if (absl::Status s = parent->parent()->RemoveEmbeddedComputation(inner); !s.ok()) return s;
+  RETURN_IF_ERROR(parent->RemoveInstruction(merged));
+  RETURN_IF_ERROR(parent->parent()->RemoveEmbeddedComputation(inner));
   for (auto it = unfused.rbegin(); it != unfused.rend(); ++it) {
     HloInstruction* h = *it;
-    absl::StatusOr<HloInstruction*> clone = CloneIntoFusion(fusion, h, new_roots.contains(h));
-    if (!clone.ok()) return clone.status();
-    if (absl::Status s = parent->RemoveInstruction(h); !s.ok()) return s;
+    ASSIGN_OR_RETURN(HloInstruction* clone, CloneIntoFusion(fusion, h, new_roots.contains(h)));
+    RETURN_IF_ERROR(parent->RemoveInstruction(h));
   }
   return absl::OkStatus();
 }
@@ -729,8 +729,7 @@ absl::Status MergeFusionIntoMultiOutput(HloInstruction* fusion, HloInstruction* 
 // XLA's FuseInstructionIntoMultiOutput for an unfused op, which is then
 // removed.
 absl::Status FuseOpIntoMultiOutput(HloInstruction* fusion, HloInstruction* op) {
-  absl::StatusOr<HloInstruction*> clone = CloneIntoFusion(fusion, op, /*add_output=*/true);
-  if (!clone.ok()) return clone.status();
+  ASSIGN_OR_RETURN(HloInstruction* clone, CloneIntoFusion(fusion, op, /*add_output=*/true));
   return fusion->parent()->RemoveInstruction(op);
 }
 
@@ -823,10 +822,10 @@ class MultiOutputFuser {
         }
         if (fused->opcode() == HloOpcode::kFusion) {
           bool input = fused->fusion_kind() == FusionKind::kInput;
-          if (absl::Status s = MergeFusionIntoMultiOutput(remaining, fused); !s.ok()) return s;
+          RETURN_IF_ERROR(MergeFusionIntoMultiOutput(remaining, fused));
           if (input) remaining->set_fusion_kind(FusionKind::kInput);
         } else {
-          if (absl::Status s = FuseOpIntoMultiOutput(remaining, fused); !s.ok()) return s;
+          RETURN_IF_ERROR(FuseOpIntoMultiOutput(remaining, fused));
         }
         pass_.BumpCounter("sibling fused into a multi-output fusion");
         changed = true;
@@ -891,14 +890,13 @@ class MultiOutputFuser {
     HloInstruction* fusion = consumer;
     if (consumer->opcode() != HloOpcode::kFusion) {
       FusionKind kind = IsInputFusible(*consumer) || IsInputFusible(*producer) ? FusionKind::kInput : FusionKind::kLoop;
-      absl::StatusOr<HloInstruction*> wrapped = WrapInFusion(consumer, kind);
-      if (!wrapped.ok()) return wrapped.status();
-      fusion = *wrapped;
+      ASSIGN_OR_RETURN(HloInstruction* wrapped, WrapInFusion(consumer, kind));
+      fusion = wrapped;
     }
     if (producer->opcode() == HloOpcode::kFusion) {
-      if (absl::Status s = MergeFusionIntoMultiOutput(fusion, producer); !s.ok()) return s;
+      RETURN_IF_ERROR(MergeFusionIntoMultiOutput(fusion, producer));
     } else {
-      if (absl::Status s = FuseOpIntoMultiOutput(fusion, producer); !s.ok()) return s;
+      RETURN_IF_ERROR(FuseOpIntoMultiOutput(fusion, producer));
     }
     pass_.BumpCounter("producer fused into its consumer as an extra output");
     reachability_.Invalidate();
@@ -943,9 +941,8 @@ absl::StatusOr<bool> GpuMultiOutputFusion::RunImpl(HloModule& module, PassRunCon
   }
   bool changed = false;
   for (HloComputation* computation : FusibleComputations(module)) {
-    absl::StatusOr<bool> c = MultiOutputFuser(*computation, *this, device.has_value() ? &*device : nullptr).Run();
-    if (!c.ok()) return c.status();
-    changed |= *c;
+    ASSIGN_OR_RETURN(bool c, MultiOutputFuser(*computation, *this, device.has_value() ? &*device : nullptr).Run());
+    changed |= c;
   }
   return changed;
 }

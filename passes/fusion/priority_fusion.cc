@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/fusion/gpu_fusible.h"
 
@@ -136,16 +137,15 @@ class PriorityFusionQueue {
         // Lone bitcast users are left alone (CanFuseWithAllNonBitcastUsers
         // ignored them).
         if (IsFusibleBitcast(*consumer)) continue;
-        absl::StatusOr<HloInstruction*> fusion = Fuse(producer, consumer);
-        if (!fusion.ok()) return fusion.status();
+        ASSIGN_OR_RETURN(HloInstruction* fusion, Fuse(producer, consumer));
         pass_.BumpCounter(consumers.size() > 1 ? "producer fused into several consumers" : "producer fused");
         changed = true;
-        OnFused(*fusion, producer);
+        OnFused(fusion, producer);
         if (producer_removed_) break;
       }
       current_producer_ = nullptr;
       if (!producer_removed_ && producer->user_count() == 0 && !producer->IsRoot()) {
-        if (absl::Status s = computation_.RemoveInstruction(producer); !s.ok()) return s;
+        RETURN_IF_ERROR(computation_.RemoveInstruction(producer));
       }
       UpdatePriorities();
     }
@@ -166,8 +166,7 @@ class PriorityFusionQueue {
         if (!IsFusible(*users[i])) continue;
         // The last fusion removes an unused constant: do not touch it after.
         const bool last = !is_root && constant->user_count() == 1;
-        absl::StatusOr<HloInstruction*> fusion = Fuse(constant, users[i]);
-        if (!fusion.ok()) return fusion.status();
+        ASSIGN_OR_RETURN(HloInstruction* fusion, Fuse(constant, users[i]));
         pass_.BumpCounter("constant fused");
         changed = true;
         if (last) break;
@@ -242,14 +241,13 @@ class PriorityFusionQueue {
     const FusionKind kind = KindFor(EmitterKindOf(producer, *consumer));
     HloInstruction* fusion = consumer;
     if (fusion->opcode() != HloOpcode::kFusion) {
-      absl::StatusOr<HloInstruction*> wrapped = WrapInFusion(consumer, kind);
-      if (!wrapped.ok()) return wrapped.status();
-      fusion = *wrapped;
+      ASSIGN_OR_RETURN(HloInstruction* wrapped, WrapInFusion(consumer, kind));
+      fusion = wrapped;
     } else {
       model_.Invalidate(fusion);
       if (fusion->fusion_kind() != kind) fusion->set_fusion_kind(kind);
     }
-    if (absl::Status s = FuseProducer(fusion, producer, /*multi_output=*/false); !s.ok()) return s;
+    RETURN_IF_ERROR(FuseProducer(fusion, producer, /*multi_output=*/false));
     model_.Invalidate(fusion);
     return fusion;
   }
@@ -318,9 +316,8 @@ absl::StatusOr<bool> PriorityFusion::RunImpl(HloModule& module, PassRunContext*)
   bool changed = false;
   for (HloComputation* computation : ProgramComputations(module)) {
     PriorityFusionQueue queue(*computation, model, *this);
-    absl::StatusOr<bool> c = queue.Run();
-    if (!c.ok()) return c.status();
-    changed |= *c;
+    ASSIGN_OR_RETURN(bool c, queue.Run());
+    changed |= c;
   }
   return changed;
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 
 namespace passlab {
 
@@ -32,7 +33,7 @@ absl::StatusOr<bool> BroadcastCanonicalizer::RunImpl(HloModule& module, PassRunC
           computation->AddInstruction(HloInstruction::CreateTranspose(fresh, operand, perm));
       HloInstruction* broadcast =
           computation->AddInstruction(HloInstruction::CreateBroadcast(hlo->shape(), transpose, sorted));
-      if (absl::Status s = computation->ReplaceInstruction(hlo, broadcast); !s.ok()) return s;
+      RETURN_IF_ERROR(computation->ReplaceInstruction(hlo, broadcast));
       changed = true;
     }
   }

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 #include "passes/layout/bitcast_layouts.h"
@@ -830,8 +831,7 @@ bool RecordChosenEntryLayouts(HloModule& module) {
 
 absl::StatusOr<bool> GpuLayoutAssignment::RunImpl(HloModule& module, PassRunContext*) {
   const absl::flat_hash_set<const HloInstruction*> auto_parameters = AutoLayoutParameters(module);
-  absl::StatusOr<bool> changed = HonourEntryLayout(module);
-  if (!changed.ok()) return changed.status();
+  ASSIGN_OR_RETURN(bool changed, HonourEntryLayout(module));
   const std::optional<ProgramShape>& entry_layout = std::as_const(module).config().entry_computation_layout;
   for (HloComputation* c : module.MakeComputationPostOrder()) {
     if (c->IsFusionComputation()) continue;
@@ -839,12 +839,11 @@ absl::StatusOr<bool> GpuLayoutAssignment::RunImpl(HloModule& module, PassRunCont
     if (c == module.entry_computation() && entry_layout.has_value()) result = entry_layout->result;
     absl::flat_hash_set<const HloInstruction*> auto_here;
     if (c == module.entry_computation()) auto_here = auto_parameters;
-    absl::StatusOr<bool> c_changed = ComputationLayouts(*c, options_, result, std::move(auto_here)).Run();
-    if (!c_changed.ok()) return c_changed.status();
-    *changed |= *c_changed;
+    ASSIGN_OR_RETURN(bool c_changed, ComputationLayouts(*c, options_, result, std::move(auto_here)).Run());
+    changed |= c_changed;
   }
-  *changed |= RecordChosenEntryLayouts(module);
-  return *changed;
+  changed |= RecordChosenEntryLayouts(module);
+  return changed;
 }
 
 }  // namespace passlab

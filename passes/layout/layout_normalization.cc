@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 #include "core/pass/hlo_rewrite_visitor.h"
@@ -112,9 +113,8 @@ class NormalizationVisitor : public HloRewriteVisitor {
     if (to < 0) to = hlo->operand_count();
     std::vector<HloInstruction*> out;
     for (int64_t i = from; i < to; ++i) {
-      absl::StatusOr<HloInstruction*> n = NormalizedInput(hlo->mutable_operand(i));
-      if (!n.ok()) return n.status();
-      out.push_back(*n);
+      ASSIGN_OR_RETURN(HloInstruction* n, NormalizedInput(hlo->mutable_operand(i)));
+      out.push_back(n);
     }
     return out;
   }
@@ -155,7 +155,7 @@ class NormalizationVisitor : public HloRewriteVisitor {
     std::vector<HloInstruction*> users = hlo->users();
     HloInstruction* to_normalized = MaybeBitcast(hlo, normalized);
     HloInstruction* back = MaybeBitcast(to_normalized, shape);
-    if (absl::Status s = hlo->ReplaceUsesWith(users, back); !s.ok()) return s;
+    RETURN_IF_ERROR(hlo->ReplaceUsesWith(users, back));
     MarkChanged();
     return absl::OkStatus();
   }
@@ -192,7 +192,7 @@ class NormalizationVisitor : public HloRewriteVisitor {
     hlo->set_literal(std::move(fresh));
     *hlo->mutable_shape() = normalized;
     HloInstruction* back = MaybeBitcast(hlo, shape);
-    if (absl::Status s = hlo->ReplaceUsesWith(users, back); !s.ok()) return s;
+    RETURN_IF_ERROR(hlo->ReplaceUsesWith(users, back));
     if (was_root) hlo->parent()->set_root_instruction(back);
     MarkChanged();
     return absl::OkStatus();
@@ -205,19 +205,17 @@ class NormalizationVisitor : public HloRewriteVisitor {
     if (!SamePlacement(hlo->shape(), operand->shape())) {
       return absl::InternalError(StrCat("slice '", hlo->name(), "' changes the layout"));
     }
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(operand);
-    if (!input.ok()) return input.status();
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(operand));
     const std::vector<int64_t> perm = MajorToMinorDims(hlo->shape());
-    auto slice = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {*input});
+    auto slice = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {input});
     slice->mutable_attrs().slice = PermuteByIndex(hlo->attrs().slice, perm);
     return ReplaceByNormalized(hlo, std::move(slice));
   }
 
   absl::Status NormalizeConcatenate(HloInstruction* hlo) {
-    absl::StatusOr<std::vector<HloInstruction*>> inputs = NormalizedInputs(hlo);
-    if (!inputs.ok()) return inputs.status();
+    ASSIGN_OR_RETURN(std::vector<HloInstruction*> inputs, NormalizedInputs(hlo));
     const int64_t dim = InversePermutation(MajorToMinorDims(hlo->shape()))[hlo->concatenate_dimension()];
-    auto concat = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), *inputs);
+    auto concat = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), inputs);
     concat->set_dimensions({dim});
     return ReplaceByNormalized(hlo, std::move(concat));
   }
@@ -228,10 +226,9 @@ class NormalizationVisitor : public HloRewriteVisitor {
     if (!SamePlacement(hlo->shape(), operand->shape())) {
       return absl::InternalError(StrCat("reduce-window '", hlo->name(), "' changes the layout"));
     }
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(operand);
-    if (!input.ok()) return input.status();
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(operand));
     const std::vector<int64_t> perm = MajorToMinorDims(hlo->shape());
-    auto rw = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {*input, hlo->mutable_operand(1)});
+    auto rw = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {input, hlo->mutable_operand(1)});
     Window window = hlo->window();
     window.dimensions = PermuteByIndex(hlo->window().dimensions, perm);
     rw->mutable_attrs().window = window;
@@ -241,13 +238,12 @@ class NormalizationVisitor : public HloRewriteVisitor {
   // broadcast(bitcast(A){L}){L'} => bitcast(broadcast(A)), the broadcast
   // dimensions mapped through the operand's and the result's layouts.
   absl::Status NormalizeBroadcast(HloInstruction* hlo) {
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(hlo->mutable_operand(0));
-    if (!input.ok()) return input.status();
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(hlo->mutable_operand(0)));
     const std::vector<int64_t> operand_order = MajorToMinorDims(hlo->operand(0)->shape());
     const std::vector<int64_t> inverse_out = InversePermutation(MajorToMinorDims(hlo->shape()));
     std::vector<int64_t> dims;
     for (int64_t d : ComposePermutations(hlo->dimensions(), operand_order)) dims.push_back(inverse_out[d]);
-    auto broadcast = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {*input});
+    auto broadcast = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {input});
     broadcast->set_dimensions(dims);
     return ReplaceByNormalized(hlo, std::move(broadcast));
   }
@@ -267,9 +263,8 @@ class NormalizationVisitor : public HloRewriteVisitor {
     const bool last_is_minor =
         wider.rank() == 0 || !wider.has_layout() || wider.layout().minor_to_major().front() == wider.rank() - 1;
     if (!last_is_minor) return BitcastAroundUsers(hlo);
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(hlo->mutable_operand(0));
-    if (!input.ok()) return input.status();
-    return ReplaceByNormalized(hlo, Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {*input}));
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(hlo->mutable_operand(0)));
+    return ReplaceByNormalized(hlo, Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {input}));
   }
 
   // unary(bitcast(A){L}){L} => bitcast(unary(A)).
@@ -278,9 +273,8 @@ class NormalizationVisitor : public HloRewriteVisitor {
     if (!SamePlacement(hlo->shape(), operand->shape())) {
       return absl::InternalError(StrCat("elementwise '", hlo->name(), "' changes the layout"));
     }
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(operand);
-    if (!input.ok()) return input.status();
-    return ReplaceByNormalized(hlo, Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {*input}));
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(operand));
+    return ReplaceByNormalized(hlo, Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {input}));
   }
 
   // binary(bitcast(A){L}, bitcast(B){L}){L} => bitcast(binary(A, B)).
@@ -301,15 +295,14 @@ class NormalizationVisitor : public HloRewriteVisitor {
   }
 
   absl::Status NormalizeElementwise(HloInstruction* hlo) {
-    absl::StatusOr<std::vector<HloInstruction*>> inputs = NormalizedInputs(hlo);
-    if (!inputs.ok()) return inputs.status();
+    ASSIGN_OR_RETURN(std::vector<HloInstruction*> inputs, NormalizedInputs(hlo));
     Shape shape = DescendingShapeWithSamePhysicalLayout(hlo->shape());
-    for (const HloInstruction* input : *inputs) {
+    for (const HloInstruction* input : inputs) {
       if (input->shape().rank() != 0 && input->shape().dimensions() != shape.dimensions()) {
         return absl::InternalError(StrCat("operands of '", hlo->name(), "' normalize to different shapes"));
       }
     }
-    return ReplaceByNormalized(hlo, Rebuild(*hlo, shape, *inputs));
+    return ReplaceByNormalized(hlo, Rebuild(*hlo, shape, inputs));
   }
 
   // ReshapeDecomposer leaves only bitcast reshapes: the normalized reshape
@@ -322,9 +315,8 @@ class NormalizationVisitor : public HloRewriteVisitor {
                           out.dimensions(), out.has_layout() ? out.layout() : Layout::Default(out.rank()))) {
       return absl::InternalError(StrCat("reshape '", hlo->name(), "' is not a bitcast (run ReshapeDecomposer first)"));
     }
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(operand);
-    if (!input.ok()) return input.status();
-    return ReplaceByNormalized(hlo, HloInstruction::CreateReshape(DescendingShapeWithSamePhysicalLayout(out), *input));
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(operand));
+    return ReplaceByNormalized(hlo, HloInstruction::CreateReshape(DescendingShapeWithSamePhysicalLayout(out), input));
   }
 
   // scatter keeps its operands' layout: the dimension numbers are renumbered
@@ -350,8 +342,7 @@ class NormalizationVisitor : public HloRewriteVisitor {
           "There should be just a single scatter dimension. Make sure to run ScatterSimplifier before "
           "LayoutNormalization");
     }
-    absl::StatusOr<std::vector<HloInstruction*>> inputs = NormalizedInputs(hlo);
-    if (!inputs.ok()) return inputs.status();
+    ASSIGN_OR_RETURN(std::vector<HloInstruction*> inputs, NormalizedInputs(hlo));
 
     const Shape& indices_shape = hlo->operand(n)->shape();
     const std::vector<int64_t> indices_perm = InversePermutation(MajorToMinorDims(indices_shape));
@@ -389,9 +380,9 @@ class NormalizationVisitor : public HloRewriteVisitor {
     }
 
     std::vector<Shape> shapes;
-    for (int64_t i = 0; i < n; ++i) shapes.push_back((*inputs)[i]->shape());
+    for (int64_t i = 0; i < n; ++i) shapes.push_back(inputs[i]->shape());
     const Shape shape = hlo->shape().IsTuple() ? Shape::Tuple(shapes) : shapes[0];
-    auto scatter = Rebuild(*hlo, shape, *inputs);
+    auto scatter = Rebuild(*hlo, shape, inputs);
     scatter->mutable_attrs().scatter_dnums = normalized;
     if (!hlo->shape().IsTuple()) return ReplaceByNormalized(hlo, std::move(scatter));
     HloInstruction* added = Add(hlo, std::move(scatter));
@@ -407,50 +398,46 @@ class NormalizationVisitor : public HloRewriteVisitor {
   // dimensions L0^-1 o dims o L (no transpose when that is the identity).
   absl::Status NormalizeTranspose(HloInstruction* hlo) {
     HloInstruction* operand = hlo->mutable_operand(0);
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(operand);
-    if (!input.ok()) return input.status();
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(operand));
     const std::vector<int64_t> dims = ComposePermutations(
         ComposePermutations(InversePermutation(MajorToMinorDims(operand->shape())), hlo->dimensions()),
         MajorToMinorDims(hlo->shape()));
-    if (IsIdentityPermutation(dims)) return ReplaceInstruction(hlo, MaybeBitcast(*input, hlo->shape()));
+    if (IsIdentityPermutation(dims)) return ReplaceInstruction(hlo, MaybeBitcast(input, hlo->shape()));
     return ReplaceByNormalized(
-        hlo, HloInstruction::CreateTranspose(DescendingShapeWithSamePhysicalLayout(hlo->shape()), *input, dims));
+        hlo, HloInstruction::CreateTranspose(DescendingShapeWithSamePhysicalLayout(hlo->shape()), input, dims));
   }
 
   // copy(bitcast(A){L0}){L} (a physical transposition) =>
   // bitcast(transpose(A)) with the dimensions L0^-1 o L.
   absl::Status NormalizeCopy(HloInstruction* hlo) {
     HloInstruction* operand = hlo->mutable_operand(0);
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(operand);
-    if (!input.ok()) return input.status();
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(operand));
     const std::vector<int64_t> dims =
         ComposePermutations(InversePermutation(MajorToMinorDims(operand->shape())), MajorToMinorDims(hlo->shape()));
     return ReplaceByNormalized(
-        hlo, HloInstruction::CreateTranspose(DescendingShapeWithSamePhysicalLayout(hlo->shape()), *input, dims));
+        hlo, HloInstruction::CreateTranspose(DescendingShapeWithSamePhysicalLayout(hlo->shape()), input, dims));
   }
 
   absl::Status NormalizeReverse(HloInstruction* hlo) {
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(hlo->mutable_operand(0));
-    if (!input.ok()) return input.status();
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(hlo->mutable_operand(0)));
     const std::vector<int64_t> inverse = InversePermutation(MajorToMinorDims(hlo->shape()));
     std::vector<int64_t> dims;
     for (int64_t d : hlo->dimensions()) dims.push_back(inverse[d]);
     std::sort(dims.begin(), dims.end());
-    auto reverse = Rebuild(*hlo, (*input)->shape(), {*input});
+    auto reverse = Rebuild(*hlo, input->shape(), {input});
     reverse->set_dimensions(dims);
     return ReplaceByNormalized(hlo, std::move(reverse));
   }
 
   // pad is layout-preserving: the padding config follows the permutation.
   absl::Status NormalizePad(HloInstruction* hlo) {
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(hlo->mutable_operand(0));
-    if (!input.ok()) return input.status();
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(hlo->mutable_operand(0)));
     const std::vector<int64_t> inverse = InversePermutation(MajorToMinorDims(hlo->shape()));
     const PaddingConfig& config = hlo->attrs().padding_config;
     PaddingConfig normalized;
     normalized.dimensions.resize(config.dimensions.size());
     for (size_t d = 0; d < config.dimensions.size(); ++d) normalized.dimensions[inverse[d]] = config.dimensions[d];
-    auto pad = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {*input, hlo->mutable_operand(1)});
+    auto pad = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), {input, hlo->mutable_operand(1)});
     pad->mutable_attrs().padding_config = normalized;
     return ReplaceByNormalized(hlo, std::move(pad));
   }
@@ -458,10 +445,9 @@ class NormalizationVisitor : public HloRewriteVisitor {
   // convolution on the normalized operands, every dimension number mapped
   // through the layout of its shape.
   absl::Status NormalizeConvolution(HloInstruction* hlo) {
-    absl::StatusOr<std::vector<HloInstruction*>> inputs = NormalizedInputs(hlo);
-    if (!inputs.ok()) return inputs.status();
+    ASSIGN_OR_RETURN(std::vector<HloInstruction*> inputs, NormalizedInputs(hlo));
     const Shape shape = DescendingShapeWithSamePhysicalLayout(hlo->shape());
-    if (*inputs == hlo->operands() && shape == hlo->shape()) return absl::OkStatus();
+    if (inputs == hlo->operands() && shape == hlo->shape()) return absl::OkStatus();
     if (!hlo->attrs().conv_dnums.has_value()) return BitcastAroundUsers(hlo);
     const ConvolutionDimensionNumbers& dnums = *hlo->attrs().conv_dnums;
     ConvolutionDimensionNumbers fresh = dnums;
@@ -477,7 +463,7 @@ class NormalizationVisitor : public HloRewriteVisitor {
              fresh.kernel_spatial_dimensions);
     renumber(hlo->shape(), fresh.output_batch_dimension, fresh.output_feature_dimension,
              fresh.output_spatial_dimensions);
-    auto conv = Rebuild(*hlo, shape, *inputs);
+    auto conv = Rebuild(*hlo, shape, inputs);
     conv->mutable_attrs().conv_dnums = fresh;
     return ReplaceByNormalized(hlo, std::move(conv));
   }
@@ -554,11 +540,10 @@ class NormalizationVisitor : public HloRewriteVisitor {
     if (!SamePlacement(hlo->shape(), operand->shape())) {
       return absl::InternalError(StrCat("dynamic-slice '", hlo->name(), "' changes the layout"));
     }
-    absl::StatusOr<HloInstruction*> input = NormalizedInput(operand);
-    if (!input.ok()) return input.status();
+    ASSIGN_OR_RETURN(HloInstruction* input, NormalizedInput(operand));
     const std::vector<int64_t> perm = MajorToMinorDims(hlo->shape());
     std::vector<HloInstruction*> starts(hlo->operands().begin() + 1, hlo->operands().end());
-    std::vector<HloInstruction*> operands = {*input};
+    std::vector<HloInstruction*> operands = {input};
     for (HloInstruction* s : PermuteByIndex(starts, perm)) operands.push_back(s);
     auto slice = Rebuild(*hlo, DescendingShapeWithSamePhysicalLayout(hlo->shape()), operands);
     slice->mutable_attrs().slice_sizes = PermuteByIndex(hlo->attrs().slice_sizes, perm);
@@ -570,13 +555,12 @@ class NormalizationVisitor : public HloRewriteVisitor {
     if (!SamePlacement(hlo->shape(), operand->shape())) {
       return absl::InternalError(StrCat("dynamic-update-slice '", hlo->name(), "' changes the layout"));
     }
-    absl::StatusOr<std::vector<HloInstruction*>> inputs = NormalizedInputs(hlo, 0, 2);
-    if (!inputs.ok()) return inputs.status();
+    ASSIGN_OR_RETURN(std::vector<HloInstruction*> inputs, NormalizedInputs(hlo, 0, 2));
     const std::vector<int64_t> perm = MajorToMinorDims(hlo->shape());
     std::vector<HloInstruction*> starts(hlo->operands().begin() + 2, hlo->operands().end());
-    std::vector<HloInstruction*> operands = *inputs;
+    std::vector<HloInstruction*> operands = inputs;
     for (HloInstruction* s : PermuteByIndex(starts, perm)) operands.push_back(s);
-    return ReplaceByNormalized(hlo, Rebuild(*hlo, (*inputs)[0]->shape(), operands));
+    return ReplaceByNormalized(hlo, Rebuild(*hlo, inputs[0]->shape(), operands));
   }
 };
 

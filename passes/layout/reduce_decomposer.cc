@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_rewrite_visitor.h"
 #include "passes/gpu/reduction_utils.h"
@@ -117,12 +118,10 @@ class Decomposer : public HloRewriteVisitor {
 
 absl::StatusOr<bool> ReduceDecomposer::RunImpl(HloModule& module, PassRunContext*) {
   LayoutEqualizer equalizer;
-  absl::StatusOr<bool> equalized = equalizer.RunOnModule(module);
-  if (!equalized.ok()) return equalized.status();
+  ASSIGN_OR_RETURN(bool equalized, equalizer.RunOnModule(module));
   Decomposer decomposer(options_);
-  absl::StatusOr<bool> decomposed = decomposer.RunOnModule(module);
-  if (!decomposed.ok()) return decomposed.status();
-  return *equalized || *decomposed;
+  ASSIGN_OR_RETURN(bool decomposed, decomposer.RunOnModule(module));
+  return equalized || decomposed;
 }
 
 }  // namespace passlab

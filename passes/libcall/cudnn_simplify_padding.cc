@@ -6,6 +6,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/literal.h"
+#include "core/ir/status_macros.h"
 #include "core/libcall/library_call.h"
 
 namespace passlab {
@@ -95,7 +96,7 @@ absl::StatusOr<bool> TrySimplifyPadding(HloComputation* computation, HloInstruct
   config.dimensions[feature_dim].edge_padding_high -= num_sliced;
   HloInstruction* new_pad = computation->AddInstruction(
       HloInstruction::CreatePad(pad->shape(), gte, pad->mutable_operand(1), std::move(config)));
-  if (absl::Status st = computation->ReplaceInstruction(pad, new_pad); !st.ok()) return st;
+  RETURN_IF_ERROR(computation->ReplaceInstruction(pad, new_pad));
   return true;
 }
 
@@ -106,10 +107,9 @@ absl::StatusOr<bool> CudnnSimplifyPadding::RunImpl(HloModule& module, PassRunCon
   for (HloComputation* computation : module.MakeComputationPostOrder()) {
     if (computation->IsFusionComputation()) continue;
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      absl::StatusOr<bool> simplified = TrySimplifyPadding(computation, instruction);
-      if (!simplified.ok()) return simplified.status();
-      if (*simplified) BumpCounter("folded slice into pad");
-      changed |= *simplified;
+      ASSIGN_OR_RETURN(bool simplified, TrySimplifyPadding(computation, instruction));
+      if (simplified) BumpCounter("folded slice into pad");
+      changed |= simplified;
     }
   }
   return changed;

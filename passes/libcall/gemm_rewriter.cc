@@ -5,6 +5,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/libcall/library_call.h"
 #include "core/pass/hlo_rewrite_visitor.h"
 
@@ -192,12 +193,10 @@ class GemmWorkspaceVisitor : public HloRewriteVisitor {
 
 absl::StatusOr<bool> GemmRewriter::RunImpl(HloModule& module, PassRunContext*) {
   GemmRewriteVisitor visitor(*this, options_);
-  absl::StatusOr<bool> folded = visitor.RunOnModule(module);
-  if (!folded.ok()) return folded.status();
+  ASSIGN_OR_RETURN(bool folded, visitor.RunOnModule(module));
   GemmWorkspaceVisitor workspace(options_);
-  absl::StatusOr<bool> with_workspace = workspace.RunOnModule(module);
-  if (!with_workspace.ok()) return with_workspace.status();
-  return *folded || *with_workspace;
+  ASSIGN_OR_RETURN(bool with_workspace, workspace.RunOnModule(module));
+  return folded || with_workspace;
 }
 
 }  // namespace passlab

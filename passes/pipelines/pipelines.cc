@@ -4,6 +4,7 @@
 #include "passes/pipelines/gpu_2021_pipeline.h"
 #include "passes/pipelines/partitioned_module_pipeline.h"
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/autotune/gemm_algorithm_picker.h"
 #include "passes/autotune/gpu_conv_algorithm_picker.h"
@@ -620,16 +621,14 @@ absl::StatusOr<FilteredPipeline> BuildFilteredPipeline(std::string_view name, st
                                                       const PassOptionOverrides& options,
                                                       const std::vector<std::string>& removed) {
   FilteredPipeline out;
-  absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(name);
-  if (!pipeline.ok()) return pipeline.status();
-  RemovePassesByName(**pipeline, removed);
-  if (absl::Status s = ApplyPassOptions(**pipeline, options); !s.ok()) return s;
-  out.pipeline = std::move(*pipeline);
+  ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline, BuildNamedPipeline(name));
+  RemovePassesByName(*pipeline, removed);
+  RETURN_IF_ERROR(ApplyPassOptions(*pipeline, options));
+  out.pipeline = std::move(pipeline);
   if (!disable.empty() || !enable_only.empty() || disable_all) {
-    absl::StatusOr<std::unique_ptr<PassFilterObserver>> filter =
-        PassFilterObserver::Create(disable, enable_only, disable_all, out.pipeline->Occurrences());
-    if (!filter.ok()) return filter.status();
-    out.filter = std::move(*filter);
+    ASSIGN_OR_RETURN(std::unique_ptr<PassFilterObserver> filter,
+        PassFilterObserver::Create(disable, enable_only, disable_all, out.pipeline->Occurrences()));
+    out.filter = std::move(filter);
     out.pipeline->AddObserver(out.filter.get());
   }
   return out;

@@ -5,6 +5,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 
 namespace passlab {
 namespace {
@@ -92,9 +93,9 @@ absl::StatusOr<bool> CopyWhileInit(HloInstruction* loop) {
     if (tuple != init && tuple->user_count() == 0) {
       // Nothing to copy: drop the tuple(gte...) rebuilt for inspection.
       std::vector<HloInstruction*> gtes(tuple->operands().begin(), tuple->operands().end());
-      if (absl::Status s = tuple->parent()->RemoveInstruction(tuple); !s.ok()) return s;
+      RETURN_IF_ERROR(tuple->parent()->RemoveInstruction(tuple));
       for (HloInstruction* g : gtes) {
-        if (absl::Status s = g->parent()->RemoveInstruction(g); !s.ok()) return s;
+        RETURN_IF_ERROR(g->parent()->RemoveInstruction(g));
       }
     }
     return false;
@@ -102,7 +103,7 @@ absl::StatusOr<bool> CopyWhileInit(HloInstruction* loop) {
   loop->ReplaceOperandWith(0, copied);
   for (HloInstruction* dead : {tuple, init}) {
     if (dead->user_count() > 0 || dead->opcode() != HloOpcode::kTuple || dead->IsRoot()) continue;
-    if (absl::Status s = dead->parent()->RemoveInstruction(dead); !s.ok()) return s;
+    RETURN_IF_ERROR(dead->parent()->RemoveInstruction(dead));
     if (dead == init) break;
   }
   return true;
@@ -124,7 +125,7 @@ absl::StatusOr<bool> CopyRootElements(HloComputation* c, Pred needs_copy) {
   if (!changed) return false;
   c->set_root_instruction(copied);
   if (root->user_count() == 0) {
-    if (absl::Status s = c->RemoveInstruction(root); !s.ok()) return s;
+    RETURN_IF_ERROR(c->RemoveInstruction(root));
   }
   return true;
 }
@@ -137,35 +138,31 @@ absl::StatusOr<bool> CopyInsertion::RunImpl(HloModule& module, PassRunContext*) 
     if (c->IsFusionComputation()) continue;
     for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
       if (inst->opcode() == HloOpcode::kWhile) {
-        absl::StatusOr<bool> init = CopyWhileInit(inst);
-        if (!init.ok()) return init.status();
+        ASSIGN_OR_RETURN(bool init, CopyWhileInit(inst));
         // Each state element written into its own state buffer.
-        absl::StatusOr<bool> body = CopyRootElements(
+        ASSIGN_OR_RETURN(bool body, CopyRootElements(
             inst->while_body(), [](HloInstruction* e, int64_t i, const std::vector<HloInstruction*>& earlier) {
               int64_t k = ParameterElementIndex(e);
               return e->opcode() == HloOpcode::kConstant || (k >= 0 && k != i) || Repeats(e, earlier);
-            });
-        if (!body.ok()) return body.status();
-        changed |= *init || *body;
+            }));
+        changed |= init || body;
       }
       if (inst->opcode() == HloOpcode::kConditional) {
         for (HloComputation* branch : inst->called_computations()) {
-          absl::StatusOr<bool> b = CopyRootElements(
+          ASSIGN_OR_RETURN(bool b, CopyRootElements(
               branch, [](HloInstruction* e, int64_t, const std::vector<HloInstruction*>& earlier) {
                 return IsConstantOrParameter(e) || Repeats(e, earlier);
-              });
-          if (!b.ok()) return b.status();
-          changed |= *b;
+              }));
+          changed |= b;
         }
       }
     }
   }
-  absl::StatusOr<bool> entry = CopyRootElements(
+  ASSIGN_OR_RETURN(bool entry, CopyRootElements(
       module.entry_computation(), [](HloInstruction* e, int64_t i, const std::vector<HloInstruction*>& earlier) {
         return (IsConstantOrParameter(e) && !IsEntryParameterAliasedToOutput(e, i)) || Repeats(e, earlier);
-      });
-  if (!entry.ok()) return entry.status();
-  return changed || *entry;
+      }));
+  return changed || entry;
 }
 
 }  // namespace passlab

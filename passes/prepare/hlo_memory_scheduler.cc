@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "nlohmann/json.hpp"
 #include "passes/prepare/rematerialization_memory_tracker.h"
@@ -657,9 +658,8 @@ absl::StatusOr<bool> HloMemoryScheduler::RunImpl(HloModule& module, PassRunConte
   for (HloComputation* c : module.MakeComputationPostOrder()) {
     auto it = sequences.find(c);
     if (it == sequences.end()) continue;
-    absl::StatusOr<bool> reordered = ApplySequence(*c, it->second, *this);
-    if (!reordered.ok()) return reordered.status();
-    changed |= *reordered;
+    ASSIGN_OR_RETURN(bool reordered, ApplySequence(*c, it->second, *this));
+    changed |= reordered;
   }
   changed |= MarkModuleScheduled(module);
   return changed;

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -483,9 +484,8 @@ absl::StatusOr<bool> LatencyHidingScheduler::RunImpl(HloModule& module, PassRunC
     if (estimate.hidden_ns >= 1) {
       BumpCounter("estimated ns of async latency hidden", static_cast<int64_t>(estimate.hidden_ns));
     }
-    absl::StatusOr<bool> reordered = ApplySequence(*c, sequence, *this);
-    if (!reordered.ok()) return reordered.status();
-    changed |= *reordered;
+    ASSIGN_OR_RETURN(bool reordered, ApplySequence(*c, sequence, *this));
+    changed |= reordered;
   }
   changed |= MarkModuleScheduled(module);
   return changed;

@@ -7,6 +7,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -143,7 +144,7 @@ absl::StatusOr<bool> OptimizeInputOutputBufferAlias::RunImpl(HloModule& module, 
                      registered.end());
     BumpCounter("aliased output buffers", static_cast<int64_t>(new_aliases.size()));
   }
-  if (absl::Status s = VerifyAliases(std::as_const(module).config(), program, size_of); !s.ok()) return s;
+  RETURN_IF_ERROR(VerifyAliases(std::as_const(module).config(), program, size_of));
   return !new_aliases.empty();
 }
 

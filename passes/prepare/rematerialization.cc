@@ -11,6 +11,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/primitive_type.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/prepare/rematerialization_memory_tracker.h"
 #include "passes/simplifiers/flatten_call_graph.h"
@@ -154,10 +155,10 @@ absl::StatusOr<Rematerializer::PeakMemory> Rematerializer::ComputePeakMemory(con
   MemoryUsageTracker tracker(tracker_options_, c, points_to, list, rematerializable);
   PeakMemory peak{tracker.memory_usage(), order.empty() ? nullptr : order.front()};
   for (Item* item = list.first(); item != nullptr; item = list.next(item)) {
-    if (absl::Status s = tracker.BeginInstruction(item); !s.ok()) return s;
+    RETURN_IF_ERROR(tracker.BeginInstruction(item));
     int64_t at = tracker.memory_usage() + CalledComputationsMemoryUsage(item->instruction);
     if (at > peak.bytes) peak = {at, item->instruction};
-    if (absl::Status s = tracker.EndInstruction(); !s.ok()) return s;
+    RETURN_IF_ERROR(tracker.EndInstruction());
   }
   return peak;
 }
@@ -292,10 +293,10 @@ absl::StatusOr<int64_t> Rematerializer::RematerializeInstructions(
           }
           user->DropAllControlDeps();
           list.GetItem(user)->removed = true;
-          if (absl::Status s = c->RemoveInstruction(user); !s.ok()) return s;
+          RETURN_IF_ERROR(c->RemoveInstruction(user));
         }
         best_item->removed = true;
-        if (absl::Status s = c->RemoveInstruction(best); !s.ok()) return s;
+        RETURN_IF_ERROR(c->RemoveInstruction(best));
       }
       remat_moves.insert(remat);
       net_added += static_cast<int64_t>(indirect_users.size());
@@ -324,8 +325,8 @@ absl::StatusOr<int64_t> Rematerializer::CompressInstruction(MemoryUsageTracker& 
   for (HloInstruction* user : best->users()) {
     if (user != compressed && !tracker.IsPlaced(user)) later_users.push_back(user);
   }
-  if (absl::Status s = best->ReplaceUsesWith(later_users, uncompressed); !s.ok()) return s;
-  if (absl::Status s = tracker.AddCompressInstructions(item, compressed_item, uncompressed_item); !s.ok()) return s;
+  RETURN_IF_ERROR(best->ReplaceUsesWith(later_users, uncompressed));
+  RETURN_IF_ERROR(tracker.AddCompressInstructions(item, compressed_item, uncompressed_item));
   std::vector<Item*> place_before;
   for (HloInstruction* user : uncompressed->users()) place_before.push_back(list.GetItem(user));
   list.Denylist(compressed);
@@ -346,11 +347,10 @@ absl::StatusOr<BlockResult> Rematerializer::RematerializeBestBlock(
   result.remat_count = static_cast<int64_t>(pick.items.size());
   result.effort = pick.effort;
   if (pick.items.empty()) return result;
-  absl::StatusOr<int64_t> added = pick.strategy == MemoryUsageTracker::Strategy::kCompress
+  ASSIGN_OR_RETURN(int64_t added, pick.strategy == MemoryUsageTracker::Strategy::kCompress
                                       ? CompressInstruction(tracker, pick.items[0], pick.compact_shape, list)
-                                      : RematerializeInstructions(tracker, pick.items, list, remat_moves, rematerializable);
-  if (!added.ok()) return added.status();
-  result.net_instructions_added = *added;
+                                      : RematerializeInstructions(tracker, pick.items, list, remat_moves, rematerializable));
+  result.net_instructions_added = added;
   return result;
 }
 
@@ -371,7 +371,7 @@ absl::StatusOr<bool> Rematerializer::RematerializeComputation(HloComputation& c,
   for (Item* item = list.first(); item != nullptr; item = list.next(item)) {
     HloInstruction* inst = item->instruction;
     int64_t callee_usage = CalledComputationsMemoryUsage(inst);
-    if (absl::Status s = tracker.BeginInstruction(item); !s.ok()) return s;
+    RETURN_IF_ERROR(tracker.BeginInstruction(item));
     int64_t min_block_size = 1;
     int64_t max_block_size = 1;
     // Only where the usage grows.
@@ -380,13 +380,12 @@ absl::StatusOr<bool> Rematerializer::RematerializeComputation(HloComputation& c,
       int64_t first_phase_effort = 0;
       int64_t second_phase_effort = 0;
       while (tracker.memory_usage() + callee_usage > memory_limit_bytes) {
-        absl::StatusOr<BlockResult> block = RematerializeBestBlock(
+        ASSIGN_OR_RETURN(BlockResult block, RematerializeBestBlock(
             min_block_size, max_block_size, tracker, list, memory_limit_bytes, peak_memory_before, remat_moves,
-            rematerializable);
-        if (!block.ok()) return block.status();
-        (first_phase ? first_phase_effort : second_phase_effort) += block->effort;
-        instructions_rematerialized_ += block->remat_count;
-        if (block->remat_count == 0) {
+            rematerializable));
+        (first_phase ? first_phase_effort : second_phase_effort) += block.effort;
+        instructions_rematerialized_ += block.remat_count;
+        if (block.remat_count == 0) {
           // Nothing of this size: try larger blocks.
           min_block_size = max_block_size + 1;
           max_block_size = 2 * max_block_size;
@@ -405,14 +404,13 @@ absl::StatusOr<bool> Rematerializer::RematerializeComputation(HloComputation& c,
     }
     // Still over at a call or loop: rematerialize inside, under what is left.
     if (IsControlFlowCall(inst) && tracker.memory_usage() + callee_usage > memory_limit_bytes) {
-      absl::StatusOr<bool> callee_changed =
-          RematerializeCalledComputations(inst, tracker.memory_usage(), memory_limit_bytes);
-      if (!callee_changed.ok()) return callee_changed.status();
-      changed |= *callee_changed;
+      ASSIGN_OR_RETURN(bool callee_changed,
+          RematerializeCalledComputations(inst, tracker.memory_usage(), memory_limit_bytes));
+      changed |= callee_changed;
       callee_usage = CalledComputationsMemoryUsage(inst);
     }
     peak_memory = std::max(peak_memory, tracker.memory_usage() + callee_usage);
-    if (absl::Status s = tracker.EndInstruction(); !s.ok()) return s;
+    RETURN_IF_ERROR(tracker.EndInstruction());
   }
   computation_peak_memory_[&c] = peak_memory;
   std::vector<HloInstruction*> sequence;
@@ -430,10 +428,9 @@ absl::StatusOr<bool> Rematerializer::RematerializeCalledComputations(const HloIn
   for (HloComputation* callee : inst->called_computations()) {
     if (rematerialized_computations_.contains(callee)) continue;
     int64_t callee_limit = std::max<int64_t>(0, memory_limit_bytes - memory_usage);
-    absl::StatusOr<bool> callee_changed = peak_priority() ? RematerializeComputationPeakPriority(*callee, callee_limit)
-                                                          : RematerializeComputation(*callee, callee_limit);
-    if (!callee_changed.ok()) return callee_changed.status();
-    changed |= *callee_changed;
+    ASSIGN_OR_RETURN(bool callee_changed, peak_priority() ? RematerializeComputationPeakPriority(*callee, callee_limit)
+                                                          : RematerializeComputation(*callee, callee_limit));
+    changed |= callee_changed;
   }
   return changed;
 }
@@ -466,16 +463,15 @@ absl::StatusOr<bool> Rematerializer::RematerializeComputationPeakPriority(HloCom
       HloInstruction* inst = item->instruction;
       if (inst->user_count() == 0 && inst != c.root_instruction()) continue;
       int64_t callee_usage = CalledComputationsMemoryUsage(inst);
-      if (absl::Status s = tracker.BeginInstruction(item); !s.ok()) return s;
+      RETURN_IF_ERROR(tracker.BeginInstruction(item));
       if (inst == peak->instruction) {
         int64_t max_block_size = 1;
         while (tracker.memory_usage() + callee_usage >= peak->bytes) {
-          absl::StatusOr<BlockResult> block =
+          ASSIGN_OR_RETURN(BlockResult block,
               RematerializeBestBlock(1, max_block_size, tracker, list, cost_limit,
-                                     computation_peak_memory_[&c], remat_moves, rematerializable);
-          if (!block.ok()) return block.status();
-          instructions_rematerialized_ += block->remat_count;
-          if (block->remat_count == 0) {
+                                     computation_peak_memory_[&c], remat_moves, rematerializable));
+          instructions_rematerialized_ += block.remat_count;
+          if (block.remat_count == 0) {
             max_block_size *= 2;
           } else {
             subpass_changed = true;
@@ -485,12 +481,11 @@ absl::StatusOr<bool> Rematerializer::RematerializeComputationPeakPriority(HloCom
         }
       }
       if (IsControlFlowCall(inst) && tracker.memory_usage() + callee_usage > memory_limit_bytes) {
-        absl::StatusOr<bool> callee_changed =
-            RematerializeCalledComputations(inst, tracker.memory_usage(), memory_limit_bytes);
-        if (!callee_changed.ok()) return callee_changed.status();
-        subpass_changed |= *callee_changed;
+        ASSIGN_OR_RETURN(bool callee_changed,
+            RematerializeCalledComputations(inst, tracker.memory_usage(), memory_limit_bytes));
+        subpass_changed |= callee_changed;
       }
-      if (absl::Status s = tracker.EndInstruction(); !s.ok()) return s;
+      RETURN_IF_ERROR(tracker.EndInstruction());
       if (subpass_changed) break;
     }
     if (!subpass_changed) break;
@@ -530,7 +525,7 @@ absl::StatusOr<bool> RemoveDeadCode(HloModule& module) {
           continue;
         }
         inst->DropAllControlDeps();
-        if (absl::Status s = c->RemoveInstruction(inst); !s.ok()) return s;
+        RETURN_IF_ERROR(c->RemoveInstruction(inst));
         removed = changed = true;
       }
     }
@@ -569,21 +564,18 @@ absl::StatusOr<bool> Rematerializer::Run() {
   }
   for (HloComputation* c : module_.MakeComputationPostOrder()) {
     if (!sequential.contains(c)) continue;
-    absl::StatusOr<PeakMemory> peak = ComputePeakMemory(*c);
-    if (!peak.ok()) return peak.status();
-    computation_peak_memory_[c] = peak->bytes;
+    ASSIGN_OR_RETURN(PeakMemory peak, ComputePeakMemory(*c));
+    computation_peak_memory_[c] = peak.bytes;
   }
   peak_before_ = computation_peak_memory_[module_.entry_computation()] + output_size;
 
-  absl::StatusOr<bool> changed = peak_priority()
+  ASSIGN_OR_RETURN(bool changed, peak_priority()
                                      ? RematerializeComputationPeakPriority(*module_.entry_computation(), limit)
-                                     : RematerializeComputation(*module_.entry_computation(), limit);
-  if (!changed.ok()) return changed.status();
+                                     : RematerializeComputation(*module_.entry_computation(), limit));
   // Moves leave the originals dead.
-  absl::StatusOr<bool> removed = RemoveDeadCode(module_);
-  if (!removed.ok()) return removed.status();
+  ASSIGN_OR_RETURN(bool removed, RemoveDeadCode(module_));
   peak_after_ = computation_peak_memory_[module_.entry_computation()] + output_size;
-  return *changed || *removed;
+  return changed || removed;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/simplifiers/hlo_dce.h"
 
@@ -74,7 +75,7 @@ absl::StatusOr<HloInstruction*> InlineCall(HloInstruction* call) {
   HloInstruction* root = map.at(callee->root_instruction());
   call->CopyControlDependenciesTo(root);
   call->DropAllControlDeps();
-  if (absl::Status s = caller->ReplaceInstruction(call, root); !s.ok()) return s;
+  RETURN_IF_ERROR(caller->ReplaceInstruction(call, root));
   return root;
 }
 
@@ -107,16 +108,14 @@ absl::StatusOr<bool> CallInliner::RunImpl(HloModule& module, PassRunContext* con
     if (async_computations.contains(c)) continue;
     for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
       if (!should_inline(inst)) continue;
-      absl::StatusOr<HloInstruction*> r = InlineCall(inst);
-      if (!r.ok()) return r.status();
+      ASSIGN_OR_RETURN(HloInstruction* r, InlineCall(inst));
       BumpCounter("inlined call");
       changed = true;
     }
   }
   if (changed) {
     // Like XLA, clean up what inlining left dead, computations included.
-    absl::StatusOr<bool> dce = HloDCE().Run(module);
-    if (!dce.ok()) return dce.status();
+    ASSIGN_OR_RETURN(bool dce, HloDCE().Run(module));
   }
   return changed;
 }

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/while_loop_util.h"
@@ -232,8 +233,8 @@ absl::StatusOr<bool> TryRemoveConditional(HloInstruction* conditional) {
       }
     }
     HloInstruction* call = create_call(taken);
-    if (absl::Status s = c->ReplaceInstruction(conditional, call); !s.ok()) return s;
-    if (absl::Status s = InlineIfAllowed(call); !s.ok()) return s;
+    RETURN_IF_ERROR(c->ReplaceInstruction(conditional, call));
+    RETURN_IF_ERROR(InlineIfAllowed(call));
     return true;
   }
 
@@ -273,9 +274,9 @@ absl::StatusOr<bool> TryRemoveConditional(HloInstruction* conditional) {
     }
     return c->AddInstruction(HloInstruction::CreateTuple(parts));
   };
-  if (absl::Status s = c->ReplaceInstruction(conditional, select(true_call, false_call)); !s.ok()) return s;
-  if (absl::Status s = InlineIfAllowed(false_call); !s.ok()) return s;
-  if (absl::Status s = InlineIfAllowed(true_call); !s.ok()) return s;
+  RETURN_IF_ERROR(c->ReplaceInstruction(conditional, select(true_call, false_call)));
+  RETURN_IF_ERROR(InlineIfAllowed(false_call));
+  RETURN_IF_ERROR(InlineIfAllowed(true_call));
   return true;
 }
 
@@ -349,9 +350,8 @@ absl::StatusOr<bool> ConditionalSimplifier::RunImpl(HloModule& module, PassRunCo
       BumpCounter("unused result made empty");
       changed = true;
     }
-    absl::StatusOr<bool> removed_one = TryRemoveConditional(conditional);
-    if (!removed_one.ok()) return removed_one.status();
-    if (*removed_one) {
+    ASSIGN_OR_RETURN(bool removed_one, TryRemoveConditional(conditional));
+    if (removed_one) {
       BumpCounter("conditional removed");
       removed.insert(conditional);
       changed = true;

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 
 namespace passlab {
 namespace {
@@ -47,9 +48,8 @@ class ConvertMoves {
   absl::StatusOr<bool> Run() {
     bool changed = false;
     for (HloInstruction* inst : computation_.MakeInstructionPostOrder()) {
-      absl::StatusOr<bool> moved = SinkWideningConverts(inst);
-      if (!moved.ok()) return moved.status();
-      changed |= *moved;
+      ASSIGN_OR_RETURN(bool moved, SinkWideningConverts(inst));
+      changed |= moved;
     }
     // Upward moves walk from the root, so a convert keeps climbing through
     // a chain of ops; removed instructions are remembered and skipped.
@@ -103,8 +103,7 @@ class ConvertMoves {
     HloInstruction* moved = computation_.AddInstruction(
         inst->CloneWithNewOperands(WithElementType(inst->shape(), narrow), narrow_operands));
     pass_.BumpCounter("op(convert_wide(A)) => convert_wide(op(A))");
-    absl::Status s = computation_.ReplaceWithNewInstruction(inst, HloInstruction::CreateConvert(inst->shape(), moved));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(computation_.ReplaceWithNewInstruction(inst, HloInstruction::CreateConvert(inst->shape(), moved)));
     return true;
   }
 
@@ -125,9 +124,8 @@ class ConvertMoves {
       narrow_operands.push_back(narrowed);
     }
     pass_.BumpCounter("convert_narrow(op(A)) => op(convert_narrow(A))");
-    absl::Status s = computation_.ReplaceWithNewInstruction(
-        convert, op->CloneWithNewOperands(WithElementType(op->shape(), narrow), narrow_operands));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(computation_.ReplaceWithNewInstruction(
+        convert, op->CloneWithNewOperands(WithElementType(op->shape(), narrow), narrow_operands)));
     return true;
   }
 
@@ -142,9 +140,8 @@ absl::StatusOr<bool> ConvertMover::RunImpl(HloModule& module, PassRunContext*) {
   bool changed = false;
   for (HloComputation* computation : module.MakeComputationPostOrder()) {
     if (computation->IsFusionComputation()) continue;
-    absl::StatusOr<bool> c = ConvertMoves(*computation, *this).Run();
-    if (!c.ok()) return c.status();
-    changed |= *c;
+    ASSIGN_OR_RETURN(bool c, ConvertMoves(*computation, *this).Run());
+    changed |= c;
   }
   return changed;
 }

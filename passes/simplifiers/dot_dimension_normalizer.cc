@@ -6,6 +6,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/pass/hlo_rewrite_visitor.h"
 #include "passes/simplifiers/dot_operand_dims.h"
 
@@ -358,7 +359,7 @@ absl::StatusOr<HloInstruction*> NormalizeOperand(DotOperandDims& dims, HloInstru
   }
   ShapeTracker tracker(head->shape().dimensions());
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    if (absl::Status s = tracker.AppendInstruction(*it); !s.ok()) return s;
+    RETURN_IF_ERROR(tracker.AppendInstruction(*it));
   }
   NormalizeCategory(dims, tracker, DotOperandDims::kContracting);
   if (normalize_noncontracting && dims.Rank(DotOperandDims::kNonContracting) > 1) {
@@ -385,12 +386,10 @@ class NormalizerVisitor : public HloRewriteVisitor {
         (lhs.Rank(DotOperandDims::kNonContracting) > 1 || rhs.Rank(DotOperandDims::kNonContracting) > 1);
     if (!contracting_needed && !noncontracting_needed) return absl::OkStatus();
 
-    absl::StatusOr<HloInstruction*> new_lhs = NormalizeOperand(lhs, dot->mutable_operand(0), normalize_noncontracting_);
-    if (!new_lhs.ok()) return new_lhs.status();
-    absl::StatusOr<HloInstruction*> new_rhs = NormalizeOperand(rhs, dot->mutable_operand(1), normalize_noncontracting_);
-    if (!new_rhs.ok()) return new_rhs.status();
+    ASSIGN_OR_RETURN(HloInstruction* new_lhs, NormalizeOperand(lhs, dot->mutable_operand(0), normalize_noncontracting_));
+    ASSIGN_OR_RETURN(HloInstruction* new_rhs, NormalizeOperand(rhs, dot->mutable_operand(1), normalize_noncontracting_));
     Shape shape = DotOperandDims::OutputShape(dot->shape().element_type(), lhs, rhs);
-    auto new_dot = HloInstruction::CreateDot(shape, *new_lhs, *new_rhs, DotOperandDims::MakeDotDimensionNumbers(lhs, rhs),
+    auto new_dot = HloInstruction::CreateDot(shape, new_lhs, new_rhs, DotOperandDims::MakeDotDimensionNumbers(lhs, rhs),
                                              dot->attrs().precision_config);
     new_dot->set_metadata(dot->metadata());
     HloInstruction* added = AddInstruction(dot, std::move(new_dot));

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 
 namespace passlab {
 namespace {
@@ -598,9 +599,9 @@ absl::Status SimplifyConsumerChain(HloInstruction* chain_start) {
   }
   if (chain.empty()) return absl::OkStatus();
   HloInstruction* root = steps.Emit(producer);
-  if (absl::Status s = chain.back()->ReplaceAllUsesWith(root); !s.ok()) return s;
+  RETURN_IF_ERROR(chain.back()->ReplaceAllUsesWith(root));
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    if (absl::Status s = producer->parent()->RemoveInstruction(*it); !s.ok()) return s;
+    RETURN_IF_ERROR(producer->parent()->RemoveInstruction(*it));
   }
   return absl::OkStatus();
 }
@@ -648,24 +649,23 @@ class ComputationMerger {
     std::vector<HloInstruction*> merged_dots;
     for (auto& [key, usages] : classes) {
       while (true) {
-        absl::StatusOr<HloInstruction*> merged = MergeCluster(usages);
-        if (!merged.ok()) return merged.status();
-        if (*merged == nullptr) break;
-        merged_dots.push_back(*merged);
+        ASSIGN_OR_RETURN(HloInstruction* merged, MergeCluster(usages));
+        if (merged == nullptr) break;
+        merged_dots.push_back(merged);
       }
     }
 
     for (auto& [id, pair] : replacements_) {
-      if (absl::Status s = pair.first->ReplaceAllUsesWith(pair.second); !s.ok()) return s;
+      RETURN_IF_ERROR(pair.first->ReplaceAllUsesWith(pair.second));
     }
     for (auto& [id, pair] : replacements_) {
-      if (absl::Status s = c_.RemoveInstructionAndUnusedOperands(pair.first); !s.ok()) return s;
+      RETURN_IF_ERROR(c_.RemoveInstructionAndUnusedOperands(pair.first));
     }
     for (HloInstruction* dot : merged_dots) {
       for (HloInstruction* slice : std::vector<HloInstruction*>(dot->users())) {
         if (slice->opcode() != HloOpcode::kSlice) continue;
         for (HloInstruction* user : std::vector<HloInstruction*>(slice->users())) {
-          if (absl::Status s = SimplifyConsumerChain(user); !s.ok()) return s;
+          RETURN_IF_ERROR(SimplifyConsumerChain(user));
         }
       }
     }
@@ -954,10 +954,9 @@ absl::StatusOr<bool> DotMerger::RunImpl(HloModule& module, PassRunContext*) {
   bool changed = false;
   for (HloComputation* c : module.MakeComputationPostOrder()) {
     if (c->IsFusionComputation()) continue;
-    absl::StatusOr<bool> merged = ComputationMerger(*c, options_.max_size_to_merge).Run();
-    if (!merged.ok()) return merged.status();
-    if (*merged) BumpCounter("merged computations");
-    changed = changed || *merged;
+    ASSIGN_OR_RETURN(bool merged, ComputationMerger(*c, options_.max_size_to_merge).Run());
+    if (merged) BumpCounter("merged computations");
+    changed = changed || merged;
   }
   return changed;
 }

@@ -6,6 +6,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/simplifiers/dot_operand_dims.h"
 
@@ -125,7 +126,7 @@ absl::StatusOr<HloInstruction*> MultiplyForAlgorithm(HloInstruction* lhs, HloIns
     order = {{2, 2}, {2, 1}, {1, 2}, {1, 1}, {0, 2}, {2, 0}, {0, 1}, {1, 0}};
   }
   if (parts > 0) {
-    if (absl::Status s = need_f32(); !s.ok()) return s;
+    RETURN_IF_ERROR(need_f32());
     std::vector<HloInstruction*> l = SplitToBf16(lhs, parts);
     std::vector<HloInstruction*> r = SplitToBf16(rhs, parts);
     std::vector<HloInstruction*> products;
@@ -136,11 +137,11 @@ absl::StatusOr<HloInstruction*> MultiplyForAlgorithm(HloInstruction* lhs, HloIns
     return SumToF32(ZeroNonFinite(sum), high);
   }
   if (algorithm == "dot_tf32_tf32_f32") {
-    if (absl::Status s = need_f32(); !s.ok()) return s;
+    RETURN_IF_ERROR(need_f32());
     return mult(Truncate(lhs, kTf32Mask), Truncate(rhs, kTf32Mask));
   }
   if (algorithm == "dot_tf32_tf32_f32_x3") {
-    if (absl::Status s = need_f32(); !s.ok()) return s;
+    RETURN_IF_ERROR(need_f32());
     HloInstruction* lh = Truncate(lhs, kTf32Mask);
     HloInstruction* ll = Binary(HloOpcode::kSubtract, lhs, lh);
     HloInstruction* rh = Truncate(rhs, kTf32Mask);
@@ -371,10 +372,9 @@ absl::StatusOr<HloInstruction*> DotStrengthReduction::ExpandInstruction(HloInstr
   if (operands[0]->shape().dimensions() != operands[1]->shape().dimensions()) {
     return absl::InternalError("strength-reduced dot operands differ in shape");
   }
-  absl::StatusOr<HloInstruction*> product =
-      MultiplyForAlgorithm(operands[0], operands[1], dot->attrs().precision_config.algorithm);
-  if (!product.ok()) return product.status();
-  HloInstruction* flow = *product;
+  ASSIGN_OR_RETURN(HloInstruction* product,
+      MultiplyForAlgorithm(operands[0], operands[1], dot->attrs().precision_config.algorithm));
+  HloInstruction* flow = product;
   flow->set_metadata(*metadata);
 
   // Reduce the contracting dimensions (the trailing ones) in the

@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/simplifiers/hlo_dce.h"
 
@@ -144,7 +145,7 @@ class Normalizer {
     std::string name = inst->name();
     inst->CopyControlDependenciesTo(wide);
     inst->DropAllControlDeps();
-    if (absl::Status s = comp->ReplaceInstruction(inst, tuple); !s.ok()) return s;
+    RETURN_IF_ERROR(comp->ReplaceInstruction(inst, tuple));
     wide->SetName(name);
     for (HloComputation* c : low_comps) {
       HloComputation* clone = HighPrecisionClone(c);
@@ -192,12 +193,12 @@ class Normalizer {
     for (HloInstruction* user : users) {
       if (allow_excess_precision_ && user->opcode() == HloOpcode::kConvert &&
           user->shape().element_type() == high_) {
-        if (absl::Status s = user->ReplaceAllUsesWith(wide); !s.ok()) return s;
+        RETURN_IF_ERROR(user->ReplaceAllUsesWith(wide));
       }
     }
     inst->CopyControlDependenciesTo(wide);
     inst->DropAllControlDeps();
-    if (absl::Status s = c->ReplaceInstruction(inst, back); !s.ok()) return s;
+    RETURN_IF_ERROR(c->ReplaceInstruction(inst, back));
     wide->SetName(name);
     changed_ = true;
     return wide;
@@ -258,9 +259,8 @@ class Normalizer {
     }
     // A result the backend cannot produce in the low type.
     if (inst->shape().element_type() == low_ && !support_.SupportsLowPrecisionOutput(*inst)) {
-      absl::StatusOr<HloInstruction*> wide = ChangeOutputToHigh(inst);
-      if (!wide.ok()) return wide.status();
-      inst = *wide;
+      ASSIGN_OR_RETURN(HloInstruction* wide, ChangeOutputToHigh(inst));
+      inst = wide;
       --low;
       ++high;
     }
@@ -281,9 +281,8 @@ class Normalizer {
       }
     }
     // ... else all high, reducers included.
-    absl::StatusOr<HloInstruction*> wide = ChangeOutputToHigh(inst);
-    if (!wide.ok()) return wide.status();
-    inst = *wide;
+    ASSIGN_OR_RETURN(HloInstruction* wide, ChangeOutputToHigh(inst));
+    inst = wide;
     for (int64_t i = 0; i < inst->operand_count(); ++i) ConvertOperand(inst, i, low_, high_);
     for (HloComputation* c : low_comps) {
       HloComputation* clone = HighPrecisionClone(c);
@@ -311,7 +310,7 @@ FloatNormalization::FloatNormalization(FloatNormalizationOptions options)
 
 absl::StatusOr<bool> FloatNormalization::RunImpl(HloModule& module, PassRunContext*) {
   Normalizer normalizer(*support_, allow_excess_precision_, module);
-  if (absl::Status s = normalizer.Run(); !s.ok()) return s;
+  RETURN_IF_ERROR(normalizer.Run());
   if (!normalizer.changed()) return false;
   // Converts made dead (excess precision, replaced operands) go now, as XLA
   // runs DCE after this pass.

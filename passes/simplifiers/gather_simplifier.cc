@@ -4,6 +4,7 @@
 #include <numeric>
 #include <vector>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/verify/shape_inference.h"
 #include "passes/simplifiers/gather_scatter_utils.h"
@@ -41,11 +42,10 @@ absl::StatusOr<HloInstruction*> GatherSimplifier::ExpandInstruction(HloInstructi
   const GatherDimensionNumbers& g = gather->attrs().gather_dnums;
   const std::vector<int64_t>& slice_sizes = gather->attrs().slice_sizes;
   HloInstruction* operand = gather->mutable_operand(0);
-  absl::StatusOr<Shape> inferred = InferGatherShape(operand->shape(), gather->operand(1)->shape(), g, slice_sizes);
-  if (!inferred.ok()) return inferred.status();
-  if (!inferred->SameDimensions(gather->shape())) {
+  ASSIGN_OR_RETURN(Shape inferred, InferGatherShape(operand->shape(), gather->operand(1)->shape(), g, slice_sizes));
+  if (!inferred.SameDimensions(gather->shape())) {
     return absl::InvalidArgumentError(StrCat("gather '", gather->name(), "' has shape ", gather->shape().ToString(),
-                                             " but its operands give ", inferred->ToString()));
+                                             " but its operands give ", inferred.ToString()));
   }
   HloComputation* c = gather->parent();
   const PrimitiveType type = gather->shape().element_type();

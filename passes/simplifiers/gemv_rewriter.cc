@@ -2,6 +2,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "passes/simplifiers/dot_operand_dims.h"
 
 namespace passlab {
@@ -56,19 +57,16 @@ absl::StatusOr<bool> GemvRewriter::RunImpl(HloModule& module, PassRunContext*) {
       auto add_unit_dim = [&](HloInstruction* v) -> absl::StatusOr<HloInstruction*> {
         std::vector<int64_t> dims = v->shape().dimensions();
         dims.push_back(1);
-        absl::StatusOr<Shape> shape = WithMinorDimension(v->shape(), dims);
-        if (!shape.ok()) return shape.status();
-        return c->AddInstruction(reshape_or_bitcast(*shape, v));
+        ASSIGN_OR_RETURN(Shape shape, WithMinorDimension(v->shape(), dims));
+        return c->AddInstruction(reshape_or_bitcast(shape, v));
       };
       if (!lhs_matrix) {
-        absl::StatusOr<HloInstruction*> v = add_unit_dim(lhs);
-        if (!v.ok()) return v.status();
-        lhs = *v;
+        ASSIGN_OR_RETURN(HloInstruction* v, add_unit_dim(lhs));
+        lhs = v;
       }
       if (!rhs_matrix) {
-        absl::StatusOr<HloInstruction*> v = add_unit_dim(rhs);
-        if (!v.ok()) return v.status();
-        rhs = *v;
+        ASSIGN_OR_RETURN(HloInstruction* v, add_unit_dim(rhs));
+        rhs = v;
       }
       // The product gets the unit dimension where the vector's side puts its
       // non-contracting dimension: before rhs's, or after lhs's.
@@ -78,12 +76,11 @@ absl::StatusOr<bool> GemvRewriter::RunImpl(HloModule& module, PassRunContext*) {
       } else {
         out.push_back(1);
       }
-      absl::StatusOr<Shape> out_shape = WithMinorDimension(dot->shape(), out);
-      if (!out_shape.ok()) return out_shape.status();
+      ASSIGN_OR_RETURN(Shape out_shape, WithMinorDimension(dot->shape(), out));
       HloInstruction* product = c->AddInstruction(
-          HloInstruction::CreateDot(*out_shape, lhs, rhs, dot->attrs().dot_dnums, dot->attrs().precision_config));
+          HloInstruction::CreateDot(out_shape, lhs, rhs, dot->attrs().dot_dnums, dot->attrs().precision_config));
       HloInstruction* back = c->AddInstruction(reshape_or_bitcast(dot->shape(), product));
-      if (absl::Status s = c->ReplaceInstruction(dot, back); !s.ok()) return s;
+      RETURN_IF_ERROR(c->ReplaceInstruction(dot, back));
       BumpCounter("rewrote gemv as gemm");
       changed = true;
     }

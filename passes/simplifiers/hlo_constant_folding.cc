@@ -1,6 +1,7 @@
 #include "passes/simplifiers/hlo_constant_folding.h"
 
 #include "core/eval/hlo_evaluator.h"
+#include "core/ir/status_macros.h"
 
 namespace passlab {
 namespace {
@@ -54,7 +55,7 @@ absl::StatusOr<bool> HloConstantFolding::RunImpl(HloModule& module, PassRunConte
       constant->set_metadata(inst->metadata());
       HloInstruction* added = c->AddInstruction(std::move(constant));
       BumpCounter(std::string("folded ") + std::string(HloOpcodeString(inst->opcode())));
-      if (absl::Status s = c->ReplaceInstruction(inst, added); !s.ok()) return s;
+      RETURN_IF_ERROR(c->ReplaceInstruction(inst, added));
       changed = true;
     }
   }

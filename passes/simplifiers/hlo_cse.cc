@@ -7,6 +7,7 @@
 #include "absl/hash/hash.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -182,8 +183,8 @@ absl::StatusOr<bool> CombineConstants(HloComputation* c, CseEquality& eq) {
       same_text.push_back(inst);
       continue;
     }
-    if (absl::Status s = inst->ReplaceAllUsesWith(match); !s.ok()) return s;
-    if (absl::Status s = c->RemoveInstruction(inst); !s.ok()) return s;
+    RETURN_IF_ERROR(inst->ReplaceAllUsesWith(match));
+    RETURN_IF_ERROR(c->RemoveInstruction(inst));
     changed = true;
   }
   return changed;
@@ -196,10 +197,9 @@ absl::StatusOr<bool> HloCSE::RunImpl(HloModule& module, PassRunContext*) {
   CseEquality eq(options_.is_layout_sensitive);
   for (HloComputation* c : module.MakeComputationPostOrder()) {
     if (options_.only_fusion_computations && !c->IsFusionComputation()) continue;
-    absl::StatusOr<bool> constants = CombineConstants(c, eq);
-    if (!constants.ok()) return constants.status();
-    if (*constants) BumpCounter("merged constant");
-    changed = changed || *constants;
+    ASSIGN_OR_RETURN(bool constants, CombineConstants(c, eq));
+    if (constants) BumpCounter("merged constant");
+    changed = changed || constants;
 
     absl::flat_hash_map<size_t, std::vector<HloInstruction*>> representatives;
     for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
@@ -220,7 +220,7 @@ absl::StatusOr<bool> HloCSE::RunImpl(HloModule& module, PassRunContext*) {
       }
       if (equal != nullptr) {
         BumpCounter(StrCat("merged ", HloOpcodeString(inst->opcode())));
-        if (absl::Status s = inst->ReplaceAllUsesWith(equal); !s.ok()) return s;
+        RETURN_IF_ERROR(inst->ReplaceAllUsesWith(equal));
         if (options_.ignore_control_dependencies) {
           for (HloInstruction* pred : std::vector<HloInstruction*>(inst->control_predecessors())) {
             pred->RemoveControlDependencyTo(inst);
@@ -229,7 +229,7 @@ absl::StatusOr<bool> HloCSE::RunImpl(HloModule& module, PassRunContext*) {
             inst->RemoveControlDependencyTo(succ);
           }
         }
-        if (absl::Status s = c->RemoveInstructionAndUnusedOperands(inst); !s.ok()) return s;
+        RETURN_IF_ERROR(c->RemoveInstructionAndUnusedOperands(inst));
         changed = true;
         continue;
       }
@@ -244,7 +244,7 @@ absl::StatusOr<bool> HloCSE::RunImpl(HloModule& module, PassRunContext*) {
           inst->ReplaceOperandWith(j, a);
           changed = true;
           if (b->user_count() == 0 && !b->IsRoot()) {
-            if (absl::Status s = c->RemoveInstruction(b); !s.ok()) return s;
+            RETURN_IF_ERROR(c->RemoveInstruction(b));
           }
         }
       }

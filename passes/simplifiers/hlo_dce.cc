@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -27,7 +28,7 @@ absl::StatusOr<bool> RemoveDeadEntryParameters(HloModule& module) {
     HloInstruction* p = *it;
     if (p->user_count() != 0 || p->IsRoot() || !p->control_successors().empty()) continue;
     int64_t number = p->parameter_number();
-    if (absl::Status s = entry->RemoveParameter(number); !s.ok()) return s;
+    RETURN_IF_ERROR(entry->RemoveParameter(number));
     if (config.entry_computation_layout.has_value() &&
         number < static_cast<int64_t>(config.entry_computation_layout->parameters.size())) {
       auto& layout = config.entry_computation_layout->parameters;
@@ -93,7 +94,7 @@ absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* c, const std::functi
     HloInstruction* inst = *it;
     if (!IsDead(inst)) continue;
     on_removed();
-    if (absl::Status s = c->RemoveInstruction(inst); !s.ok()) return s;
+    RETURN_IF_ERROR(c->RemoveInstruction(inst));
     changed = true;
   }
   return changed;
@@ -116,7 +117,7 @@ absl::StatusOr<bool> RemoveDeadCalleeParameters(HloComputation* c, const CallerM
       continue;
     }
     int64_t number = parameter->parameter_number();
-    if (absl::Status s = c->RemoveParameter(number); !s.ok()) return s;
+    RETURN_IF_ERROR(c->RemoveParameter(number));
     for (HloInstruction* caller : it->second) DropCallerOperand(caller, number);
     changed = true;
   }
@@ -132,19 +133,16 @@ absl::StatusOr<bool> HloDCE::RunImpl(HloModule& module, PassRunContext*) {
   // Post order: callees before callers, so the operands a callee's removed
   // parameters leave unused are swept with their caller's computation.
   for (HloComputation* c : module.MakeComputationPostOrder()) {
-    absl::StatusOr<bool> removed = RemoveDeadInstructions(c, [&] { BumpCounter("removed instructions"); });
-    if (!removed.ok()) return removed.status();
-    changed |= *removed;
+    ASSIGN_OR_RETURN(bool removed, RemoveDeadInstructions(c, [&] { BumpCounter("removed instructions"); }));
+    changed |= removed;
     if (!options_.use_call_analysis) continue;
-    absl::StatusOr<bool> parameters = RemoveDeadCalleeParameters(c, callers);
-    if (!parameters.ok()) return parameters.status();
-    if (*parameters) BumpCounter("removed parameters");
-    changed |= *parameters;
+    ASSIGN_OR_RETURN(bool parameters, RemoveDeadCalleeParameters(c, callers));
+    if (parameters) BumpCounter("removed parameters");
+    changed |= parameters;
   }
   if (options_.remove_dead_parameters_from_entry_computation) {
-    absl::StatusOr<bool> removed = RemoveDeadEntryParameters(module);
-    if (!removed.ok()) return removed.status();
-    if (*removed) changed = true;
+    ASSIGN_OR_RETURN(bool removed, RemoveDeadEntryParameters(module));
+    if (removed) changed = true;
   }
   if (options_.remove_unused_computations) {
     int64_t removed = module.RemoveUnusedComputations();

@@ -1,6 +1,7 @@
 #include "passes/simplifiers/reshape_mover.h"
 
 #include "core/ir/hlo_computation.h"
+#include "core/ir/status_macros.h"
 
 namespace passlab {
 namespace {
@@ -87,7 +88,7 @@ absl::StatusOr<bool> ReshapeMover::RunOnComputation(HloComputation& computation)
             ? HloInstruction::CreateReshape(inst->shape(), inner)
             : HloInstruction::CreateTranspose(inst->shape(), inner, first->dimensions());
     BumpCounter(first->opcode() == HloOpcode::kReshape ? "reshape sunk" : "transpose sunk");
-    if (absl::Status s = computation.ReplaceWithNewInstruction(inst, std::move(outer)); !s.ok()) return s;
+    RETURN_IF_ERROR(computation.ReplaceWithNewInstruction(inst, std::move(outer)));
     changed = true;
   }
   return changed;

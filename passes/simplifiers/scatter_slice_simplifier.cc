@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "passes/simplifiers/scatter_simplifier.h"
 
 namespace passlab {
@@ -93,7 +94,7 @@ class UserRewriter {
     const std::vector<HloInstruction*> users = old_inst->users();
     for (HloInstruction* user : users) {
       if (removed_.contains(user)) continue;  // replaced through another path
-      if (absl::Status s = ReplaceUser(user, new_inst); !s.ok()) return s;
+      RETURN_IF_ERROR(ReplaceUser(user, new_inst));
     }
     return absl::OkStatus();
   }
@@ -102,7 +103,7 @@ class UserRewriter {
   absl::Status ReplaceUser(HloInstruction* user, HloInstruction* operand) {
     // slice(x) => x', the rebuilt x
     if (user->opcode() == HloOpcode::kSlice) {
-      if (absl::Status s = user->ReplaceAllUsesWith(operand); !s.ok()) return s;
+      RETURN_IF_ERROR(user->ReplaceAllUsesWith(operand));
       return RemoveDead(user);
     }
     HloInstruction* rebuilt = nullptr;
@@ -136,7 +137,7 @@ class UserRewriter {
         continue;
       }
       std::vector<HloInstruction*> operands = x->operands();
-      if (absl::Status s = computation_->RemoveInstruction(x); !s.ok()) return s;
+      RETURN_IF_ERROR(computation_->RemoveInstruction(x));
       removed_.insert(x);
       for (HloInstruction* op : operands) worklist.push_back(op);
     }
@@ -178,7 +179,7 @@ absl::StatusOr<bool> ScatterSliceSimplifier::RunImpl(HloModule& module, PassRunC
       smaller->set_to_apply(scatter->to_apply());
       smaller->set_metadata(scatter->metadata());
       HloInstruction* added = c->AddInstruction(std::move(smaller));
-      if (absl::Status s = rewriter.ReplaceAllUsers(scatter, added); !s.ok()) return s;
+      RETURN_IF_ERROR(rewriter.ReplaceAllUsers(scatter, added));
       BumpCounter("shrank a sliced scatter");
       changed = true;
     }

@@ -2,6 +2,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 
 namespace passlab {
 namespace {
@@ -29,13 +30,12 @@ absl::StatusOr<bool> SimplifyFPConversions::RunImpl(HloModule& module, PassRunCo
       if (chain_length < 2) continue;
       // convert<T>(...convert(x: T)) => x
       if (instruction->shape().element_type() == input->shape().element_type()) {
-        if (absl::Status s = computation->ReplaceInstruction(instruction, input); !s.ok()) return s;
+        RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, input));
         BumpCounter("removed convert chain");
       } else {
         // convert<T>(...convert(x)) => convert<T>(x)
-        absl::Status s = computation->ReplaceWithNewInstruction(
-            instruction, HloInstruction::CreateConvert(instruction->shape(), input));
-        if (!s.ok()) return s;
+        RETURN_IF_ERROR(computation->ReplaceWithNewInstruction(
+            instruction, HloInstruction::CreateConvert(instruction->shape(), input)));
         BumpCounter("collapsed convert chain");
       }
       changed = true;

@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -81,9 +82,8 @@ absl::StatusOr<bool> SliceSinker::RunImpl(HloModule& module, PassRunContext*) {
   for (HloComputation* c : module.MakeComputationPostOrder()) {
     if (c->IsFusionComputation()) continue;
     while (true) {
-      absl::StatusOr<bool> sunk = SinkOneGroup(c, *this);
-      if (!sunk.ok()) return sunk.status();
-      if (!*sunk) break;
+      ASSIGN_OR_RETURN(bool sunk, SinkOneGroup(c, *this));
+      if (!sunk) break;
       changed = true;
     }
   }

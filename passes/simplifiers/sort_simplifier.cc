@@ -2,6 +2,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -75,7 +76,7 @@ absl::StatusOr<bool> SortSimplifier::RunImpl(HloModule& module, PassRunContext*)
         int64_t pos = std::find(kept.begin(), kept.end(), gte->tuple_index()) - kept.begin();
         HloInstruction* replacement =
             kept.size() == 1 ? added : c->AddInstruction(HloInstruction::CreateGetTupleElement(added, pos));
-        if (absl::Status s = c->ReplaceInstruction(gte, replacement); !s.ok()) return s;
+        RETURN_IF_ERROR(c->ReplaceInstruction(gte, replacement));
       }
       // Replacing the last GTE removed the old sort as dead.
       BumpCounter("removed unused sort operands", n - static_cast<int64_t>(kept.size()));

@@ -5,6 +5,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 
 namespace passlab {
 namespace {
@@ -91,7 +92,7 @@ absl::StatusOr<bool> TransposeFolding::RunImpl(HloModule& module, PassRunContext
     // Metadata, backend config and frontend attributes carry over.
     std::unique_ptr<HloInstruction> folded = dot->CloneWithNewOperands(dot->shape(), operands);
     folded->mutable_attrs().dot_dnums = std::move(d);
-    if (absl::Status s = dot->parent()->ReplaceWithNewInstruction(dot, std::move(folded)); !s.ok()) return s;
+    RETURN_IF_ERROR(dot->parent()->ReplaceWithNewInstruction(dot, std::move(folded)));
   }
 
   // convolution(transpose(x), transpose(k)) => convolution(x, k) with the
@@ -117,7 +118,7 @@ absl::StatusOr<bool> TransposeFolding::RunImpl(HloModule& module, PassRunContext
     }
     std::unique_ptr<HloInstruction> folded = conv->CloneWithNewOperands(conv->shape(), operands);
     folded->mutable_attrs().conv_dnums = std::move(d);
-    if (absl::Status s = conv->parent()->ReplaceWithNewInstruction(conv, std::move(folded)); !s.ok()) return s;
+    RETURN_IF_ERROR(conv->parent()->ReplaceWithNewInstruction(conv, std::move(folded)));
   }
   return !dots.empty() || !convolutions.empty();
 }

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -102,8 +103,8 @@ absl::StatusOr<bool> WhileLoopConstantSinking::RunImpl(HloModule& module, PassRu
         }
         HloInstruction* copy = CloneValue(value, cond_clone);
         HloInstruction* cloned = cond_map.at(cond_gte);
-        if (absl::Status s = cloned->ReplaceAllUsesWith(copy); !s.ok()) return s;
-        if (absl::Status s = cond_clone->RemoveInstruction(cloned); !s.ok()) return s;
+        RETURN_IF_ERROR(cloned->ReplaceAllUsesWith(copy));
+        RETURN_IF_ERROR(cond_clone->RemoveInstruction(cloned));
       }
     }
     return body_clone != nullptr || cond_clone != nullptr;
@@ -120,9 +121,8 @@ absl::StatusOr<bool> WhileLoopConstantSinking::RunImpl(HloModule& module, PassRu
     if (!visited.insert(c).second) continue;
     for (HloInstruction* inst : c->instructions()) {
       if (inst->opcode() == HloOpcode::kWhile) {
-        absl::StatusOr<bool> sunk = try_sink(inst);
-        if (!sunk.ok()) return sunk.status();
-        if (*sunk) {
+        ASSIGN_OR_RETURN(bool sunk, try_sink(inst));
+        if (sunk) {
           BumpCounter("sank loop-invariant constants");
           changed = true;
         }

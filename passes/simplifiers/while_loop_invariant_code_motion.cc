@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "passes/simplifiers/flatten_call_graph.h"
 #include "passes/simplifiers/while_loop_util.h"
 
@@ -147,16 +148,16 @@ class LoopHoister {
     for (int64_t i = 0; i < static_cast<int64_t>(boundary.size()); ++i) {
       HloInstruction* read =
           body_->AddInstruction(HloInstruction::CreateGetTupleElement(body_param, n + i));
-      if (absl::Status s = boundary[i]->ReplaceAllUsesWith(read); !s.ok()) return s;
+      RETURN_IF_ERROR(boundary[i]->ReplaceAllUsesWith(read));
       root_operands.push_back(read);
     }
     HloInstruction* new_root = body_->AddInstruction(HloInstruction::CreateTuple(root_operands));
     body_->set_root_instruction(new_root);
-    if (absl::Status s = body_->RemoveInstructionAndUnusedOperands(old_root); !s.ok()) return s;
+    RETURN_IF_ERROR(body_->RemoveInstructionAndUnusedOperands(old_root));
     // Anything hoisted that the body no longer uses goes away.
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       if ((*it)->user_count() == 0) {
-        if (absl::Status s = body_->RemoveInstruction(*it); !s.ok()) return s;
+        RETURN_IF_ERROR(body_->RemoveInstruction(*it));
       }
     }
     std::vector<HloInstruction*> new_init;
@@ -171,7 +172,7 @@ class LoopHoister {
       results.push_back(outer->AddInstruction(HloInstruction::CreateGetTupleElement(new_w, k)));
     }
     HloInstruction* old_shape_result = outer->AddInstruction(HloInstruction::CreateTuple(results));
-    if (absl::Status s = outer->ReplaceInstruction(w_, old_shape_result); !s.ok()) return s;
+    RETURN_IF_ERROR(outer->ReplaceInstruction(w_, old_shape_result));
     return static_cast<int64_t>(order.size());
   }
 
@@ -210,10 +211,9 @@ absl::StatusOr<bool> WhileLoopInvariantCodeMotion::RunImpl(HloModule& module, Pa
     if (c->IsFusionComputation()) continue;
     for (HloInstruction* w : c->MakeInstructionPostOrder()) {
       if (!IsHoistableWhile(w)) continue;
-      absl::StatusOr<int64_t> hoisted = LoopHoister(w, options_).Run();
-      if (!hoisted.ok()) return hoisted.status();
-      if (*hoisted > 0) {
-        BumpCounter("hoisted instructions", *hoisted);
+      ASSIGN_OR_RETURN(int64_t hoisted, LoopHoister(w, options_).Run());
+      if (hoisted > 0) {
+        BumpCounter("hoisted instructions", hoisted);
         BumpCounter("loops changed");
         changed = true;
       }

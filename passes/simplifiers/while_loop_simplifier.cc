@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/hlo_dce.h"
@@ -103,7 +104,7 @@ absl::StatusOr<HloInstruction*> ShrinkLoopState(HloInstruction* w, const std::ve
   HloInstruction* new_root = body->AddInstruction(HloInstruction::CreateTuple(kept_values));
   new_root->set_metadata(old_root->metadata());
   body->set_root_instruction(new_root);
-  if (absl::Status s = body->RemoveInstructionAndUnusedOperands(old_root); !s.ok()) return s;
+  RETURN_IF_ERROR(body->RemoveInstructionAndUnusedOperands(old_root));
   for (HloComputation* comp : {body, cond}) {
     // Instructions that only fed dropped elements are dead now.
     std::vector<HloInstruction*> order = comp->MakeInstructionPostOrder();
@@ -113,13 +114,13 @@ absl::StatusOr<HloInstruction*> ShrinkLoopState(HloInstruction* w, const std::ve
           inst->HasSideEffect() || !inst->control_successors().empty()) {
         continue;
       }
-      if (absl::Status s = comp->RemoveInstruction(inst); !s.ok()) return s;
+      RETURN_IF_ERROR(comp->RemoveInstruction(inst));
     }
     HloInstruction* param = comp->parameter_instruction(0);
     *param->mutable_shape() = new_shape;
     for (HloInstruction* gte : std::vector<HloInstruction*>(param->users())) {
       if (new_index[gte->tuple_index()] < 0 && gte->user_count() == 0) {
-        if (absl::Status s = comp->RemoveInstruction(gte); !s.ok()) return s;
+        RETURN_IF_ERROR(comp->RemoveInstruction(gte));
         continue;
       }
       if (new_index[gte->tuple_index()] < 0) {
@@ -157,7 +158,7 @@ absl::StatusOr<HloInstruction*> ShrinkLoopState(HloInstruction* w, const std::ve
   }
   HloInstruction* rebuilt = c->AddInstruction(HloInstruction::CreateTuple(elements));
   rebuilt->set_metadata(w->metadata());
-  if (absl::Status s = c->ReplaceInstruction(w, rebuilt); !s.ok()) return s;
+  RETURN_IF_ERROR(c->ReplaceInstruction(w, rebuilt));
   // XLA builds the loop on clones of the body and condition.
   body->SetName(StrCat(body->name(), ".clone"));
   cond->SetName(StrCat(cond->name(), ".clone"));
@@ -326,7 +327,7 @@ absl::StatusOr<bool> RemoveConstantParams(HloInstruction* w) {
   if (static_cast<int64_t>(kept.size()) == n) return false;
   if (kept.empty()) {
     // Every element is constant: the loop's value is its initial value.
-    if (absl::Status s = c->ReplaceInstruction(w, init); !s.ok()) return s;
+    RETURN_IF_ERROR(c->ReplaceInstruction(w, init));
     return true;
   }
   std::vector<int64_t> new_index(n, -1);
@@ -345,9 +346,9 @@ absl::StatusOr<bool> RemoveConstantParams(HloInstruction* w) {
         continue;
       }
       HloInstruction* value = comp->AddInstruction(HloInstruction::CreateConstant(Literal(init->operand(k)->literal())));
-      if (absl::Status s = gte->ReplaceAllUsesWith(value); !s.ok()) return s;
+      RETURN_IF_ERROR(gte->ReplaceAllUsesWith(value));
       if (gte->user_count() == 0 && !gte->IsRoot()) {
-        if (absl::Status s = comp->RemoveInstruction(gte); !s.ok()) return s;
+        RETURN_IF_ERROR(comp->RemoveInstruction(gte));
       }
     }
     *param->mutable_shape() = new_shape;
@@ -357,7 +358,7 @@ absl::StatusOr<bool> RemoveConstantParams(HloInstruction* w) {
   HloInstruction* new_root = body->AddInstruction(HloInstruction::CreateTuple(results));
   new_root->set_metadata(root->metadata());
   body->set_root_instruction(new_root);
-  if (absl::Status s = body->RemoveInstructionAndUnusedOperands(root); !s.ok()) return s;
+  RETURN_IF_ERROR(body->RemoveInstructionAndUnusedOperands(root));
   std::vector<HloInstruction*> new_init_elements;
   for (int64_t i : kept) new_init_elements.push_back(init->mutable_operand(i));
   HloInstruction* new_init = c->AddInstruction(HloInstruction::CreateTuple(new_init_elements));
@@ -373,7 +374,7 @@ absl::StatusOr<bool> RemoveConstantParams(HloInstruction* w) {
   }
   HloInstruction* rebuilt = c->AddInstruction(HloInstruction::CreateTuple(elements));
   rebuilt->set_metadata(w->metadata());
-  if (absl::Status s = c->ReplaceInstruction(w, rebuilt); !s.ok()) return s;
+  RETURN_IF_ERROR(c->ReplaceInstruction(w, rebuilt));
   body->SetName(StrCat(body->name(), ".clone"));
   cond->SetName(StrCat(cond->name(), ".clone"));
   return true;
@@ -399,7 +400,7 @@ absl::StatusOr<HloInstruction*> MergeRepeatedIndices(HloInstruction* w,
       if (it == dead_to_surviving.end()) continue;
       HloInstruction*& read = surviving_reads[it->second];
       if (read == nullptr) read = comp->AddInstruction(HloInstruction::CreateGetTupleElement(param, it->second));
-      if (absl::Status s = comp->ReplaceInstruction(gte, read); !s.ok()) return s;
+      RETURN_IF_ERROR(comp->ReplaceInstruction(gte, read));
     }
   }
   std::vector<int64_t> keep;
@@ -441,9 +442,8 @@ absl::StatusOr<bool> RemoveRepeatedIndices(HloInstruction* w) {
     for (int64_t i = 0; i < init->operand_count(); ++i) {
       if (read_of_own_index(root->operand(i), i)) keyed.push_back({{init->operand(i)}, i});
     }
-    absl::StatusOr<HloInstruction*> merged = MergeRepeatedIndices(w, group_by(keyed), /*replace_with_init=*/true);
-    if (!merged.ok()) return merged.status();
-    w = *merged;
+    ASSIGN_OR_RETURN(HloInstruction* merged, MergeRepeatedIndices(w, group_by(keyed), /*replace_with_init=*/true));
+    w = merged;
   }
   {
     const HloInstruction* init = w->operand(0);
@@ -456,9 +456,8 @@ absl::StatusOr<bool> RemoveRepeatedIndices(HloInstruction* w) {
       for (int64_t k = 2; k < out->operand_count(); ++k) key.push_back(out->operand(k));
       keyed.push_back({key, i});
     }
-    absl::StatusOr<HloInstruction*> merged = MergeRepeatedIndices(w, group_by(keyed), /*replace_with_init=*/false);
-    if (!merged.ok()) return merged.status();
-    w = *merged;
+    ASSIGN_OR_RETURN(HloInstruction* merged, MergeRepeatedIndices(w, group_by(keyed), /*replace_with_init=*/false));
+    w = merged;
   }
   return w != original;
 }
@@ -506,11 +505,10 @@ absl::StatusOr<HloComputation*> WrapWithFlatState(HloModule& module, HloComputat
       HloInstruction::CreateCall(old->root_instruction()->shape(), {state}, old));
   c->set_root_instruction(call);
   HloComputation* added = module.AddEmbeddedComputation(std::move(comp));
-  absl::StatusOr<HloInstruction*> result = InlineCall(added->root_instruction());
-  if (!result.ok()) return result.status();
+  ASSIGN_OR_RETURN(HloInstruction* result, InlineCall(added->root_instruction()));
   if (flatten_result) {
     std::vector<HloInstruction*> out;
-    FlattenLeaves(added, *result, out);
+    FlattenLeaves(added, result, out);
     added->set_root_instruction(added->AddInstruction(HloInstruction::CreateTuple(out)));
   }
   return added;
@@ -526,14 +524,12 @@ absl::StatusOr<bool> FlattenNestedState(HloInstruction* w) {
   std::vector<Shape> leaf_shapes;
   for (HloInstruction* v : init) leaf_shapes.push_back(v->shape());
   const Shape flat = Shape::Tuple(leaf_shapes);
-  absl::StatusOr<HloComputation*> body =
-      WrapWithFlatState(module, w->while_body(), w->shape(), flat, /*flatten_result=*/true);
-  if (!body.ok()) return body.status();
-  absl::StatusOr<HloComputation*> cond =
-      WrapWithFlatState(module, w->while_condition(), w->shape(), flat, /*flatten_result=*/false);
-  if (!cond.ok()) return cond.status();
+  ASSIGN_OR_RETURN(HloComputation* body,
+      WrapWithFlatState(module, w->while_body(), w->shape(), flat, /*flatten_result=*/true));
+  ASSIGN_OR_RETURN(HloComputation* cond,
+      WrapWithFlatState(module, w->while_condition(), w->shape(), flat, /*flatten_result=*/false));
   HloInstruction* new_init = c->AddInstruction(HloInstruction::CreateTuple(init));
-  auto loop = HloInstruction::CreateWhile(flat, *cond, *body, new_init);
+  auto loop = HloInstruction::CreateWhile(flat, cond, body, new_init);
   loop->set_metadata(w->metadata());
   HloInstruction* new_w = c->AddInstruction(std::move(loop));
   std::vector<HloInstruction*> leaves;
@@ -542,7 +538,7 @@ absl::StatusOr<bool> FlattenNestedState(HloInstruction* w) {
   }
   size_t pos = 0;
   HloInstruction* nested = RebuildNested(c, w->shape(), leaves, pos);
-  if (absl::Status s = c->ReplaceInstruction(w, nested); !s.ok()) return s;
+  RETURN_IF_ERROR(c->ReplaceInstruction(w, nested));
   return true;
 }
 
@@ -566,18 +562,16 @@ absl::StatusOr<bool> WhileLoopSimplifier::RunImpl(HloModule& module, PassRunCont
     }
     HloComputation* c = w->parent();
     // Elements that are provably the same => one element.
-    absl::StatusOr<bool> merged = RemoveRepeatedIndices(w);
-    if (!merged.ok()) return merged.status();
-    if (*merged) {
+    ASSIGN_OR_RETURN(bool merged, RemoveRepeatedIndices(w));
+    if (merged) {
       BumpCounter("repeated loop element merged");
       changed = true;
       continue;
     }
     if (IsRewritableWhile(w)) {
       // while((..., (a, b), ...)) => while((..., a, b, ...)): flat state.
-      absl::StatusOr<bool> flattened = FlattenNestedState(w);
-      if (!flattened.ok()) return flattened.status();
-      if (*flattened) {
+      ASSIGN_OR_RETURN(bool flattened, FlattenNestedState(w));
+      if (flattened) {
         BumpCounter("nested state flattened");
         changed = true;
         continue;
@@ -585,17 +579,15 @@ absl::StatusOr<bool> WhileLoopSimplifier::RunImpl(HloModule& module, PassRunCont
     }
     // Elements nothing needs => dropped from the state.
     int64_t removed = 0;
-    absl::StatusOr<HloInstruction*> shrunk = RemoveDeadParams(w, &removed);
-    if (!shrunk.ok()) return shrunk.status();
+    ASSIGN_OR_RETURN(HloInstruction* shrunk, RemoveDeadParams(w, &removed));
     if (removed > 0) {
       BumpCounter("unused loop element removed", removed);
       changed = true;
       continue;
     }
     // Elements that stay one constant => read as that constant.
-    absl::StatusOr<bool> constants = RemoveConstantParams(w);
-    if (!constants.ok()) return constants.status();
-    if (*constants) {
+    ASSIGN_OR_RETURN(bool constants, RemoveConstantParams(w));
+    if (constants) {
       BumpCounter("constant loop element removed");
       changed = true;
       continue;
@@ -607,7 +599,7 @@ absl::StatusOr<bool> WhileLoopSimplifier::RunImpl(HloModule& module, PassRunCont
     std::optional<int64_t> trips = ComputeWhileTripCount(*w);
     if (trips && *trips == 0) {
       // while(init) that never runs => init
-      if (absl::Status s = c->ReplaceInstruction(w, w->mutable_operand(0)); !s.ok()) return s;
+      RETURN_IF_ERROR(c->ReplaceInstruction(w, w->mutable_operand(0)));
       BumpCounter("zero-trip loop removed");
       changed = true;
       continue;
@@ -617,17 +609,15 @@ absl::StatusOr<bool> WhileLoopSimplifier::RunImpl(HloModule& module, PassRunCont
       auto call = HloInstruction::CreateCall(w->shape(), {w->mutable_operand(0)}, w->while_body());
       call->set_metadata(w->metadata());
       HloInstruction* added = c->AddInstruction(std::move(call));
-      if (absl::Status s = c->ReplaceInstruction(w, added); !s.ok()) return s;
-      absl::StatusOr<HloInstruction*> inlined = InlineCall(added);
-      if (!inlined.ok()) return inlined.status();
+      RETURN_IF_ERROR(c->ReplaceInstruction(w, added));
+      ASSIGN_OR_RETURN(HloInstruction* inlined, InlineCall(added));
       BumpCounter("one-trip loop inlined");
       changed = true;
     }
   }
   if (changed) {
     // XLA runs HloDCE after a change.
-    absl::StatusOr<bool> dce = HloDCE().Run(module);
-    if (!dce.ok()) return dce.status();
+    ASSIGN_OR_RETURN(bool dce, HloDCE().Run(module));
   }
   return changed;
 }

@@ -1,3 +1,4 @@
+#include "core/ir/status_macros.h"
 #include "passes/simplifiers/zero_sized_hlo_elimination.h"
 
 namespace passlab {
@@ -17,7 +18,7 @@ absl::StatusOr<bool> ZeroSizedHloElimination::RunImpl(HloModule& module, PassRun
       auto constant = HloInstruction::CreateConstant(Literal(shape));
       constant->set_metadata(inst->metadata());
       HloInstruction* added = c->AddInstruction(std::move(constant));
-      if (absl::Status s = c->ReplaceInstruction(inst, added); !s.ok()) return s;
+      RETURN_IF_ERROR(c->ReplaceInstruction(inst, added));
       BumpCounter("zero-sized instruction => constant");
       changed = true;
     }

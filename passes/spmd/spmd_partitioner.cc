@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/hlo_sharding_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "passes/collectives/collective_util.h"
 
@@ -58,9 +59,8 @@ absl::StatusOr<Placement> PlacementOf(const HloInstruction& inst, const HloShard
     Placement p;
     p.tuple = true;
     for (size_t i = 0; i < s.tuple_elements.size(); ++i) {
-      absl::StatusOr<Placement> e = PlacementOf(inst, s.tuple_elements[i], shape.tuple_shapes()[i], partitions);
-      if (!e.ok()) return e.status();
-      p.elements.push_back(*std::move(e));
+      ASSIGN_OR_RETURN(Placement e, PlacementOf(inst, s.tuple_elements[i], shape.tuple_shapes()[i], partitions));
+      p.elements.push_back(std::move(e));
     }
     return p;
   }
@@ -395,15 +395,13 @@ absl::Status Partitioner::Run() {
   std::vector<HloInstruction*> order = c_.MakeInstructionPostOrder();
   for (HloInstruction* inst : order) full_shapes_[inst] = inst->shape();
   for (HloInstruction* inst : order) {
-    absl::StatusOr<Placement> want =
+    ASSIGN_OR_RETURN(Placement want,
         inst->has_sharding() ? PlacementOf(*inst, inst->sharding(), inst->shape(), partitions_)
-                             : absl::StatusOr<Placement>(Replicated(inst->shape()));
-    if (!want.ok()) return want.status();
-    absl::StatusOr<Local> local = Partition(*inst, *want);
-    if (!local.ok()) return local.status();
-    local->value = Reshard(local->value, inst->shape(), local->placement, *want);
-    if (local->value != inst && inst->has_sharding()) local->value->set_sharding(inst->sharding());
-    locals_[inst] = Local{local->value, *want};
+                             : absl::StatusOr<Placement>(Replicated(inst->shape())));
+    ASSIGN_OR_RETURN(Local local, Partition(*inst, want));
+    local.value = Reshard(local.value, inst->shape(), local.placement, want);
+    if (local.value != inst && inst->has_sharding()) local.value->set_sharding(inst->sharding());
+    locals_[inst] = Local{local.value, want};
   }
   HloInstruction* old_root = c_.root_instruction();
   c_.set_root_instruction(locals_.at(old_root).value);
@@ -411,7 +409,7 @@ absl::Status Partitioner::Run() {
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     HloInstruction* old = *it;
     if (old->opcode() == HloOpcode::kParameter || locals_.at(old).value == old) continue;
-    if (absl::Status s = c_.RemoveInstruction(old); !s.ok()) return s;
+    RETURN_IF_ERROR(c_.RemoveInstruction(old));
   }
   return absl::OkStatus();
 }
@@ -429,7 +427,7 @@ absl::StatusOr<bool> SpmdPartitioner::RunImpl(HloModule& module, PassRunContext*
   HloComputation* entry = module.entry_computation();
   if (module.config().num_partitions <= 1 || entry == nullptr || !HasSharding(*entry)) return false;
   Partitioner partitioner(module, *entry);
-  if (absl::Status s = partitioner.Run(); !s.ok()) return s;
+  RETURN_IF_ERROR(partitioner.Run());
   // The entry's parameters and result now have per-partition shapes.
   module.config().entry_computation_layout.reset();
   BumpCounter("modules partitioned");

@@ -10,8 +10,8 @@
 
 #include "core/codegen/compiled_kernel.h"
 #include "core/ir/hlo_computation.h"
-#include "core/runtime/executable.h"
-#include "core/runtime/instruction_evaluator.h"
+#include "core/backends/cpu/executable.h"
+#include "test/instruction_evaluator.h"
 #include "test/passes/checked_pass_util.h"
 #include "test/passes/collective_pass_util.h"
 #include "test/passes/corpus_pass_util.h"

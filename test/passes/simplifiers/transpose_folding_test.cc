@@ -113,5 +113,36 @@ ENTRY e {
 })").changed);
 }
 
+TEST(TransposeFoldingTest, FoldsIntoDotAndConvolution) {
+  PassResult r = RunPass(std::make_unique<TransposeFolding>(), R"(
+ENTRY e {
+  a = f32[3,2] parameter(0)
+  b = f32[4,3] parameter(1)
+  at = f32[2,3] transpose(a), dimensions={1,0}
+  bt = f32[3,4] transpose(b), dimensions={1,0}
+  d = f32[2,4] dot(at, bt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  x = f32[1,4,4,2] parameter(2)
+  k = f32[2,3,3,5] parameter(3)
+  kt = f32[3,3,2,5] transpose(k), dimensions={1,2,0,3}
+  c = f32[1,4,4,5] convolution(x, kt), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[2,4], f32[1,4,4,5]) tuple(d, c)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"dot(%a, %b), lhs_contracting_dims={0}, rhs_contracting_dims={1}",
+                               "convolution(%x, %k)", "dim_labels=b01f_i01o->b01f", "NOT:transpose("}))
+      << r.text;
+}
+
+TEST(TransposeFoldingTest, KeepsTransposesThatReorderFreeDims) {
+  PassResult r = RunPass(std::make_unique<TransposeFolding>(), R"(
+ENTRY e {
+  a = f32[2,3,4] parameter(0)
+  b = f32[4,5] parameter(1)
+  at = f32[3,2,4] transpose(a), dimensions={1,0,2}
+  ROOT d = f32[3,2,5] dot(at, b), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+})");
+  EXPECT_FALSE(r.changed);
+}
+
 }  // namespace
 }  // namespace passlab

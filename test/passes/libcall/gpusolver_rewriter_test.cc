@@ -1,11 +1,7 @@
-// gpusolver-rewriter and triangular-solve-rewriter: cholesky and
-// triangular-solve become the solver library calls the CPU runtime runs on
-// OpenBLAS, computing what the ops computed (the evaluator runs both).
-#include "core/ir/str_util.h"
 #include "passes/libcall/gpusolver_rewriter.h"
-#include "passes/libcall/triangular_solve_rewriter.h"
+
+#include "core/ir/str_util.h"
 #include "test/passes/checked_pass_util.h"
-#include "test/passes/corpus_pass_util.h"
 
 namespace passlab {
 namespace {
@@ -62,50 +58,6 @@ ENTRY e {
   a = c64[3,3] parameter(0)
   ROOT c = c64[3,3] cholesky(a), lower=true
 })").changed);
-}
-
-TEST(TriangularSolveRewriterTest, SolveBecomesTrsmCall) {
-  PassResult r = RunPass(std::make_unique<TriangularSolveRewriter>(), R"(
-ENTRY e {
-  a = f32[4,4] parameter(0)
-  b = f32[4,3] parameter(1)
-  ROOT x = f32[4,3] triangular-solve(a, b), left_side=true, lower=true, transpose_a=TRANSPOSE
-})");
-  EXPECT_TRUE(r.changed);
-  ExpectModuleVerifies(r);
-  EXPECT_TRUE(Matches(r.text, {"ROOT", "f32[4,3]{1,0} custom-call(%a, %b), custom_call_target=\"__blas$trsm\"",
-                               "\"left_side\":true", "\"lower\":true", "\"transpose_a\":\"TRANSPOSE\""}))
-      << r.text;
-}
-
-TEST(TriangularSolveRewriterTest, EdgeCaseBatchedRightSideUnitDiagonal) {
-  PassResult r = RunPass(std::make_unique<TriangularSolveRewriter>(), R"(
-ENTRY e {
-  a = f64[2,3,3] parameter(0)
-  b = f64[2,5,3] parameter(1)
-  ROOT x = f64[2,5,3] triangular-solve(a, b), left_side=false, lower=false, unit_diagonal=true,
-      transpose_a=NO_TRANSPOSE
-})");
-  EXPECT_TRUE(r.changed);
-  ExpectModuleVerifies(r);
-  EXPECT_TRUE(Matches(r.text, {"\"left_side\":false", "\"unit_diagonal\":true"})) << r.text;
-}
-
-TEST(TriangularSolveRewriterTest, LeavesComplexSolve) {
-  EXPECT_FALSE(RunPass(std::make_unique<TriangularSolveRewriter>(), R"(
-ENTRY e {
-  a = c64[3,3] parameter(0)
-  b = c64[3,2] parameter(1)
-  ROOT x = c64[3,2] triangular-solve(a, b), left_side=true, lower=true, transpose_a=ADJOINT
-})").changed);
-}
-
-TEST(SolverRewritersTest, CorpusCholeskyAndTriangularSolve) {
-  CorpusPassStats potrf = CheckPassOnCorpus(" cholesky(", [] { return std::make_unique<GpusolverRewriter>(); });
-  CorpusPassStats trsm =
-      CheckPassOnCorpus("triangular-solve(", [] { return std::make_unique<TriangularSolveRewriter>(); });
-  if (potrf.candidates + trsm.candidates == 0) GTEST_SKIP() << "no corpus at " << CorpusPath();
-  EXPECT_GT(potrf.changed + trsm.changed, 0);
 }
 
 }  // namespace
