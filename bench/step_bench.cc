@@ -12,7 +12,7 @@
 
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/eval/random_inputs.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "core/runtime/library_threads.h"
 #include "models/mobilenet_v2.h"
 #include "models/resnet.h"

@@ -2,27 +2,11 @@
 
 #include <chrono>
 
-#include "core/backend/backend_internal.h"
 #include "core/ir/str_util.h"
 #include "passes/autotune/autotune_scope.h"
 #include "passes/pipelines/pipelines.h"
 
 namespace passlab::backend {
-#ifndef PASSLAB_HAVE_CUDA
-namespace {
-
-// A build without the CUDA runtime still names its devices: compiling for
-// one says why it cannot.
-class UnbuiltCudaCompiler : public Compiler {
- public:
-  using Compiler::Compiler;
-  absl::StatusOr<std::unique_ptr<Executable>> Compile(const HloModule&) override {
-    return absl::UnavailableError("the cuda backend was not built (no CUDA toolkit at configure time)");
-  }
-};
-
-}  // namespace
-#endif
 
 absl::Status Compiler::Optimize(HloModule& module, const OptimizeOptions& options) const {
   if (options.pipeline == "none") return absl::OkStatus();
@@ -36,17 +20,7 @@ absl::Status Compiler::Optimize(HloModule& module, const OptimizeOptions& option
   return pipeline->pipeline->Run(module).status();
 }
 
-absl::StatusOr<std::unique_ptr<Compiler>> CreateCompiler(Session session) {
-  absl::StatusOr<DeviceName> device = ParseDeviceName(session.device);
-  if (!device.ok()) return device.status();
-  if (session.autotune_cache == nullptr) session.autotune_cache = std::make_shared<AutotuneCache>();
-  if (device->platform == "cpu") return CreateCpuCompiler(std::move(session));
-#ifdef PASSLAB_HAVE_CUDA
-  return CreateCudaCompiler(std::move(session), device->ordinal);
-#else
-  return std::unique_ptr<Compiler>(new UnbuiltCudaCompiler(std::move(session)));
-#endif
-}
+// CreateCompiler: core/backends/backends.cc (it chooses among the backends).
 
 absl::StatusOr<ProfileResult> CompileAndProfile(Compiler& compiler, const HloModule& module,
                                                 absl::Span<const Literal> args, const ProfileOptions& options) {

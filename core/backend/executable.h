@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/ir/literal.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "core/runtime/kernel_record.h"
 #include "core/runtime/kernel_summary.h"
 
@@ -106,7 +106,7 @@ class Executable {
   virtual int64_t Tf32LibraryCalls() const { return 0; }
   // Host memory shared with executables that never run at the same time,
   // and where the entry arena's buffers start (the CPU runtime's; see
-  // core/runtime/executable.h). No-ops on a device.
+  // core/backends/cpu/executable.h). No-ops on a device.
   virtual void ShareHostMemory(std::shared_ptr<SharedHostMemory>) {}
   virtual void SetArenaOffset(int64_t) {}
 

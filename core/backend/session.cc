@@ -4,7 +4,6 @@
 #include <cctype>
 #include <thread>
 
-#include "core/backend/backend_internal.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/library_threads.h"
 
@@ -29,21 +28,6 @@ void Session::ApplyLibrarySettings() const {
   }
 }
 
-absl::Status UseDeviceAutotuning(Session& session) {
-  absl::StatusOr<DeviceName> device = ParseDeviceName(session.device);
-  if (!device.ok()) return device.status();
-  if (device->platform == "cpu") {
-    session.autotune_timer.reset();
-    return absl::OkStatus();
-  }
-#ifdef PASSLAB_HAVE_CUDA
-  absl::StatusOr<AlgorithmTimer> timer = CudaAlgorithmTimer(device->ordinal);
-  if (!timer.ok()) return timer.status();
-  session.autotune_timer = std::move(*timer);
-  return absl::OkStatus();
-#else
-  return absl::UnavailableError("the cuda backend was not built (no CUDA toolkit at configure time)");
-#endif
-}
+// UseDeviceAutotuning: core/backends/backends.cc (the CUDA backend's timer).
 
 }  // namespace passlab::backend

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/codegen/gpu_kernel_compiler.h"
-#include "core/runtime/cuda_executable.h"
+#include "core/backends/cuda/cuda_executable.h"
 #include "passes/autotune/autotune_cache.h"
 #include "passes/autotune/library_call_autotuner.h"
 #include "passes/registry.h"

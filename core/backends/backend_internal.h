@@ -1,9 +1,8 @@
-// The backends behind CreateCompiler (compiler.cc): the CPU's
-// (cpu_backend.cc) and, in a build with the CUDA runtime, the CUDA
-// runtime's (cuda_backend.cc, the only file here that sees CUDA's runtime
-// headers).
-#ifndef PASSLAB_CORE_BACKEND_BACKEND_INTERNAL_H_
-#define PASSLAB_CORE_BACKEND_BACKEND_INTERNAL_H_
+// The backends behind CreateCompiler and UseDeviceAutotuning
+// (backends.cc): the CPU's (cpu/cpu_backend.cc) and, in a build with the
+// CUDA toolkit, the CUDA one's (cuda/cuda_backend.cc).
+#ifndef PASSLAB_CORE_BACKENDS_BACKEND_INTERNAL_H_
+#define PASSLAB_CORE_BACKENDS_BACKEND_INTERNAL_H_
 
 #include <memory>
 
@@ -24,4 +23,4 @@ absl::StatusOr<AlgorithmTimer> CudaAlgorithmTimer(int ordinal);
 
 }  // namespace passlab::backend
 
-#endif  // PASSLAB_CORE_BACKEND_BACKEND_INTERNAL_H_
+#endif  // PASSLAB_CORE_BACKENDS_BACKEND_INTERNAL_H_

@@ -40,6 +40,10 @@ struct KernelRecord {
   int64_t registers = 0;    // GPU only
   int64_t shared_memory_bytes = 0;  // GPU only
   int64_t correlation_id = 0;       // GPU only
+  // CPU only: the process's CPU time (all threads) spent while it ran, -1
+  // where unknown. Time the scheduler gave other processes (preemption,
+  // a busy host) is in duration_ns() but not here.
+  int64_t cpu_ns = -1;
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

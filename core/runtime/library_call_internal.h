@@ -25,9 +25,38 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateDnnConvRunner(const Hlo
 bool SolverLibrarySupports(const HloInstruction& inst);
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateSolverLibraryRunner(const HloInstruction& inst);
 
-// library_call_runner.cc: the evaluator's semantics on the buffers.
+// The "reference" algorithm of every call: plain loops in the runtime,
+// independent of the libraries and of the evaluator (which tests use as the
+// oracle), accumulating in f64. library_call_runner.cc picks by kind among
+// reference_gemm.cc (a batched triple loop), reference_conv.cc (the
+// convolution's defining sum, reference_conv.h) and reference_solver.cc
+// (Cholesky-Banachiewicz and substitution, not LAPACK).
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateReferenceRunner(const HloInstruction& inst,
                                                                          LibraryAlgorithm algorithm);
+absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateReferenceGemmRunner(const HloInstruction& inst,
+                                                                             LibraryAlgorithm algorithm);
+absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateReferenceConvRunner(const HloInstruction& inst,
+                                                                             LibraryAlgorithm algorithm);
+absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateReferenceSolverRunner(const HloInstruction& inst,
+                                                                               LibraryAlgorithm algorithm);
+
+// 2 per multiply-add of the call's product (0 when it does not analyze).
+int64_t LibraryCallFlops(const HloInstruction& inst);
+
+// A reference runner's name, algorithm and work estimates, from `inst`.
+class ReferenceRunnerBase : public LibraryCallRunner {
+ protected:
+  ReferenceRunnerBase(const HloInstruction& inst, LibraryAlgorithm algorithm);
+  // The buffer count Run expects: operands, then the result leaves.
+  absl::Status CheckBuffers(absl::Span<void* const> buffers) const;
+  int64_t operand_count_ = 0;
+  int64_t result_leaves_ = 0;
+};
+
+// An array buffer of a plain layout as doubles in physical order (f16, bf16,
+// f32, f64), and back (rounding to the type).
+std::vector<double> ReadBufferValues(const Shape& shape, const void* buffer);
+void WriteBufferValues(const Shape& shape, const std::vector<double>& values, void* buffer);
 
 }  // namespace passlab::runtime_internal
 

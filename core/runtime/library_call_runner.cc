@@ -10,14 +10,11 @@
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 #include "core/runtime/host_buffer.h"
-#include "core/runtime/instruction_evaluator.h"
 #include "core/runtime/library_call_internal.h"
 
 namespace passlab {
 namespace runtime_internal {
-namespace {
 
-// 2 per multiply-add of the call's product (0 when it does not analyze).
 int64_t LibraryCallFlops(const HloInstruction& inst) {
   if (absl::StatusOr<GemmCall> g = AnalyzeGemmCall(inst); g.ok()) return 2 * g->batch * g->m * g->n * g->k;
   if (absl::StatusOr<CholeskyCall> p = AnalyzeCholeskyCall(inst); p.ok()) return p->batch * p->n * p->n * p->n / 3;
@@ -32,29 +29,43 @@ int64_t LibraryCallFlops(const HloInstruction& inst) {
          taps;
 }
 
-// The evaluator's semantics on the buffers: slow, always available.
-class ReferenceRunner : public LibraryCallRunner {
- public:
-  ReferenceRunner(const HloInstruction& inst, LibraryAlgorithm algorithm, std::unique_ptr<InstructionEvaluator> ev)
-      : evaluator_(std::move(ev)) {
-    name_ = inst.name();
-    algorithm_ = std::move(algorithm);
-    for (const HloInstruction* op : inst.operands()) bytes_read_ += op->shape().byte_size();
-    for (const Shape& s : evaluator_->result_leaves()) bytes_written_ += s.byte_size();
-    flops_ = LibraryCallFlops(inst);
+ReferenceRunnerBase::ReferenceRunnerBase(const HloInstruction& inst, LibraryAlgorithm algorithm) {
+  name_ = inst.name();
+  algorithm_ = std::move(algorithm);
+  operand_count_ = inst.operand_count();
+  for (const HloInstruction* op : inst.operands()) bytes_read_ += op->shape().byte_size();
+  std::vector<Shape> leaves = LeafShapes(inst.shape());
+  result_leaves_ = static_cast<int64_t>(leaves.size());
+  for (const Shape& s : leaves) bytes_written_ += s.byte_size();
+  flops_ = LibraryCallFlops(inst);
+}
+
+absl::Status ReferenceRunnerBase::CheckBuffers(absl::Span<void* const> buffers) const {
+  if (static_cast<int64_t>(buffers.size()) != operand_count_ + result_leaves_ || buffers[operand_count_] == nullptr) {
+    return absl::InvalidArgumentError(StrCat(name_, ": expected ", operand_count_, " operand buffers and ",
+                                             result_leaves_, " result buffers (the first non-null), got ",
+                                             buffers.size()));
   }
-  absl::Status Run(absl::Span<void* const> buffers) override { return evaluator_->Run(buffers); }
+  return absl::OkStatus();
+}
 
- private:
-  std::unique_ptr<InstructionEvaluator> evaluator_;
-};
+std::vector<double> ReadBufferValues(const Shape& shape, const void* buffer) {
+  std::vector<double> values(shape.element_count());
+  for (size_t i = 0; i < values.size(); ++i) values[i] = ReadFloat(shape.element_type(), buffer, i);
+  return values;
+}
 
-}  // namespace
+void WriteBufferValues(const Shape& shape, const std::vector<double>& values, void* buffer) {
+  for (size_t i = 0; i < values.size(); ++i) WriteFloat(shape.element_type(), buffer, i, values[i]);
+}
 
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateReferenceRunner(const HloInstruction& inst,
                                                                          LibraryAlgorithm algorithm) {
-  ASSIGN_OR_RETURN(std::unique_ptr<InstructionEvaluator> ev, InstructionEvaluator::Create(inst));
-  return std::unique_ptr<LibraryCallRunner>(new ReferenceRunner(inst, std::move(algorithm), std::move(ev)));
+  std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
+  if (!kind) return absl::InvalidArgumentError(StrCat(inst.name(), " is not a library call"));
+  if (*kind == LibraryCallKind::kGemm) return CreateReferenceGemmRunner(inst, std::move(algorithm));
+  if (IsSolverKind(*kind)) return CreateReferenceSolverRunner(inst, std::move(algorithm));
+  return CreateReferenceConvRunner(inst, std::move(algorithm));
 }
 
 }  // namespace runtime_internal

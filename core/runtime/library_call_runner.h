@@ -1,8 +1,9 @@
 // Library calls on the CPU: `__blas$gemm` on OpenBLAS, the `__dnn$conv*`
 // targets on oneDNN and the solver calls (`__lapack$potrf`, `__blas$trsm`)
 // on OpenBLAS's LAPACK/BLAS (core/libcall describes the targets and configs),
-// with passlab's own reference (the evaluator's semantics) as a fallback
-// algorithm for every call. This is also the autotuning API the
+// with passlab's own reference (plain loops in the runtime, accumulating in
+// f64; not the evaluator, so --check compares them with something else) as
+// a fallback algorithm for every call. This is also the autotuning API the
 // algorithm-picker pass uses: ListAlgorithms, then RunLibraryCall with each.
 //
 // Buffers follow core/codegen/compiled_kernel.h: one pointer per operand,

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "analysis/ablation/compare.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
@@ -104,22 +105,20 @@ bool AblationVariant::measured() const {
 
 absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) {
   const std::string path = (std::filesystem::path(directory) / "report.json").string();
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return text.status();
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::InvalidArgumentError(StrCat(path, ": not valid JSON"));
-  absl::StatusOr<passlab::AblationReport> report = ParseAblationReport(j, path);
-  if (!report.ok()) return report.status();
-  const passlab::AblationReportBaseline& b = report->baseline;
+  ASSIGN_OR_RETURN(passlab::AblationReport report, ParseAblationReport(j, path));
+  const passlab::AblationReportBaseline& b = report.baseline;
   if (!b.median_ns.has_value()) return absl::InvalidArgumentError(StrCat(path, ": the baseline has no 'median_ns'"));
   AblationReport r;
   r.directory = directory;
-  r.metric = report->metric;
-  r.threshold = report->threshold;
+  r.metric = report.metric;
+  r.threshold = report.threshold;
   try {
     // The manifest as the report copied it (records.h AblationManifest's
     // keys, and the caller's).
-    const nlohmann::json m = report->manifest;
+    const nlohmann::json m = report.manifest;
     r.manifest = m.dump(2);
     if (m.is_object()) {
       r.pipeline = Field(m, "pipeline", r.pipeline);
@@ -136,7 +135,7 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
   for (const passlab::AblationReportKernel& k : b.kernels) {
     r.baseline_kernels.push_back({k.name, k.ns.value_or(0.0), k.calls.value_or(0)});
   }
-  for (const passlab::AblationReportVariant& v : report->variants) {
+  for (const passlab::AblationReportVariant& v : report.variants) {
     if (!v.outcome.has_value()) {
       return absl::InvalidArgumentError(StrCat(path, ": variant '", v.name, "' has no 'outcome'"));
     }
@@ -165,8 +164,8 @@ absl::StatusOr<AblationReport> LoadAblationReport(const std::string& directory) 
     }
     r.variants.push_back(std::move(a));
   }
-  r.heatmap = BuildKernelHeatmap(*report);
-  if (report->compile_cost.has_value()) r.compile_cost = ReadCompileCost(*report->compile_cost, r.variants);
+  r.heatmap = BuildKernelHeatmap(report);
+  if (report.compile_cost.has_value()) r.compile_cost = ReadCompileCost(*report.compile_cost, r.variants);
   return r;
 }
 
@@ -242,9 +241,8 @@ int64_t CompileCostPointAt(const CompileCostPlot& plot, double x, double y, doub
 }
 
 absl::StatusOr<AblationComparison> LoadAblationComparison(const std::vector<std::string>& directories) {
-  absl::StatusOr<nlohmann::ordered_json> c = CompareAblationSweeps(directories);
-  if (!c.ok()) return c.status();
-  const nlohmann::json comparison = *c;  // Field reads nlohmann::json
+  ASSIGN_OR_RETURN(nlohmann::ordered_json c, CompareAblationSweeps(directories));
+  const nlohmann::json comparison = c;  // Field reads nlohmann::json
   AblationComparison out;
   out.directories = directories;
   try {
@@ -299,34 +297,30 @@ absl::StatusOr<std::shared_ptr<const HloModule>> RecompileSweepModule(const Abla
                " cannot be compiled again"));
   }
   const std::string path = (std::filesystem::path(report.directory) / report.input).string();
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return text.status();
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   if (progress != nullptr) progress->SetStage(StrCat("parsing ", path));
   ParseOptions parse;
   parse.infer_shape = InferInstructionShape;
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(*text, path, parse);
-  if (!module.ok()) return module.status();
-  absl::StatusOr<PassOptionOverrides> options = ParsePassOptionOverrides(report.pass_options);
-  if (!options.ok()) return options.status();
-  absl::StatusOr<FilteredPipeline> pipeline =
+  ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, ParseHloModule(text, path, parse));
+  ASSIGN_OR_RETURN(PassOptionOverrides options, ParsePassOptionOverrides(report.pass_options));
+  ASSIGN_OR_RETURN(FilteredPipeline pipeline,
       BuildFilteredPipeline(report.pipeline, variant == nullptr ? "" : variant->disable,
-                            variant == nullptr ? "" : variant->enable_only, false, *options, report.removed_passes);
-  if (!pipeline.ok()) return pipeline.status();
+                            variant == nullptr ? "" : variant->enable_only, false, options, report.removed_passes));
   // The sweep's algorithm choices (a missing file is no error).
   const std::filesystem::path cache = std::filesystem::path(report.directory) / "autotune.json";
   if (std::filesystem::exists(cache)) {
-    if (absl::Status s = AutotuneCache::Global().Load(cache.string()); !s.ok()) return s;
+    RETURN_IF_ERROR(AutotuneCache::Global().Load(cache.string()));
   }
   // One at a time: the pickers time candidates on this machine.
   static std::mutex one_at_a_time;
   if (progress != nullptr) progress->SetStage(StrCat("waiting to compile ", what));
   std::lock_guard<std::mutex> lock(one_at_a_time);
   if (progress != nullptr) progress->SetStage(StrCat("compiling ", what, " (", report.pipeline, ")"));
-  absl::StatusOr<bool> ran = pipeline->pipeline->Run(**module);
+  absl::StatusOr<bool> ran = pipeline.pipeline->Run(*module);
   if (!ran.ok()) {
     return absl::Status(ran.status().code(), StrCat("compiling ", what, ": ", ran.status().message()));
   }
-  return std::shared_ptr<const HloModule>(std::move(*module));
+  return std::shared_ptr<const HloModule>(std::move(module));
 }
 
 std::string KernelHloText(const HloModule& module, const std::string& name) {

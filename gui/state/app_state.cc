@@ -12,6 +12,7 @@
 #include "core/backend/compiler.h"
 #include "core/eval/arguments.h"
 #include "core/eval/random_inputs.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/pass/module_fingerprint.h"
@@ -276,9 +277,8 @@ void LoadFile(AppState& state, const std::string& path) {
         p.SetStage(StrCat("parsing ", source.path));
         ParseOptions options;
         options.infer_shape = InferInstructionShape;  // XLA lets instructions omit shapes
-        absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(ss.str(), source.path, options);
-        if (!m.ok()) return m.status();
-        return Finish(source, std::move(*m));
+        ASSIGN_OR_RETURN(std::unique_ptr<HloModule> m, ParseHloModule(ss.str(), source.path, options));
+        return Finish(source, std::move(m));
       });
   RememberRecentFile(state, path);
 }
@@ -293,9 +293,8 @@ void LoadModel(AppState& state, const std::string& name, const ModelOptions& opt
   state.load_job = Job<std::shared_ptr<const LoadedModule>>::Start(
       StrCat("build ", name), [source](JobProgress& p) -> absl::StatusOr<std::shared_ptr<const LoadedModule>> {
         p.SetStage(StrCat("building model ", source.label));
-        absl::StatusOr<std::unique_ptr<HloModule>> m = BuildModel(source.model, source.model_options);
-        if (!m.ok()) return m.status();
-        return Finish(source, std::move(*m));
+        ASSIGN_OR_RETURN(std::unique_ptr<HloModule> m, BuildModel(source.model, source.model_options));
+        return Finish(source, std::move(m));
       });
 }
 
@@ -376,8 +375,7 @@ void StartCompile(AppState& state) {
         p.SetStage("cloning the module");
         p.total = static_cast<int64_t>(occurrence_count);
         std::shared_ptr<HloModule> module = loaded->module->Clone();
-        absl::StatusOr<std::unique_ptr<backend::Compiler>> compiler = backend::CreateCompiler(session);
-        if (!compiler.ok()) return compiler.status();
+        ASSIGN_OR_RETURN(std::unique_ptr<backend::Compiler> compiler, backend::CreateCompiler(session));
         auto recorder = std::make_shared<PassRecorder>();
         VerifyObserver verify;
         ProgressObserver progress(p);
@@ -387,7 +385,7 @@ void StartCompile(AppState& state) {
         options.observers.push_back(&progress);
         const uint64_t input_fingerprint = ModuleFingerprint(*module);
         const int64_t instructions_before = module->instruction_count();
-        absl::Status ran = (*compiler)->Optimize(*module, options);
+        absl::Status ran = compiler->Optimize(*module, options);
         auto result = std::const_pointer_cast<PipelineResult>(
             Summarize(recorder, occurrence_count, input_fingerprint, verify.failed_occurrence));
         result->instructions_before = instructions_before;
@@ -469,19 +467,16 @@ void StartRun(AppState& state) {
   state.run_job = Job<std::shared_ptr<const RunResult>>::Start(
       "run", [module, settings, session](JobProgress& p) -> absl::StatusOr<std::shared_ptr<const RunResult>> {
         p.SetStage("making inputs");
-        absl::StatusOr<std::vector<Literal>> read = ResolveArguments(
-            *module->entry_computation(), ArgumentSource{.dir = settings.args_dir, .seed = settings.seed});
-        if (!read.ok()) return read.status();
-        std::vector<Literal> args = std::move(*read);
+        ASSIGN_OR_RETURN(std::vector<Literal> args, ResolveArguments(
+            *module->entry_computation(), ArgumentSource{.dir = settings.args_dir, .seed = settings.seed}));
         auto r = std::make_shared<RunResult>();
         r->module = module;
         r->device = settings.device;
         const bool cuda = settings.device != "cpu";
         p.SetStage(cuda ? "compiling kernels and running on cuda" : "compiling kernels and running");
-        absl::StatusOr<std::unique_ptr<backend::Compiler>> compiler = backend::CreateCompiler(session);
-        if (!compiler.ok()) return compiler.status();
+        ASSIGN_OR_RETURN(std::unique_ptr<backend::Compiler> compiler, backend::CreateCompiler(session));
         absl::StatusOr<backend::ProfileResult> profile = backend::CompileAndProfile(
-            **compiler, *module, args, {.warmup = settings.warmup, .steps = settings.repeats});
+            *compiler, *module, args, {.warmup = settings.warmup, .steps = settings.repeats});
         if (!profile.ok()) {
           // Errors name the device ("cuda: compile: no CUDA driver ...").
           if (!cuda) return profile.status();

@@ -16,7 +16,7 @@
 #include "core/eval/random_inputs.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "core/runtime/kernel_record.h"
 #include "core/text/hlo_parser.h"
 #include "passes/pipelines/pipelines.h"

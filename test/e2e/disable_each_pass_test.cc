@@ -12,7 +12,7 @@
 #include "core/eval/literal_compare.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/str_util.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "models/model_registry.h"
 #include "passes/pipelines/pipelines.h"
 #include "test/e2e/e2e_util.h"

@@ -11,7 +11,7 @@
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 #include "passes/pipelines/pipelines.h"

@@ -14,7 +14,7 @@
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/codegen/gpu_kernel_compiler.h"
 #include "core/ir/str_util.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "models/model_registry.h"
 #include "passes/pipelines/pipelines.h"
 

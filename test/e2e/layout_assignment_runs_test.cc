@@ -8,7 +8,7 @@
 #include "core/eval/literal_compare.h"
 #include "core/eval/random_inputs.h"
 #include "core/ir/str_util.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 #include "passes/pipelines/pipelines.h"

@@ -8,7 +8,7 @@
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
 #include "core/eval/random_inputs.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "core/text/hlo_parser.h"
 #include "core/verify/hlo_verifier.h"
 #include "core/verify/shape_inference.h"

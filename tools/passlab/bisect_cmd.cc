@@ -16,6 +16,7 @@
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
 #include "core/eval/random_inputs.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/pass/pass_recorder.h"
@@ -88,21 +89,19 @@ void AddBisectCommand(CLI::App& app, CommandResult& result) {
     }
     std::filesystem::path tmp = std::filesystem::temp_directory_path() / StrCat("passlab-bisect-", getpid(), ".hlo");
     auto run_trial = [&](int64_t limit) -> absl::StatusOr<Trial> {
-      auto module = LoadModule(*file, *source);
-      if (!module.ok()) return module.status();
-      absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline = BuildNamedPipeline(*pipeline_name);
-      if (!pipeline.ok()) return pipeline.status();
+      ASSIGN_OR_RETURN(auto module, LoadModule(*file, *source));
+      ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> pipeline, BuildNamedPipeline(*pipeline_name));
       LimitObserver limiter(limit);
-      (*pipeline)->AddObserver(&limiter);
+      pipeline->AddObserver(&limiter);
       Trial t;
-      absl::StatusOr<bool> ran = (*pipeline)->Run(**module);
+      absl::StatusOr<bool> ran = pipeline->Run(*module);
       t.runs = limiter.count();
       t.last = limiter.last();
       if (!ran.ok()) {
         t.why = StrCat("the pipeline failed: ", ran.status().message());
         return t;
       }
-      t.text = PrintModule(**module);
+      t.text = PrintModule(*module);
       if (!check->empty()) {
         std::ofstream(tmp) << t.text;
         int rc = std::system(StrCat(*check, " ", tmp.string(), " > /dev/null 2>&1").c_str());
@@ -110,7 +109,7 @@ void AddBisectCommand(CLI::App& app, CommandResult& result) {
         if (!t.ok) t.why = StrCat("`", *check, "` exited with status ", WIFEXITED(rc) ? WEXITSTATUS(rc) : rc);
         return t;
       }
-      absl::StatusOr<Literal> value = HloEvaluator().Evaluate(**module, args);
+      absl::StatusOr<Literal> value = HloEvaluator().Evaluate(*module, args);
       if (!value.ok()) {
         t.why = StrCat("the optimized module does not evaluate: ", value.status().message());
         return t;

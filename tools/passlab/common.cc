@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/ir/file_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/proto/hlo_proto_import.h"
 #include "core/text/hlo_parser.h"
@@ -16,9 +17,8 @@ namespace passlab {
 
 absl::StatusOr<std::unique_ptr<HloModule>> LoadHloFile(const std::string& path) {
   if (LooksLikeHloProtoFile(path)) {
-    absl::StatusOr<ImportedHlo> imported = ImportHloProtoFile(path);
-    if (!imported.ok()) return imported.status();
-    return std::move(imported->module);
+    ASSIGN_OR_RETURN(ImportedHlo imported, ImportHloProtoFile(path));
+    return std::move(imported.module);
   }
   std::string text;
   if (path == "-") {
@@ -26,9 +26,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadHloFile(const std::string& path) 
     ss << std::cin.rdbuf();
     text = ss.str();
   } else {
-    absl::StatusOr<std::string> read = ReadFileToString(path);
-    if (!read.ok()) return read.status();
-    text = std::move(*read);
+    ASSIGN_OR_RETURN(std::string read, ReadFileToString(path));
+    text = std::move(read);
   }
   ParseOptions options;
   options.infer_shape = InferInstructionShape;  // XLA lets instructions omit shapes
@@ -37,9 +36,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadHloFile(const std::string& path) 
 
 absl::StatusOr<std::optional<std::vector<Literal>>> EmbeddedArguments(const std::string& path) {
   if (path.empty() || !LooksLikeHloProtoFile(path)) return std::optional<std::vector<Literal>>();
-  absl::StatusOr<ImportedHlo> imported = ImportHloProtoFile(path);
-  if (!imported.ok()) return imported.status();
-  return std::move(imported->arguments);
+  ASSIGN_OR_RETURN(ImportedHlo imported, ImportHloProtoFile(path));
+  return std::move(imported.arguments);
 }
 
 int ReportError(const absl::Status& status) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/verify/hlo_verifier.h"
 #include "models/model_registry.h"
@@ -86,16 +87,15 @@ absl::StatusOr<int64_t> MemoryBudgetBytes() {
 }
 
 absl::Status CheckMemoryBudget(const HloModule& module, const std::string& what) {
-  absl::StatusOr<int64_t> budget = MemoryBudgetBytes();
-  if (!budget.ok()) return budget.status();
+  ASSIGN_OR_RETURN(int64_t budget, MemoryBudgetBytes());
   for (const HloComputation* c : module.computations()) {
     for (const HloInstruction* inst : c->instructions()) {
       absl::Status over;
       ForEachSubshape(inst->shape(), [&](const Shape& s, const ShapeIndex&) {
-        if (!over.ok() || !s.IsArray() || s.byte_size() <= *budget) return;
+        if (!over.ok() || !s.IsArray() || s.byte_size() <= budget) return;
         over = absl::ResourceExhaustedError(
             StrCat(what, ": instruction '", inst->name(), "' has shape ", s.ToString(), " of ", s.byte_size(),
-                   " bytes, more than the memory budget of ", *budget,
+                   " bytes, more than the memory budget of ", budget,
                    " bytes (this machine's memory; set PASSLAB_MEMORY_BUDGET to change it)"));
       });
       if (!over.ok()) return over;
@@ -113,7 +113,7 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadVerifiedModule(const std::string&
     return absl::InvalidArgumentError(StrCat(what, ": the input does not verify: ", s.message()));
   }
   if (use == ArrayUse::kShapesOnly) return module;
-  if (absl::Status s = CheckMemoryBudget(**module, what); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckMemoryBudget(**module, what));
   return module;
 }
 

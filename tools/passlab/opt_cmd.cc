@@ -12,6 +12,7 @@
 
 #include "analysis/ir_diff.h"
 #include "core/ir/file_util.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/pass/pass_filter.h"
@@ -24,7 +25,7 @@
 #include "passes/registry.h"
 #include "core/codegen/cpu_kernel_compiler.h"
 #include "core/codegen/gpu_kernel_compiler.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "tools/passlab/commands.h"
 #include "tools/passlab/emitter_dump.h"
 #include "tools/passlab/xla_flags.h"
@@ -129,8 +130,7 @@ class PrintObserver : public PassObserver {
 };
 
 absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildPipeline(const OptOptions& o) {
-  absl::StatusOr<PassOptionOverrides> overrides = ParsePassOptionOverrides(o.pass_options);
-  if (!overrides.ok()) return overrides.status();
+  ASSIGN_OR_RETURN(PassOptionOverrides overrides, ParsePassOptionOverrides(o.pass_options));
   if (!o.passes.empty()) {
     auto pipeline = std::make_unique<HloPassPipeline>("passes");
     for (std::string_view name : SplitAny(o.passes, ",")) {
@@ -141,11 +141,11 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildPipeline(const OptOptions&
         return absl::InvalidArgumentError(StrCat("unknown pass '", name, "'; known passes: ",
                                                  Join(names, ", ")));
       }
-      auto it = overrides->find(std::string(name));
-      pipeline->AddPass<HloPassFixBase>(it == overrides->end() ? e->factory() : e->Create(it->second), 1);
+      auto it = overrides.find(std::string(name));
+      pipeline->AddPass<HloPassFixBase>(it == overrides.end() ? e->factory() : e->Create(it->second), 1);
     }
     std::vector<std::string_view> listed = SplitAny(o.passes, ",");
-    for (const auto& [pass, values] : *overrides) {
+    for (const auto& [pass, values] : overrides) {
       if (std::find(listed.begin(), listed.end(), pass) == listed.end()) {
         return absl::InvalidArgumentError(StrCat("--pass-option: --passes does not run pass '", pass, "'"));
       }
@@ -155,7 +155,7 @@ absl::StatusOr<std::unique_ptr<HloPassPipeline>> BuildPipeline(const OptOptions&
   absl::StatusOr<std::unique_ptr<HloPassPipeline>> pipeline =
       BuildNamedPipeline(o.pipeline.empty() ? "default" : o.pipeline);
   if (!pipeline.ok()) return pipeline.status();
-  if (absl::Status s = ApplyPassOptions(**pipeline, *overrides); !s.ok()) return s;
+  RETURN_IF_ERROR(ApplyPassOptions(**pipeline, overrides));
   return pipeline;
 }
 
@@ -282,7 +282,7 @@ absl::Status DumpEmitterPasses(const HloModule& module, const OptOptions& o) {
   absl::StatusOr<std::unique_ptr<Executable>> exe =
       Executable::Create(module, [&](const HloInstruction& inst) { return compiler.Compile(inst); });
   if (!exe.ok()) return absl::Status(exe.status().code(), StrCat("--emitter-dump: compile: ", exe.status().message()));
-  if (absl::Status s = dump.Finish(); !s.ok()) return s;
+  RETURN_IF_ERROR(dump.Finish());
   std::fprintf(stderr, "passlab opt: emitter passes of %zu kernels in %s/ (index.txt)\n", dump.kernels(),
                o.emitter_dump.c_str());
   return absl::OkStatus();
@@ -309,14 +309,13 @@ absl::Status EmitPtx(const HloModule& module, const OptOptions& o) {
   int kernels = 0;
   absl::StatusOr<std::unique_ptr<Executable>> exe =
       Executable::Create(module, [&](const HloInstruction& inst) -> absl::StatusOr<std::unique_ptr<CompiledKernel>> {
-        absl::StatusOr<GpuKernel> k = gpu.Compile(inst);
-        if (!k.ok()) return k.status();
-        std::ofstream out(std::filesystem::path(o.emit_ptx) / (k->entry + ".ptx"));
-        out << k->ptx;
-        if (!out && status.ok()) status = absl::InternalError(StrCat("--emit-ptx: cannot write ", k->entry, ".ptx"));
-        index += StrCat(k->name, "\t", k->entry, "\t", EmitterKindName(k->emitter_kind), "\t", k->launch.grid_x, ",",
-                        k->launch.grid_y, ",", k->launch.grid_z, "\t", k->launch.block_x, ",", k->launch.block_y, ",",
-                        k->launch.block_z, "\t", k->num_buffers, "\n");
+        ASSIGN_OR_RETURN(GpuKernel k, gpu.Compile(inst));
+        std::ofstream out(std::filesystem::path(o.emit_ptx) / (k.entry + ".ptx"));
+        out << k.ptx;
+        if (!out && status.ok()) status = absl::InternalError(StrCat("--emit-ptx: cannot write ", k.entry, ".ptx"));
+        index += StrCat(k.name, "\t", k.entry, "\t", EmitterKindName(k.emitter_kind), "\t", k.launch.grid_x, ",",
+                        k.launch.grid_y, ",", k.launch.grid_z, "\t", k.launch.block_x, ",", k.launch.block_y, ",",
+                        k.launch.block_z, "\t", k.num_buffers, "\n");
         ++kernels;
         return cpu.Compile(inst);
       });

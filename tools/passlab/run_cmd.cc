@@ -31,6 +31,7 @@
 #include "core/eval/random_inputs.h"
 #include "core/codegen/gpu_kernel_compiler.h"
 #include "core/ir/hlo_computation.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/pass/hlo_pass_pipeline.h"
 #include "core/runtime/chrome_trace.h"
@@ -83,13 +84,12 @@ absl::Status Optimize(const backend::Compiler& compiler, HloModule& module, cons
   backend::OptimizeOptions options{.pipeline = o.pipeline, .disable = o.disable, .enable_only = o.enable_only};
   std::unique_ptr<XlaDumpObserver> dump;
   if (!o.xla.dump_to.empty()) {
-    absl::StatusOr<std::unique_ptr<XlaDumpObserver>> d = XlaDumpObserver::Create(o.xla);
-    if (!d.ok()) return d.status();
-    dump = std::move(*d);
-    if (absl::Status s = dump->WriteBefore(module); !s.ok()) return s;
+    ASSIGN_OR_RETURN(std::unique_ptr<XlaDumpObserver> d, XlaDumpObserver::Create(o.xla));
+    dump = std::move(d);
+    RETURN_IF_ERROR(dump->WriteBefore(module));
     options.observers.push_back(dump.get());
   }
-  if (absl::Status s = compiler.Optimize(module, options); !s.ok()) return s;
+  RETURN_IF_ERROR(compiler.Optimize(module, options));
   return dump != nullptr ? dump->WriteAfter(module) : absl::OkStatus();
 }
 

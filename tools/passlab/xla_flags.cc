@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/ir/hlo_module.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_printer.h"
 #include "passes/registry.h"
@@ -93,9 +94,8 @@ absl::StatusOr<XlaFlags> ResolveXlaFlags(const XlaFlags& command_line, std::stri
                                          std::string& enable_only) {
   XlaFlags flags;
   if (const char* env = std::getenv("XLA_FLAGS"); env != nullptr) {
-    absl::StatusOr<XlaFlags> parsed = ParseXlaFlags(env);
-    if (!parsed.ok()) return parsed.status();
-    flags = *parsed;
+    ASSIGN_OR_RETURN(XlaFlags parsed, ParseXlaFlags(env));
+    flags = parsed;
   }
   Overlay(flags.disable, command_line.disable);
   Overlay(flags.enable_only, command_line.enable_only);

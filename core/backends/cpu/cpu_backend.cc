@@ -1,11 +1,11 @@
 // The CPU backend: the CPU code generator's kernels (CpuKernelCompiler) on
-// core/runtime's Executable (thunks, OpenBLAS/oneDNN library calls, runtime
+// this folder's Executable (thunks; core/runtime's OpenBLAS/oneDNN library calls, runtime
 // routines).
 #include <memory>
 
-#include "core/backend/backend_internal.h"
+#include "core/backends/backend_internal.h"
 #include "core/codegen/cpu_kernel_compiler.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 
 namespace passlab::backend {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/literal_util.h"

@@ -6,8 +6,8 @@
 // OpenBLAS/oneDNN, copies, runtime routines, control flow around nested
 // programs, and a CompiledKernel from `kernels` (the code generator) for
 // everything else. Not safe to Run from two threads at once.
-#ifndef PASSLAB_CORE_RUNTIME_EXECUTABLE_H_
-#define PASSLAB_CORE_RUNTIME_EXECUTABLE_H_
+#ifndef PASSLAB_CORE_BACKENDS_CPU_EXECUTABLE_H_
+#define PASSLAB_CORE_BACKENDS_CPU_EXECUTABLE_H_
 
 #include <memory>
 #include <string>
@@ -18,7 +18,7 @@
 #include "core/ir/hlo_module.h"
 #include "core/ir/literal.h"
 #include "core/runtime/kernel_record.h"
-#include "core/runtime/thunk.h"
+#include "core/backends/cpu/thunk.h"
 
 namespace passlab {
 
@@ -93,4 +93,4 @@ class Executable {
 
 }  // namespace passlab
 
-#endif  // PASSLAB_CORE_RUNTIME_EXECUTABLE_H_
+#endif  // PASSLAB_CORE_BACKENDS_CPU_EXECUTABLE_H_

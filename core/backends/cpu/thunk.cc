@@ -1,7 +1,8 @@
-#include "core/runtime/thunk.h"
+#include "core/backends/cpu/thunk.h"
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/literal_util.h"
@@ -258,11 +259,21 @@ int64_t Thunk::bytes_read() const {
 
 int64_t Thunk::bytes_written() const { return LeafBufferBytes(instruction_.shape()); }
 
+int64_t RunContext::ProcessCpuNs() {
+  timespec t{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return -1;
+  return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec;
+}
+
 absl::Status Thunk::Execute(const Program& program, Frame& frame, RunContext& ctx) {
+  // CPU time only for recorded runs (a system call each side, outside the
+  // kernel's own start..end).
+  const int64_t cpu_start = ctx.records != nullptr ? RunContext::ProcessCpuNs() : -1;
   int64_t start = ctx.NowNs();
   absl::Status s = Run(program, frame, ctx);
   int64_t end = ctx.NowNs();
   if (ctx.records != nullptr) {
+    const int64_t cpu_end = RunContext::ProcessCpuNs();
     KernelRecord r;
     r.name = instruction_.name();
     r.kind = kind();
@@ -272,6 +283,7 @@ absl::Status Thunk::Execute(const Program& program, Frame& frame, RunContext& ct
     r.hlo_computation = instruction_.parent() != nullptr ? instruction_.parent()->name() : "";
     r.start_ns = start;
     r.end_ns = end;
+    if (cpu_start >= 0 && cpu_end >= cpu_start) r.cpu_ns = cpu_end - cpu_start;
     r.bytes_read = bytes_read();
     r.bytes_written = bytes_written();
     r.flops = flops();

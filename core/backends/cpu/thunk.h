@@ -10,8 +10,8 @@
 // rng-get-and-update-state: the runtime's own host routines,
 // host_routine.h), and control flow
 // (while, conditional, call) around nested Programs.
-#ifndef PASSLAB_CORE_RUNTIME_THUNK_H_
-#define PASSLAB_CORE_RUNTIME_THUNK_H_
+#ifndef PASSLAB_CORE_BACKENDS_CPU_THUNK_H_
+#define PASSLAB_CORE_BACKENDS_CPU_THUNK_H_
 
 #include <chrono>
 #include <cstdint>
@@ -43,6 +43,8 @@ struct RunContext {
   int64_t NowNs() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - origin).count();
   }
+  // The process's CPU time so far (all its threads; KernelRecord::cpu_ns).
+  static int64_t ProcessCpuNs();
 };
 
 class Thunk {
@@ -116,4 +118,4 @@ class Program {
 
 }  // namespace passlab
 
-#endif  // PASSLAB_CORE_RUNTIME_THUNK_H_
+#endif  // PASSLAB_CORE_BACKENDS_CPU_THUNK_H_

@@ -1,4 +1,4 @@
-#include "core/runtime/cuda_autotuner.h"
+#include "core/backends/cuda/cuda_autotuner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
-#include "core/runtime/cuda_driver.h"
-#include "core/runtime/cuda_library_call.h"
+#include "core/backends/cuda/cuda_driver.h"
+#include "core/backends/cuda/cuda_library_call.h"
 #include "core/runtime/host_buffer.h"
 
 namespace passlab {

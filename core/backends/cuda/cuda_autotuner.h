@@ -10,8 +10,8 @@
 // Results are AlgorithmTiming rows, so FastestAlgorithm picks the winner and
 // the chosen id goes into the backend_config (selected_algorithm / algo_id)
 // and the autotune cache as on the CPU path.
-#ifndef PASSLAB_CORE_RUNTIME_CUDA_AUTOTUNER_H_
-#define PASSLAB_CORE_RUNTIME_CUDA_AUTOTUNER_H_
+#ifndef PASSLAB_CORE_BACKENDS_CUDA_CUDA_AUTOTUNER_H_
+#define PASSLAB_CORE_BACKENDS_CUDA_CUDA_AUTOTUNER_H_
 
 #include <cstdint>
 #include <vector>
@@ -46,4 +46,4 @@ absl::StatusOr<std::vector<AlgorithmTiming>> TimeCudaAlgorithms(const HloInstruc
 
 }  // namespace passlab
 
-#endif  // PASSLAB_CORE_RUNTIME_CUDA_AUTOTUNER_H_
+#endif  // PASSLAB_CORE_BACKENDS_CUDA_CUDA_AUTOTUNER_H_

@@ -1,15 +1,17 @@
 // The CUDA backend: the GPU code generator's kernels (GpuKernelCompiler,
-// NVPTX for the device's compute capability) on core/runtime's
+// NVPTX for the device's compute capability) on this folder's
 // CudaExecutable (cuBLASLt/cuDNN library calls, host fallback for what has
-// no GPU implementation), timed through CUPTI. Built only with the CUDA
-// runtime (passlab_cuda_runtime).
+// no GPU implementation, with the CPU code generator's kernels as its last
+// resort), timed through CUPTI. Built only with the CUDA toolkit
+// (built into passlab_backend, beside passlab_cuda_runtime).
 #include <memory>
 #include <utility>
 
-#include "core/backend/backend_internal.h"
+#include "core/backends/backend_internal.h"
+#include "core/backends/cpu/host_kernel_factory.h"
 #include "core/codegen/gpu_kernel_compiler.h"
-#include "core/runtime/cuda_autotuner.h"
-#include "core/runtime/cuda_executable.h"
+#include "core/backends/cuda/cuda_autotuner.h"
+#include "core/backends/cuda/cuda_executable.h"
 
 namespace passlab::backend {
 namespace {
@@ -74,6 +76,10 @@ class CudaCompiler : public Compiler {
     };
     CudaExecutableOptions options = session_.cuda;
     options.device_ordinal = ordinal_;
+    // The host fallback's last resort: the op compiled for the host CPU.
+    CpuCompileOptions host_options = session_.cpu_compile;
+    host_options.num_threads = session_.threads;
+    options.host_kernels = MakeHostKernelFactory(std::move(host_options));
     absl::StatusOr<std::unique_ptr<CudaExecutable>> exe = CudaExecutable::Create(module, provider, options);
     if (!exe.ok()) return exe.status();
     return std::unique_ptr<Executable>(new CudaBackendExecutable(std::move(compiler), std::move(*exe), session_));

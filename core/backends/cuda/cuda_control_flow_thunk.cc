@@ -2,7 +2,7 @@
 // nested DevicePrograms (the predicate or branch index read back to the
 // host), async-start/copy-start enqueue on the second stream and their done
 // waits for it (events order the two streams).
-#include "core/runtime/cuda_thunk.h"
+#include "core/backends/cuda/cuda_thunk.h"
 
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"

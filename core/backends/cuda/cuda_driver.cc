@@ -1,4 +1,4 @@
-#include "core/runtime/cuda_driver.h"
+#include "core/backends/cuda/cuda_driver.h"
 
 #include <dlfcn.h>
 

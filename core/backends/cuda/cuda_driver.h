@@ -6,8 +6,8 @@
 //
 // Internal to core/runtime's CUDA parts (it includes <cuda.h>); the public
 // headers (cuda_executable.h, cupti_tracer.h) keep CUDA types out.
-#ifndef PASSLAB_CORE_RUNTIME_CUDA_DRIVER_H_
-#define PASSLAB_CORE_RUNTIME_CUDA_DRIVER_H_
+#ifndef PASSLAB_CORE_BACKENDS_CUDA_CUDA_DRIVER_H_
+#define PASSLAB_CORE_BACKENDS_CUDA_CUDA_DRIVER_H_
 
 #include <cuda.h>
 
@@ -102,4 +102,4 @@ class CudaDevice {
 
 }  // namespace passlab
 
-#endif  // PASSLAB_CORE_RUNTIME_CUDA_DRIVER_H_
+#endif  // PASSLAB_CORE_BACKENDS_CUDA_CUDA_DRIVER_H_

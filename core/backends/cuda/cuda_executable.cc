@@ -2,7 +2,7 @@
 // its streams, event pool and argument buffers; Run copies the arguments
 // in, runs the thunks (cuda_thunk.h), and turns their events or CUPTI's
 // activity records into KernelRecords.
-#include "core/runtime/cuda_executable.h"
+#include "core/backends/cuda/cuda_executable.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,9 +14,9 @@
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/runtime/buffer_assignment.h"
-#include "core/runtime/cuda_driver.h"
-#include "core/runtime/cuda_library_call.h"
-#include "core/runtime/cuda_thunk.h"
+#include "core/backends/cuda/cuda_driver.h"
+#include "core/backends/cuda/cuda_library_call.h"
+#include "core/backends/cuda/cuda_thunk.h"
 #include "core/runtime/host_buffer.h"
 
 namespace passlab {
@@ -115,6 +115,7 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Create(const Hlo
   impl.options = options;
   impl.build.kernels = kernels;
   impl.build.host_fallback = options.host_fallback;
+  impl.build.host_kernels = options.host_kernels;
   impl.module = &module;
   ASSIGN_OR_RETURN(impl.device, CudaDevice::Open(options.device_ordinal));
   impl.description = impl.device->Describe();

@@ -29,10 +29,11 @@
 // No CUDA header here: the CLI and tests include it freely. Without a driver
 // or a device, Create fails with "no CUDA driver (libcuda.so.1 not found)" or
 // "no CUDA device".
-#ifndef PASSLAB_CORE_RUNTIME_CUDA_EXECUTABLE_H_
-#define PASSLAB_CORE_RUNTIME_CUDA_EXECUTABLE_H_
+#ifndef PASSLAB_CORE_BACKENDS_CUDA_CUDA_EXECUTABLE_H_
+#define PASSLAB_CORE_BACKENDS_CUDA_CUDA_EXECUTABLE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -40,13 +41,21 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/codegen/compiled_kernel.h"
 #include "core/codegen/gpu_kernel.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/literal.h"
-#include "core/runtime/cupti_tracer.h"
+#include "core/backends/cuda/cupti_tracer.h"
 #include "core/runtime/kernel_record.h"
 
 namespace passlab {
+
+// The host fallback's kernels: `inst` compiled for the host CPU (buffers as
+// in core/codegen/compiled_kernel.h). The CUDA backend injects the CPU code
+// generator (MakeHostKernelFactory, core/backends/cpu/host_kernel_factory.h);
+// the runtime itself does not link a code generator.
+using HostKernelProvider =
+    std::function<absl::StatusOr<std::unique_ptr<CompiledKernel>>(const HloInstruction&)>;
 
 enum class CudaTiming {
   kEvents,  // one record per thunk and transfer, CUDA events around each
@@ -81,6 +90,10 @@ struct CudaExecutableOptions {
   // HIGHEST always computes in full f32; NVIDIA_TF32_OVERRIDE=0 in the
   // environment turns TF32 off in cuBLAS and cuDNN for the whole process.
   bool allow_tf32 = true;
+  // The host fallback of an op that is neither a library call nor a host
+  // routine runs a kernel from here; without one (or when it cannot compile
+  // the op), building the executable fails naming the op.
+  HostKernelProvider host_kernels;
 };
 
 // "cuda:0 (NVIDIA H100 ..., sm_90, 132 SMs, 79.1 GiB)", or why there is no
@@ -141,4 +154,4 @@ class CudaExecutable {
 
 }  // namespace passlab
 
-#endif  // PASSLAB_CORE_RUNTIME_CUDA_EXECUTABLE_H_
+#endif  // PASSLAB_CORE_BACKENDS_CUDA_CUDA_EXECUTABLE_H_

@@ -2,15 +2,15 @@
 // op the kernel provider cannot emit, a library call the GPU library cannot
 // take as laid out, rng, topk and the routines cuda_routine_thunk.cc cannot
 // take) runs on the host between a device-to-host and a host-to-device copy,
-// on the CPU runtime's library-call runner or host routine, or else on the
-// reference evaluator. Its records say kind "routine", detail "host: ...".
-#include "core/runtime/cuda_thunk.h"
+// on the CPU runtime's library-call runner or host routine, or else as a
+// host kernel of the CPU code generator (injected: HostKernelProvider). Its
+// records say kind "routine", detail "host: ...".
+#include "core/backends/cuda/cuda_thunk.h"
 
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 #include "core/runtime/host_routine.h"
-#include "core/runtime/instruction_evaluator.h"
 #include "core/runtime/library_call_runner.h"
 
 namespace passlab {
@@ -65,7 +65,8 @@ class HostThunk : public GpuThunk {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<GpuThunk>> CreateHostFallbackThunk(const HloInstruction& inst, std::string_view why) {
+absl::StatusOr<std::unique_ptr<GpuThunk>> CreateHostFallbackThunk(const HloInstruction& inst, std::string_view why,
+                                                                  const HostKernelProvider& host_kernels) {
   for (const HloInstruction* op : inst.operands()) {
     if (!op->shape().IsArray()) {
       return absl::UnimplementedError(StrCat(inst.name(), ": ", why, "; host fallback needs array operands, not ",
@@ -86,12 +87,27 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> CreateHostFallbackThunk(const HloInstr
         inst, [routine](absl::Span<void* const> b) { return routine->Run(b); },
         StrCat(HloOpcodeString(inst.opcode()), " (", why, ")"));
   }
-  // Anything else the host can run only through the reference evaluator.
-  ASSIGN_OR_RETURN(std::unique_ptr<InstructionEvaluator> ev, InstructionEvaluator::Create(inst));
-  std::shared_ptr<InstructionEvaluator> evaluator(std::move(ev));
+  // Anything else: a kernel of the host's code generator.
+  if (!host_kernels) {
+    return absl::UnimplementedError(StrCat(inst.name(), " (", HloOpcodeString(inst.opcode()),
+                                           "): no GPU implementation (", why,
+                                           ") and no host code generator to run it on the host"));
+  }
+  absl::StatusOr<std::unique_ptr<CompiledKernel>> k = host_kernels(inst);
+  if (!k.ok()) {
+    return absl::UnimplementedError(StrCat(inst.name(), " (", HloOpcodeString(inst.opcode()),
+                                           "): no GPU implementation (", why,
+                                           "), and the host code generator cannot compile it either: ",
+                                           k.status().message()));
+  }
+  std::shared_ptr<CompiledKernel> kernel(std::move(*k));
   return std::make_unique<HostThunk>(
-      inst, [evaluator](absl::Span<void* const> b) { return evaluator->Run(b); },
-      StrCat(HloOpcodeString(inst.opcode()), " (", why, ")"));
+      inst,
+      [kernel](absl::Span<void* const> b) {
+        kernel->Run(b);
+        return absl::OkStatus();
+      },
+      StrCat(HloOpcodeString(inst.opcode()), " on a host kernel (", why, ")"));
 }
 
 }  // namespace passlab

@@ -1,4 +1,4 @@
-#include "core/runtime/cuda_library_call.h"
+#include "core/backends/cuda/cuda_library_call.h"
 
 #include <cublasLt.h>
 #include <cudnn.h>
@@ -11,7 +11,7 @@
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
-#include "core/runtime/cuda_library_plan.h"
+#include "core/backends/cuda/cuda_library_plan.h"
 
 namespace passlab {
 namespace {

@@ -8,8 +8,8 @@
 // problem (kCudaGemmHeuristics entries requested); convolution — cuDNN's
 // algorithm enum value (cudnnConvolutionFwdAlgo_t / BwdData / BwdFilter),
 // as XLA's algo_id. Internal to core/runtime's CUDA parts.
-#ifndef PASSLAB_CORE_RUNTIME_CUDA_LIBRARY_CALL_H_
-#define PASSLAB_CORE_RUNTIME_CUDA_LIBRARY_CALL_H_
+#ifndef PASSLAB_CORE_BACKENDS_CUDA_CUDA_LIBRARY_CALL_H_
+#define PASSLAB_CORE_BACKENDS_CUDA_CUDA_LIBRARY_CALL_H_
 
 #include <cuda.h>
 
@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "core/runtime/cuda_driver.h"
+#include "core/backends/cuda/cuda_driver.h"
 #include "core/runtime/library_call_runner.h"
 
 namespace passlab {
@@ -109,4 +109,4 @@ absl::StatusOr<std::vector<LibraryAlgorithm>> ListCudaAlgorithms(const HloInstru
 
 }  // namespace passlab
 
-#endif  // PASSLAB_CORE_RUNTIME_CUDA_LIBRARY_CALL_H_
+#endif  // PASSLAB_CORE_BACKENDS_CUDA_CUDA_LIBRARY_CALL_H_

@@ -1,4 +1,4 @@
-#include "core/runtime/cuda_library_plan.h"
+#include "core/backends/cuda/cuda_library_plan.h"
 
 #include <algorithm>
 #include <optional>

@@ -20,8 +20,8 @@
 // reversal; 1-D convolutions get a unit spatial dimension (cuDNN wants 4-D).
 // Anything else is not plannable: the executor then runs the call on the
 // host library (visible as such in the kernel table).
-#ifndef PASSLAB_CORE_RUNTIME_CUDA_LIBRARY_PLAN_H_
-#define PASSLAB_CORE_RUNTIME_CUDA_LIBRARY_PLAN_H_
+#ifndef PASSLAB_CORE_BACKENDS_CUDA_CUDA_LIBRARY_PLAN_H_
+#define PASSLAB_CORE_BACKENDS_CUDA_CUDA_LIBRARY_PLAN_H_
 
 #include <cstdint>
 #include <string>
@@ -135,4 +135,4 @@ std::string DnnConvPlanToString(const DnnConvPlan& plan);
 
 }  // namespace passlab
 
-#endif  // PASSLAB_CORE_RUNTIME_CUDA_LIBRARY_PLAN_H_
+#endif  // PASSLAB_CORE_BACKENDS_CUDA_CUDA_LIBRARY_PLAN_H_

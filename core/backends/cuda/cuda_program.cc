@@ -6,7 +6,7 @@
 // triangular-solve / sort their device routines, everything else a
 // kernel from the provider; what the GPU cannot run falls back to the host
 // (cuda_host_thunk.cc) when the options allow it.
-#include "core/runtime/cuda_thunk.h"
+#include "core/backends/cuda/cuda_thunk.h"
 
 #include <algorithm>
 
@@ -132,7 +132,7 @@ absl::Status DeviceProgram::AddHostThunk(const HloInstruction& inst, const Devic
   if (!ctx.host_fallback) {
     return absl::UnimplementedError(StrCat(inst.name(), ": no GPU implementation (", why, ") and host fallback is off"));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<GpuThunk> thunk, CreateHostFallbackThunk(inst, why));
+  ASSIGN_OR_RETURN(std::unique_ptr<GpuThunk> thunk, CreateHostFallbackThunk(inst, why, ctx.host_kernels));
   thunks_.push_back(std::move(thunk));
   return absl::OkStatus();
 }

@@ -5,7 +5,7 @@
 // operand), the cholesky mask (zero the other triangle, NaN for a failed
 // factorization) and the strided pointer arrays of batched library calls
 // (written on the device, so a captured step replays them).
-#include "core/runtime/cuda_routine_ptx.h"
+#include "core/backends/cuda/cuda_routine_ptx.h"
 
 namespace passlab {
 

@@ -1,7 +1,7 @@
 // The PTX of the CUDA runtime's own routine kernels (cuda_routine_ptx.cc),
 // loaded by cuda_routine_thunk.cc. No CUDA header needed.
-#ifndef PASSLAB_CORE_RUNTIME_CUDA_ROUTINE_PTX_H_
-#define PASSLAB_CORE_RUNTIME_CUDA_ROUTINE_PTX_H_
+#ifndef PASSLAB_CORE_BACKENDS_CUDA_CUDA_ROUTINE_PTX_H_
+#define PASSLAB_CORE_BACKENDS_CUDA_CUDA_ROUTINE_PTX_H_
 
 namespace passlab {
 
@@ -10,4 +10,4 @@ extern const char kCudaRoutinesPtx[];
 
 }  // namespace passlab
 
-#endif  // PASSLAB_CORE_RUNTIME_CUDA_ROUTINE_PTX_H_
+#endif  // PASSLAB_CORE_BACKENDS_CUDA_CUDA_ROUTINE_PTX_H_

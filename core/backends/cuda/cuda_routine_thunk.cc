@@ -46,7 +46,7 @@
 //
 // Built only with cuFFT, cuSOLVER and cuBLAS (PASSLAB_CUDA_MATH_LIBRARIES,
 // core/CMakeLists.txt); without them every routine stays on the host.
-#include "core/runtime/cuda_thunk.h"
+#include "core/backends/cuda/cuda_thunk.h"
 
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> CreateRoutineThunk(const HloInstructio
 
 #else  // PASSLAB_CUDA_MATH_LIBRARIES
 
-#include "core/runtime/cuda_routine_ptx.h"
+#include "core/backends/cuda/cuda_routine_ptx.h"
 
 #include <cublas_v2.h>
 #include <cufft.h>

@@ -1,4 +1,4 @@
-#include "core/runtime/cuda_thunk.h"
+#include "core/backends/cuda/cuda_thunk.h"
 
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"

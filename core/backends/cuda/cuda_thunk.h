@@ -19,8 +19,8 @@
 //
 // Internal to core/runtime's CUDA parts (it includes <cuda.h> through
 // cuda_driver.h); the public interface is cuda_executable.h.
-#ifndef PASSLAB_CORE_RUNTIME_CUDA_THUNK_H_
-#define PASSLAB_CORE_RUNTIME_CUDA_THUNK_H_
+#ifndef PASSLAB_CORE_BACKENDS_CUDA_CUDA_THUNK_H_
+#define PASSLAB_CORE_BACKENDS_CUDA_CUDA_THUNK_H_
 
 #include <cstdint>
 #include <functional>
@@ -37,10 +37,10 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/runtime/buffer_assignment.h"
-#include "core/runtime/cuda_driver.h"
-#include "core/runtime/cuda_executable.h"
-#include "core/runtime/cuda_library_call.h"
-#include "core/runtime/cupti_tracer.h"
+#include "core/backends/cuda/cuda_driver.h"
+#include "core/backends/cuda/cuda_executable.h"
+#include "core/backends/cuda/cuda_library_call.h"
+#include "core/backends/cuda/cupti_tracer.h"
 #include "core/runtime/host_buffer.h"
 #include "core/runtime/kernel_record.h"
 
@@ -126,6 +126,7 @@ struct DeviceProgramContext {
   CudaLibraries* libraries = nullptr;
   GpuKernelProvider kernels;  // may be empty: every kernel op runs on the host
   bool host_fallback = true;
+  HostKernelProvider host_kernels;  // may be empty (CudaExecutableOptions::host_kernels)
   std::shared_ptr<CudaRoutineLibraries> routines;  // made on first use (cuda_routine_thunk.cc)
   int64_t next_operation_id = 1;
   std::map<uint64_t, CuptiOperation> operations;
@@ -213,9 +214,11 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> CreateRoutineThunk(const HloInstructio
 
 // cuda_host_thunk.cc: `inst` on the host between copies, because the GPU
 // has no implementation for it (`why`): a library call on the CPU runtime's
-// runner, a runtime routine, or else the reference evaluator.
-absl::StatusOr<std::unique_ptr<GpuThunk>> CreateHostFallbackThunk(const HloInstruction& inst, std::string_view why);
+// runner, a runtime routine, or else a kernel from `host_kernels` (the CPU
+// code generator); an error naming `inst` when none of them can run it.
+absl::StatusOr<std::unique_ptr<GpuThunk>> CreateHostFallbackThunk(const HloInstruction& inst, std::string_view why,
+                                                                  const HostKernelProvider& host_kernels);
 
 }  // namespace passlab
 
-#endif  // PASSLAB_CORE_RUNTIME_CUDA_THUNK_H_
+#endif  // PASSLAB_CORE_BACKENDS_CUDA_CUDA_THUNK_H_

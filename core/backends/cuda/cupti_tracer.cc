@@ -1,4 +1,4 @@
-#include "core/runtime/cupti_tracer.h"
+#include "core/backends/cuda/cupti_tracer.h"
 
 #include <cupti.h>
 
@@ -8,7 +8,7 @@
 
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
-#include "core/runtime/cuda_driver.h"
+#include "core/backends/cuda/cuda_driver.h"
 
 namespace passlab {
 

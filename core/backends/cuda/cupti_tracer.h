@@ -14,8 +14,8 @@
 //    passlab's ids: kRun (one per run/variant) and kOperation (one per thunk);
 //  - a run's kernel time is the sum of its kernel durations, and its
 //    envelope max(end) - min(start) over its kernels.
-#ifndef PASSLAB_CORE_RUNTIME_CUPTI_TRACER_H_
-#define PASSLAB_CORE_RUNTIME_CUPTI_TRACER_H_
+#ifndef PASSLAB_CORE_BACKENDS_CUDA_CUPTI_TRACER_H_
+#define PASSLAB_CORE_BACKENDS_CUDA_CUPTI_TRACER_H_
 
 #include <cstdint>
 #include <map>
@@ -123,4 +123,4 @@ class CuptiTracer {
 
 }  // namespace passlab
 
-#endif  // PASSLAB_CORE_RUNTIME_CUPTI_TRACER_H_
+#endif  // PASSLAB_CORE_BACKENDS_CUDA_CUPTI_TRACER_H_

@@ -6,7 +6,7 @@
 // here: FakeEvaluatorKernel runs an instruction through the reference
 // evaluator on the kernel buffers, and FakeAddKernel is a hand-written f32
 // add that checks the buffer convention directly. Neither is library code.
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/runtime/chrome_trace.h"
-#include "core/runtime/instruction_evaluator.h"
+#include "test/instruction_evaluator.h"
 #include "core/text/hlo_parser.h"
 
 namespace passlab {

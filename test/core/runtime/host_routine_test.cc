@@ -20,7 +20,7 @@
 #include "core/eval/random_inputs.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/str_util.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "core/text/hlo_parser.h"
 
 namespace passlab {

@@ -16,7 +16,7 @@
 #include "core/eval/npy.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/libcall/library_call.h"
-#include "core/runtime/executable.h"
+#include "core/backends/cpu/executable.h"
 #include "core/runtime/host_buffer.h"
 #include "core/runtime/library_call_runner.h"
 #include "core/text/hlo_parser.h"

@@ -14,8 +14,8 @@
 #include "core/eval/hlo_evaluator.h"
 #include "core/eval/literal_compare.h"
 #include "core/eval/random_inputs.h"
-#include "core/runtime/executable.h"
-#include "core/runtime/instruction_evaluator.h"
+#include "core/backends/cpu/executable.h"
+#include "test/instruction_evaluator.h"
 #include "core/text/hlo_parser.h"
 #include "test/core/runtime/test_rewrite.h"
 

@@ -1,11 +1,11 @@
 // GPU autotuning: red-zone checks (pure, no GPU) and, on a device, every
 // cuBLASLt/cuDNN algorithm timed and checked against the reference.
-#include "core/runtime/cuda_autotuner.h"
+#include "core/backends/cuda/cuda_autotuner.h"
 
 #include <gtest/gtest.h>
 
 #include "core/ir/hlo_computation.h"
-#include "core/runtime/cuda_executable.h"
+#include "core/backends/cuda/cuda_executable.h"
 #include "core/text/hlo_parser.h"
 
 namespace passlab {

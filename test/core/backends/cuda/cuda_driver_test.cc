@@ -3,9 +3,9 @@
 // libcuda.so.1; it runs on machines without one).
 #include <gtest/gtest.h>
 
-#include "core/runtime/cuda_driver.h"
-#include "core/runtime/cuda_executable.h"
-#include "core/runtime/cupti_tracer.h"
+#include "core/backends/cuda/cuda_driver.h"
+#include "core/backends/cuda/cuda_executable.h"
+#include "core/backends/cuda/cupti_tracer.h"
 #include "core/text/hlo_parser.h"
 
 namespace passlab {

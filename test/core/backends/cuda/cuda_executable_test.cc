@@ -7,8 +7,8 @@
 // No GPU code generator is linked here (core/codegen's NVPTX target plugs in
 // as the GpuKernelProvider): fusions and other emitted ops run through the
 // host fallback, except in the hand-written PTX tests below.
-#include "core/runtime/cuda_executable.h"
-#include "core/runtime/cuda_library_plan.h"
+#include "core/backends/cuda/cuda_executable.h"
+#include "core/backends/cuda/cuda_library_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +19,7 @@
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_parser.h"
+#include "test/instruction_evaluator.h"
 #include "models/model_registry.h"
 #include "passes/pipelines/pipelines.h"
 
@@ -38,8 +39,12 @@ struct Outcome {
 };
 
 // The device tests compare with the evaluator's f32 at 1e-3, so their
-// library calls compute in full f32 (TF32 has its own test below).
-constexpr CudaExecutableOptions kFullF32{.allow_tf32 = false};
+// library calls compute in full f32 (TF32 has its own test below). Without
+// a GPU code generator (kernels = nullptr) every kernel op runs on the
+// host, as a host kernel: here the evaluator's (this binary links no LLVM;
+// the CUDA backend injects the CPU code generator's,
+// core/backends/cpu/host_kernel_factory.h, tested on its own).
+const CudaExecutableOptions kFullF32{.allow_tf32 = false, .host_kernels = EvaluatingKernels()};
 
 Outcome RunOnDevice(const HloModule& module, const Literal& expected, const std::vector<Literal>& args,
                     const GpuKernelProvider& kernels = nullptr, CudaExecutableOptions options = kFullF32,

@@ -5,7 +5,7 @@
 // D's rows, relu/gelu; cuDNN: N,C,spatial tensors with strides, KCRS/KRSC
 // filters, cross-correlation with symmetric padding, stride, dilation and
 // groups) and compared with the evaluator on the HLO call.
-#include "core/runtime/cuda_library_plan.h"
+#include "core/backends/cuda/cuda_library_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
-#include "core/runtime/cuda_executable.h"
+#include "core/backends/cuda/cuda_executable.h"
 #include "core/text/hlo_parser.h"
 
 namespace passlab {

@@ -4,7 +4,7 @@
 // durations and the min(start)-max(end) envelope.
 #include <gtest/gtest.h>
 
-#include "core/runtime/cupti_tracer.h"
+#include "core/backends/cuda/cupti_tracer.h"
 
 namespace passlab {
 namespace {
