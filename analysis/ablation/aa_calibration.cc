@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "analysis/ablation/runner.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -114,13 +115,11 @@ Json AaCalibrationEntry::ToJson() const {
 }
 
 absl::StatusOr<std::optional<AaCalibrationEntry>> LookupAaBand(const std::string& path, const Json& key) {
-  absl::StatusOr<Json> file = ReadCalibrationFile(path);
-  if (!file.ok()) return file.status();
-  for (const Json& j : (*file)["entries"]) {
+  ASSIGN_OR_RETURN(Json file, ReadCalibrationFile(path));
+  for (const Json& j : file["entries"]) {
     if (!j.is_object() || j.value("key", Json()) != key) continue;
-    absl::StatusOr<AaCalibrationEntry> e = EntryFromJson(j, path);
-    if (!e.ok()) return e.status();
-    return std::optional<AaCalibrationEntry>(*e);
+    ASSIGN_OR_RETURN(AaCalibrationEntry e, EntryFromJson(j, path));
+    return std::optional<AaCalibrationEntry>(e);
   }
   return std::optional<AaCalibrationEntry>();
 }
@@ -132,15 +131,14 @@ absl::Status StoreAaBand(const std::string& path, const AaCalibrationEntry& entr
   if (ec) return absl::InternalError(StrCat("cannot create '", parent.string(), "': ", ec.message()));
   FileLock lock(path + ".lock");
   if (!lock.ok()) return absl::InternalError(StrCat("cannot lock '", path, ".lock'"));
-  absl::StatusOr<Json> file = ReadCalibrationFile(path);
-  if (!file.ok()) return file.status();
+  ASSIGN_OR_RETURN(Json file, ReadCalibrationFile(path));
   Json entries = Json::array();
-  for (const Json& j : (*file)["entries"]) {
+  for (const Json& j : file["entries"]) {
     if (j.is_object() && j.value("key", Json()) != entry.key) entries.push_back(j);
   }
   entries.push_back(entry.ToJson());
-  (*file)["entries"] = std::move(entries);
-  return WriteFileAtomically(path, file->dump(2) + "\n");
+  file["entries"] = std::move(entries);
+  return WriteFileAtomically(path, file.dump(2) + "\n");
 }
 
 std::string DescribeAaCalibration(const std::string& path, const AaCalibrationEntry& entry) {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "analysis/json_schema.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -460,9 +461,8 @@ absl::StatusOr<AblationReport> ParseAblationReport(const OrderedJson& j, const s
 }
 
 absl::StatusOr<AblationReport> ReadAblationReport(const std::string& path) {
-  absl::StatusOr<Json> j = json_schema::ReadJsonFile(path, "report");
-  if (!j.ok()) return j.status();
-  return ParseAblationReport(*j, path);
+  ASSIGN_OR_RETURN(Json j, json_schema::ReadJsonFile(path, "report"));
+  return ParseAblationReport(j, path);
 }
 
 }  // namespace passlab

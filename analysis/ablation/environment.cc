@@ -26,7 +26,8 @@
 #include <cuda.h>
 #include <cudnn.h>
 
-#include "core/runtime/cuda_driver.h"
+#include "core/ir/status_macros.h"
+#include "core/backends/cuda/cuda_driver.h"
 #endif
 
 extern char** environ;
@@ -307,11 +308,10 @@ absl::Status RecordAutotuneCacheHash(const std::string& sweep_dir) {
   if (!text) return absl::OkStatus();
   const Json j = Json::parse(*text, nullptr, false);
   if (j.is_discarded()) return absl::InvalidArgumentError(StrCat(path.string(), ": not JSON"));
-  absl::StatusOr<AblationManifest> manifest = ParseAblationManifest(j, path.string());
-  if (!manifest.ok()) return manifest.status();
-  if (!manifest->environment.has_value() || !manifest->environment->is_object()) return absl::OkStatus();
-  (*manifest->environment)["autotune_cache_xxh64"] = AutotuneCacheHash(r, sweep_dir);
-  return WriteFileAtomically(path.string(), Json(*manifest).dump(2) + "\n");
+  ASSIGN_OR_RETURN(AblationManifest manifest, ParseAblationManifest(j, path.string()));
+  if (!manifest.environment.has_value() || !manifest.environment->is_object()) return absl::OkStatus();
+  (*manifest.environment)["autotune_cache_xxh64"] = AutotuneCacheHash(r, sweep_dir);
+  return WriteFileAtomically(path.string(), Json(manifest).dump(2) + "\n");
 }
 
 std::vector<std::pair<std::string, std::string>> FlattenJsonFields(const std::string& prefix, const Json& value) {

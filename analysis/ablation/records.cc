@@ -1,10 +1,14 @@
 #include "analysis/ablation/records.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "analysis/json_schema.h"
+#include "analysis/median.h"
 #include "core/ir/str_util.h"
 
 namespace passlab {
@@ -107,11 +111,50 @@ void ManifestFields(V& v, M& m) {
 
 }  // namespace
 
-const std::vector<double>* AblationSamples::Metric(std::string_view key) const {
-  if (key == "kernel_ns") return &kernel_ns;
-  if (key == "kernel_copy_ns") return &kernel_copy_ns;
-  if (key == "wall_ns") return &wall_ns;
-  return nullptr;
+std::vector<double> AblationSamples::Metric(std::string_view key) const {
+  if (key == "kernel_ns") {
+    std::vector<double> capped = CappedKernelNs();
+    return capped.empty() ? kernel_ns : capped;
+  }
+  if (key == "kernel_cpu_ns") {
+    std::vector<double> capped = CappedKernelCpuNs();
+    return capped.empty() ? kernel_cpu_ns : capped;
+  }
+  if (key == "kernel_raw_ns") return kernel_ns;
+  if (key == "kernel_copy_ns") return kernel_copy_ns;
+  if (key == "wall_ns") return wall_ns;
+  return {};
+}
+
+namespace {
+
+// Per step, the sum over `rows` with each row capped as CappedKernelNs
+// says; empty unless every row has `steps` entries.
+std::vector<double> CappedSums(const std::map<std::string, std::vector<double>>& rows, size_t steps) {
+  if (steps == 0 || rows.empty()) return {};
+  std::vector<double> sums(steps, 0.0), deviations;
+  for (const auto& [name, row] : rows) {
+    if (row.size() != steps) return {};
+    const bool every_step = std::none_of(row.begin(), row.end(), [](double x) { return x <= 0; });
+    double cap = std::numeric_limits<double>::infinity();
+    if (every_step) {
+      const double median = Median(row);
+      deviations.clear();
+      for (double x : row) deviations.push_back(std::abs(x - median));
+      // 1.4826: the MAD of a normal distribution is 0.6745 of its sigma.
+      cap = median + kKernelCapMads * 1.4826 * Median(deviations);
+    }
+    for (size_t i = 0; i < steps; ++i) sums[i] += std::min(row[i], cap);
+  }
+  return sums;
+}
+
+}  // namespace
+
+std::vector<double> AblationSamples::CappedKernelNs() const { return CappedSums(kernel_steps_ns, kernel_ns.size()); }
+
+std::vector<double> AblationSamples::CappedKernelCpuNs() const {
+  return CappedSums(kernel_steps_cpu_ns, kernel_cpu_ns.size());
 }
 
 bool AblationRecord::CheckFailed() const {
@@ -130,7 +173,18 @@ void to_json(Json& j, const AblationSamples& s) {
   put("kernel_ns", s.kernel_ns);
   put("kernel_copy_ns", s.kernel_copy_ns);
   put("wall_ns", s.wall_ns);
+  put("kernel_cpu_ns", s.kernel_cpu_ns);
   if (!s.control_first.empty()) j["control_first"] = s.control_first;
+  auto put_rows = [&](const char* key, const std::map<std::string, std::vector<double>>& rows) {
+    if (rows.empty()) return;
+    Json& out = j[key] = Json::object();
+    for (const auto& [name, values] : rows) {
+      Json& row = out[name] = Json::array();
+      for (double x : values) row.push_back(NumberJson(x));
+    }
+  };
+  put_rows("kernel_steps_ns", s.kernel_steps_ns);
+  put_rows("kernel_steps_cpu_ns", s.kernel_steps_cpu_ns);
 }
 
 void from_json(const Json& j, AblationSamples& s) {
@@ -141,7 +195,15 @@ void from_json(const Json& j, AblationSamples& s) {
     if (name == "kernel_ns") json_schema::ReadValue(doc, name, values, s.kernel_ns);
     if (name == "kernel_copy_ns") json_schema::ReadValue(doc, name, values, s.kernel_copy_ns);
     if (name == "wall_ns") json_schema::ReadValue(doc, name, values, s.wall_ns);
+    if (name == "kernel_cpu_ns") json_schema::ReadValue(doc, name, values, s.kernel_cpu_ns);
     if (name == "control_first") json_schema::ReadValue(doc, name, values, s.control_first);
+    if (name == "kernel_steps_ns" || name == "kernel_steps_cpu_ns") {
+      auto& rows = name == "kernel_steps_ns" ? s.kernel_steps_ns : s.kernel_steps_cpu_ns;
+      json_schema::RequireObject("samples.kernel_steps_ns", values);
+      for (const auto& [kernel, row] : values.items()) {
+        json_schema::ReadValue(doc, StrCat(name, ".", kernel), row, rows[kernel]);
+      }
+    }
   }
 }
 

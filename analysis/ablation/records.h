@@ -31,6 +31,10 @@
 
 namespace passlab {
 
+// CappedKernelNs's cap: a kernel's median + this many MADs (scaled to a
+// normal distribution's standard deviation) over a program's steps.
+inline constexpr double kKernelCapMads = 3.0;
+
 // The version written by this code (see the file comment).
 inline constexpr int kAblationSchemaVersion = 2;
 
@@ -40,12 +44,38 @@ struct AblationSamples {
   std::vector<double> kernel_ns;       // sum of the step's device kernels
   std::vector<double> kernel_copy_ns;  // kernels and copies
   std::vector<double> wall_ns;         // the step's host time
+  // The CPU backend: the process CPU time of the step's kernels (their
+  // records' cpu_ns), which leaves out time the host gave other processes.
+  std::vector<double> kernel_cpu_ns;
   // Control samples only: whether the control ran before the variant.
   std::vector<bool> control_first;
+  // Each kernel's time in each step (ns), by kernel name: the records that
+  // kernel_ns sums (calls of one name in a step added up; 0 in a step
+  // where it did not run). Its columns sum to kernel_ns. Absent in records
+  // written before it existed.
+  std::map<std::string, std::vector<double>> kernel_steps_ns;
+  // The same for the kernels' process CPU time (the CPU backend; its
+  // columns sum to kernel_cpu_ns).
+  std::map<std::string, std::vector<double>> kernel_steps_cpu_ns;
 
-  // The samples of a metric by its key ("kernel_ns", ...); null for others.
-  const std::vector<double>* Metric(std::string_view key) const;
-  bool empty() const { return kernel_ns.empty() && kernel_copy_ns.empty() && wall_ns.empty(); }
+  // The samples of a metric by its key, one per step; empty for unknown
+  // keys and absent samples. "kernel_ns" is CappedKernelNs() where the
+  // per-kernel step times cover every step, else the stored kernel_ns;
+  // "kernel_raw_ns" is always the stored sums; "kernel_cpu_ns" is capped
+  // the same way from kernel_steps_cpu_ns where it covers every step;
+  // "kernel_copy_ns" and "wall_ns" are as stored.
+  std::vector<double> Metric(std::string_view key) const;
+  // Per step, the sum of its kernels' times with each kernel's outlying
+  // steps capped at that kernel's median + kKernelCapMads scaled MADs over
+  // these samples' steps (a kernel that also has steps without it is not
+  // capped). A spike of one kernel in one step (an interrupt, another
+  // process's burst on the shared cache) then moves the step's sum by at
+  // most the cap instead of the whole spike; a kernel that is slower in every
+  // step keeps all of it. Empty when kernel_steps_ns does not have one
+  // entry per step for every kernel.
+  std::vector<double> CappedKernelNs() const;
+  std::vector<double> CappedKernelCpuNs() const;
+  bool empty() const { return kernel_ns.empty() && kernel_copy_ns.empty() && wall_ns.empty() && kernel_cpu_ns.empty(); }
 };
 
 // One row of a variant's kernel table: per-step medians of the timed runs.

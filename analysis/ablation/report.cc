@@ -13,6 +13,7 @@
 #include "analysis/ablation/compile_cost.h"
 #include "analysis/ablation/plan.h"
 #include "analysis/ablation/report_internal.h"
+#include "core/ir/status_macros.h"
 #include "core/runtime/kernel_record.h"
 #include "analysis/ablation/stats.h"
 #include "core/ir/str_util.h"
@@ -127,7 +128,8 @@ void AddRecord(PooledVariant& v, const AblationRecord& record, std::string_view 
   if (record.CheckFailed() && v.wrong == nullptr) v.wrong = &record;
   const bool has_block = record.block.has_value();
   if (has_block) v.blocks.insert(*record.block);
-  const std::vector<double>* values = record.samples ? record.samples->Metric(metric) : nullptr;
+  const std::vector<double> metric_values = record.samples ? record.samples->Metric(metric) : std::vector<double>{};
+  const std::vector<double>* values = metric_values.empty() ? nullptr : &metric_values;
   if (values != nullptr) {
     const size_t before = v.samples.size();
     for (double x : *values) {
@@ -135,8 +137,10 @@ void AddRecord(PooledVariant& v, const AblationRecord& record, std::string_view 
       if (has_block) v.samples_by_block[*record.block].push_back(x);
     }
     const size_t added = v.samples.size() - before;
-    const std::vector<double>* control = record.control_samples ? record.control_samples->Metric(metric) : nullptr;
-    if (control != nullptr && !control->empty() && control->size() == added) {
+    const std::vector<double> control_values =
+        record.control_samples ? record.control_samples->Metric(metric) : std::vector<double>{};
+    const std::vector<double>* control = &control_values;
+    if (!control->empty() && control->size() == added) {
       v.control.insert(v.control.end(), control->begin(), control->end());
       // Which program ran first in each step: recorded, or the worker's
       // order (alternating, the variant first).
@@ -168,7 +172,15 @@ void AddRecord(PooledVariant& v, const AblationRecord& record, std::string_view 
         v.kernel_order.push_back(k.name);
         it->second.info = &k;
       }
-      if (k.ns) it->second.ns.push_back(*k.ns);
+      if (!k.ns) continue;
+      // The kernel's median step where the record has its step times (a
+      // mean carries the steps where something else ran on the host).
+      const std::vector<double>* steps = nullptr;
+      if (record.samples) {
+        auto row = record.samples->kernel_steps_ns.find(k.name);
+        if (row != record.samples->kernel_steps_ns.end() && !row->second.empty()) steps = &row->second;
+      }
+      it->second.ns.push_back(steps != nullptr ? Median(*steps) : *k.ns);
     }
   }
 }
@@ -368,17 +380,37 @@ std::string_view AblationMetricName(AblationMetric metric) {
       return "kernel_copy_ns";
     case AblationMetric::kWallNs:
       return "wall_ns";
+    case AblationMetric::kKernelRawNs:
+      return "kernel_raw_ns";
+    case AblationMetric::kKernelCpuNs:
+      return "kernel_cpu_ns";
   }
   return "kernel_ns";
 }
 
 absl::StatusOr<AblationMetric> ParseAblationMetric(std::string_view name) {
-  for (AblationMetric m :
-       {AblationMetric::kKernelNs, AblationMetric::kKernelCopyNs, AblationMetric::kWallNs}) {
+  for (AblationMetric m : {AblationMetric::kKernelNs, AblationMetric::kKernelRawNs, AblationMetric::kKernelCopyNs,
+                           AblationMetric::kWallNs, AblationMetric::kKernelCpuNs}) {
     if (name == AblationMetricName(m)) return m;
   }
-  return absl::InvalidArgumentError(
-      StrCat("unknown metric '", name, "' (expected kernel_ns, kernel_copy_ns or wall_ns)"));
+  return absl::InvalidArgumentError(StrCat(
+      "unknown metric '", name, "' (expected kernel_ns, kernel_raw_ns, kernel_copy_ns, wall_ns or kernel_cpu_ns)"));
+}
+
+AblationMetric SweepAblationMetric(std::string_view device, int64_t threads) {
+  return device == "cpu" && threads == 1 ? AblationMetric::kKernelCpuNs : AblationMetric::kKernelNs;
+}
+
+AblationMetric DefaultAblationMetric(std::string_view device, int64_t threads,
+                                     const std::vector<AblationRecord>& records) {
+  const AblationMetric metric = SweepAblationMetric(device, threads);
+  if (metric != AblationMetric::kKernelCpuNs) return metric;
+  for (const AblationRecord& r : records) {
+    if (r.samples && !r.samples->kernel_ns.empty() && r.samples->kernel_cpu_ns.empty()) {
+      return AblationMetric::kKernelNs;
+    }
+  }
+  return metric;
 }
 
 std::string_view PValueCorrectionName(PValueCorrection correction) {
@@ -838,8 +870,7 @@ absl::Status WriteAblationReports(const AblationReport& report, const std::strin
            {"gbench.json", RenderAblationGbench(report).dump(
                                2, ' ', false, ordered_json::error_handler_t::replace) +
                                "\n"}}) {
-    absl::Status status = write(file, text);
-    if (!status.ok()) return status;
+    RETURN_IF_ERROR(write(file, text));
   }
   return absl::OkStatus();
 }

@@ -34,10 +34,24 @@ namespace passlab {
 
 // The per-repetition measurement compared between variants: the key of the
 // records' "samples" object.
-enum class AblationMetric { kKernelNs, kKernelCopyNs, kWallNs };
-// "kernel_ns", "kernel_copy_ns", "wall_ns".
+// What a sweep compares per step (records.h, AblationSamples::Metric):
+// kernel time with each kernel's outlying steps capped (where the records
+// hold per-kernel step times), the plain sum of kernel times, kernels and
+// copies, the host's wall time, the process CPU time of the kernels.
+enum class AblationMetric { kKernelNs, kKernelRawNs, kKernelCopyNs, kWallNs, kKernelCpuNs };
+// "kernel_ns", "kernel_raw_ns", "kernel_copy_ns", "wall_ns", "kernel_cpu_ns".
 std::string_view AblationMetricName(AblationMetric metric);
 absl::StatusOr<AblationMetric> ParseAblationMetric(std::string_view name);
+
+// The metric a sweep judges by when none is named: on the CPU backend with
+// one kernel thread, the kernels' process CPU time (time the host gave other
+// processes is not the program's, and a shared 2-core host gives plenty);
+// elsewhere kernel time. DefaultAblationMetric also needs every record with
+// samples to hold the CPU times (sweeps before they were recorded: kernel
+// time).
+AblationMetric SweepAblationMetric(std::string_view device, int64_t threads);
+AblationMetric DefaultAblationMetric(std::string_view device, int64_t threads,
+                                     const std::vector<AblationRecord>& records);
 
 enum class PValueCorrection { kHolm, kBenjaminiHochberg };
 // "holm", "bh".

@@ -264,7 +264,9 @@ std::vector<std::vector<std::string>> SlurmTaskRows(const AblationReport& report
 }
 
 std::string MetricDescription(std::string_view metric) {
-  if (metric == "kernel_ns") return "total kernel time per step";
+  if (metric == "kernel_ns") return "total kernel time per step (each kernel's outlying steps capped where the records hold per-kernel times)";
+  if (metric == "kernel_raw_ns") return "total kernel time per step";
+  if (metric == "kernel_cpu_ns") return "the kernels' process CPU time per step (each kernel's outlying steps capped where the records hold per-kernel times)";
   if (metric == "kernel_copy_ns") return "kernel + copy time per step";
   if (metric == "wall_ns") return "wall time per step";
   return std::string(metric);

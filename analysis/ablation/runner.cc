@@ -95,7 +95,10 @@ std::string Phase(const fs::path& log) {
 // Appends a worker's "run" reply arrays (worker.h's protocol) to `samples`.
 absl::Status AppendSamples(const Json& reply, AblationSamples& samples) {
   const std::pair<const char*, std::vector<double>*> metrics[] = {
-      {"kernel_ns", &samples.kernel_ns}, {"kernel_copy_ns", &samples.kernel_copy_ns}, {"wall_ns", &samples.wall_ns}};
+      {"kernel_ns", &samples.kernel_ns},
+      {"kernel_copy_ns", &samples.kernel_copy_ns},
+      {"wall_ns", &samples.wall_ns},
+      {"kernel_cpu_ns", &samples.kernel_cpu_ns}};
   for (const auto& [key, values] : metrics) {
     auto it = reply.find(key);
     if (it == reply.end() || it->is_null()) continue;
@@ -104,6 +107,28 @@ absl::Status AppendSamples(const Json& reply, AblationSamples& samples) {
       if (!v.is_number()) return absl::DataLossError(StrCat("worker reply: '", key, "' holds a non-number"));
       values->push_back(v.get<double>());
     }
+  }
+  // Per-kernel step times: appended per name; a name new in this reply
+  // (or missing from it) is 0 in the steps that lack it, so every row keeps
+  // one entry per step.
+  for (const char* key : {"kernel_steps_ns", "kernel_steps_cpu_ns"}) {
+    auto& rows = std::string_view(key) == "kernel_steps_ns" ? samples.kernel_steps_ns : samples.kernel_steps_cpu_ns;
+    const size_t steps_before = rows.empty() ? 0 : rows.begin()->second.size();
+    auto it = reply.find(key);
+    if (it == reply.end() || it->is_null()) continue;
+    if (!it->is_object()) return absl::DataLossError(StrCat("worker reply: '", key, "' is not an object"));
+    for (const auto& [name, row] : it->items()) {
+      if (!row.is_array()) return absl::DataLossError(StrCat("worker reply: '", key, ".", name, "' is not an array"));
+      std::vector<double>& out = rows[name];
+      out.resize(steps_before, 0.0);
+      for (const Json& v : row) {
+        if (!v.is_number()) return absl::DataLossError(StrCat("worker reply: '", key, ".", name, "' holds a non-number"));
+        out.push_back(v.get<double>());
+      }
+    }
+    size_t steps_after = steps_before;
+    for (const auto& [name, row] : rows) steps_after = std::max(steps_after, row.size());
+    for (auto& [name, row] : rows) row.resize(steps_after, 0.0);
   }
   for (const char* key : {"control_first"}) {
     auto it = reply.find(key);
@@ -677,7 +702,20 @@ class Sweep {
         }
         // The first process's compile fields; a failure's from the process that failed.
         const bool failed = ready->value("status", "compile-error") != "ok";
-        if (k == 0 || failed) TakeCompileFields(*ready, slot.record);
+        if (k == 0 || failed) {
+          TakeCompileFields(*ready, slot.record);
+        } else if (auto cache = ready->find("kernel_cache");
+                   cache != ready->end() && cache->is_object() && slot.record.kernel_cache &&
+                   slot.record.kernel_cache->is_object()) {
+          // The other processes' kernel-cache counts add to the first's (they
+          // load what the first compiled: the persistent cache's hits).
+          for (const char* key : {"hits", "misses", "persistent_hits", "persistent_misses"}) {
+            if (!cache->contains(key) || !(*cache)[key].is_number_integer()) continue;
+            Json& total = (*slot.record.kernel_cache)[key];
+            total = total.is_number_integer() ? total.get<int64_t>() + (*cache)[key].get<int64_t>()
+                                              : (*cache)[key].get<int64_t>();
+          }
+        }
         if (ready->contains("check") && !(*ready)["check"].value("ok", true)) slot.record.check = (*ready)["check"];
         if (slot.record.snapshot) slot.record.snapshot = fs::relative(*slot.record.snapshot, out_).string();
         if (failed) {
@@ -759,11 +797,11 @@ class Sweep {
           if (!slots[k].ok) continue;
           bool more = false;
           if (o_.target_ci > 0) {
-            const double half = InProcessCiHalfWidth(slots[k].record, AblationMetric::kKernelNs);
+            const double half = InProcessCiHalfWidth(slots[k].record, SweepAblationMetric(o_.device, o_.threads));
             more = std::isnan(half) || half > o_.target_ci;
           }
           if (o_.sequential && !more) {
-            more = !DecideInProcess(slots[k].record, AblationMetric::kKernelNs, o_.sequential_band,
+            more = !DecideInProcess(slots[k].record, SweepAblationMetric(o_.device, o_.threads), o_.sequential_band,
                                     static_cast<int64_t>(o_.plan.size()))
                         .decided;
           }

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "xxhash.h"
 
@@ -123,18 +124,17 @@ absl::StatusOr<CommandOutput> RunCommand(const std::vector<std::string>& argv) {
 absl::StatusOr<std::string> Sbatch(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"sbatch", "--parsable"};
   argv.insert(argv.end(), args.begin(), args.end());
-  absl::StatusOr<CommandOutput> r = RunCommand(argv);
-  if (!r.ok()) return r.status();
+  ASSIGN_OR_RETURN(CommandOutput r, RunCommand(argv));
   const std::string command = Join(argv, " ");
-  if (r->exit_code != 0) {
+  if (r.exit_code != 0) {
     return absl::FailedPreconditionError(
-        StrCat("'", command, "' failed (exit ", r->exit_code, "): ", Trim(r->err.empty() ? r->out : r->err)));
+        StrCat("'", command, "' failed (exit ", r.exit_code, "): ", Trim(r.err.empty() ? r.out : r.err)));
   }
-  std::string id = Trim(r->out);
+  std::string id = Trim(r.out);
   if (size_t nl = id.rfind('\n'); nl != std::string::npos) id = id.substr(nl + 1);  // warnings first
   if (size_t semicolon = id.find(';'); semicolon != std::string::npos) id.resize(semicolon);
   if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
-    return absl::FailedPreconditionError(StrCat("'", command, "' printed no job id: '", Trim(r->out), "'"));
+    return absl::FailedPreconditionError(StrCat("'", command, "' printed no job id: '", Trim(r.out), "'"));
   }
   return id;
 }
@@ -276,10 +276,9 @@ absl::Status WriteSlurmSweep(const AblationOptions& sweep, const SlurmOptions& s
   const Json run = RunSettings(sweep);
   const std::string plan_id = PlanId(sweep.input_text, run, variants, tasks);
   if (fs::exists(out / "plan.json")) {
-    absl::StatusOr<Json> old = ReadPlan(out);
-    if (!old.ok()) return old.status();
-    if ((*old)["plan_id"] != plan_id) {
-      return absl::FailedPreconditionError(StrCat("'", out.string(), "' holds another plan (", (*old)["plan_id"].get<std::string>(),
+    ASSIGN_OR_RETURN(Json old, ReadPlan(out));
+    if (old["plan_id"] != plan_id) {
+      return absl::FailedPreconditionError(StrCat("'", out.string(), "' holds another plan (", old["plan_id"].get<std::string>(),
                                                   ", this one is ", plan_id,
                                                   "); their results must not mix: choose another --out"));
     }
@@ -289,7 +288,7 @@ absl::Status WriteSlurmSweep(const AblationOptions& sweep, const SlurmOptions& s
   prepared.manifest["executor"] = "slurm";
   prepared.manifest["plan_id"] = plan_id;
   prepared.manifest["tasks"] = tasks.size();
-  if (absl::Status s = PrepareAblationDirectory(prepared); !s.ok()) return s;
+  RETURN_IF_ERROR(PrepareAblationDirectory(prepared));
   std::error_code ec;
   fs::create_directories(out / "logs", ec);
   fs::create_directories(out / "results", ec);
@@ -302,7 +301,7 @@ absl::Status WriteSlurmSweep(const AblationOptions& sweep, const SlurmOptions& s
                      {"passlab", slurm.passlab_exe}};
   Json plan = {{"plan_id", plan_id}, {"executor", "slurm"}, {"run", run},   {"slurm", slurm_json},
                {"tasks", tasks},     {"variants", variants}};
-  if (absl::Status s = WriteFileAtomically((out / "plan.json").string(), plan.dump(2) + "\n"); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteFileAtomically((out / "plan.json").string(), plan.dump(2) + "\n"));
   const int cpus = std::max({1, sweep.jobs, sweep.threads});
   if (absl::Status s = WriteFileAtomically((out / "ablate.sbatch").string(),
                                            ArrayScript(out, slurm, static_cast<int>(tasks.size()), cpus));
@@ -315,21 +314,19 @@ absl::Status WriteSlurmSweep(const AblationOptions& sweep, const SlurmOptions& s
 absl::StatusOr<SlurmSubmission> SubmitSlurmSweep(const std::string& out_dir, const std::vector<int>& tasks,
                                                  int array_parallelism) {
   const fs::path out = fs::absolute(out_dir);
-  absl::StatusOr<Json> plan = ReadPlan(out);
-  if (!plan.ok()) return plan.status();
+  ASSIGN_OR_RETURN(Json plan, ReadPlan(out));
   std::vector<std::string> args;
   if (!tasks.empty() || array_parallelism > 0) {
     std::vector<int> all;
-    for (size_t i = 0; i < (*plan)["tasks"].size(); ++i) all.push_back(static_cast<int>(i));
-    const int limit = array_parallelism > 0 ? array_parallelism : (*plan)["slurm"].value("array_parallelism", 0);
+    for (size_t i = 0; i < plan["tasks"].size(); ++i) all.push_back(static_cast<int>(i));
+    const int limit = array_parallelism > 0 ? array_parallelism : plan["slurm"].value("array_parallelism", 0);
     args.push_back(StrCat("--array=", ArrayList(tasks.empty() ? all : tasks), limit > 0 ? StrCat("%", limit) : ""));
   }
   args.push_back((out / "ablate.sbatch").string());
   SlurmSubmission submission;
   submission.tasks = tasks;
-  absl::StatusOr<std::string> array_job = Sbatch(args);
-  if (!array_job.ok()) return array_job.status();
-  submission.array_job = *array_job;
+  ASSIGN_OR_RETURN(std::string array_job, Sbatch(args));
+  submission.array_job = array_job;
   absl::StatusOr<std::string> merge_job =
       Sbatch({StrCat("--dependency=afterany:", submission.array_job), (out / "merge.sbatch").string()});
   if (!merge_job.ok()) {
@@ -350,26 +347,24 @@ absl::StatusOr<SlurmSubmission> SubmitSlurmSweep(const std::string& out_dir, con
     entry["tasks"] = tasks;
   }
   log["submissions"].push_back(entry);
-  if (absl::Status s = WriteFileAtomically((out / "slurm.json").string(), log.dump(2) + "\n"); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteFileAtomically((out / "slurm.json").string(), log.dump(2) + "\n"));
   return submission;
 }
 
 absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::string& worker_exe, bool progress) {
   const fs::path out = fs::absolute(out_dir);
-  absl::StatusOr<Json> plan = ReadPlan(out);
-  if (!plan.ok()) return plan.status();
-  const Json& tasks = (*plan)["tasks"];
+  ASSIGN_OR_RETURN(Json plan, ReadPlan(out));
+  const Json& tasks = plan["tasks"];
   if (task < 0 || task >= static_cast<int>(tasks.size())) {
     return absl::InvalidArgumentError(StrCat("--run-task ", task, ": the plan in '", out.string(), "' has tasks 0-",
                                              static_cast<int>(tasks.size()) - 1));
   }
   std::map<std::string, AblationVariant> variants;
-  for (const Json& j : (*plan)["variants"]) {
-    absl::StatusOr<AblationVariant> v = AblationVariant::FromJson(j);
-    if (!v.ok()) return v.status();
-    variants[v->name] = *v;
+  for (const Json& j : plan["variants"]) {
+    ASSIGN_OR_RETURN(AblationVariant v, AblationVariant::FromJson(j));
+    variants[v.name] = v;
   }
-  const Json& run = (*plan)["run"];
+  const Json& run = plan["run"];
   AblationOptions o;
   o.out_dir = out.string();
   o.input_text = ReadFile(out / "input.hlo");
@@ -405,7 +400,7 @@ absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::strin
   o.task = task;
   o.tasks = static_cast<int>(tasks.size());
   o.results_file = TaskResults(task);
-  o.plan_id = (*plan)["plan_id"].get<std::string>();
+  o.plan_id = plan["plan_id"].get<std::string>();
   o.node = NodeName();
   const char* array_job = std::getenv("SLURM_ARRAY_JOB_ID");
   const char* job = std::getenv("SLURM_JOB_ID");
@@ -414,7 +409,7 @@ absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::strin
   } else if (job != nullptr) {
     o.slurm_job = job;
   }
-  if (PlanId(o.input_text, run, (*plan)["variants"], tasks) != (*plan)["plan_id"]) {
+  if (PlanId(o.input_text, run, plan["variants"], tasks) != plan["plan_id"]) {
     return absl::DataLossError(StrCat("'", out.string(), "/plan.json' or input.hlo changed after the sweep was planned"));
   }
   return RunAblation(o);
@@ -422,19 +417,17 @@ absl::Status RunSlurmTask(const std::string& out_dir, int task, const std::strin
 
 absl::StatusOr<SlurmSweepState> ReadSlurmSweep(const std::string& out_dir) {
   const fs::path out = fs::absolute(out_dir);
-  absl::StatusOr<Json> plan = ReadPlan(out);
-  if (!plan.ok()) return plan.status();
+  ASSIGN_OR_RETURN(Json plan, ReadPlan(out));
   SlurmSweepState state;
   state.out_dir = out.string();
-  state.plan_id = (*plan)["plan_id"].get<std::string>();
+  state.plan_id = plan["plan_id"].get<std::string>();
   // WriteSlurmSweep wrote it (PrepareAblationDirectory): one that is
   // missing or does not fit its schema is an error naming the file.
-  absl::StatusOr<AblationManifest> manifest = ReadAblationManifest((out / "manifest.json").string());
-  if (!manifest.ok()) return manifest.status();
-  state.manifest = *std::move(manifest);
+  ASSIGN_OR_RETURN(AblationManifest manifest, ReadAblationManifest((out / "manifest.json").string()));
+  state.manifest = std::move(manifest);
   Json log = Json::parse(ReadFile(out / "slurm.json"), nullptr, false);
   state.submissions = !log.is_discarded() && log.contains("submissions") ? log["submissions"] : Json::array();
-  const Json& tasks = (*plan)["tasks"];
+  const Json& tasks = plan["tasks"];
   for (int k = 0; k < static_cast<int>(tasks.size()); ++k) {
     SlurmTaskState t;
     t.task = k;
@@ -448,9 +441,8 @@ absl::StatusOr<SlurmSweepState> ReadSlurmSweep(const std::string& out_dir) {
       Json j = Json::parse(line, nullptr, false);
       if (j.is_discarded()) continue;  // torn write of a killed task
       const std::string where = StrCat(file, ":", lineno);
-      absl::StatusOr<AblationRecord> parsed = ParseAblationRecord(j, where);
-      if (!parsed.ok()) return parsed.status();
-      AblationRecord& r = *parsed;
+      ASSIGN_OR_RETURN(AblationRecord parsed, ParseAblationRecord(j, where));
+      AblationRecord& r = parsed;
       if (r.plan_id.value_or("") != state.plan_id || r.task.value_or(-1) != k) {
         return absl::FailedPreconditionError(StrCat(where, ": a record of plan ", r.plan_id.value_or("(none)"), " task ",
                                                     r.task.value_or(-1), ", not of this directory's plan ",

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <ctime>
 #include <map>
 #include <sstream>
 
@@ -386,10 +387,44 @@ class Worker {
   // One program's timed steps.
   struct Samples {
     std::vector<int64_t> kernel_ns, kernel_copy_ns, wall_ns;
+    std::vector<int64_t> kernel_cpu_ns;  // the CPU backend's records' cpu_ns summed
     std::vector<bool> first;  // the control: whether it ran before the variant
+    // Per kernel name, its time / process CPU time in each step (records.h's
+    // kernel_steps_ns, kernel_steps_cpu_ns).
+    std::map<std::string, std::vector<int64_t>> kernel_steps_ns, kernel_steps_cpu_ns;
+    void AddKernelSteps(const std::vector<KernelRecord>& records) {
+      const size_t step = kernel_ns.size() - 1;  // this step's index
+      int64_t cpu = 0;
+      bool cpu_known = !records.empty();
+      for (const KernelRecord& r : records) {
+        if (!backend::IsKernelTime(r)) continue;
+        if (r.cpu_ns < 0) cpu_known = false;
+        cpu += r.cpu_ns;
+      }
+      auto add = [step](std::map<std::string, std::vector<int64_t>>& rows, const std::string& name, int64_t ns) {
+        std::vector<int64_t>& row = rows[name];
+        row.resize(step + 1, 0);
+        row[step] += ns;
+      };
+      for (const KernelRecord& r : records) {
+        if (!backend::IsKernelTime(r)) continue;
+        add(kernel_steps_ns, r.name, r.duration_ns());
+        if (cpu_known) add(kernel_steps_cpu_ns, r.name, r.cpu_ns);
+      }
+      for (auto& [name, row] : kernel_steps_ns) row.resize(step + 1, 0);
+      if (cpu_known) {
+        kernel_cpu_ns.push_back(cpu);
+        for (auto& [name, row] : kernel_steps_cpu_ns) row.resize(kernel_cpu_ns.size(), 0);
+      }
+    }
     nlohmann::json ToJson() const {
       nlohmann::json j = {{"kernel_ns", kernel_ns}, {"kernel_copy_ns", kernel_copy_ns}, {"wall_ns", wall_ns}};
       if (!first.empty()) j["control_first"] = first;
+      if (!kernel_steps_ns.empty()) j["kernel_steps_ns"] = kernel_steps_ns;
+      if (!kernel_cpu_ns.empty() && kernel_cpu_ns.size() == kernel_ns.size()) {
+        j["kernel_cpu_ns"] = kernel_cpu_ns;
+        j["kernel_steps_cpu_ns"] = kernel_steps_cpu_ns;
+      }
       return j;
     }
   };
@@ -413,8 +448,15 @@ class Worker {
     out->kernel_ns.push_back(step.kernel_ns);
     out->kernel_copy_ns.push_back(step.kernel_ns + step.copy_ns);
     out->wall_ns.push_back(step.wall_ns);
+    out->AddKernelSteps(step.records);
     if (records_out != nullptr) *records_out = std::move(step.records);
     return absl::OkStatus();
+  }
+
+  static int64_t ProcessCpuNs() {
+    timespec t{};
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return -1;
+    return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec;
   }
 
   // A 64-byte multiple below kMaxArenaOffsetBytes, from the seeded
@@ -438,10 +480,12 @@ class Worker {
       delay_basis_ns_ = k;
     }
     const int64_t wanted = static_cast<int64_t>(o_.inject_delay * static_cast<double>(delay_basis_ns_));
+    const int64_t cpu_start = ProcessCpuNs();
     Clock::time_point start = Clock::now();
     while (std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count() < wanted) {
     }
     if (records == nullptr) return;
+    const int64_t cpu_end = ProcessCpuNs();
     KernelRecord r;
     r.name = "injected-delay";
     r.kind = KernelKind::kRuntimeRoutine;
@@ -449,6 +493,8 @@ class Worker {
     r.device = o_.device;
     r.start_ns = records->empty() ? 0 : records->back().end_ns;
     r.end_ns = r.start_ns + std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    // Spinning is CPU time too (the kernel_cpu_ns metric sees the delay).
+    if (o_.device == "cpu" && cpu_start >= 0 && cpu_end >= cpu_start) r.cpu_ns = cpu_end - cpu_start;
     records->push_back(std::move(r));
   }
 

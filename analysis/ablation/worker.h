@@ -11,8 +11,11 @@
 //   worker -> {"status":"ok"|"compile-error"|"verifier-failure", ...}   once, when ready or failed
 //   "warmup N" -> {"ok":true}
 //   "run N"    -> {"kernel_ns":[...],"kernel_copy_ns":[...],"wall_ns":[...],"kernel_count":K,"bytes":B,
-//                  "control":{"kernel_ns":[...],"kernel_copy_ns":[...],"wall_ns":[...],
-//                             "control_first":[...]}}   (with `control`; whether the control ran first)
+//                  "kernel_steps_ns":{"fusion.1":[...],...},
+//                  "kernel_cpu_ns":[...],"kernel_steps_cpu_ns":{...},     (CPU backend)
+//                  "control":{ the same, and "control_first":[...]}}
+//                  (with `control`; whether the control ran first). Per
+//                  step; the kernel_steps rows per kernel name (records.h).
 //   "kernels"  -> {"kernels":[{"name","kind","detail","calls","ns"}...]}   per-step medians of the timed runs
 //   "trace P"  -> {"ok":true}   the last timed run as Chrome trace JSON in file P
 //   "quit"     -> {"peak_rss_bytes":N}, then exit 0

@@ -25,6 +25,7 @@
 #include "analysis/ablation/worker.h"
 #include "core/eval/arguments.h"
 #include "core/eval/npy.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
 #include "core/text/hlo_printer.h"
 #include "analysis/ablation/compare.h"
@@ -62,7 +63,7 @@ struct AblateOptions {
   std::string args_dir;  // --args DIR: real arguments (core/eval/arguments.h)
   std::string reference = "evaluator";
   double tolerance = 1e-3;
-  std::string metric = "kernel";
+  std::string metric = "auto";
   double threshold = 0.01;
   std::string correction = "holm";
   std::vector<std::string> trace_variants;
@@ -140,7 +141,15 @@ int WriteReports(const AblateOptions& o, const std::string& dir, const nlohmann:
   ReportOptions options;
   options.metric = o.metric == "wall"          ? AblationMetric::kWallNs
                    : o.metric == "kernel+copy" ? AblationMetric::kKernelCopyNs
+                   : o.metric == "kernel-raw"  ? AblationMetric::kKernelRawNs
+                   : o.metric == "kernel-cpu"  ? AblationMetric::kKernelCpuNs
                                                : AblationMetric::kKernelNs;
+  if (o.metric == "auto") {
+    // The sweep's own device and threads (a rebuilt report: its manifest's).
+    const std::string device = manifest.value("device", o.device);
+    const int64_t threads = manifest.value("threads", static_cast<int64_t>(o.threads));
+    options.metric = DefaultAblationMetric(device, threads, records);
+  }
   options.threshold = o.threshold;
   absl::StatusOr<PValueCorrection> correction = ParsePValueCorrection(o.correction);
   if (!correction.ok()) return ReportError(correction.status());
@@ -306,21 +315,19 @@ int SubmitSlurm(const AblateOptions& o, const AblationOptions& a) {
 // flags do not apply to a sweep.
 absl::Status ResolveAblateXlaFlags(AblateOptions& o) {
   std::string disable, enable_only;
-  absl::StatusOr<XlaFlags> xla = ResolveXlaFlags(o.xla, disable, enable_only);
-  if (!xla.ok()) return xla.status();
+  ASSIGN_OR_RETURN(XlaFlags xla, ResolveXlaFlags(o.xla, disable, enable_only));
   if (!enable_only.empty()) {
     return absl::InvalidArgumentError(
         "ablate: --xla_enable_hlo_passes_only does not apply to a sweep (each variant chooses its passes; "
         "see --sweep add-one)");
   }
-  if (!xla->dump_to.empty()) {
+  if (!xla.dump_to.empty()) {
     std::fprintf(stderr, "passlab: warning: ablate writes no --xla_dump_to dumps (passlab opt does)\n");
   }
   for (std::string_view name : SplitAny(disable, ",")) {
     if (name.empty()) continue;
-    absl::StatusOr<std::unique_ptr<HloPassPipeline>> probe = BuildNamedPipeline(o.pipeline);
-    if (!probe.ok()) return probe.status();
-    if (RemovePassesByName(**probe, {std::string(name)}) == 0) {
+    ASSIGN_OR_RETURN(std::unique_ptr<HloPassPipeline> probe, BuildNamedPipeline(o.pipeline));
+    if (RemovePassesByName(*probe, {std::string(name)}) == 0) {
       return absl::InvalidArgumentError(StrCat("--xla_disable_hlo_passes: pipeline '", o.pipeline,
                                                "' has no pass or sub-pipeline named '", name,
                                                "' (ablate takes names here, not filters)"));
@@ -662,8 +669,11 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
       ->check(CLI::IsMember({"evaluator", "baseline", "none"}));
   cmd->add_option("--tolerance", o->tolerance, "Absolute and relative tolerance of the output check")
       ->check(NonNegative());
-  cmd->add_option("--metric", o->metric, "Statistic to compare: kernel | kernel+copy | wall")
-      ->check(CLI::IsMember({"kernel", "kernel+copy", "wall"}));
+  cmd->add_option("--metric", o->metric,
+                  "Statistic to compare: auto (kernel-cpu on the CPU backend with one thread, else kernel) | "
+                  "kernel (each kernel's outlying steps capped) | kernel-raw | kernel-cpu (the kernels' process CPU "
+                  "time, capped likewise; CPU backend) | kernel+copy | wall")
+      ->check(CLI::IsMember({"auto", "kernel", "kernel-raw", "kernel-cpu", "kernel+copy", "wall"}));
   cmd->add_option("--threshold", o->threshold, "Smallest relative change that counts (0.01 = 1%)")
       ->check(NonNegative());
   cmd->add_option("--correction", o->correction, "Multiple-testing correction: holm | bh")

@@ -29,7 +29,10 @@ AblationRecord FullRecord() {
   r.status = "ok";
   r.compile_ms = 12.5;
   r.check = Json{{"ok", true}, {"message", "outputs match"}};
-  r.samples = AblationSamples{.kernel_ns = {100, 101.5}, .wall_ns = {200, 201}};
+  r.samples = AblationSamples{.kernel_ns = {100, 101.5},
+                              .wall_ns = {200, 201},
+                              .kernel_cpu_ns = {99, 100},
+                              .kernel_steps_ns = {{"fusion.1", {60, 61.5}}, {"custom-call.2", {40, 40}}}};
   r.control_samples = AblationSamples{.kernel_ns = {99, 100}, .control_first = {false, true}};
   r.kernels = std::vector<AblationKernel>{{.name = "fusion.1", .kind = "kernel", .detail = "loop", .calls = 2, .ns = 50}};
   r.peak_rss_bytes = 1 << 20;
@@ -50,6 +53,8 @@ TEST(AblationRecordsTest, RecordRoundTrips) {
   const AblationRecord back = j.get<AblationRecord>();
   EXPECT_EQ(Json(back), j);
   EXPECT_EQ(back.samples->kernel_ns, r.samples->kernel_ns);
+  EXPECT_EQ(back.samples->kernel_steps_ns, r.samples->kernel_steps_ns);
+  EXPECT_EQ(back.samples->kernel_cpu_ns, r.samples->kernel_cpu_ns);
   EXPECT_EQ(back.control_samples->control_first, r.control_samples->control_first);
   EXPECT_EQ(back.kernels->at(0).calls, 2);
   EXPECT_EQ(back.task, 1);
@@ -155,6 +160,42 @@ TEST(AblationRecordsTest, TornLastLineIsSkipped) {
   absl::StatusOr<std::vector<AblationRecord>> records = ReadAblationRecordLines(path);
   ASSERT_TRUE(records.ok()) << records.status();
   EXPECT_EQ(records->size(), 1u);
+}
+
+// The capped kernel time (issue 27 item 2): a spike of one kernel in one
+// step is cut to that kernel's median + 3 scaled MADs; a kernel slower in
+// every step keeps all of it; a kernel missing from some steps is summed
+// as it is; without one entry per step for every kernel there is none and
+// "kernel_ns" is the stored sums.
+TEST(AblationRecordsTest, CappedKernelTimeCutsOneKernelsSpikes) {
+  AblationSamples s;
+  // fusion.1: ~100 with small noise and one 400 spike in step 3.
+  // custom-call.2: 50 in every step. while.body: only in steps 0 and 4.
+  s.kernel_steps_ns = {{"fusion.1", {100, 101, 99, 400, 100, 102}},
+                       {"custom-call.2", {50, 50, 50, 50, 50, 50}},
+                       {"while.body", {7, 0, 0, 0, 9, 0}}};
+  s.kernel_ns = {157, 151, 149, 450, 159, 152};
+  const std::vector<double> capped = s.CappedKernelNs();
+  ASSERT_EQ(capped.size(), 6u);
+  // fusion.1's median is 100.5, its MAD 1 (scaled: 1.4826): cap 104.95.
+  EXPECT_NEAR(capped[3], 100.5 + 3 * 1.4826 + 50, 1e-9);
+  for (size_t i : {0, 1, 2, 4, 5}) EXPECT_DOUBLE_EQ(capped[i], s.kernel_ns[i]) << i;
+  EXPECT_EQ(s.Metric("kernel_ns"), capped);
+  EXPECT_EQ(s.Metric("kernel_raw_ns"), s.kernel_ns);
+
+  // Slower in every step: nothing to cap.
+  AblationSamples slow;
+  slow.kernel_steps_ns = {{"fusion.1", {130, 131, 129, 130}}};
+  slow.kernel_ns = {130, 131, 129, 130};
+  EXPECT_EQ(slow.CappedKernelNs(), slow.kernel_ns);
+
+  // A row shorter than the steps: no capped sums; kernel_ns as stored.
+  AblationSamples partial;
+  partial.kernel_ns = {10, 11, 12};
+  partial.kernel_steps_ns = {{"fusion.1", {10, 11}}};
+  EXPECT_TRUE(partial.CappedKernelNs().empty());
+  EXPECT_EQ(partial.Metric("kernel_ns"), partial.kernel_ns);
+  EXPECT_TRUE(partial.Metric("cycles").empty());
 }
 
 }  // namespace
