@@ -5,16 +5,13 @@
 
 #include <string>
 
+#include "test/passes/checked_pass_util.h"
+
 namespace passlab {
 namespace collective_test {
 
-inline constexpr char kAdd[] = R"(
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-)";
+// checked_pass_util.h's f32 add reducer.
+inline constexpr const char* kAdd = kAddF32Reducer;
 
 inline constexpr char kMax[] = R"(
 max {
