@@ -106,6 +106,13 @@ struct PooledVariant {
   // second finds the caches warm (they share memory), which makes per-step
   // ratios alternate by a few percent; within a pair that cancels.
   std::vector<double> pair_variant, pair_control;
+  // Per kernel, its time in each of `samples`' steps (the metric's per-kernel
+  // rows: records.h kernel_steps_ns / kernel_steps_cpu_ns), for the variant
+  // and its control, and the steps of each ABBA pair; complete only when
+  // every record had them.
+  std::map<std::string, std::vector<double>> kernel_rows, control_kernel_rows;
+  std::vector<std::vector<size_t>> units;
+  bool kernel_rows_complete = true;
   std::map<std::string, std::vector<double>> numbers;  // compile_ms, bytes, ...
   struct Kernel {
     const AblationKernel* info = nullptr;  // its first appearance (kind, detail, calls)
@@ -120,6 +127,32 @@ void AddNumber(PooledVariant& v, const char* field, const std::optional<double>&
 }
 void AddNumber(PooledVariant& v, const char* field, const std::optional<int64_t>& x) {
   if (x) v.numbers[field].push_back(static_cast<double>(*x));
+}
+
+// The per-kernel step rows behind `metric` (null: it has none, or the
+// samples do not hold them).
+const std::map<std::string, std::vector<double>>* KernelRows(const AblationSamples& s, std::string_view metric) {
+  const auto* rows = metric == "kernel_ns"       ? &s.kernel_steps_ns
+                     : metric == "kernel_cpu_ns" ? &s.kernel_steps_cpu_ns
+                                                 : nullptr;
+  return rows == nullptr || rows->empty() ? nullptr : rows;
+}
+
+// Appends one record's rows (`added` steps each) to `pooled`, which holds
+// `before` steps per kernel: a kernel new here is 0 in the earlier steps,
+// one missing here 0 in these. False when a row is not `added` long.
+bool AppendKernelRows(const std::map<std::string, std::vector<double>>& rows, size_t before, size_t added,
+                      std::map<std::string, std::vector<double>>& pooled) {
+  for (const auto& [name, row] : rows) {
+    if (row.size() != added) return false;
+  }
+  for (const auto& [name, row] : rows) {
+    std::vector<double>& out = pooled[name];
+    out.resize(before, 0.0);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  for (auto& [name, row] : pooled) row.resize(before + added, 0.0);
+  return true;
 }
 
 void AddRecord(PooledVariant& v, const AblationRecord& record, std::string_view metric) {
@@ -154,7 +187,14 @@ void AddRecord(PooledVariant& v, const AblationRecord& record, std::string_view 
         const size_t n = i + 1 < added && first[i] != first[i + 1] ? 2 : 1;
         v.pair_variant.push_back(n == 2 ? vs[i] + vs[i + 1] : vs[i]);
         v.pair_control.push_back(n == 2 ? cs[i] + cs[i + 1] : cs[i]);
+        v.units.push_back(n == 2 ? std::vector<size_t>{before + i, before + i + 1} : std::vector<size_t>{before + i});
         i += n;
+      }
+      const auto* rows = KernelRows(*record.samples, metric);
+      const auto* control_rows = KernelRows(*record.control_samples, metric);
+      if (rows == nullptr || control_rows == nullptr || !AppendKernelRows(*rows, before, added, v.kernel_rows) ||
+          !AppendKernelRows(*control_rows, before, added, v.control_kernel_rows)) {
+        v.kernel_rows_complete = false;
       }
     } else if (added > 0) {
       v.control_complete = false;
@@ -608,8 +648,19 @@ AblationReport BuildAblationReport(const nlohmann::json& manifest, const std::ve
       paired_variant = v.pair_variant;
       paired_baseline = v.pair_control;
     }
+    // In process with every kernel's step times: the ratio of the sums of
+    // per-kernel lower quartiles (stats.h kKernelQuantile), bootstrapped
+    // over the ABBA pairs; the signed-rank test below stays on the pairs.
+    const bool per_kernel = in_process && v.kernel_rows_complete && !v.kernel_rows.empty() &&
+                            !v.control_kernel_rows.empty() && !v.units.empty();
+    if (per_kernel) {
+      std::vector<std::vector<double>> rows, control_rows;
+      for (const auto& [name, row] : v.kernel_rows) rows.push_back(row);
+      for (const auto& [name, row] : v.control_kernel_rows) control_rows.push_back(row);
+      ci = BootstrapKernelQuantileRatioCi(rows, control_rows, v.units, kKernelQuantile, bootstrap);
+    }
     if (paired) {
-      ci = BootstrapPairedRatioCi(paired_variant, paired_baseline, bootstrap);
+      if (!per_kernel) ci = BootstrapPairedRatioCi(paired_variant, paired_baseline, bootstrap);
       std::vector<double> log_ratios;
       for (size_t i = 0; i < paired_variant.size(); ++i) {
         if (paired_variant[i] > 0 && paired_baseline[i] > 0) {

@@ -148,6 +148,73 @@ ConfidenceInterval BootstrapPairedRatioCi(std::span<const double> variant,
   return BootstrapMedianCi(ratios, options);
 }
 
+namespace {
+
+// The q-quantile of `values` (reordered), interpolated as QuantileOfSorted
+// does, from two order statistics instead of a sort.
+double QuantileInPlace(std::vector<double>& values, double q) {
+  const double position = q * static_cast<double>(values.size() - 1);
+  const size_t lo = static_cast<size_t>(position);
+  std::nth_element(values.begin(), values.begin() + lo, values.end());
+  const double low = values[lo];
+  if (lo + 1 >= values.size()) return low;
+  const double high = *std::min_element(values.begin() + lo + 1, values.end());
+  return low + (high - low) * (position - static_cast<double>(lo));
+}
+
+double SumOfQuantiles(const std::vector<std::vector<double>>& rows, std::span<const size_t> steps, double q,
+                      std::vector<double>& scratch) {
+  if (steps.empty()) return kNaN;
+  double sum = 0;
+  for (const std::vector<double>& row : rows) {
+    scratch.clear();
+    for (size_t i : steps) scratch.push_back(row[i]);
+    sum += QuantileInPlace(scratch, q);
+  }
+  return sum;
+}
+
+}  // namespace
+
+double SumOfKernelQuantiles(const std::vector<std::vector<double>>& rows, std::span<const size_t> steps, double q) {
+  std::vector<double> scratch;
+  return SumOfQuantiles(rows, steps, q, scratch);
+}
+
+ConfidenceInterval BootstrapKernelQuantileRatioCi(const std::vector<std::vector<double>>& variant,
+                                                  const std::vector<std::vector<double>>& control,
+                                                  const std::vector<std::vector<size_t>>& units, double q,
+                                                  const BootstrapOptions& options) {
+  std::vector<size_t> steps;
+  for (const std::vector<size_t>& unit : units) steps.insert(steps.end(), unit.begin(), unit.end());
+  if (steps.empty()) return {kNaN, kNaN, kNaN};
+  const size_t last = *std::max_element(steps.begin(), steps.end());
+  for (const auto* rows : {&variant, &control}) {
+    for (const std::vector<double>& row : *rows) {
+      if (row.size() <= last) return {kNaN, kNaN, kNaN};
+    }
+  }
+  std::vector<double> scratch;
+  const double base = SumOfQuantiles(control, steps, q, scratch);
+  if (!(base > 0)) return {kNaN, kNaN, kNaN};
+  const double estimate = SumOfQuantiles(variant, steps, q, scratch) / base;
+  std::mt19937_64 rng(options.seed);
+  std::uniform_int_distribution<size_t> pick(0, units.size() - 1);
+  std::vector<double> ratios;
+  ratios.reserve(options.resamples);
+  std::vector<size_t> drawn;
+  for (int r = 0; r < options.resamples; ++r) {
+    drawn.clear();
+    for (size_t u = 0; u < units.size(); ++u) {
+      const std::vector<size_t>& unit = units[pick(rng)];
+      drawn.insert(drawn.end(), unit.begin(), unit.end());
+    }
+    const double c = SumOfQuantiles(control, drawn, q, scratch);
+    if (c > 0) ratios.push_back(SumOfQuantiles(variant, drawn, q, scratch) / c);
+  }
+  return PercentileInterval(estimate, ratios, options.confidence);
+}
+
 WilcoxonResult WilcoxonSignedRank(std::span<const double> differences) {
   WilcoxonResult result;
   if (differences.empty()) {

@@ -74,6 +74,29 @@ ConfidenceInterval BootstrapPairedRatioCi(std::span<const double> variant,
                                           std::span<const double> baseline,
                                           const BootstrapOptions& options = {});
 
+// The ratio estimator of programs timed kernel by kernel (issue 27): each
+// program's time is the sum over its kernels of that kernel's
+// kKernelQuantile-quantile over the steps. Interference on a shared host
+// only ever adds time, so a low quantile of each kernel is its least
+// disturbed time; summing per kernel keeps a kernel's own change whole.
+inline constexpr double kKernelQuantile = 0.25;
+
+// Sum over `rows` (one row per kernel, one entry per step) of the
+// q-quantile (QuantileOfSorted's interpolation) of each row's entries at
+// `steps` (indices, repeats allowed). 0 when there are no rows; NaN when
+// `steps` is empty.
+double SumOfKernelQuantiles(const std::vector<std::vector<double>>& rows, std::span<const size_t> steps, double q);
+
+// SumOfKernelQuantiles(variant) / SumOfKernelQuantiles(control) over all
+// steps, with a percentile bootstrap CI that resamples whole `units` (each a
+// list of step indices timed together, e.g. an ABBA pair, the same indices
+// in both programs' rows). All NaN when there are no units, a row is
+// shorter than a unit's index, or the control's sum is 0.
+ConfidenceInterval BootstrapKernelQuantileRatioCi(const std::vector<std::vector<double>>& variant,
+                                                  const std::vector<std::vector<double>>& control,
+                                                  const std::vector<std::vector<size_t>>& units, double q,
+                                                  const BootstrapOptions& options = {});
+
 struct WilcoxonResult {
   double t_plus = 0;   // sum of the ranks of the positive differences
   int64_t n = 0;       // differences that are not zero

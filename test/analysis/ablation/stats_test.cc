@@ -249,5 +249,43 @@ TEST(StatsTest, SmallestPossiblePIsTheMostLopsidedSamplesP) {
   EXPECT_DOUBLE_EQ(SmallestMannWhitneyP(3, 3), 0.1);
 }
 
+// The per-kernel quantile estimator (issue 27): additive interference in
+// some steps leaves each kernel's lower quartile alone, so two identical
+// programs disturbed in different steps compare at 1; a kernel 10% slower
+// in every step moves the ratio by its share of the sum.
+TEST(StatsTest, KernelQuantileRatioIgnoresInterferenceAndKeepsRealChanges) {
+  const size_t steps = 16;
+  auto rows = [&](double slowdown, size_t disturbed_phase) {
+    std::vector<std::vector<double>> r(2, std::vector<double>(steps));
+    for (size_t i = 0; i < steps; ++i) {
+      const double jitter = 1 + 0.001 * static_cast<double>(i % 3);
+      r[0][i] = 300 * jitter * slowdown;  // the kernel the variant changes
+      r[1][i] = 700 * jitter;
+      if (i % 4 == disturbed_phase) {     // another process ran: +40% on both
+        r[0][i] *= 1.4;
+        r[1][i] *= 1.4;
+      }
+    }
+    return r;
+  };
+  std::vector<std::vector<size_t>> units;
+  for (size_t i = 0; i < steps; i += 2) units.push_back({i, i + 1});
+  const ConfidenceInterval aa = BootstrapKernelQuantileRatioCi(rows(1.0, 0), rows(1.0, 3), units, kKernelQuantile);
+  EXPECT_NEAR(aa.estimate, 1.0, 1e-9);
+  EXPECT_LE(aa.low, 1.0);
+  EXPECT_GE(aa.high, 1.0);
+  EXPECT_LT(aa.RelativeHalfWidth(), 0.005);
+  const ConfidenceInterval slower = BootstrapKernelQuantileRatioCi(rows(1.1, 0), rows(1.0, 3), units, kKernelQuantile);
+  EXPECT_NEAR(slower.estimate, 1.03, 1e-9);  // 10% of 300 / 1000
+  EXPECT_GT(slower.low, 1.02);
+  // The sum itself: quartiles of {1..8} and {10, 20, 30, 40} (numpy's linear).
+  const std::vector<size_t> all = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_DOUBLE_EQ(SumOfKernelQuantiles({{1, 2, 3, 4, 5, 6, 7, 8}, {10, 20, 30, 40, 10, 20, 30, 40}}, all, 0.25),
+                   2.75 + 17.5);
+  EXPECT_TRUE(std::isnan(SumOfKernelQuantiles({{1}}, {}, 0.25)));
+  // A unit past a row's end: no estimate.
+  EXPECT_TRUE(std::isnan(BootstrapKernelQuantileRatioCi({{1, 2}}, {{1, 2}}, {{0, 5}}, 0.25).estimate));
+}
+
 }  // namespace
 }  // namespace passlab
