@@ -50,6 +50,7 @@ constexpr std::pair<ConvAlgorithm, const char*> kAlgorithms[] = {
     {ConvAlgorithm::kDirect, "direct"},
     {ConvAlgorithm::kWinograd, "winograd"},
     {ConvAlgorithm::kReference, "reference"},
+    {ConvAlgorithm::kAsBackwardFilter, "as-backward-filter"},
 };
 
 constexpr std::pair<PrecisionLevel, const char*> kPrecisions[] = {
@@ -483,7 +484,10 @@ absl::StatusOr<ConvBackendConfig> ParseConvBackendConfig(std::string_view text, 
     PASSLAB_ASSIGN(name, r.String(a, "name", ""));
     if (!name.empty()) {
       std::optional<ConvAlgorithm> by_name = ParseConvAlgorithmName(name);
-      if (!by_name) return r.Error(StrCat("algorithm \"", name, "\" is not auto, direct, winograd or reference"));
+      if (!by_name) {
+        return r.Error(
+            StrCat("algorithm \"", name, "\" is not auto, direct, winograd, reference or as-backward-filter"));
+      }
       if (a.contains("algo_id") && static_cast<int64_t>(*by_name) != c.algo_id) {
         return r.Error(StrCat("algorithm name \"", name, "\" does not match algo_id ", c.algo_id));
       }

@@ -114,9 +114,13 @@ enum class ConvActivation { kNone, kRelu, kRelu6, kElu, kTanh, kSigmoid };
 const char* ConvActivationName(ConvActivation a);  // "kNone", "kRelu", ... (XLA spelling)
 
 // The algorithms a convolution call may record (passlab's, mapped onto the
-// DNN library's).
-enum class ConvAlgorithm { kAuto = 0, kDirect = 1, kWinograd = 2, kReference = 3 };
-const char* ConvAlgorithmName(ConvAlgorithm a);  // "auto", "direct", "winograd", "reference"
+// DNN library's). kAsBackwardFilter runs a forward convolution through the
+// library's filter-gradient primitive, the same sum with the roles of batch
+// and features exchanged (core/runtime/conv_runner.cc): a different engine
+// for the same HLO, as cuDNN's algorithm picker chooses among engines.
+enum class ConvAlgorithm { kAuto = 0, kDirect = 1, kWinograd = 2, kReference = 3, kAsBackwardFilter = 4 };
+// "auto", "direct", "winograd", "reference", "as-backward-filter"
+const char* ConvAlgorithmName(ConvAlgorithm a);
 std::optional<ConvAlgorithm> ParseConvAlgorithmName(std::string_view name);
 
 // XLA's CudnnConvBackendConfig, the fields passlab uses.

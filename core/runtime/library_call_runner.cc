@@ -87,7 +87,9 @@ bool FromXlaGpu(const HloInstruction& inst) {
   return t.rfind("__cublas$", 0) == 0 || t.rfind("__cudnn$", 0) == 0;
 }
 
-constexpr ConvAlgorithm kDnnAlgorithms[] = {ConvAlgorithm::kAuto, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd};
+// oneDNN's; listed before the reference (the last, whatever its id).
+constexpr ConvAlgorithm kDnnAlgorithms[] = {ConvAlgorithm::kAuto, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd,
+                                            ConvAlgorithm::kAsBackwardFilter};
 
 }  // namespace
 
@@ -156,7 +158,8 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(con
   std::optional<ConvAlgorithm> a = probe.algorithm();
   if (!a) {
     return absl::InvalidArgumentError(
-        StrCat(inst.name(), ": unknown convolution algorithm ", id, " (0 auto, 1 direct, 2 winograd, 3 reference)"));
+        StrCat(inst.name(), ": unknown convolution algorithm ", id,
+               " (0 auto, 1 direct, 2 winograd, 3 reference, 4 as-backward-filter)"));
   }
   if (*a == ConvAlgorithm::kReference) {
     return CreateReferenceRunner(inst, {id, ConvAlgorithmName(*a)});

@@ -26,8 +26,8 @@ namespace passlab {
 class HloInstruction;
 
 // Algorithm ids. Gemm: kGemmBlas (OpenBLAS) or kGemmReference. Convolution:
-// the ConvAlgorithm values of core/libcall (auto, direct, winograd on oneDNN;
-// reference).
+// the ConvAlgorithm values of core/libcall (auto, direct, winograd and
+// as-backward-filter on oneDNN; reference).
 inline constexpr int64_t kGemmBlas = 0;
 inline constexpr int64_t kGemmReference = 1;
 // Solver calls: kSolverLibrary (OpenBLAS's ?potrf / ?trsm) or kSolverReference.
@@ -40,7 +40,8 @@ struct LibraryAlgorithm {
   bool operator==(const LibraryAlgorithm&) const = default;
 };
 
-// The algorithms that can run `inst` here (a library call), in id order.
+// The algorithms that can run `inst` here (a library call): the libraries'
+// in id order, then the reference.
 // oneDNN algorithms are listed only where oneDNN accepts the problem on this
 // CPU (e.g. winograd needs 3x3, stride 1, f32 and an implementation for the
 // host ISA); the reference is always listed.

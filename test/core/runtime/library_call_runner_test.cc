@@ -504,6 +504,80 @@ TEST(ConvRunnerTest, WinogradListedOnlyWhereValid) {
   EXPECT_FALSE(r.ok());
 }
 
+// as-backward-filter: a forward convolution run through oneDNN's
+// filter-gradient primitive (batch and features exchanged), on the shapes
+// XLA's operand swap (SwapConvolutionOperandsIfBeneficial in
+// xla/hlo/transforms/simplifiers/algebraic_simplifier.cc) and batch-as-feature
+// weight gradients leave: a window as large as the input, padding, window
+// reversal, strides and dilations (which trade places), odd layouts, the
+// fused epilogue (bias, side input, activation) and bf16.
+TEST(ConvRunnerTest, ForwardAsBackwardFilterMatchesTheEvaluator) {
+  const std::string kFused = "__dnn$convBiasActivationForward";
+  const std::string kForward = "__dnn$convForward";
+  struct Problem {
+    std::string target, a, b, out, attrs, extra_params, extra_ops, config;
+    double tol;
+  };
+  const std::vector<Problem> problems = {
+      // ResNet-18's layer4 weight gradient at 64x64, scaled down: batch as
+      // feature, window 2x2 over a 2x2 input padded to a 3x3 result, plus
+      // weight decay as the side input.
+      {kFused, "f32[16,2,2,4]", "f32[2,2,4,24]", "f32[16,3,3,24]",
+       "window={size=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", "  bias = f32[24] parameter(2)\n"
+       "  side = f32[16,3,3,24] parameter(3)\n", ", bias, side",
+       R"({"cudnn_conv_backend_config":{"side_input_scale":0.0001,"activation_mode":"kNone"}})", 1e-4},
+      // The operand swap of a 3x3 convolution on 2x2 activations: the
+      // reversed weights as the input, the activations as a reversed window.
+      {kForward, "f32[24,3,3,16]", "f32[2,2,16,3]", "f32[24,2,2,3]",
+       "window={size=2x2 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f", "", "", "", 1e-4},
+      // Stride 2 with a remainder left unread and dilation 2, NCHW, the
+      // filter in a scrambled layout, reversed along one dimension.
+      {kForward, "f32[5,6,8,9]", "f32[7,6,3,2]{0,2,3,1}", "f32[5,7,2,5]",
+       "window={size=3x2 stride=2x2 pad=0_0x1_0 rhs_dilate=2x1 rhs_reversal=0x1}, dim_labels=bf01_oi01->bf01", "",
+       "", "", 1e-4},
+      // One spatial dimension, fused ReLU with a side input in another
+      // layout and no bias effect beyond its broadcast.
+      {kFused, "f32[9,5,3]", "f32[4,3,6]", "f32[9,5,6]", "window={size=4 pad=1_2}, dim_labels=b0f_0io->b0f",
+       "  bias = f32[6] parameter(2)\n  side = f32[9,5,6]{0,2,1} parameter(3)\n", ", bias, side",
+       R"({"cudnn_conv_backend_config":{"side_input_scale":-1.5,"activation_mode":"kRelu"}})", 1e-4},
+      // bf16 through f32, tanh, no side input.
+      {kFused, "bf16[6,3,3,4]", "bf16[2,2,4,5]", "bf16[6,4,4,5]",
+       "window={size=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", "  bias = bf16[5] parameter(2)\n", ", bias",
+       R"({"cudnn_conv_backend_config":{"activation_mode":"kTanh"}})", 2e-2},
+  };
+  for (const Problem& p : problems) {
+    std::string text = Conv(p.target, p.a, p.b, p.out, p.attrs, p.extra_params, p.extra_ops, p.config);
+    SCOPED_TRACE(text);
+    std::vector<std::string> names = CheckAllAlgorithms(text, p.tol);
+    EXPECT_TRUE(Has(names, "as-backward-filter"));
+    EXPECT_EQ(names.back(), "reference");
+  }
+  // Not offered: backward kinds, grouped convolutions, a result scale.
+  const std::vector<std::string> refused = {
+      Conv("__dnn$convBackwardFilter", "f32[2,5,5,3]", "f32[2,5,5,4]", "f32[3,3,3,4]",
+           "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+      Conv("__dnn$convBackwardInput", "f32[2,5,5,4]", "f32[3,3,3,4]", "f32[2,5,5,3]",
+           "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+      Conv(kForward, "f32[2,5,5,4]", "f32[3,3,2,6]", "f32[2,5,5,6]",
+           "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2"),
+      Conv(kForward, "f32[2,5,5,4]", "f32[3,3,4,6]", "f32[2,5,5,6]",
+           "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", "", "",
+           R"({"cudnn_conv_backend_config":{"conv_result_scale":0.5}})"),
+  };
+  for (const std::string& text : refused) {
+    SCOPED_TRACE(text);
+    std::vector<std::string> names = CheckAllAlgorithms(text, 1e-4);
+    EXPECT_FALSE(Has(names, "as-backward-filter"));
+    EXPECT_EQ(names.back(), "reference");
+  }
+  // Asked for explicitly where it does not apply: an error, not a signal.
+  Case grouped = Prepare(refused[2]);
+  ASSERT_NE(grouped.call, nullptr);
+  absl::StatusOr<Literal> r = RunWith(grouped, static_cast<int64_t>(ConvAlgorithm::kAsBackwardFilter));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("as-backward-filter"), std::string::npos) << r.status().message();
+}
+
 TEST(LibraryCallRunnerTest, TimeAlgorithmsComparesAndPicksTheFastest) {
   Case c = Prepare(Conv("__dnn$convForward", "f32[2,9,9,8]", "f32[3,3,8,16]", "f32[2,9,9,16]",
                         "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
