@@ -87,4 +87,18 @@ if "$passlab" ablate --report-only --out "$tmp/later" --aa-calibration "$tmp/for
   fail "foreign calibration file accepted"
 fi
 grep -q "is not an A/A calibration file" "$tmp/err" || fail "foreign calibration: $(cat "$tmp/err")"
+# The sweep's metric: per-kernel step times and CPU times in the records,
+# kernel_cpu_ns by default on the CPU with one thread; a sweep without CPU
+# times (docs/results: a GPU sweep) refuses --metric kernel-cpu by name.
+[ "$(record "$tmp/aa" aa-copy-1 "len(r['samples']['kernel_cpu_ns']) == len(r['samples']['kernel_ns']) > 0")" = True ] \
+  || fail "kernel_cpu_ns: $(record "$tmp/aa" aa-copy-1 "r['samples'].keys()")"
+[ "$(record "$tmp/aa" aa-copy-1 "len(r['control_samples']['kernel_steps_cpu_ns']) > 0")" = True ] || fail "kernel_steps_cpu_ns"
+grep -q "process CPU time" "$tmp/aa/report.md" || fail "default metric: $(grep -m1 Metric "$tmp/aa/report.md")"
+cp -r "$src/docs/results/h200-passlab-resnet50-gpu" "$tmp/gpu"
+if "$passlab" ablate --report-only --out "$tmp/gpu" --metric kernel-cpu > "$tmp/err" 2>&1; then
+  fail "kernel-cpu accepted without CPU times"
+fi
+grep -q "has no CPU times" "$tmp/err" || fail "kernel-cpu on a GPU sweep: $(cat "$tmp/err")"
+"$passlab" ablate --report-only --out "$tmp/gpu" > "$tmp/gpu.log" 2>&1 || fail "GPU sweep report: $(cat "$tmp/gpu.log")"
+grep -q "(\`kernel_ns\`)" "$tmp/gpu/report.md" || fail "GPU sweep metric: $(grep -m1 Metric "$tmp/gpu/report.md")"
 echo "cli_ablate_aa: ok"

@@ -149,6 +149,15 @@ int WriteReports(const AblateOptions& o, const std::string& dir, const nlohmann:
     const std::string device = manifest.value("device", o.device);
     const int64_t threads = manifest.value("threads", static_cast<int64_t>(o.threads));
     options.metric = DefaultAblationMetric(device, threads, records);
+  } else if (options.metric == AblationMetric::kKernelCpuNs) {
+    for (const AblationRecord& r : records) {
+      if (r.samples && !r.samples->kernel_ns.empty() && r.samples->kernel_cpu_ns.empty()) {
+        return ReportError(absl::InvalidArgumentError(
+            StrCat("--metric kernel-cpu: record '", r.variant,
+                   "' has no CPU times (the CPU backend records them; sweeps before them and GPU sweeps do "
+                   "not): use --metric kernel")));
+      }
+    }
   }
   options.threshold = o.threshold;
   absl::StatusOr<PValueCorrection> correction = ParsePValueCorrection(o.correction);
