@@ -151,6 +151,20 @@ std::vector<double> CappedSums(const std::map<std::string, std::vector<double>>&
 
 }  // namespace
 
+bool AppendKernelStepRows(const std::map<std::string, std::vector<double>>& rows, size_t before, size_t added,
+                          std::map<std::string, std::vector<double>>& pooled) {
+  for (const auto& [name, row] : rows) {
+    if (row.size() != added) return false;
+  }
+  for (const auto& [name, row] : rows) {
+    std::vector<double>& out = pooled[name];
+    out.resize(before, 0.0);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  for (auto& [name, row] : pooled) row.resize(before + added, 0.0);
+  return true;
+}
+
 std::vector<double> AblationSamples::CappedKernelNs() const { return CappedSums(kernel_steps_ns, kernel_ns.size()); }
 
 std::vector<double> AblationSamples::CappedKernelCpuNs() const {

@@ -78,6 +78,13 @@ struct AblationSamples {
   bool empty() const { return kernel_ns.empty() && kernel_copy_ns.empty() && wall_ns.empty() && kernel_cpu_ns.empty(); }
 };
 
+// Appends `rows` (one per kernel, `added` steps each: kernel_steps_ns's
+// form) to `pooled`, which holds `before` steps per kernel: a kernel new
+// here is 0 in the earlier steps, one missing here 0 in these. False, and
+// nothing appended, when a row is not `added` long.
+bool AppendKernelStepRows(const std::map<std::string, std::vector<double>>& rows, size_t before, size_t added,
+                          std::map<std::string, std::vector<double>>& pooled);
+
 // One row of a variant's kernel table: per-step medians of the timed runs.
 struct AblationKernel {
   std::string name;

@@ -138,23 +138,6 @@ const std::map<std::string, std::vector<double>>* KernelRows(const AblationSampl
   return rows == nullptr || rows->empty() ? nullptr : rows;
 }
 
-// Appends one record's rows (`added` steps each) to `pooled`, which holds
-// `before` steps per kernel: a kernel new here is 0 in the earlier steps,
-// one missing here 0 in these. False when a row is not `added` long.
-bool AppendKernelRows(const std::map<std::string, std::vector<double>>& rows, size_t before, size_t added,
-                      std::map<std::string, std::vector<double>>& pooled) {
-  for (const auto& [name, row] : rows) {
-    if (row.size() != added) return false;
-  }
-  for (const auto& [name, row] : rows) {
-    std::vector<double>& out = pooled[name];
-    out.resize(before, 0.0);
-    out.insert(out.end(), row.begin(), row.end());
-  }
-  for (auto& [name, row] : pooled) row.resize(before + added, 0.0);
-  return true;
-}
-
 void AddRecord(PooledVariant& v, const AblationRecord& record, std::string_view metric) {
   if (v.first == nullptr) v.first = &record;
   if (record.StatusOrOk() != "ok" && v.failure == nullptr) v.failure = &record;
@@ -192,8 +175,8 @@ void AddRecord(PooledVariant& v, const AblationRecord& record, std::string_view 
       }
       const auto* rows = KernelRows(*record.samples, metric);
       const auto* control_rows = KernelRows(*record.control_samples, metric);
-      if (rows == nullptr || control_rows == nullptr || !AppendKernelRows(*rows, before, added, v.kernel_rows) ||
-          !AppendKernelRows(*control_rows, before, added, v.control_kernel_rows)) {
+      if (rows == nullptr || control_rows == nullptr || !AppendKernelStepRows(*rows, before, added, v.kernel_rows) ||
+          !AppendKernelStepRows(*control_rows, before, added, v.control_kernel_rows)) {
         v.kernel_rows_complete = false;
       }
     } else if (added > 0) {

@@ -117,18 +117,19 @@ absl::Status AppendSamples(const Json& reply, AblationSamples& samples) {
     auto it = reply.find(key);
     if (it == reply.end() || it->is_null()) continue;
     if (!it->is_object()) return absl::DataLossError(StrCat("worker reply: '", key, "' is not an object"));
+    std::map<std::string, std::vector<double>> reply_rows;
     for (const auto& [name, row] : it->items()) {
       if (!row.is_array()) return absl::DataLossError(StrCat("worker reply: '", key, ".", name, "' is not an array"));
-      std::vector<double>& out = rows[name];
-      out.resize(steps_before, 0.0);
+      std::vector<double>& out = reply_rows[name];
       for (const Json& v : row) {
         if (!v.is_number()) return absl::DataLossError(StrCat("worker reply: '", key, ".", name, "' holds a non-number"));
         out.push_back(v.get<double>());
       }
     }
-    size_t steps_after = steps_before;
-    for (const auto& [name, row] : rows) steps_after = std::max(steps_after, row.size());
-    for (auto& [name, row] : rows) row.resize(steps_after, 0.0);
+    const size_t added = reply_rows.empty() ? 0 : reply_rows.begin()->second.size();
+    if (!AppendKernelStepRows(reply_rows, steps_before, added, rows)) {
+      return absl::DataLossError(StrCat("worker reply: '", key, "' rows differ in length"));
+    }
   }
   for (const char* key : {"control_first"}) {
     auto it = reply.find(key);

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <ctime>
 #include <map>
 #include <sstream>
 
@@ -453,12 +452,6 @@ class Worker {
     return absl::OkStatus();
   }
 
-  static int64_t ProcessCpuNs() {
-    timespec t{};
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return -1;
-    return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec;
-  }
-
   // A 64-byte multiple below kMaxArenaOffsetBytes, from the seeded
   // generator (splitmix64: the same seed gives the same offsets).
   int64_t NextArenaOffset() {
@@ -480,12 +473,12 @@ class Worker {
       delay_basis_ns_ = k;
     }
     const int64_t wanted = static_cast<int64_t>(o_.inject_delay * static_cast<double>(delay_basis_ns_));
-    const int64_t cpu_start = ProcessCpuNs();
+    const int64_t cpu_start = ProcessCpuTimeNs();
     Clock::time_point start = Clock::now();
     while (std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count() < wanted) {
     }
     if (records == nullptr) return;
-    const int64_t cpu_end = ProcessCpuNs();
+    const int64_t cpu_end = ProcessCpuTimeNs();
     KernelRecord r;
     r.name = "injected-delay";
     r.kind = KernelKind::kRuntimeRoutine;

@@ -47,6 +47,10 @@ struct KernelRecord {
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
+// The process's CPU time so far, all its threads (CLOCK_PROCESS_CPUTIME_ID;
+// KernelRecord::cpu_ns is a difference of two), -1 where the clock fails.
+int64_t ProcessCpuTimeNs();
+
 }  // namespace passlab
 
 #endif  // PASSLAB_CORE_RUNTIME_KERNEL_RECORD_H_

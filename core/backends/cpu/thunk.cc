@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <ctime>
 
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/literal_util.h"
@@ -259,21 +258,15 @@ int64_t Thunk::bytes_read() const {
 
 int64_t Thunk::bytes_written() const { return LeafBufferBytes(instruction_.shape()); }
 
-int64_t RunContext::ProcessCpuNs() {
-  timespec t{};
-  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return -1;
-  return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec;
-}
-
 absl::Status Thunk::Execute(const Program& program, Frame& frame, RunContext& ctx) {
   // CPU time only for recorded runs (a system call each side, outside the
   // kernel's own start..end).
-  const int64_t cpu_start = ctx.records != nullptr ? RunContext::ProcessCpuNs() : -1;
+  const int64_t cpu_start = ctx.records != nullptr ? ProcessCpuTimeNs() : -1;
   int64_t start = ctx.NowNs();
   absl::Status s = Run(program, frame, ctx);
   int64_t end = ctx.NowNs();
   if (ctx.records != nullptr) {
-    const int64_t cpu_end = RunContext::ProcessCpuNs();
+    const int64_t cpu_end = ProcessCpuTimeNs();
     KernelRecord r;
     r.name = instruction_.name();
     r.kind = kind();

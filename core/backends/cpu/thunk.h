@@ -43,8 +43,6 @@ struct RunContext {
   int64_t NowNs() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - origin).count();
   }
-  // The process's CPU time so far (all its threads; KernelRecord::cpu_ns).
-  static int64_t ProcessCpuNs();
 };
 
 class Thunk {
