@@ -27,7 +27,7 @@ namespace {
 ImVec4 OutcomeColor(const std::string& outcome) {
   if (outcome == "slower") return colors::kBad;
   if (outcome == "faster") return colors::kGood;
-  if (outcome == "no-change") return colors::kDim;
+  if (outcome == "no-change" || outcome == "identical") return colors::kDim;
   if (outcome == "undecided") return ImVec4(0.85f, 0.7f, 0.3f, 1.0f);
   if (outcome == "required") return colors::kAccent;
   return colors::kWarn;

@@ -21,6 +21,8 @@ using json_schema::SchemaError;
 
 // The outcomes in report order (report_internal.h kOutcomeOrder; repeated
 // here so the document does not depend on the renderers).
+// ("identical", the screen's untimed variants, is written only when there
+// are any, after these: reports from before it existed read back unchanged.)
 constexpr const char* kOutcomes[] = {"slower",      "faster",          "undecided",     "no-change", "wrong-result",
                                      "crash",       "timeout",         "verifier-failure", "compile-error",
                                      "required"};

@@ -67,6 +67,8 @@ void RecordFields(V& v, R& r) {
   v.Optional("processes", r.processes);
   v.Optional("extra_repeats", r.extra_repeats);
   v.Optional("injected_delay", r.injected_delay);
+  v.Optional("program_xxh64", r.program_xxh64);
+  v.Optional("identical_program", r.identical_program);
   v.Optional("kernels", r.kernels);
   v.Optional("time", r.time);
   v.Optional("task", r.task);
@@ -98,6 +100,7 @@ void ManifestFields(V& v, M& m) {
   v.Optional("threads", m.threads);
   v.Optional("processes", m.processes);
   v.Optional("randomize_placement", m.randomize_placement);
+  v.Optional("skip_identical", m.skip_identical);
   v.Optional("test_inject_delay", m.test_inject_delay);
   v.Optional("seed", m.seed);
   v.Optional("args", m.args);

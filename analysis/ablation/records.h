@@ -142,6 +142,13 @@ struct AblationRecord {
   std::optional<int64_t> processes;
   std::optional<int64_t> extra_repeats;
   std::optional<double> injected_delay;  // --test-inject-delay
+  // The optimized module's fingerprint (core/pass/module_fingerprint.h, 16
+  // hex digits) from the runner's screen (runner.h skip_identical), and
+  // whether it is the baseline's: then the variant compiles to the
+  // baseline's program, so the runner records it without timing it (no
+  // samples) and the report calls it "identical" (ratio exactly 1).
+  std::optional<std::string> program_xxh64;
+  std::optional<bool> identical_program;
   std::optional<std::vector<AblationKernel>> kernels;
   std::optional<int64_t> time;  // when it was appended (Unix seconds)
   // A Slurm array task's records (slurm.h): which task of which plan, where.
@@ -186,6 +193,9 @@ struct AblationManifest {
   std::optional<int64_t> threads;
   std::optional<int64_t> processes;
   std::optional<bool> randomize_placement;
+  // Whether variants that compile to the baseline's program were recorded
+  // untimed (runner.h skip_identical).
+  std::optional<bool> skip_identical;
   std::optional<std::map<std::string, double>> test_inject_delay;
   std::optional<uint64_t> seed;
   std::optional<std::string> args;

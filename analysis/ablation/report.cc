@@ -82,6 +82,7 @@ std::string FormatPercent(double fraction) {
 
 using ordered_json = nlohmann::ordered_json;
 using ablation_internal::kMinPairsForCi;
+using ablation_internal::kIdenticalOutcome;
 using ablation_internal::kOutcomeOrder;
 using ablation_internal::OutcomeRank;
 
@@ -376,7 +377,7 @@ AblationReportSummary Summarize(const std::vector<AblationReportVariant>& varian
     if (v.significant) ++summary.significant;
     if (v.SharesBaselineMismatch()) ++summary.shared_baseline_mismatches;
     if (!v.host_ops.empty()) ++summary.host_op_variants;
-    if (v.ci_half_width.has_value()) {
+    if (v.ci_half_width.has_value() && v.outcome != kIdenticalOutcome) {  // precision of what was timed
       double w = *v.ci_half_width;
       half_widths.push_back(w);
       if (w > worst) {
@@ -385,7 +386,9 @@ AblationReportSummary Summarize(const std::vector<AblationReportVariant>& varian
       }
     }
   }
-  for (const char* o : kOutcomeOrder) summary.outcomes[o] = outcomes[o];
+  for (const char* o : kOutcomeOrder) {
+    if (o != std::string_view(kIdenticalOutcome) || outcomes[o] > 0) summary.outcomes[o] = outcomes[o];
+  }
   summary.failures = outcomes["compile-error"] + outcomes["verifier-failure"] + outcomes["crash"] + outcomes["timeout"];
   summary.median_ci_half_width = Number(Median(half_widths));
   summary.max_ci_half_width = Number(worst < 0 ? kNaN : worst);
@@ -614,6 +617,21 @@ AblationReport BuildAblationReport(const nlohmann::json& manifest, const std::ve
     out.enable_only = first.enable_only;
     std::string status = v.failure != nullptr ? v.failure->StatusOrOk() : "ok";
     out.status = status;  // the outcome is set below, after the correction
+    if (status == "ok" && first.identical_program.value_or(false)) {
+      // The runner's screen found the baseline's program (runner.h
+      // skip_identical): no change by construction, untimed, not tested.
+      out.outcome = kIdenticalOutcome;
+      out.ratio = 1.0;
+      out.ci_low = out.ci_high = 1.0;
+      out.ci_half_width = 0.0;
+      out.comparison = "identical-program";
+      out.estimate_ns = Number(baseline_median);
+      out.ir_diff = first.ir_diff;
+      p_values.push_back(kNaN);
+      smallest_ps.push_back(kNaN);
+      variants.push_back(std::move(out));
+      continue;
+    }
     // Each variant is compared with the baseline timed in the same blocks
     // (interleaved with it), so drift between blocks does not count as an
     // effect; records without block numbers use the pooled baseline.
@@ -751,6 +769,7 @@ AblationReport BuildAblationReport(const nlohmann::json& manifest, const std::ve
   }
   for (size_t i = 0; i < variants.size(); ++i) {
     AblationReportVariant& out = variants[i];
+    if (out.outcome == kIdenticalOutcome) continue;
     out.p_adjusted = Number(adjusted[i]);
     double ratio = ValueOrNaN(out.ratio);
     // A change must exceed the threshold and, except for the A/A copies

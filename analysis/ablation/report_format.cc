@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "core/ir/str_util.h"
+
 namespace passlab::ablation_internal {
 namespace {
 
@@ -25,11 +27,12 @@ int OutcomeRank(std::string_view outcome) {
 }
 
 bool IsFailureOutcome(std::string_view outcome) {
-  return OutcomeRank(outcome) > OutcomeRank("wrong-result");
+  return OutcomeRank(outcome) > OutcomeRank(kIdenticalOutcome);
 }
 
 std::string OutcomeLabel(std::string_view outcome) {
   if (outcome == "no-change") return "no change";
+  if (outcome == kIdenticalOutcome) return "identical program";
   if (outcome == "undecided") return "undecided (too few repetitions)";
   if (outcome == "wrong-result") return "WRONG RESULT";
   if (outcome == "compile-error") return "compile error";
@@ -283,6 +286,17 @@ std::string AaBandSentence(const AblationReport& report) {
   return fmt::format("A/A band {} ({}): a change counts only beyond {} (the larger of the {:g}% threshold and "
                      "the band, the spread of variants whose program is the baseline's).",
                      FormatHalfWidth(band), source, FormatHalfWidth(std::max(band, threshold)), threshold * 100);
+}
+
+std::string IdenticalSentence(const AblationReport& report, std::string_view quote) {
+  std::vector<std::string> names;
+  for (const AblationReportVariant& v : report.variants) {
+    if (v.outcome == kIdenticalOutcome) names.push_back(StrCat(quote, PassesLabel(v), quote));
+  }
+  if (names.empty()) return "";
+  return fmt::format("{} variant{} compile{} to the baseline's program (the optimized module is the same, so the "
+                     "effect is exactly none; recorded as identical, not timed): {}.",
+                     names.size(), names.size() == 1 ? "" : "s", names.size() == 1 ? "s" : "", Join(names, ", "));
 }
 
 std::vector<std::vector<std::string>> AaCopyRows(const AblationReport& report) {

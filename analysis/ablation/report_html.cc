@@ -340,6 +340,7 @@ std::string RenderAblationHtml(const AblationReport& report) {
 
   std::vector<const AblationReportVariant*> measured, failed;
   for (const AblationReportVariant& v : report.variants) {
+    if (v.outcome == kIdenticalOutcome) continue;  // listed by name (IdenticalSentence)
     (IsFailureOutcome(v.outcome.value_or("")) ? failed : measured).push_back(&v);
   }
 
@@ -382,6 +383,7 @@ std::string RenderAblationHtml(const AblationReport& report) {
   card("slower", count("slower"), "significantly slower");
   card("faster", count("faster"), "significantly faster");
   card("", count("no-change"), "no significant change");
+  if (count(kIdenticalOutcome) > 0) card("", count(kIdenticalOutcome), "identical programs (not timed)");
   if (count("undecided") > 0) {
     card("", count("undecided"),
          "undecided (too few repetitions) or likely slower / faster (CI beyond, not significant)");
@@ -434,6 +436,9 @@ std::string RenderAblationHtml(const AblationReport& report) {
     effects += ".</li>\n";
   }
   if (std::string band = AaBandSentence(report); !band.empty()) effects += "<li>" + HtmlEscape(band) + "</li>\n";
+  if (std::string identical = IdenticalSentence(report, ""); !identical.empty()) {
+    effects += "<li>" + HtmlEscape(identical) + "</li>\n";
+  }
   if (!effects.empty()) h += "<ul>\n" + effects + "</ul>\n";
   if (std::vector<std::vector<std::string>> rows = AaCopyRows(report); !rows.empty()) {
     const AblationAaSection& aa = report.aa;

@@ -20,8 +20,12 @@ namespace passlab::ablation_internal {
 // Every outcome, in report order: measured ones, then failures (the
 // surprising ones first; "required" is expected, so last).
 inline constexpr const char* kOutcomeOrder[] = {"slower",           "faster",        "undecided",    "no-change",
-                                                "wrong-result",     "crash",         "timeout",
+                                                "wrong-result",     "identical",     "crash",        "timeout",
                                                 "verifier-failure", "compile-error", "required"};
+// A variant that compiles to the baseline's program (the runner's screen,
+// runner.h skip_identical): ratio exactly 1, untimed; neither measured nor
+// a failure. The tables list such variants by name instead of in rows.
+inline constexpr const char* kIdenticalOutcome = "identical";
 // Paired ratios a percentile-bootstrap CI needs; with fewer the report
 // shows none.
 inline constexpr size_t kMinPairsForCi = 4;
@@ -96,6 +100,9 @@ std::string MetricDescription(std::string_view metric);
 // The A/A band the verdicts used and where it came from, one sentence
 // (report.aa): "A/A band ±0.42% (this sweep's 6 A/A copies): ...".
 std::string AaBandSentence(const AblationReport& report);
+// "N variants compile to the baseline's program (...): a, b." with each
+// variant's passes between `quote`s (Markdown: "`"); empty when none.
+std::string IdenticalSentence(const AblationReport& report, std::string_view quote);
 // The A/A copies' rows: copy, change, 95% CI, p (adj.), verdict.
 std::vector<std::vector<std::string>> AaCopyRows(const AblationReport& report);
 

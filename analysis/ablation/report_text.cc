@@ -152,6 +152,7 @@ std::string RenderAblationMarkdown(const AblationReport& report) {
       "than {:g}%).\n",
       count("slower"), count("faster"), count("no-change"), correction, alpha, threshold * 100);
   if (std::string band = AaBandSentence(report); !band.empty()) md += "- " + band + "\n";
+  if (std::string identical = IdenticalSentence(report, "`"); !identical.empty()) md += "- " + identical + "\n";
   if (count("undecided") > 0) {
     md += fmt::format("- **{} undecided**: changes beyond the threshold that these repetitions cannot make "
                       "significant (see the warning below), or whose whole 95% CI lies beyond the threshold "
@@ -249,7 +250,7 @@ std::string RenderAblationMarkdown(const AblationReport& report) {
   int n = 0;
   for (const AblationReportVariant& v : report.variants) {
     std::string outcome = v.outcome.value_or("");
-    if (IsFailureOutcome(outcome)) continue;
+    if (IsFailureOutcome(outcome) || outcome == kIdenticalOutcome) continue;
     bool strong = outcome == "slower" || outcome == "faster" || outcome == "wrong-result";
     std::string label = VerdictLabel(v);
     double ratio = Value(v.ratio);

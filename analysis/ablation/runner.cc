@@ -584,6 +584,10 @@ class Sweep {
     total_ = static_cast<int>(todo.size());
     finished_ = 0;
     start_ = Clock::now();
+    if (o_.skip_identical) {
+      if (absl::Status s = ScreenIdentical(todo); !s.ok()) return s;
+      total_ = static_cast<int>(todo.size());
+    }
     // An array task is one block: its variants and its own baseline.
     const int block_size = o_.task < 0 ? o_.block_size : static_cast<int>(todo.size());
     for (auto [first, end] : SplitIntoBlocks(todo.size(), block_size)) {
@@ -591,6 +595,107 @@ class Sweep {
       if (absl::Status s = RunBlock(members); !s.ok()) return s;
       ++attempt_;
     }
+    // Every variant compiled to the baseline's program: the baseline is
+    // still timed once (its step time, kernels, IR diffs and trace).
+    if (todo.empty() && attempt_ == 0 && screened_identical_ > 0) {
+      if (absl::Status s = RunBlock({}); !s.ok()) return s;
+      ++attempt_;
+    }
+    return absl::OkStatus();
+  }
+
+  // One screening worker: optimize only, reply with the program's fingerprint.
+  std::vector<std::string> ScreenArgs(const AblationVariant* v) const {
+    std::vector<std::string> args = WorkerArgs(v);
+    // Optimizing needs neither the reference nor the control.
+    for (const char* flag : {"--reference-dir", "--snapshot"}) {
+      auto it = std::find(args.begin(), args.end(), flag);
+      if (it != args.end()) args.erase(it, it + 2);
+    }
+    args.erase(std::remove(args.begin(), args.end(), std::string("--control")), args.end());
+    args.push_back("--fingerprint-only");
+    return args;
+  }
+
+  // The screen (AblationOptions::skip_identical): optimizes the baseline and
+  // every variant in `todo` (`jobs` at a time, nothing compiled or run) and
+  // records the variants whose optimized module is the baseline's, untimed
+  // and identical; `todo` keeps the others. A/A copies and variants slowed
+  // down on purpose are always timed. A variant whose screen fails (crash,
+  // error, timeout) is kept: its block records the failure properly.
+  absl::Status ScreenIdentical(std::vector<const AblationVariant*>& todo) {
+    std::vector<const AblationVariant*> screened;
+    for (const AblationVariant* v : todo) {
+      if (v->kind != kAaVariantKind && InjectedDelay(v) == 0) screened.push_back(v);
+    }
+    if (screened.empty()) return absl::OkStatus();
+    struct Result {
+      std::string fingerprint;  // empty: the screen failed
+      Json reply;
+    };
+    auto screen = [&](const std::vector<const AblationVariant*>& batch) -> std::vector<Result> {
+      std::vector<std::unique_ptr<WorkerProcess>> processes;
+      for (const AblationVariant* v : batch) {
+        std::string name = StrCat(v ? v->name : "baseline", ".screen");
+        processes.push_back(std::make_unique<WorkerProcess>(name, out_ / "logs" / (SanitizeFileName(name) + ".log")));
+        if (!processes.back()->Spawn(o_.worker_exe, ScreenArgs(v)).ok()) processes.back().reset();
+      }
+      std::vector<Result> results(batch.size());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (processes[i] == nullptr) continue;
+        absl::StatusOr<Json> reply = processes[i]->Receive(o_.timeout_s);
+        if (reply.ok() && reply->value("status", "") == "ok" && (*reply)["program_xxh64"].is_string()) {
+          results[i] = {(*reply)["program_xxh64"].get<std::string>(), *reply};
+          processes[i]->Reap();
+        } else {
+          processes[i]->Kill();
+        }
+      }
+      return results;
+    };
+    Progress("screening for the baseline's program");
+    // The baseline first, alone: its algorithm choices go into the shared
+    // autotune cache before any variant's screen tunes.
+    const std::vector<Result> base = screen({nullptr});
+    if (base[0].fingerprint.empty()) return absl::OkStatus();  // its block will say why
+    baseline_fingerprint_ = base[0].fingerprint;
+    const size_t jobs = static_cast<size_t>(std::max(1, o_.jobs));
+    std::vector<AblationRecord> identical;
+    for (size_t first = 0; first < screened.size(); first += jobs) {
+      std::vector<const AblationVariant*> batch(screened.begin() + first,
+                                                screened.begin() + std::min(screened.size(), first + jobs));
+      progress_fraction_ = static_cast<double>(first) / screened.size() * 0.1;
+      Progress(StrCat("screening ", first + 1, "/", screened.size(), " for the baseline's program"));
+      std::vector<Result> results = screen(batch);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (results[i].fingerprint.empty()) continue;
+        fingerprints_[batch[i]->name] = results[i].fingerprint;
+        if (results[i].fingerprint != baseline_fingerprint_) continue;
+        AblationRecord r = BaseRecord(batch[i]);
+        r.status = "ok";
+        r.program_xxh64 = results[i].fingerprint;
+        r.identical_program = true;
+        if (results[i].reply["optimize_ms"].is_number()) r.optimize_ms = results[i].reply["optimize_ms"].get<double>();
+        if (results[i].reply["instructions"].is_number_integer()) {
+          r.instructions = results[i].reply["instructions"].get<int64_t>();
+        }
+        identical.push_back(std::move(r));
+      }
+    }
+    if (identical.empty()) return absl::OkStatus();
+    // Their IR diffs are block 0's baseline's; a rerun links them (LinkIrDiff).
+    for (AblationRecord& r : identical) LinkIrDiff(r, o_.out_dir);
+    screened_identical_ += static_cast<int>(identical.size());
+    std::set<std::string> names;
+    for (const AblationRecord& r : identical) names.insert(r.variant);
+    if (absl::Status s = Append(std::move(identical)); !s.ok()) return s;
+    done_.insert(names.begin(), names.end());
+    todo.erase(std::remove_if(todo.begin(), todo.end(), [&](const AblationVariant* v) { return names.count(v->name) > 0; }),
+               todo.end());
+    std::fprintf(stderr, "%spasslab ablate: %zu of %zu variants compile to the baseline's program (%s): recorded "
+                         "as identical, not timed; timing the other %zu\n",
+                 o_.progress ? "\r\033[K" : "", names.size(), screened.size(), baseline_fingerprint_.c_str(),
+                 todo.size());
     return absl::OkStatus();
   }
 
@@ -866,6 +971,9 @@ class Sweep {
     std::vector<AblationRecord> block_records;
     for (Slot& slot : slots) {
       LinkIrDiff(slot.record, o_.out_dir);  // block 0's baseline has written the diffs by now
+      const std::string& fingerprint =
+          slot.variant == nullptr ? baseline_fingerprint_ : FingerprintOf(slot.variant->name);
+      if (!fingerprint.empty()) slot.record.program_xxh64 = fingerprint;
       block_records.push_back(std::move(slot.record));
     }
     if (absl::Status s = Append(std::move(block_records)); !s.ok()) return s;
@@ -880,9 +988,20 @@ class Sweep {
     return absl::OkStatus();
   }
 
+  const std::string& FingerprintOf(const std::string& variant) const {
+    static const std::string kNone;
+    auto it = fingerprints_.find(variant);
+    return it == fingerprints_.end() ? kNone : it->second;
+  }
+
   const AblationOptions& o_;
   fs::path out_;
   std::vector<AblationVariant> plan_;
+  // The screen's fingerprints (ScreenIdentical): the baseline's, each
+  // screened variant's, and how many variants were the baseline's program.
+  std::string baseline_fingerprint_;
+  std::map<std::string, std::string> fingerprints_;
+  int screened_identical_ = 0;
   std::set<std::string> done_;
   int results_fd_ = -1;
   int attempt_ = 0;  // blocks this results file already holds
@@ -1022,6 +1141,7 @@ absl::Status PrepareAblationDirectory(const AblationOptions& o) {
   manifest.threads = o.threads;
   manifest.processes = o.processes;
   manifest.randomize_placement = o.randomize_placement;
+  manifest.skip_identical = o.skip_identical;
   if (!o.inject_delays.empty()) {
     // A test sweep: these variants are slowed down on purpose.
     manifest.test_inject_delay.emplace(o.inject_delays.begin(), o.inject_delays.end());

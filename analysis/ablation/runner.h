@@ -84,6 +84,15 @@ struct AblationOptions {
   // its CI is wider than that.
   bool sequential = false;
   double sequential_band = 0.01;
+  // Before timing, a screen optimizes the baseline and every variant (no
+  // compile, no run) and compares the optimized modules' fingerprints
+  // (core/pass/module_fingerprint.h): a variant whose module is the
+  // baseline's compiles to the baseline's program, so its effect is exactly
+  // none; it is recorded untimed with `identical_program` (the report's
+  // outcome "identical") and only the others are timed. On a ResNet most
+  // passes change nothing, so most of a disable-one sweep's time goes. A/A
+  // copies and variants slowed down on purpose are always timed.
+  bool skip_identical = true;
   std::string device = "cpu";  // where variants run: "cpu" or "cuda"
   uint64_t seed = 1;
   std::string args_dir;  // real arguments (.npy by parameter number) instead of seeded random ones

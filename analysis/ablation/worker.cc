@@ -13,6 +13,8 @@
 #include <map>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "analysis/ablation/compile_cost.h"
 #include "analysis/ir_diff.h"
 #include "core/backend/compiler.h"
@@ -24,6 +26,7 @@
 #include "core/eval/random_inputs.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/str_util.h"
+#include "core/pass/module_fingerprint.h"
 #include "core/pass/pass_recorder.h"
 #include "core/pass/verify_each_observer.h"
 #include "core/runtime/chrome_trace.h"
@@ -147,7 +150,7 @@ class Worker {
       Fail(s);
       return 0;
     }
-    if (!o_.write_reference.empty()) return 0;
+    if (!o_.write_reference.empty() || o_.fingerprint_only) return 0;
     return Serve();
   }
 
@@ -176,10 +179,12 @@ class Worker {
     absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(input_text_, o_.input);
     if (!module.ok()) return module.status();
     module_ = std::move(*module);
-    absl::StatusOr<std::vector<Literal>> args =
-        ResolveArguments(*module_->entry_computation(), ArgumentSource{.dir = o_.args_dir, .seed = o_.seed});
-    if (!args.ok()) return args.status();
-    args_ = std::move(*args);
+    if (!o_.fingerprint_only) {  // the screen runs nothing
+      absl::StatusOr<std::vector<Literal>> args =
+          ResolveArguments(*module_->entry_computation(), ArgumentSource{.dir = o_.args_dir, .seed = o_.seed});
+      if (!args.ok()) return args.status();
+      args_ = std::move(*args);
+    }
 
     if (o_.write_reference == "evaluator") {
       std::fprintf(stderr, "passlab-worker: evaluating the reference\n");
@@ -239,6 +244,13 @@ class Worker {
     }
     if (!o_.diff_dir.empty()) {
       if (absl::Status s = WriteDiffs(recorder, o_.diff_passes, o_.diff_dir); !s.ok()) return s;
+    }
+    if (o_.fingerprint_only) {
+      channel_.Send({{"status", "ok"},
+                     {"program_xxh64", fmt::format("{:016x}", ModuleFingerprint(*module_))},
+                     {"instructions", module_->instruction_count()},
+                     {"optimize_ms", optimize_ms_}});
+      return absl::OkStatus();
     }
 
     std::fprintf(stderr, "passlab-worker: compiling\n");

@@ -9,6 +9,7 @@
 //
 // Protocol (one JSON object per line on `fd_out`, commands on `fd_in`):
 //   worker -> {"status":"ok"|"compile-error"|"verifier-failure", ...}   once, when ready or failed
+//   (with fingerprint_only: {"status":"ok","program_xxh64":"...","instructions":N,"optimize_ms":T}, then exit)
 //   "warmup N" -> {"ok":true}
 //   "run N"    -> {"kernel_ns":[...],"kernel_copy_ns":[...],"wall_ns":[...],"kernel_count":K,"bytes":B,
 //                  "kernel_steps_ns":{"fusion.1":[...],...},
@@ -67,6 +68,11 @@ struct AblationWorkerOptions {
   // The persistent compiled-kernel cache directory the sweep's workers share
   // (core/codegen/persistent_kernel_cache.h); empty: none.
   std::string kernel_cache;
+  // Optimize only and reply {"status":"ok","program_xxh64":...} (the
+  // optimized module's ModuleFingerprint, as 16 hex digits) instead of
+  // compiling and serving timings: the runner's screen for variants whose
+  // program is the baseline's (runner.h AblationOptions::skip_identical).
+  bool fingerprint_only = false;
   // When the variant fails to optimize or compile: the module as it was.
   std::string snapshot_path;
   int fd_in = 0;

@@ -33,7 +33,7 @@ boom: algsimp
 stuck: dot_decomposer
 broken: enable-only call-inliner
 V
-PASSLAB_ABLATE_FAULT="crash:boom;hang:stuck;fail:broken" "$passlab" ablate "${model[@]}" --sweep file \
+PASSLAB_ABLATE_FAULT="crash:boom;hang:stuck;fail:broken" "$passlab" ablate "${model[@]}" --sweep file --time-identical \
   --variants "$tmp/variants.txt" --repeats 3 --warmup 1 --timeout 15 --out "$tmp/out" > "$tmp/log" 2>&1 \
   || fail "sweep: $(cat "$tmp/log")"
 [ "$(field 'no cse' status)" = ok ] || fail "no cse: $(field 'no cse' status)"
@@ -84,7 +84,7 @@ python3 -c "import json; r=json.load(open('$tmp/out/report.json')); assert r['me
 n=$(wc -l < "$tmp/out/results.jsonl")
 sed -i '/"variant":"no dce"/d' "$tmp/out/results.jsonl"
 printf '{"variant":"no d' >> "$tmp/out/results.jsonl"
-PASSLAB_ABLATE_FAULT="crash:boom;hang:stuck;fail:broken" "$passlab" ablate "${model[@]}" --sweep file \
+PASSLAB_ABLATE_FAULT="crash:boom;hang:stuck;fail:broken" "$passlab" ablate "${model[@]}" --sweep file --time-identical \
   --variants "$tmp/variants.txt" --repeats 3 --warmup 1 --timeout 15 --out "$tmp/out" > "$tmp/log" 2>&1 \
   || fail "resume: $(cat "$tmp/log")"
 grep -q "resuming the sweep in $tmp/out: .* variants already measured (1 earlier block(s)); running the other 1" "$tmp/log" \
@@ -94,6 +94,38 @@ grep -q "resuming the sweep in $tmp/out: .* variants already measured (1 earlier
 [ "$(grep -c '"variant":"baseline"' "$tmp/out/results.jsonl")" = 2 ] || fail "resumed block has no baseline"
 python3 -c "import json; m=json.load(open('$tmp/out/manifest.json')); assert len(m['resumed_by'])==1 and 'ablate' in m['command'], m" \
   || fail "manifest does not record the resume"
+
+# The screen: a variant whose optimized module is the baseline's (dce removes
+# nothing from this MLP) is recorded as identical, untimed; one that changes
+# the program (cse) is timed. Each record carries its program's fingerprint.
+printf 'no cse: cse\nno dce: dce\n' > "$tmp/v4.txt"
+"$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v4.txt" --repeats 2 --warmup 0 --out "$tmp/screen" \
+  > "$tmp/log" 2>&1 || fail "screened sweep: $(cat "$tmp/log")"
+grep -q "1 of 2 variants compile to the baseline's program ([0-9a-f]\{16\}): recorded as identical, not timed; timing the other 1" \
+  "$tmp/log" || fail "screen not said on the console: $(cat "$tmp/log")"
+python3 -c "import json
+rs={}
+for l in open('$tmp/screen/results.jsonl'): r=json.loads(l); rs[r['variant']]=r
+b, d, c = rs['baseline'], rs['no dce'], rs['no cse']
+assert d['identical_program'] is True and 'samples' not in d and d['status']=='ok', d
+assert d['program_xxh64']==b['program_xxh64'] and c['program_xxh64']!=b['program_xxh64'], (b, c, d)
+assert 'identical_program' not in c and len(c['samples']['kernel_ns'])==2, c
+r=json.load(open('$tmp/screen/report.json')); v={x['name']:x for x in r['variants']}
+assert v['no dce']['outcome']=='identical' and v['no dce']['ratio']==1 and v['no dce']['comparison']=='identical-program', v['no dce']
+assert v['no dce']['p_adjusted'] is None and v['no cse']['outcome']!='identical', v
+assert r['summary']['outcomes']['identical']==1 and r['manifest']['skip_identical'] is True, r['summary']" \
+  || fail "identical variant records"
+grep -q "^- 1 variant compiles to the baseline's program .*: \`dce\`\.$" "$tmp/screen/report.md" \
+  || fail "report.md does not list the identical variant: $(grep -n dce "$tmp/screen/report.md")"
+! grep -q "^| [0-9]* | dce |" "$tmp/screen/report.md" || fail "identical variant in the timed table"
+grep -q "identical programs (not timed)" "$tmp/screen/report.html" || fail "report.html card"
+# --time-identical times it like any variant.
+"$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v4.txt" --repeats 2 --warmup 0 --time-identical \
+  --out "$tmp/timed" > "$tmp/log" 2>&1 || fail "--time-identical sweep: $(cat "$tmp/log")"
+python3 -c "import json
+rs={json.loads(l)['variant']: json.loads(l) for l in open('$tmp/timed/results.jsonl')}
+assert 'identical_program' not in rs['no dce'] and len(rs['no dce']['samples']['kernel_ns'])==2, rs['no dce']" \
+  || fail "--time-identical did not time the identical variant"
 
 # A wrong reference makes every variant a wrong result.
 printf 'xxxx' | dd of="$tmp/out/reference/leaf_0.bin" bs=1 seek=0 conv=notrunc status=none
@@ -115,7 +147,7 @@ for l in open('$tmp/out/results.jsonl'):
 # ±49% it stops well before --max-repeats. (Not "never": with 3 samples, one step
 # preempted by a parallel test can widen the microsecond-step CI past 49%.)
 echo "tight: dce" > "$tmp/v3.txt"
-"$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v3.txt" --repeats 3 --warmup 0 --target-ci 0.0001 \
+"$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v3.txt" --time-identical --repeats 3 --warmup 0 --target-ci 0.0001 \
   --max-repeats 5 --out "$tmp/adaptive" > "$tmp/log" 2>&1 || fail "target-ci sweep: $(cat "$tmp/log")"
 python3 -c "import json
 rs=[json.loads(l) for l in open('$tmp/adaptive/results.jsonl')]
@@ -125,7 +157,7 @@ assert v['extra_repeats']==2 and len(v['samples']['kernel_ns'])==5 and len(v['co
 assert len(b['samples']['kernel_ns'])==3 and 'extra_repeats' not in b, b
 m=json.load(open('$tmp/adaptive/manifest.json')); assert m['target_ci']==1e-6 and m['max_repeats']==5, m" \
   || fail "target-ci repetitions"
-"$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v3.txt" --repeats 3 --warmup 0 --target-ci 49 \
+"$passlab" ablate "${model[@]}" --sweep file --variants "$tmp/v3.txt" --time-identical --repeats 3 --warmup 0 --target-ci 49 \
   --max-repeats 20 --out "$tmp/loose" > "$tmp/log" 2>&1 || fail "loose target-ci sweep: $(cat "$tmp/log")"
 python3 -c "import json
 v=[json.loads(l) for l in open('$tmp/loose/results.jsonl')][-1]

@@ -82,6 +82,7 @@ struct AblateOptions {
   std::string aa_calibration;        // --aa-calibration FILE (default: aa_calibration.h)
   int processes = 2;
   bool fixed_placement = false;
+  bool time_identical = false;             // --time-identical
   std::vector<std::string> inject_delays;  // --test-inject-delay NAME=PCT
   std::string kernel_cache;                // --kernel-cache DIR (default: <out>/kernel_cache)
   bool no_kernel_cache = false;
@@ -553,6 +554,7 @@ int RunAblate(AblateOptions o) {
   a.threads = o.threads;
   a.processes = o.processes;
   a.randomize_placement = !o.fixed_placement;
+  a.skip_identical = !o.time_identical;
   a.inject_delays = inject_delays;
   a.control = !o.no_control;
   a.target_ci = o.target_ci_pct / 100;
@@ -629,6 +631,9 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_flag("--fixed-placement", o->fixed_placement,
                 "Do not randomize where each step's buffers sit nor the control's compile order (the old, biased "
                 "placement; for comparisons)");
+  cmd->add_flag("--time-identical", o->time_identical,
+                "Also time variants whose optimized module is the baseline's (by default they are recorded as "
+                "\"identical\", ratio exactly 1, untimed)");
   cmd->add_option("--test-inject-delay", o->inject_delays,
                   "TEST HOOK: slow the variant named NAME (or about pass NAME) down by PCT percent of each step's "
                   "kernel time, NAME=PCT (repeatable; recorded in the manifest)");
@@ -736,6 +741,7 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   worker->add_option("--kernel-cache", w->kernel_cache);
   worker->add_option("--variant", w->variant);
   worker->add_flag("--control", w->control);
+  worker->add_flag("--fingerprint-only", w->fingerprint_only);
   worker->add_option("--placement-seed", w->placement_seed);
   worker->add_flag("--control-first", w->control_compiled_first);
   worker->add_option("--test-inject-delay", w->inject_delay);

@@ -569,6 +569,55 @@ TEST(AblationReportTest, PValuesAreAdjustedAcrossMeasuredVariants) {
   EXPECT_LE(bh_min, holm_min);
 }
 
+// A variant the runner's screen found to compile to the baseline's program
+// (runner.h skip_identical): ratio exactly 1, untimed, out of the p-value
+// correction and of the precision summary; the tables list it by name.
+TEST(AblationReportTest, IdenticalProgramsAreExactlyNoChangeAndNotTested) {
+  json records = Records();
+  records.push_back({{"variant", "disable dot-merger"},
+                     {"kind", "disable-one"},
+                     {"passes", {"dot-merger"}},
+                     {"block", 0},
+                     {"status", "ok"},
+                     {"program_xxh64", "00112233445566ff"},
+                     {"identical_program", true}});
+  ordered_json report = BuildAblationReport(Manifest(), TypedRecords(records));
+  const ordered_json& same = Variant(report, "disable dot-merger");
+  EXPECT_EQ(same["outcome"], "identical");
+  EXPECT_EQ(same["ratio"], 1.0);
+  EXPECT_EQ(same["ci_low"], 1.0);
+  EXPECT_EQ(same["ci_high"], 1.0);
+  EXPECT_EQ(same["comparison"], "identical-program");
+  EXPECT_TRUE(same["p_value"].is_null());
+  EXPECT_TRUE(same["p_adjusted"].is_null());
+  EXPECT_FALSE(same["significant"].get<bool>());
+  EXPECT_EQ(report["summary"]["outcomes"]["identical"], 1);
+  EXPECT_EQ(report["summary"]["measured"], 7);  // as without it
+  // Its zero width is no precision reached: the summary is as without it.
+  ordered_json without = BuildAblationReport(Manifest(), TypedRecords(Records()));
+  EXPECT_EQ(report["summary"]["median_ci_half_width"], without["summary"]["median_ci_half_width"]);
+  EXPECT_EQ(report["summary"]["max_ci_half_width_variant"], without["summary"]["max_ci_half_width_variant"]);
+  // The correction still counts seven tested variants (as in
+  // PValuesAreAdjustedAcrossMeasuredVariants).
+  for (const ordered_json& v : without["variants"]) {
+    if (v["p_adjusted"].is_number()) EXPECT_EQ(Variant(report, v["name"])["p_adjusted"], v["p_adjusted"]);
+  }
+  // Listed after the measured variants, before the failures.
+  std::vector<std::string> order;
+  for (const ordered_json& v : report["variants"]) order.push_back(v["outcome"]);
+  auto at = std::find(order.begin(), order.end(), "identical") - order.begin();
+  EXPECT_EQ(at, 7);
+  std::string md = RenderAblationMarkdown(report);
+  EXPECT_THAT(md, HasSubstr("- 1 variant compiles to the baseline's program (the optimized module is the same, so the "
+                            "effect is exactly none; recorded as identical, not timed): `dot-merger`."));
+  const std::string table = md.substr(md.find("## Variants"), md.find("## Failures") - md.find("## Variants"));
+  EXPECT_THAT(table, HasSubstr("| cse |"));
+  EXPECT_THAT(table, Not(HasSubstr("| dot-merger |")));
+  std::string html = RenderAblationHtml(report);
+  EXPECT_THAT(html, HasSubstr("identical programs (not timed)"));
+  EXPECT_THAT(html, HasSubstr("recorded as identical, not timed): dot-merger."));
+}
+
 TEST(AblationReportTest, PairInteraction) {
   ordered_json report = BuildAblationReport(Manifest(), TypedRecords(Records()));
   ASSERT_EQ(report["pairs"].size(), 1u);
