@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -590,18 +592,59 @@ class Sweep {
     }
     // An array task is one block: its variants and its own baseline.
     const int block_size = o_.task < 0 ? o_.block_size : static_cast<int>(todo.size());
-    for (auto [first, end] : SplitIntoBlocks(todo.size(), block_size)) {
-      std::vector<const AblationVariant*> members(todo.begin() + first, todo.begin() + end);
-      if (absl::Status s = RunBlock(members); !s.ok()) return s;
+    // Blocks of equal size, at most `block_size` variants and as many as
+    // memory holds (BlockCapacity); a block whose baseline shows that fewer
+    // fit hands the rest back (RunBlock's `deferred`).
+    std::vector<const AblationVariant*> queue = todo;
+    while (!queue.empty()) {
+      const size_t capacity = std::min<size_t>(static_cast<size_t>(std::max(1, block_size)), BlockCapacity());
+      const size_t n = SplitIntoBlocks(queue.size(), static_cast<int>(capacity)).front().second;
+      std::vector<const AblationVariant*> members(queue.begin(), queue.begin() + n);
+      queue.erase(queue.begin(), queue.begin() + n);
+      std::vector<const AblationVariant*> deferred;
+      if (absl::Status s = RunBlock(members, &deferred); !s.ok()) return s;
       ++attempt_;
+      queue.insert(queue.begin(), deferred.begin(), deferred.end());
     }
     // Every variant compiled to the baseline's program: the baseline is
     // still timed once (its step time, kernels, IR diffs and trace).
     if (todo.empty() && attempt_ == 0 && screened_identical_ > 0) {
-      if (absl::Status s = RunBlock({}); !s.ok()) return s;
+      if (absl::Status s = RunBlock({}, nullptr); !s.ok()) return s;
       ++attempt_;
     }
     return absl::OkStatus();
+  }
+
+  // Variants per block that memory holds: every slot (the variants and the
+  // baseline) keeps `processes` workers alive through the block, each as
+  // large as the largest worker seen so far (worker_rss_, with a fifth more
+  // for variants that grow). `resident` of those workers are alive already
+  // (counted in MemAvailable). Unknown before the first worker: no limit.
+  size_t BlockCapacity(int64_t resident = 0) const {
+    if (worker_rss_bytes_ <= 0) return std::numeric_limits<size_t>::max();
+    const int64_t available = AvailableMemoryBytes();
+    if (available <= 0) return std::numeric_limits<size_t>::max();
+    const double per_slot = 1.2 * static_cast<double>(worker_rss_bytes_) * std::max(1, o_.processes);
+    const double usable = 0.9 * static_cast<double>(available + resident * worker_rss_bytes_);
+    const int64_t slots = static_cast<int64_t>(usable / per_slot);
+    return static_cast<size_t>(std::max<int64_t>(1, slots - 1));  // one slot is the baseline
+  }
+
+  // /proc/meminfo's MemAvailable in bytes (0: unknown); the test hook
+  // PASSLAB_ABLATE_MEMORY_AVAILABLE (bytes) stands in for it.
+  static int64_t AvailableMemoryBytes() {
+    if (const char* forced = std::getenv("PASSLAB_ABLATE_MEMORY_AVAILABLE"); forced != nullptr) {
+      return std::strtoll(forced, nullptr, 10);
+    }
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    int64_t kib = 0;
+    std::string unit;
+    while (meminfo >> key >> kib) {
+      std::getline(meminfo, unit);
+      if (key == "MemAvailable:") return kib * 1024;
+    }
+    return 0;
   }
 
   // One screening worker: optimize only, reply with the program's fingerprint.
@@ -736,7 +779,13 @@ class Sweep {
     return 0;
   }
 
-  absl::Status RunBlock(const std::vector<const AblationVariant*>& members) {
+  // `deferred` (may be null: then never): members this block handed back
+  // because memory does not hold them all (BlockCapacity, once its first
+  // worker shows how large workers are); the caller runs them later.
+  absl::Status RunBlock(std::vector<const AblationVariant*> members, std::vector<const AblationVariant*>* deferred) {
+    // Worker size unknown: the baseline's first process compiles alone, and
+    // its size decides how many members stay.
+    const bool probe = deferred != nullptr && worker_rss_bytes_ <= 0;
     std::vector<Slot> slots(members.size() + 1);
     for (size_t i = 0; i < members.size(); ++i) slots[i + 1].variant = members[i];
     // Block 0's baseline writes the IR diffs (one writer, also across tasks).
@@ -763,7 +812,7 @@ class Sweep {
     }
     const size_t jobs = static_cast<size_t>(std::max(1, o_.jobs));
     for (size_t first = 0, end = 0; first < workers.size(); first = end) {
-      end = std::min(workers.size(), first + (first == 0 && first_baseline ? 1 : jobs));
+      end = std::min(workers.size(), first + (first == 0 && (first_baseline || probe) ? 1 : jobs));
       for (size_t w = first; w < end; ++w) {
         auto [i, k] = workers[w];
         Slot& slot = slots[i];
@@ -773,6 +822,13 @@ class Sweep {
         slot.processes[k] =
             std::make_unique<WorkerProcess>(log_name, out_ / "logs" / (SanitizeFileName(log_name) + ".log"));
         std::vector<std::string> args = WorkerArgs(slot.variant);
+        if (k > 0) {
+          // The outputs are checked once per slot, by its first process: the
+          // others run the same program (a slow variant's check step costs
+          // as much as a repetition).
+          auto it = std::find(args.begin(), args.end(), "--reference-dir");
+          if (it != args.end()) args.erase(it, it + 2);
+        }
         if (slot.variant == nullptr && first_baseline && k == 0) {
           // The first baseline writes the IR diff of every pass in the plan.
           std::set<std::string> passes;
@@ -831,6 +887,24 @@ class Sweep {
         } else if (!slot.record.status) {
           slot.record.status = "ok";
         }
+        worker_rss_bytes_ = std::max<int64_t>(worker_rss_bytes_, ready->value("peak_rss_bytes", int64_t{0}));
+      }
+      if (first == 0 && probe && worker_rss_bytes_ > 0) {
+        // Only the baseline's first process is alive: keep the members that fit.
+        const size_t keep = std::min(members.size(), BlockCapacity(/*resident=*/1));
+        if (keep < members.size()) {
+          std::fprintf(stderr,
+                       "%spasslab ablate: workers take up to %.0f MiB each and %.1f GiB are available, so blocks "
+                       "hold %zu variant(s) (%d process(es) each) instead of %zu\n",
+                       o_.progress ? "\r\033[K" : "", worker_rss_bytes_ / 1048576.0,
+                       AvailableMemoryBytes() / 1073741824.0, keep, o_.processes, members.size());
+          deferred->assign(members.begin() + keep, members.end());
+          members.resize(keep);
+          slots.resize(keep + 1);
+          workers.erase(std::remove_if(workers.begin() + 1, workers.end(),
+                                       [&](const auto& w) { return w.first > keep; }),
+                        workers.end());
+        }
       }
     }
     for (Slot& slot : slots) {
@@ -843,13 +917,25 @@ class Sweep {
       return absl::FailedPreconditionError(StrCat("the baseline failed: ", slots[0].record.error.value_or(""),
                                                   " (log: ", slots[0].processes[0]->log().string(), ")"));
     }
-    // Warm up, then round-robin repetitions.
+    // Warm up (untimed, so `jobs` processes at a time), then round-robin
+    // repetitions.
+    std::vector<std::pair<Slot*, WorkerProcess*>> warm;
     for (Slot& slot : slots) {
-      for (std::unique_ptr<WorkerProcess>& p : slot.processes) {
-        if (!slot.ok) break;
-        absl::Status s = p->Send(StrCat("warmup ", o_.warmup));
+      for (std::unique_ptr<WorkerProcess>& p : slot.processes) warm.emplace_back(&slot, p.get());
+    }
+    for (size_t first = 0; first < warm.size(); first += jobs) {
+      const size_t end = std::min(warm.size(), first + jobs);
+      std::vector<absl::Status> sent(end - first);
+      for (size_t w = first; w < end; ++w) {
+        auto [slot, p] = warm[w];
+        if (slot->ok) sent[w - first] = p->Send(StrCat("warmup ", o_.warmup));
+      }
+      for (size_t w = first; w < end; ++w) {
+        auto [slot, p] = warm[w];
+        if (!slot->ok) continue;
+        const absl::Status& s = sent[w - first];
         absl::StatusOr<Json> reply = s.ok() ? p->Receive(o_.timeout_s) : absl::StatusOr<Json>(s);
-        if (!reply.ok()) RecordDeath(slot, *p, reply.status(), "warming up");
+        if (!reply.ok()) RecordDeath(*slot, *p, reply.status(), "warming up");
       }
     }
     // One timed repetition of a slot, appended to its record: on its
@@ -937,6 +1023,7 @@ class Sweep {
         if (bye.ok()) {
           slot.record.peak_rss_bytes = std::max<int64_t>(slot.record.peak_rss_bytes.value_or(0),
                                                          (*bye).value("peak_rss_bytes", int64_t{0}));
+          worker_rss_bytes_ = std::max(worker_rss_bytes_, *slot.record.peak_rss_bytes);
         }
         p.Reap();
       }
@@ -964,6 +1051,7 @@ class Sweep {
       if (bye.ok()) {
         slot.record.peak_rss_bytes = std::max<int64_t>(slot.record.peak_rss_bytes.value_or(0),
                                                        (*bye).value("peak_rss_bytes", int64_t{0}));
+        worker_rss_bytes_ = std::max(worker_rss_bytes_, *slot.record.peak_rss_bytes);
       }
       p.Reap();
       slot.record.processes = static_cast<int64_t>(slot.processes.size());
@@ -1000,6 +1088,8 @@ class Sweep {
   // The screen's fingerprints (ScreenIdentical): the baseline's, each
   // screened variant's, and how many variants were the baseline's program.
   std::string baseline_fingerprint_;
+  // The largest peak resident set of a worker so far (BlockCapacity).
+  int64_t worker_rss_bytes_ = 0;
   std::map<std::string, std::string> fingerprints_;
   int screened_identical_ = 0;
   std::set<std::string> done_;
@@ -1014,6 +1104,9 @@ class Sweep {
 }  // namespace
 
 absl::Status RunAblation(const AblationOptions& options) {
+  // A worker that dies (a crash, the kernel's OOM killer) closes its pipe; a
+  // write to it must be an error to record, not a signal that ends the sweep.
+  std::signal(SIGPIPE, SIG_IGN);
   if (options.worker_exe.empty()) return absl::InvalidArgumentError("ablation: no worker executable");
   if (options.repeats < 2) return absl::InvalidArgumentError("ablation: --repeats must be at least 2 (statistics need samples)");
   if (options.target_ci < 0 || options.target_ci >= 1) {

@@ -48,16 +48,22 @@ double MsSince(Clock::time_point t) { return std::chrono::duration<double, std::
 // Names the pass being run in the log, so that a crash inside a pass can be
 // attributed to it by the runner (the last "pass" line before the signal).
 // Also acts out an injected fault (kAblateFaultEnv) at the first pass.
+// The fault kAblateFaultEnv injects into `variant` ("crash", "hang",
+// "fail", "vanish"; empty: none).
+std::string InjectedFault(const std::string& variant) {
+  const char* spec = std::getenv(kAblateFaultEnv);
+  if (spec == nullptr || variant.empty()) return "";
+  std::string fault;
+  for (std::string_view term : SplitAny(spec, ";")) {
+    size_t colon = term.find(':');
+    if (colon != std::string_view::npos && term.substr(colon + 1) == variant) fault = term.substr(0, colon);
+  }
+  return fault;
+}
+
 class ProgressObserver : public PassObserver {
  public:
-  explicit ProgressObserver(const std::string& variant) {
-    const char* spec = std::getenv(kAblateFaultEnv);
-    if (spec == nullptr || variant.empty()) return;
-    for (std::string_view term : SplitAny(spec, ";")) {
-      size_t colon = term.find(':');
-      if (colon != std::string_view::npos && term.substr(colon + 1) == variant) fault_ = term.substr(0, colon);
-    }
-  }
+  explicit ProgressObserver(const std::string& variant) : fault_(InjectedFault(variant)) {}
 
   absl::Status BeforePass(const PassRunInfo& info, const HloModule&) override {
     std::fprintf(stderr, "passlab-worker: pass %s (@%lld in %s)\n", info.pass_name.c_str(),
@@ -151,6 +157,9 @@ class Worker {
       return 0;
     }
     if (!o_.write_reference.empty() || o_.fingerprint_only) return 0;
+    // "vanish": gone right after saying it is ready, as when the kernel's OOM
+    // killer picks this process; the runner's next command finds no reader.
+    if (InjectedFault(o_.variant) == "vanish") std::raise(SIGKILL);
     return Serve();
   }
 
@@ -325,6 +334,7 @@ class Worker {
     // Library calls whose algorithm came from the shared cache / was tuned here.
     ready["autotune"] = {{"from_cache", autotune_hits_}, {"tuned", autotune_tuned_}};
     ready["instructions"] = module_->instruction_count();
+    ready["peak_rss_bytes"] = PeakRssBytes();  // the runner sizes its blocks by it
     ready.update(compile_cost_);  // pass_times, autotune_ms, kernel_cache
     if (control_ != nullptr) {
       ready["control_compile_ms"] = control_compile_ms_;

@@ -111,7 +111,8 @@ inline constexpr int64_t kMaxArenaOffsetBytes = 64 * 1024;
 // environment variable PASSLAB_ABLATE_FAULT holds ';'-separated
 // "crash:VARIANT" (SIGSEGV), "hang:VARIANT" (never finishes) or
 // "fail:VARIANT" (the first pass fails) terms; the worker of that variant
-// acts them out when its first pass starts.
+// acts them out when its first pass starts; "vanish:VARIANT" kills it with
+// SIGKILL right after it reported ready (as the OOM killer would).
 inline constexpr const char* kAblateFaultEnv = "PASSLAB_ABLATE_FAULT";
 
 // Runs the worker; returns the process exit code.

@@ -127,6 +127,22 @@ rs={json.loads(l)['variant']: json.loads(l) for l in open('$tmp/timed/results.js
 assert 'identical_program' not in rs['no dce'] and len(rs['no dce']['samples']['kernel_ns'])==2, rs['no dce']" \
   || fail "--time-identical did not time the identical variant"
 
+# A worker killed after it said it was ready (as the OOM killer does) is a
+# crash record, not the end of the sweep (the runner's next command meets a
+# closed pipe); and when memory holds fewer workers than --block asks, blocks
+# shrink (PASSLAB_ABLATE_MEMORY_AVAILABLE stands in for MemAvailable).
+printf 'no cse: cse\ngone: algsimp\n' > "$tmp/v5.txt"
+PASSLAB_ABLATE_FAULT="vanish:gone" PASSLAB_ABLATE_MEMORY_AVAILABLE=1 "$passlab" ablate "${model[@]}" --sweep file \
+  --variants "$tmp/v5.txt" --repeats 2 --warmup 1 --out "$tmp/mem" > "$tmp/log" 2>&1 || fail "vanish sweep: $(cat "$tmp/log")"
+grep -q "workers take up to [0-9]* MiB each and 0.0 GiB are available, so blocks hold 1 variant(s) (2 process(es) each) instead of 2" \
+  "$tmp/log" || fail "blocks not sized by memory: $(cat "$tmp/log")"
+python3 -c "import json
+rs=[json.loads(l) for l in open('$tmp/mem/results.jsonl')]
+v={r['variant']: r for r in rs}
+assert v['gone']['status']=='crash' and v['gone']['signal']==9, v['gone']
+assert v['no cse']['status']=='ok' and len(v['no cse']['samples']['kernel_ns'])==2, v['no cse']
+assert sum(r['kind']=='baseline' for r in rs)==2, [r['variant'] for r in rs]" || fail "vanished worker or block sizes"
+
 # A wrong reference makes every variant a wrong result.
 printf 'xxxx' | dd of="$tmp/out/reference/leaf_0.bin" bs=1 seek=0 conv=notrunc status=none
 echo "again: cse" > "$tmp/v2.txt"
