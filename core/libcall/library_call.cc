@@ -51,6 +51,7 @@ constexpr std::pair<ConvAlgorithm, const char*> kAlgorithms[] = {
     {ConvAlgorithm::kWinograd, "winograd"},
     {ConvAlgorithm::kReference, "reference"},
     {ConvAlgorithm::kAsBackwardFilter, "as-backward-filter"},
+    {ConvAlgorithm::kTapGemm, "tap-gemm"},
 };
 
 constexpr std::pair<PrecisionLevel, const char*> kPrecisions[] = {

@@ -118,8 +118,17 @@ const char* ConvActivationName(ConvActivation a);  // "kNone", "kRelu", ... (XLA
 // library's filter-gradient primitive, the same sum with the roles of batch
 // and features exchanged (core/runtime/conv_runner.cc): a different engine
 // for the same HLO, as cuDNN's algorithm picker chooses among engines.
-enum class ConvAlgorithm { kAuto = 0, kDirect = 1, kWinograd = 2, kReference = 3, kAsBackwardFilter = 4 };
-// "auto", "direct", "winograd", "reference", "as-backward-filter"
+// kTapGemm runs it as one matrix product per output position and filter
+// tap on the library's matmul (few positions, large batch and features).
+enum class ConvAlgorithm {
+  kAuto = 0,
+  kDirect = 1,
+  kWinograd = 2,
+  kReference = 3,
+  kAsBackwardFilter = 4,
+  kTapGemm = 5
+};
+// "auto", "direct", "winograd", "reference", "as-backward-filter", "tap-gemm"
 const char* ConvAlgorithmName(ConvAlgorithm a);
 std::optional<ConvAlgorithm> ParseConvAlgorithmName(std::string_view name);
 

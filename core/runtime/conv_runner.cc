@@ -8,10 +8,13 @@
 // act(conv_result_scale * conv + side_input_scale * side_input + bias) as an
 // output scale plus sum, binary-add and eltwise post-ops. Algorithm
 // as-backward-filter runs a forward convolution on the filter-gradient
-// primitive (PrepareAsBackwardFilter says how and why).
+// primitive (PrepareAsBackwardFilter says how and why). Operands may be read
+// through strided views of other buffers (conv_operand_views.h, where the
+// reversals are explained).
 #include "core/runtime/library_call_internal.h"
 #include "core/runtime/library_threads.h"
 
+#include <algorithm>
 #include <cmath>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
@@ -19,7 +22,9 @@
 #include <unordered_map>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
+#include "core/runtime/conv_operand_views.h"
 #include "core/runtime/host_buffer.h"
 
 namespace passlab::runtime_internal {
@@ -39,6 +44,7 @@ dnnl::algorithm DnnAlgorithm(ConvAlgorithm a) {
     case ConvAlgorithm::kWinograd: return dnnl::algorithm::convolution_winograd;
     case ConvAlgorithm::kAuto:
     case ConvAlgorithm::kAsBackwardFilter:
+    case ConvAlgorithm::kTapGemm:
     case ConvAlgorithm::kReference: return dnnl::algorithm::convolution_auto;
   }
   return dnnl::algorithm::convolution_auto;
@@ -55,7 +61,8 @@ struct Tensor {
   Shape shape;
   bool output = false;
   // Offsets to read the image from (the filter of a window-reversed
-  // convolution, spatially flipped); empty = element i from offset i.
+  // convolution, spatially flipped), or for the result to write it to (a
+  // result reversed by an input view); empty = element i at offset i.
   std::vector<int64_t> gather;
   memory user;
   memory prim;
@@ -67,12 +74,14 @@ struct Tensor {
 
 class DnnConvRunner : public LibraryCallRunner {
  public:
-  static absl::StatusOr<std::unique_ptr<LibraryCallRunner>> Create(const HloInstruction& inst, ConvCall call,
-                                                                   ConvAlgorithm algorithm) {
+  static absl::StatusOr<std::unique_ptr<LibraryCallRunner>> Create(
+      const HloInstruction& inst, ConvCall call, ConvAlgorithm algorithm,
+      absl::Span<const std::optional<StridedView>> views = {}) {
     std::unique_ptr<DnnConvRunner> r(new DnnConvRunner());
     r->name_ = inst.name();
     r->algorithm_ = {static_cast<int64_t>(algorithm), ConvAlgorithmName(algorithm)};
     r->call_ = std::move(call);
+    r->views_.assign(views.begin(), views.end());
     try {
       if (absl::Status s = r->Prepare(inst, algorithm); !s.ok()) return s;
     } catch (const dnnl::error& e) {
@@ -140,8 +149,9 @@ class DnnConvRunner : public LibraryCallRunner {
       stream_.wait();
       if (!out.f32.empty()) {
         void* data = buffers[out.buffer];
-        for (int64_t i = 0; i < static_cast<int64_t>(out.f32.size()); ++i) {
-          WriteFloat(out.shape.element_type(), data, i, out.f32[i]);
+        const int64_t n = static_cast<int64_t>(out.f32.size());
+        for (int64_t i = 0; i < n; ++i) {
+          WriteFloat(out.shape.element_type(), data, out.gather.empty() ? i : out.gather[i], out.f32[i]);
         }
       }
     } catch (const dnnl::error& e) {
@@ -171,35 +181,69 @@ class DnnConvRunner : public LibraryCallRunner {
     return static_cast<int>(tensors_.size()) - 1;
   }
 
-  // Reads the filter through an f32 image whose spatial dimensions marked
-  // window_reversal are flipped.
-  void FlipFilter(Tensor& t, const Shape& f, const ConvolutionDimensionNumbers& d) {
-    std::vector<int64_t> strides = PhysicalStrides(f);
-    std::vector<bool> flip(f.rank(), false);
-    for (size_t s = 0; s < d.kernel_spatial_dimensions.size(); ++s) {
-      flip[d.kernel_spatial_dimensions[s]] = call_.window.dimensions[s].window_reversal;
-    }
-    int64_t n = f.element_count();
+  // Reads an operand (or writes the result) through an f32 image whose
+  // dimensions marked in `flip` are reversed: `strides` are the tensor's
+  // (those of its oneDNN descriptor, the image's layout).
+  void Flip(Tensor& t, const Shape& shape, const std::vector<int64_t>& strides, const std::vector<bool>& flip) {
+    int64_t n = shape.element_count();
     t.gather.assign(n, 0);
     if (t.f32.empty()) {
       t.f32.resize(n);
       t.user.set_data_handle(t.f32.data());
     }
     // For each element (logical row-major index), its offset and the offset
-    // of its flipped source.
-    std::vector<int64_t> idx(f.rank(), 0);
+    // of its flipped counterpart.
+    std::vector<int64_t> idx(shape.rank(), 0);
     for (int64_t i = 0; i < n; ++i) {
       int64_t dst = 0, src = 0;
-      for (int64_t k = 0; k < f.rank(); ++k) {
+      for (int64_t k = 0; k < shape.rank(); ++k) {
         dst += idx[k] * strides[k];
-        src += (flip[k] ? f.dimensions(k) - 1 - idx[k] : idx[k]) * strides[k];
+        src += (flip[k] ? shape.dimensions(k) - 1 - idx[k] : idx[k]) * strides[k];
       }
       t.gather[dst] = src;
-      for (int64_t k = f.rank() - 1; k >= 0; --k) {
-        if (++idx[k] < f.dimensions(k)) break;
+      for (int64_t k = shape.rank() - 1; k >= 0; --k) {
+        if (++idx[k] < shape.dimensions(k)) break;
         idx[k] = 0;
       }
     }
+  }
+
+  // The strides of operand `operand` (of `shape`): its view's where it has
+  // one (reversed dimensions turned into positive strides and marked in
+  // `reversed`), else its buffer's.
+  absl::Status OperandStrides(int64_t operand, const Shape& shape, std::vector<int64_t>& strides,
+                              std::vector<bool>& reversed) const {
+    strides = PhysicalStrides(shape);
+    reversed.assign(shape.rank(), false);
+    if (operand < 0 || operand >= static_cast<int64_t>(views_.size()) || !views_[operand].has_value()) {
+      return absl::OkStatus();
+    }
+    const StridedView& v = *views_[operand];
+    if (static_cast<int64_t>(v.strides.size()) != shape.rank()) {
+      return absl::InvalidArgumentError(StrCat(name_, ": a view of rank ", v.strides.size(), " for operand ",
+                                               operand, " of shape ", shape.ToString()));
+    }
+    int64_t offset = v.offset;
+    for (int64_t k = 0; k < shape.rank(); ++k) {
+      strides[k] = v.strides[k];
+      if (strides[k] >= 0) continue;
+      offset += (shape.dimensions(k) - 1) * strides[k];
+      strides[k] = -strides[k];
+      reversed[k] = shape.dimensions(k) > 1;
+    }
+    // A view of a whole buffer starts at its first element once unreversed.
+    if (offset != 0) {
+      return absl::UnimplementedError(StrCat(name_, ": operand ", operand, "'s view starts at element ", offset));
+    }
+    return absl::OkStatus();
+  }
+
+  // The filter read through a spatially flipped image and the result
+  // written through one where Prepare found them reversed.
+  void FlipFilterAndResult(int filter, int result) {
+    auto any = [](const std::vector<bool>& v) { return std::find(v.begin(), v.end(), true) != v.end(); };
+    if (any(filter_flip_)) Flip(tensors_[filter], call_.filter_shape, filter_strides_, filter_flip_);
+    if (any(result_flip_)) Flip(tensors_[result], call_.output_shape, result_strides_, result_flip_);
   }
 
   // Binds a tensor to a primitive argument with the primitive's format.
@@ -241,12 +285,8 @@ class DnnConvRunner : public LibraryCallRunner {
           StrCat(name_, ": oneDNN convolutions have 1 to 3 spatial dimensions, not ", spatial));
     }
     Dims strides, dilates, pad_l, pad_r;
-    bool reversed = false;
     for (const WindowDimension& w : c.window.dimensions) {
       if (w.base_dilation != 1) return absl::UnimplementedError(StrCat(name_, ": oneDNN has no base dilation"));
-      // Window reversal (forward kinds only; AnalyzeConvCall rejects it on
-      // backward ones) is a flipped filter.
-      reversed = reversed || w.window_reversal;
       strides.push_back(w.stride);
       dilates.push_back(w.window_dilation - 1);
       pad_l.push_back(w.padding_low);
@@ -264,8 +304,57 @@ class DnnConvRunner : public LibraryCallRunner {
     for (int64_t k : d.kernel_spatial_dimensions) taps *= f.dimensions(k);
     flops_ = 2 * out.element_count() * f.dimensions(d.kernel_input_feature_dimension) * taps;
     if (empty_) return absl::OkStatus();
-    // Logical oneDNN dims and the buffers' strides.
-    std::vector<int64_t> is = PhysicalStrides(in), fs = PhysicalStrides(f), os = PhysicalStrides(out);
+    // The buffers' strides, or the views' (conv_operand_views.h): operand
+    // 0 and 1 are the forward convolution's x and w (forward), y and w
+    // (backward input) or x and y (backward filter).
+    for (size_t k = 2; k < views_.size(); ++k) {
+      if (views_[k].has_value()) {
+        return absl::UnimplementedError(StrCat(name_, ": operand ", k, " is not read through a view"));
+      }
+    }
+    const bool forward = c.kind == LibraryCallKind::kConvForward || c.kind == LibraryCallKind::kConvBiasActivationForward;
+    std::vector<int64_t> is, fs, os;
+    std::vector<bool> in_rev, f_rev, out_rev;
+    RETURN_IF_ERROR(OperandStrides(c.kind == LibraryCallKind::kConvBackwardInput ? -1 : 0, in, is, in_rev));
+    RETURN_IF_ERROR(OperandStrides(c.kind == LibraryCallKind::kConvBackwardFilter ? -1 : 1, f, fs, f_rev));
+    RETURN_IF_ERROR(OperandStrides(c.kind == LibraryCallKind::kConvBackwardInput    ? 0
+                                   : c.kind == LibraryCallKind::kConvBackwardFilter ? 1
+                                                                                     : -1,
+                                   out, os, out_rev));
+    auto any_of = [](const std::vector<bool>& v) { return std::find(v.begin(), v.end(), true) != v.end(); };
+    if (in_rev[d.input_batch_dimension] || in_rev[d.input_feature_dimension] ||
+        f_rev[d.kernel_input_feature_dimension] || f_rev[d.kernel_output_feature_dimension] || any_of(out_rev) ||
+        (!forward && (any_of(in_rev) || any_of(f_rev)))) {
+      return absl::UnimplementedError(StrCat(
+          name_, ": only the spatial dimensions of a forward convolution's input and filter are read reversed"));
+    }
+    // Window reversal (forward kinds only; AnalyzeConvCall rejects it on
+    // backward ones) is a flipped filter. Reversed spatial dimensions: of
+    // the filter, a toggled window reversal;
+    // of the input, the result reversed too, with the padding turned around.
+    filter_flip_.assign(f.rank(), false);
+    result_flip_.assign(out.rank(), false);
+    for (int64_t s = 0; s < spatial; ++s) {
+      const WindowDimension& w = c.window.dimensions[s];
+      bool flip = w.window_reversal != f_rev[d.kernel_spatial_dimensions[s]];
+      if (in_rev[d.input_spatial_dimensions[s]]) {
+        flip = !flip;
+        result_flip_[d.output_spatial_dimensions[s]] = true;
+        const int64_t unread = in.dimensions(d.input_spatial_dimensions[s]) + pad_l[s] + pad_r[s] -
+                               (f.dimensions(d.kernel_spatial_dimensions[s]) - 1) * w.window_dilation - 1 -
+                               (out.dimensions(d.output_spatial_dimensions[s]) - 1) * w.stride;
+        const int64_t low = pad_l[s];
+        pad_l[s] = pad_r[s] - unread;
+        pad_r[s] = low + unread;
+      }
+      filter_flip_[d.kernel_spatial_dimensions[s]] = flip;
+    }
+    if (any_of(result_flip_) && c.side_input_operand >= 0) {
+      return absl::UnimplementedError(StrCat(name_, ": a reversed input with a side input is not taken"));
+    }
+    filter_strides_ = fs;
+    result_strides_ = os;
+    // Logical oneDNN dims and strides.
     Dims src_dims = {in.dimensions(d.input_batch_dimension), in.dimensions(d.input_feature_dimension)};
     Dims src_strides = {is[d.input_batch_dimension], is[d.input_feature_dimension]};
     Dims dst_dims = {out.dimensions(d.output_batch_dimension), out.dimensions(d.output_feature_dimension)};
@@ -283,8 +372,7 @@ class DnnConvRunner : public LibraryCallRunner {
       w_strides.push_back(fs[d.kernel_spatial_dimensions[s]]);
     }
     if (algorithm == ConvAlgorithm::kAsBackwardFilter) {
-      return PrepareAsBackwardFilter(inst, src_dims, src_strides, dst_dims, dst_strides, w_dims, w_strides, pad_l,
-                                     reversed);
+      return PrepareAsBackwardFilter(inst, src_dims, src_strides, dst_dims, dst_strides, w_dims, w_strides, pad_l);
     }
     int64_t result_buffer = operand_count_;
     int src = -1, wei = -1, dst = -1;
@@ -295,7 +383,7 @@ class DnnConvRunner : public LibraryCallRunner {
         wei = AddTensor(1, f, w_dims, w_strides, false);
         dst = AddTensor(result_buffer, out, dst_dims, dst_strides, true);
         output_ = dst;
-        if (reversed) FlipFilter(tensors_[wei], f, d);
+        FlipFilterAndResult(wei, dst);
         break;
       case LibraryCallKind::kConvBackwardInput:
         dst = AddTensor(0, out, dst_dims, dst_strides, false);
@@ -445,7 +533,7 @@ class DnnConvRunner : public LibraryCallRunner {
   // taken.
   absl::Status PrepareAsBackwardFilter(const HloInstruction& inst, const Dims& src_dims, const Dims& src_strides,
                                        const Dims& dst_dims, const Dims& dst_strides, const Dims& w_dims,
-                                       const Dims& w_strides, const Dims& pad_l, bool reversed) {
+                                       const Dims& w_strides, const Dims& pad_l) {
     const ConvCall& c = call_;
     const bool fused = c.kind == LibraryCallKind::kConvBiasActivationForward;
     if ((c.kind != LibraryCallKind::kConvForward && !fused) || c.feature_group_count != 1 ||
@@ -480,7 +568,7 @@ class DnnConvRunner : public LibraryCallRunner {
     int g = AddTensor(1, c.filter_shape, g_dims, g_strides, false);
     int y = AddTensor(operand_count_, c.output_shape, y_dims, y_strides, true);
     output_ = y;
-    if (reversed) FlipFilter(tensors_[g], c.filter_shape, c.dnums);
+    FlipFilterAndResult(g, y);
     auto any = [](const Dims& dims) { return memory::desc(dims, memory::data_type::f32, memory::format_tag::any); };
     // Direct: oneDNN's auto picks winograd for small filter gradients even
     // where it is slower (mb8_ic512oc512 at 2x2, 3x3: 11.5 ms against 2).
@@ -558,6 +646,11 @@ class DnnConvRunner : public LibraryCallRunner {
   }
 
   ConvCall call_;
+  std::vector<std::optional<StridedView>> views_;  // per operand, may be shorter
+  // Per filter / result dimension: read or written flipped (window
+  // reversal, reversed views); the strides of their oneDNN descriptors.
+  std::vector<bool> filter_flip_, result_flip_;
+  std::vector<int64_t> filter_strides_, result_strides_;
   dnnl::stream stream_;
   dnnl::primitive primitive_;
   // as-backward-filter's epilogue: run after primitive_ (and the result's
@@ -578,17 +671,247 @@ class DnnConvRunner : public LibraryCallRunner {
   bool empty_ = false;
 };
 
+// ConvAlgorithm::kTapGemm: a forward convolution as a sum of matrix
+// products, one per output position p and filter tap k whose input position
+// q = p*stride + k*dilation - pad_l lies inside the input:
+//   y[:, p, :] += x[:, q, :] (batch x input features) * w[k, :, :] (input x output features)
+// each on one oneDNN matmul primitive (created once, with the buffers'
+// strides; the positions are pointer offsets). Suits what XLA's operand swap
+// leaves: few positions, a large batch and features (ResNet-18's layer4
+// input gradients, mb512_ic512oc8 at 3x3 -> 2x2: 16 products of
+// 512x512x8, ~1.0 ms on 2 threads against 1.2-1.5 ms for oneDNN's direct
+// convolution, measured with ONEDNN_VERBOSE=1 and /tmp benches). Since the
+// positions are offsets, any spatial dimension may be read reversed (a
+// window reversal, or a reversed view of the input or filter) at no cost.
+class TapGemmConvRunner : public LibraryCallRunner {
+ public:
+  // Products beyond this many cost more in calls than they save.
+  static constexpr int64_t kMaxProducts = 256;
+
+  static absl::StatusOr<std::unique_ptr<LibraryCallRunner>> Create(
+      const HloInstruction& inst, const ConvCall& c, absl::Span<const std::optional<StridedView>> views) {
+    std::unique_ptr<TapGemmConvRunner> r(new TapGemmConvRunner());
+    r->name_ = inst.name();
+    r->algorithm_ = {static_cast<int64_t>(ConvAlgorithm::kTapGemm), ConvAlgorithmName(ConvAlgorithm::kTapGemm)};
+    try {
+      if (absl::Status s = r->Prepare(inst, c, views); !s.ok()) return s;
+    } catch (const dnnl::error& e) {
+      return absl::UnimplementedError(StrCat(inst.name(), ": oneDNN's matmul does not take this convolution: ", e.what()));
+    }
+    return std::unique_ptr<LibraryCallRunner>(std::move(r));
+  }
+
+  absl::Status Run(absl::Span<void* const> buffers) override {
+    ApplyLibraryCallThreads();
+    if (static_cast<int64_t>(buffers.size()) < operand_count_ + 1 || buffers[0] == nullptr ||
+        buffers[1] == nullptr || buffers[operand_count_] == nullptr) {
+      return absl::InvalidArgumentError(StrCat(name_, ": expected ", operand_count_, " operand buffers and a result"));
+    }
+    const float* x = static_cast<const float*>(buffers[0]);
+    const float* w = static_cast<const float*>(buffers[1]);
+    float* y = static_cast<float*>(buffers[operand_count_]);
+    for (int64_t at : unreached_) {
+      for (int64_t b = 0; b < batch_; ++b) {
+        for (int64_t o = 0; o < features_; ++o) y[at + b * y_batch_stride_ + o * y_feature_stride_] = 0;
+      }
+    }
+    try {
+      for (const Product& p : products_) {
+        x_.set_data_handle(const_cast<float*>(x + p.x));
+        w_.set_data_handle(const_cast<float*>(w + p.w));
+        y_.set_data_handle(y + p.y);
+        (p.first ? set_ : accumulate_).execute(stream_, {{DNNL_ARG_SRC, x_}, {DNNL_ARG_WEIGHTS, w_}, {DNNL_ARG_DST, y_}});
+      }
+      stream_.wait();
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(StrCat(name_, ": oneDNN failed: ", e.what()));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Product {
+    int64_t x = 0, w = 0, y = 0;  // element offsets of the three matrices
+    bool first = false;           // the first product into its position
+  };
+
+  TapGemmConvRunner() : stream_(Engine()) {}
+
+  // Strides of operand `operand` of `shape`: its view's or its buffer's;
+  // `offset` the view's.
+  static std::vector<int64_t> StridesOf(absl::Span<const std::optional<StridedView>> views, int64_t operand,
+                                        const Shape& shape, int64_t& offset) {
+    offset = 0;
+    if (operand >= static_cast<int64_t>(views.size()) || !views[operand].has_value()) return PhysicalStrides(shape);
+    offset = views[operand]->offset;
+    return views[operand]->strides;
+  }
+
+  absl::Status Prepare(const HloInstruction& inst, const ConvCall& c,
+                       absl::Span<const std::optional<StridedView>> views) {
+    const ConvolutionDimensionNumbers& d = c.dnums;
+    const Shape &in = c.input_shape, &f = c.filter_shape, &out = c.output_shape;
+    operand_count_ = inst.operand_count();
+    auto unsupported = [&](std::string_view why) {
+      return absl::UnimplementedError(StrCat(name_, ": tap-gemm ", why));
+    };
+    if (c.kind != LibraryCallKind::kConvForward) return unsupported("runs only unfused forward convolutions");
+    if (c.feature_group_count != 1) return unsupported("runs no grouped convolutions");
+    for (const HloInstruction* op : inst.operands()) {
+      if (op->shape().element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
+      RETURN_IF_ERROR(CheckPlainLayout(op->shape()));
+      bytes_read_ += op->shape().byte_size();
+    }
+    if (c.result_shape.element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
+    RETURN_IF_ERROR(CheckPlainLayout(c.result_shape));
+    bytes_written_ = c.result_shape.byte_size();
+    if (in.element_count() == 0 || f.element_count() == 0 || out.element_count() == 0) {
+      return unsupported("takes no empty arrays");
+    }
+    for (size_t k = 2; k < views.size(); ++k) {
+      if (views[k].has_value()) return unsupported("reads only the input and filter through views");
+    }
+    int64_t x_offset = 0, w_offset = 0, unused = 0;
+    const std::vector<int64_t> xs = StridesOf(views, 0, in, x_offset), ws = StridesOf(views, 1, f, w_offset);
+    const std::vector<int64_t> ys = StridesOf({}, 0, out, unused);
+    if (static_cast<int64_t>(xs.size()) != in.rank() || static_cast<int64_t>(ws.size()) != f.rank()) {
+      return absl::InvalidArgumentError(StrCat(name_, ": a view of another rank than its operand"));
+    }
+    const int64_t n = in.dimensions(d.input_batch_dimension), i = in.dimensions(d.input_feature_dimension);
+    const int64_t o = f.dimensions(d.kernel_output_feature_dimension);
+    int64_t taps = 1;
+    for (int64_t k : d.kernel_spatial_dimensions) taps *= f.dimensions(k);
+    flops_ = 2 * out.element_count() * i * taps;
+    batch_ = n;
+    features_ = o;
+    y_batch_stride_ = ys[d.output_batch_dimension];
+    y_feature_stride_ = ys[d.output_feature_dimension];
+    const int64_t x_b = xs[d.input_batch_dimension], x_f = xs[d.input_feature_dimension];
+    const int64_t w_i = ws[d.kernel_input_feature_dimension], w_o = ws[d.kernel_output_feature_dimension];
+    if (x_b < 0 || x_f < 0 || w_i < 0 || w_o < 0) return unsupported("reads no reversed batch or feature dimension");
+    for (const WindowDimension& win : c.window.dimensions) {
+      if (win.base_dilation != 1) return unsupported("has no base dilation");
+    }
+    // Every (position, tap) pair, as offsets.
+    const int64_t spatial = static_cast<int64_t>(d.input_spatial_dimensions.size());
+    std::vector<int64_t> positions(spatial, 0);
+    const int64_t position_count = out.element_count() / (n * o);
+    for (int64_t pi = 0; pi < position_count; ++pi) {
+      int64_t y_at = 0;
+      for (int64_t s = 0; s < spatial; ++s) y_at += positions[s] * ys[d.output_spatial_dimensions[s]];
+      std::vector<int64_t> tap(spatial, 0);
+      bool reached = false;
+      for (int64_t ti = 0; ti < taps; ++ti) {
+        int64_t x_at = x_offset, w_at = w_offset;
+        bool inside = true;
+        for (int64_t s = 0; s < spatial && inside; ++s) {
+          const WindowDimension& win = c.window.dimensions[s];
+          const int64_t q = positions[s] * win.stride + tap[s] * win.window_dilation - win.padding_low;
+          inside = q >= 0 && q < in.dimensions(d.input_spatial_dimensions[s]);
+          const int64_t kernel = f.dimensions(d.kernel_spatial_dimensions[s]);
+          x_at += q * xs[d.input_spatial_dimensions[s]];
+          w_at += (win.window_reversal ? kernel - 1 - tap[s] : tap[s]) * ws[d.kernel_spatial_dimensions[s]];
+        }
+        if (inside) {
+          products_.push_back({x_at, w_at, y_at, false});
+          reached = true;
+        }
+        for (int64_t s = spatial - 1; s >= 0; --s) {
+          if (++tap[s] < f.dimensions(d.kernel_spatial_dimensions[s])) break;
+          tap[s] = 0;
+        }
+      }
+      if (!reached) unreached_.push_back(y_at);
+      for (int64_t s = spatial - 1; s >= 0; --s) {
+        if (++positions[s] < out.dimensions(d.output_spatial_dimensions[s])) break;
+        positions[s] = 0;
+      }
+    }
+    if (static_cast<int64_t>(products_.size()) > kMaxProducts) {
+      return unsupported(StrCat("takes at most ", kMaxProducts, " products, not ", products_.size()));
+    }
+    // Products reading the same input position run together (it stays in
+    // cache); the first into each result position overwrites it.
+    std::stable_sort(products_.begin(), products_.end(), [](const Product& a, const Product& b) { return a.x < b.x; });
+    std::vector<int64_t> seen;
+    for (Product& p : products_) {
+      p.first = std::find(seen.begin(), seen.end(), p.y) == seen.end();
+      if (p.first) seen.push_back(p.y);
+    }
+    const memory::desc x_md({n, i}, memory::data_type::f32, {x_b, x_f});
+    const memory::desc w_md({i, o}, memory::data_type::f32, {w_i, w_o});
+    const memory::desc y_md({n, o}, memory::data_type::f32, {y_batch_stride_, y_feature_stride_});
+    dnnl::primitive_attr set_attr, accumulate_attr;
+    if (c.config.conv_result_scale != 1) {
+      set_attr.set_output_scales(0, {static_cast<float>(c.config.conv_result_scale)});
+      accumulate_attr.set_output_scales(0, {static_cast<float>(c.config.conv_result_scale)});
+    }
+    dnnl::post_ops sum;
+    sum.append_sum(1.0f);
+    accumulate_attr.set_post_ops(sum);
+    dnnl::matmul::desc desc(x_md, w_md, y_md);
+    dnnl::matmul::primitive_desc set_pd(desc, set_attr, Engine(), /*allow_empty=*/true);
+    dnnl::matmul::primitive_desc accumulate_pd(desc, accumulate_attr, Engine(), /*allow_empty=*/true);
+    if (!set_pd || !accumulate_pd) return unsupported("found no oneDNN matmul for these strides");
+    set_ = dnnl::matmul(set_pd);
+    accumulate_ = dnnl::matmul(accumulate_pd);
+    x_ = memory(x_md, Engine(), DNNL_MEMORY_NONE);
+    w_ = memory(w_md, Engine(), DNNL_MEMORY_NONE);
+    y_ = memory(y_md, Engine(), DNNL_MEMORY_NONE);
+    return absl::OkStatus();
+  }
+
+  std::vector<Product> products_;
+  std::vector<int64_t> unreached_;  // result positions no tap reaches (zeros)
+  int64_t batch_ = 0, features_ = 0, y_batch_stride_ = 0, y_feature_stride_ = 0;
+  int64_t operand_count_ = 0;
+  dnnl::stream stream_;
+  dnnl::matmul set_, accumulate_;
+  memory x_, w_, y_;
+};
+
 }  // namespace
 
 bool DnnAccepts(const HloInstruction& inst, const ConvCall& call, ConvAlgorithm algorithm) {
-  return DnnConvRunner::Create(inst, call, algorithm).ok();
+  return CreateDnnConvRunner(inst, call, algorithm).ok();
 }
 
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateDnnConvRunner(const HloInstruction& inst, ConvCall call,
                                                                        ConvAlgorithm algorithm) {
   if (algorithm == ConvAlgorithm::kReference)
     return absl::InvalidArgumentError("the reference is not a oneDNN algorithm");
+  if (algorithm == ConvAlgorithm::kTapGemm) return TapGemmConvRunner::Create(inst, call, {});
   return DnnConvRunner::Create(inst, std::move(call), algorithm);
 }
 
 }  // namespace passlab::runtime_internal
+
+namespace passlab {
+
+absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateConvRunnerWithViews(
+    const HloInstruction& inst, absl::Span<const std::optional<StridedView>> views, std::optional<int64_t> algorithm) {
+  std::optional<LibraryCallKind> kind = ClassifyLibraryCall(inst);
+  if (!kind || *kind == LibraryCallKind::kGemm || IsSolverKind(*kind)) {
+    return absl::InvalidArgumentError(StrCat(inst.name(), " is not a convolution library call"));
+  }
+  ASSIGN_OR_RETURN(ConvCall call, AnalyzeConvCall(inst));
+  // The algorithm LibraryCallRunner::Create would run: the recorded one, or
+  // oneDNN's auto where none (or XLA:GPU's cuDNN one) is recorded.
+  std::optional<ConvAlgorithm> a;
+  if (algorithm.has_value()) {
+    ConvBackendConfig probe;
+    probe.algo_id = *algorithm;
+    a = probe.algorithm();
+    if (!a) return absl::InvalidArgumentError(StrCat(inst.name(), ": unknown convolution algorithm ", *algorithm));
+  } else if (!inst.custom_call_target().starts_with("__cudnn$")) {
+    a = call.config.algorithm();
+  }
+  if (!a) a = ConvAlgorithm::kAuto;
+  if (*a == ConvAlgorithm::kReference) {
+    return absl::UnimplementedError(StrCat(inst.name(), ": the reference convolution reads no views"));
+  }
+  if (*a == ConvAlgorithm::kTapGemm) return runtime_internal::TapGemmConvRunner::Create(inst, call, views);
+  return runtime_internal::DnnConvRunner::Create(inst, std::move(call), *a, views);
+}
+
+}  // namespace passlab

@@ -15,7 +15,7 @@ namespace passlab::runtime_internal {
 bool BlasSupports(const HloInstruction& inst, const GemmCall& call);
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateBlasGemmRunner(const HloInstruction& inst, GemmCall call);
 
-// conv_runner.cc: oneDNN; `algorithm` is kAuto, kDirect or kWinograd.
+// conv_runner.cc: oneDNN; `algorithm` is any but kReference.
 bool DnnAccepts(const HloInstruction& inst, const ConvCall& call, ConvAlgorithm algorithm);
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateDnnConvRunner(const HloInstruction& inst, ConvCall call,
                                                                        ConvAlgorithm algorithm);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/backends/cpu/fusion_views.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/literal_util.h"
 #include "core/ir/status_macros.h"
@@ -112,17 +113,33 @@ class KernelThunk : public Thunk {
 
 class LibraryCallThunk : public Thunk {
  public:
-  LibraryCallThunk(const HloInstruction& inst, std::unique_ptr<LibraryCallRunner> runner)
-      : Thunk(inst), runner_(std::move(runner)) {}
+  // `elided`: the operands that are elided fusions (fusion_views.h), read
+  // through views of their own operand's buffer by `runner`.
+  LibraryCallThunk(const HloInstruction& inst, std::unique_ptr<LibraryCallRunner> runner,
+                   const absl::flat_hash_set<const HloInstruction*>& elided = {})
+      : Thunk(inst), runner_(std::move(runner)) {
+    for (int64_t i = 0; i < inst.operand_count(); ++i) {
+      if (elided.contains(inst.operand(i))) views_.push_back({i, inst.operand(i)->operand(0)});
+    }
+  }
   KernelKind kind() const override { return KernelKind::kLibraryCall; }
   std::string detail() const override {
-    return StrCat(instruction_.custom_call_target(), "/", runner_->algorithm().name);
+    std::string out = StrCat(instruction_.custom_call_target(), "/", runner_->algorithm().name);
+    for (const auto& [operand, source] : views_) {
+      StrAppend(&out, ", ", instruction_.operand(operand)->name(), " as a view of ", source->name());
+    }
+    return out;
   }
-  absl::Status Run(const Program& p, Frame& f, RunContext&) override { return runner_->Run(KernelBuffers(p, f)); }
+  absl::Status Run(const Program& p, Frame& f, RunContext&) override {
+    std::vector<void*> buffers = KernelBuffers(p, f);
+    for (const auto& [operand, source] : views_) buffers[operand] = p.LeafPointers(source, f)[0];
+    return runner_->Run(buffers);
+  }
   int64_t flops() const override { return runner_->flops(); }
 
  private:
   std::unique_ptr<LibraryCallRunner> runner_;
+  std::vector<std::pair<int64_t, const HloInstruction*>> views_;  // operand, the buffer it reads
 };
 
 class CopyThunk : public Thunk {
@@ -304,7 +321,15 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Build(const HloComputation& co
   std::unique_ptr<Program> p(new Program(computation));
   ASSIGN_OR_RETURN(std::unique_ptr<BufferAssignment> a, BufferAssignment::Run(computation, std::move(options)));
   p->assignment_ = std::move(a);
+  // Data-movement fusions read only by convolution calls run no kernel:
+  // the calls read through views (fusion_views.h).
+  FusionViewPlan views = PlanFusionViews(*p->assignment_);
   for (const HloInstruction* inst : p->assignment_->schedule()) {
+    if (views.elided.contains(inst)) continue;
+    if (auto it = views.runners.find(inst); it != views.runners.end()) {
+      p->thunks_.push_back(std::make_unique<LibraryCallThunk>(*inst, std::move(it->second), views.elided));
+      continue;
+    }
     RETURN_IF_ERROR(p->AddThunkFor(*inst, kernels));
   }
   return p;

@@ -392,6 +392,36 @@ TEST(ConvRunnerTest, WindowReversalFlipsTheFilter) {
                      2e-2);
 }
 
+TEST(ConvRunnerTest, TapGemmOnSwappedAndSparselyReachedConvolutions) {
+  // XLA's swapped backward-input convolution on ResNet-18's layer4
+  // (SwapConvolutionOperandsIfBeneficial), scaled down: 2x2 taps over a
+  // 3x3 input, batch 24, with the window reversed.
+  std::vector<std::string> names =
+      CheckAllAlgorithms(Conv("__dnn$convForward", "f32[24,3,3,16]", "f32[2,2,16,8]", "f32[24,2,2,8]",
+                              "window={size=2x2 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f"),
+                         1e-4);
+  EXPECT_TRUE(Has(names, "tap-gemm"));
+  // Dilation 3 over a 2-wide input padded 2_2: output column 1 reaches no
+  // input (zeros); scrambled layouts; a result scale.
+  names = CheckAllAlgorithms(
+      Conv("__dnn$convForward", "f32[3,5,2,4]{0,3,2,1}", "f32[4,2,2,3]{2,3,1,0}", "f32[3,3,6,3]{3,0,1,2}",
+           "window={size=2x2 pad=1_1x2_2 rhs_dilate=1x3 rhs_reversal=0x1}, dim_labels=b01f_i01o->b10f", "", "",
+           R"({"cudnn_conv_backend_config":{"activation_mode":"kNone","conv_result_scale":0.5,"side_input_scale":0.0}})"),
+      1e-4);
+  EXPECT_TRUE(Has(names, "tap-gemm"));
+  // Not for backward kinds, nor past kMaxProducts products (64x64 x 9).
+  names = CheckAllAlgorithms(Conv("__dnn$convBackwardInput", "f32[1,4,4,2]", "f32[3,3,2,2]", "f32[1,4,4,2]",
+                                  "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+                             1e-4);
+  EXPECT_FALSE(Has(names, "tap-gemm"));
+  Case big = Prepare(Conv("__dnn$convForward", "f32[1,64,64,1]", "f32[3,3,1,1]", "f32[1,64,64,1]",
+                          "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
+  ASSERT_NE(big.call, nullptr);
+  absl::StatusOr<std::vector<LibraryAlgorithm>> listed = ListAlgorithms(*big.call);
+  ASSERT_TRUE(listed.ok());
+  for (const LibraryAlgorithm& a : *listed) EXPECT_NE(a.name, "tap-gemm");
+}
+
 TEST(ConvRunnerTest, BackwardInputAndFilterOddShapes) {
   // Forward: x f32[2,7,7,3] (b01f), w f32[3,3,3,5] (01io), y f32[2,4,4,5].
   CheckAllAlgorithms(Conv("__dnn$convBackwardInput", "f32[2,4,4,5]", "f32[3,3,3,5]", "f32[2,7,7,3]",
