@@ -494,6 +494,21 @@ bool PairByRound(const PooledVariant& baseline, const PooledVariant& v, std::vec
 
 }  // namespace
 
+// The ratio and 95% CI of a variant against its in-process control, as the
+// report judges it: with every kernel's step times, the ratio of the sums of
+// per-kernel lower quartiles (stats.h kKernelQuantile) bootstrapped over the
+// ABBA pairs; else the paired per-step ratios. The runner's --target-ci and
+// --sequential decide on this same interval.
+static ConfidenceInterval InProcessRatioCi(const PooledVariant& v, const BootstrapOptions& bootstrap) {
+  if (v.kernel_rows_complete && !v.kernel_rows.empty() && !v.control_kernel_rows.empty() && !v.units.empty()) {
+    std::vector<std::vector<double>> rows, control_rows;
+    for (const auto& [name, row] : v.kernel_rows) rows.push_back(row);
+    for (const auto& [name, row] : v.control_kernel_rows) control_rows.push_back(row);
+    return BootstrapKernelQuantileRatioCi(rows, control_rows, v.units, kKernelQuantile, bootstrap);
+  }
+  return BootstrapPairedRatioCi(v.pair_variant, v.pair_control, bootstrap);
+}
+
 double InProcessCiHalfWidth(const AblationRecord& record, AblationMetric metric, const ReportOptions& options) {
   PooledVariant v;
   AddRecord(v, record, AblationMetricName(metric));
@@ -501,7 +516,7 @@ double InProcessCiHalfWidth(const AblationRecord& record, AblationMetric metric,
   BootstrapOptions bootstrap;
   bootstrap.resamples = options.bootstrap_resamples;
   bootstrap.seed = options.bootstrap_seed;
-  return BootstrapPairedRatioCi(v.pair_variant, v.pair_control, bootstrap).RelativeHalfWidth();
+  return InProcessRatioCi(v, bootstrap).RelativeHalfWidth();
 }
 
 InProcessDecision DecideInProcess(const AblationRecord& record, AblationMetric metric, double band,
@@ -513,7 +528,7 @@ InProcessDecision DecideInProcess(const AblationRecord& record, AblationMetric m
   BootstrapOptions bootstrap;
   bootstrap.resamples = options.bootstrap_resamples;
   bootstrap.seed = options.bootstrap_seed;
-  const ConfidenceInterval ci = BootstrapPairedRatioCi(v.pair_variant, v.pair_control, bootstrap);
+  const ConfidenceInterval ci = InProcessRatioCi(v, bootstrap);
   if (!std::isfinite(ci.low) || !std::isfinite(ci.high)) return d;
   d.low = ci.low;
   d.high = ci.high;
@@ -652,16 +667,9 @@ AblationReport BuildAblationReport(const nlohmann::json& manifest, const std::ve
     // In process with every kernel's step times: the ratio of the sums of
     // per-kernel lower quartiles (stats.h kKernelQuantile), bootstrapped
     // over the ABBA pairs; the signed-rank test below stays on the pairs.
-    const bool per_kernel = in_process && v.kernel_rows_complete && !v.kernel_rows.empty() &&
-                            !v.control_kernel_rows.empty() && !v.units.empty();
-    if (per_kernel) {
-      std::vector<std::vector<double>> rows, control_rows;
-      for (const auto& [name, row] : v.kernel_rows) rows.push_back(row);
-      for (const auto& [name, row] : v.control_kernel_rows) control_rows.push_back(row);
-      ci = BootstrapKernelQuantileRatioCi(rows, control_rows, v.units, kKernelQuantile, bootstrap);
-    }
+    if (in_process) ci = InProcessRatioCi(v, bootstrap);
     if (paired) {
-      if (!per_kernel) ci = BootstrapPairedRatioCi(paired_variant, paired_baseline, bootstrap);
+      if (!in_process) ci = BootstrapPairedRatioCi(paired_variant, paired_baseline, bootstrap);
       std::vector<double> log_ratios;
       for (size_t i = 0; i < paired_variant.size(); ++i) {
         if (paired_variant[i] > 0 && paired_baseline[i] > 0) {

@@ -617,8 +617,8 @@ class Sweep {
 
   // Variants per block that memory holds: every slot (the variants and the
   // baseline) keeps `processes` workers alive through the block, each as
-  // large as the largest worker seen so far (worker_rss_, with a fifth more
-  // for variants that grow). `resident` of those workers are alive already
+  // large as the largest worker's private memory seen so far
+  // (worker_rss_bytes_, with a fifth more for variants that grow). `resident` of those workers are alive already
   // (counted in MemAvailable). Unknown before the first worker: no limit.
   size_t BlockCapacity(int64_t resident = 0) const {
     if (worker_rss_bytes_ <= 0) return std::numeric_limits<size_t>::max();
@@ -887,14 +887,14 @@ class Sweep {
         } else if (!slot.record.status) {
           slot.record.status = "ok";
         }
-        worker_rss_bytes_ = std::max<int64_t>(worker_rss_bytes_, ready->value("peak_rss_bytes", int64_t{0}));
+        worker_rss_bytes_ = std::max<int64_t>(worker_rss_bytes_, ready->value("private_bytes", int64_t{0}));
       }
       if (first == 0 && probe && worker_rss_bytes_ > 0) {
         // Only the baseline's first process is alive: keep the members that fit.
         const size_t keep = std::min(members.size(), BlockCapacity(/*resident=*/1));
         if (keep < members.size()) {
           std::fprintf(stderr,
-                       "%spasslab ablate: workers take up to %.0f MiB each and %.1f GiB are available, so blocks "
+                       "%spasslab ablate: workers hold up to %.0f MiB of their own each and %.1f GiB are available, so blocks "
                        "hold %zu variant(s) (%d process(es) each) instead of %zu\n",
                        o_.progress ? "\r\033[K" : "", worker_rss_bytes_ / 1048576.0,
                        AvailableMemoryBytes() / 1073741824.0, keep, o_.processes, members.size());
@@ -1023,7 +1023,7 @@ class Sweep {
         if (bye.ok()) {
           slot.record.peak_rss_bytes = std::max<int64_t>(slot.record.peak_rss_bytes.value_or(0),
                                                          (*bye).value("peak_rss_bytes", int64_t{0}));
-          worker_rss_bytes_ = std::max(worker_rss_bytes_, *slot.record.peak_rss_bytes);
+          worker_rss_bytes_ = std::max(worker_rss_bytes_, (*bye).value("private_bytes", int64_t{0}));
         }
         p.Reap();
       }
@@ -1051,7 +1051,7 @@ class Sweep {
       if (bye.ok()) {
         slot.record.peak_rss_bytes = std::max<int64_t>(slot.record.peak_rss_bytes.value_or(0),
                                                        (*bye).value("peak_rss_bytes", int64_t{0}));
-        worker_rss_bytes_ = std::max(worker_rss_bytes_, *slot.record.peak_rss_bytes);
+        worker_rss_bytes_ = std::max(worker_rss_bytes_, (*bye).value("private_bytes", int64_t{0}));
       }
       p.Reap();
       slot.record.processes = static_cast<int64_t>(slot.processes.size());
@@ -1088,7 +1088,7 @@ class Sweep {
   // The screen's fingerprints (ScreenIdentical): the baseline's, each
   // screened variant's, and how many variants were the baseline's program.
   std::string baseline_fingerprint_;
-  // The largest peak resident set of a worker so far (BlockCapacity).
+  // The largest private resident memory of a worker so far (BlockCapacity).
   int64_t worker_rss_bytes_ = 0;
   std::map<std::string, std::string> fingerprints_;
   int screened_identical_ = 0;

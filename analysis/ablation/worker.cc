@@ -334,7 +334,7 @@ class Worker {
     // Library calls whose algorithm came from the shared cache / was tuned here.
     ready["autotune"] = {{"from_cache", autotune_hits_}, {"tuned", autotune_tuned_}};
     ready["instructions"] = module_->instruction_count();
-    ready["peak_rss_bytes"] = PeakRssBytes();  // the runner sizes its blocks by it
+    ready["private_bytes"] = PrivateResidentBytes();  // the runner sizes its blocks by it
     ready.update(compile_cost_);  // pass_times, autotune_ms, kernel_cache
     if (control_ != nullptr) {
       ready["control_compile_ms"] = control_compile_ms_;
@@ -376,7 +376,7 @@ class Worker {
         out << ChromeTraceJson(last_);
         channel_.Send({{"ok", static_cast<bool>(out)}});
       } else if (verb == "quit") {
-        channel_.Send({{"peak_rss_bytes", PeakRssBytes()}});
+        channel_.Send({{"peak_rss_bytes", PeakRssBytes()}, {"private_bytes", PrivateResidentBytes()}});
         return 0;
       } else {
         channel_.Send({{"error", StrCat("unknown command '", line, "'")}});
@@ -628,6 +628,18 @@ OutputCheck CompareWithReference(const std::vector<Literal>& reference, const Li
   for (const Literal& l : reference) expected.push_back(&l);
   FlattenLeaves(actual, leaves);
   return CheckOutputs(expected, leaves, OutputCheckOptions{.tolerance = tolerance});
+}
+
+int64_t PrivateResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  int64_t kib = 0;
+  std::string rest;
+  while (status >> key) {
+    if (key == "RssAnon:" && status >> kib) return kib * 1024;
+    std::getline(status, rest);
+  }
+  return 0;
 }
 
 int64_t PeakRssBytes() {

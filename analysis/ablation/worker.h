@@ -126,6 +126,11 @@ absl::StatusOr<std::vector<Literal>> ReadReference(const std::string& dir);
 // element by element within `tolerance`, or within 1% in norm).
 OutputCheck CompareWithReference(const std::vector<Literal>& reference, const Literal& actual, double tolerance);
 
+// This process's private resident memory now (/proc/self/status RssAnon:
+// what another worker process would add; the binary's code and libraries
+// are shared), in bytes; 0 where unknown.
+int64_t PrivateResidentBytes();
+
 // Peak resident set of this process (getrusage), in bytes.
 int64_t PeakRssBytes();
 

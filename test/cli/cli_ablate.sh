@@ -134,7 +134,7 @@ assert 'identical_program' not in rs['no dce'] and len(rs['no dce']['samples']['
 printf 'no cse: cse\ngone: algsimp\n' > "$tmp/v5.txt"
 PASSLAB_ABLATE_FAULT="vanish:gone" PASSLAB_ABLATE_MEMORY_AVAILABLE=1 "$passlab" ablate "${model[@]}" --sweep file \
   --variants "$tmp/v5.txt" --repeats 2 --warmup 1 --out "$tmp/mem" > "$tmp/log" 2>&1 || fail "vanish sweep: $(cat "$tmp/log")"
-grep -q "workers take up to [0-9]* MiB each and 0.0 GiB are available, so blocks hold 1 variant(s) (2 process(es) each) instead of 2" \
+grep -q "workers hold up to [0-9]* MiB of their own each and 0.0 GiB are available, so blocks hold 1 variant(s) (2 process(es) each) instead of 2" \
   "$tmp/log" || fail "blocks not sized by memory: $(cat "$tmp/log")"
 python3 -c "import json
 rs=[json.loads(l) for l in open('$tmp/mem/results.jsonl')]

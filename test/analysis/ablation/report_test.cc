@@ -1074,6 +1074,17 @@ TEST(AblationReportTest, CappedKernelTimeNarrowsTheCiOfSpikyIdenticalPrograms) {
   const ordered_json slower = find(capped, "slower");
   EXPECT_NEAR(slower["ratio"].get<double>(), 1.02, 0.003) << slower.dump();
   EXPECT_EQ(slower["outcome"], "slower");
+  // The runner's --target-ci and --sequential decide on the interval the
+  // report shows (the per-kernel one here), not on the wider per-step one.
+  for (const std::string name : {"aa", "slower"}) {
+    const json r = record(name, name == "aa" ? 1.0 : 1.06);
+    EXPECT_DOUBLE_EQ(InProcessCiHalfWidth(TypedRecords({r})[0], AblationMetric::kKernelNs),
+                     find(capped, name)["ci_half_width"].get<double>())
+        << name;
+    const InProcessDecision d = DecideInProcess(TypedRecords({r})[0], AblationMetric::kKernelNs, 0.01, 1);
+    EXPECT_DOUBLE_EQ(d.low, find(capped, name)["ci_low"].get<double>()) << name;
+    EXPECT_DOUBLE_EQ(d.high, find(capped, name)["ci_high"].get<double>()) << name;
+  }
 }
 
 // The metric a sweep judges by unless told: the kernels' CPU time on the
