@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -80,6 +81,43 @@ int64_t WindowPositions(const Window& window) {
   int64_t positions = 1;
   for (const WindowDimension& d : window.dimensions) positions *= d.size;
   return positions;
+}
+
+namespace {
+
+bool OneOf(HloOpcode op, std::initializer_list<HloOpcode> ops) {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+}  // namespace
+
+bool SpeculatableRead(const HloInstruction& h) {
+  const HloInstruction* i = &h;
+  // A chain of index moves reaches its source within a few steps; a longer
+  // one is not worth computing for elements the select throws away.
+  for (int depth = 0; depth < 8; ++depth) {
+    if (!i->shape().IsArray()) return false;
+    if (OneOf(i->opcode(), {HloOpcode::kParameter, HloOpcode::kConstant, HloOpcode::kIota})) return true;
+    if (!OneOf(i->opcode(), {HloOpcode::kBroadcast, HloOpcode::kTranspose, HloOpcode::kReshape, HloOpcode::kBitcast,
+                             HloOpcode::kSlice, HloOpcode::kReverse, HloOpcode::kCopy, HloOpcode::kConvert}) ||
+        i->operand_count() != 1) {
+      return false;
+    }
+    i = i->operand(0);
+  }
+  return false;
+}
+
+bool SpeculatableReducer(const HloComputation& c) {
+  for (const HloInstruction* i : c.instructions()) {
+    if (!i->shape().IsArray() || i->shape().rank() != 0) return false;
+    if (!OneOf(i->opcode(), {HloOpcode::kParameter, HloOpcode::kConstant, HloOpcode::kAdd, HloOpcode::kMultiply,
+                             HloOpcode::kMaximum, HloOpcode::kMinimum, HloOpcode::kAnd, HloOpcode::kOr,
+                             HloOpcode::kCompare, HloOpcode::kSelect})) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // Opcodes the elemental emitter handles (inside fusions or alone).

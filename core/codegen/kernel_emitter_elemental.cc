@@ -676,6 +676,14 @@ absl::StatusOr<std::vector<Value>> KernelEmitter::EmitOp(const HloInstruction* h
         ok = And(ok, good);
         in[d] = q;
       }
+      if (SpeculatableRead(*h->operand(0)) && SpeculatableRead(*h->operand(1)) && os.element_count() > 0) {
+        // Read at the index clamped into the operand, keep it or the
+        // padding value: no branch in the loop body.
+        for (int64_t d = 0; d < shape.rank(); ++d) in[d] = Min(in[d], C(os.dimensions(d) - 1));
+        ASSIGN_OR_RETURN(Value x, operand_at(0, in));
+        ASSIGN_OR_RETURN(Value padding, operand_at(1, {}));
+        return std::vector<Value>{Select(ok, x, padding)};
+      }
       return one(EmitIf(
           ok, ComputeType(t), [&]() { return operand_at(0, in); }, [&]() { return operand_at(1, {}); }));
     }

@@ -77,6 +77,8 @@ absl::StatusOr<Value> KernelEmitter::EmitReduceWindow(const HloInstruction* h, c
   std::vector<int64_t> bounds;
   for (const WindowDimension& d : w.dimensions) bounds.push_back(d.size);
   mlir::Type t = init.getType();
+  const bool speculate = SpeculatableRead(*h->operand(0)) && SpeculatableReducer(*h->to_apply()) &&
+                         h->operand(0)->shape().element_count() > 0;
   ASSIGN_OR_RETURN(std::vector<Value> r, EmitLoopNest(
       bounds, {init}, [&](const Index& ivs, const std::vector<Value>& acc) -> absl::StatusOr<std::vector<Value>> {
         // Position in the padded, base-dilated input.
@@ -95,6 +97,16 @@ absl::StatusOr<Value> KernelEmitter::EmitReduceWindow(const HloInstruction* h, c
           ok = And(ok, Cmp(mlir::arith::CmpIPredicate::slt, q, C(in_shape.dimensions(d))));
           in_bounds = And(in_bounds, ok);
           in[d] = q;
+        }
+        if (speculate) {
+          // Read at the index clamped into the input and combine; keep the
+          // result only inside it (no branch: vectorizable).
+          for (int64_t d = 0; d < in_shape.rank(); ++d) {
+            in[d] = Min(mlir::arith::MaxSIOp::create(b_, loc_, in[d], C(0)), C(in_shape.dimensions(d) - 1));
+          }
+          ASSIGN_OR_RETURN(Value v, EmitScalar(h->operand(0), in));
+          ASSIGN_OR_RETURN(std::vector<Value> c, EmitComputation(h->to_apply(), {acc[0], v}));
+          return std::vector<Value>{Select(in_bounds, c[0], acc[0])};
         }
         ASSIGN_OR_RETURN(Value next, EmitIf(
             in_bounds, t,

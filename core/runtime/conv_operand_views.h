@@ -45,6 +45,13 @@ class HloInstruction;
 struct StridedView {
   int64_t offset = 0;
   std::vector<int64_t> strides;
+  // Zeros around the source (empty: none): dimension k of the view has
+  // pad_low[k] zeros before the source's elements and pad_high[k] after,
+  // and index idx inside them reads the element at idx[k] - pad_low[k].
+  // Only a forward convolution's input takes them (as more padding of its
+  // window: the zero-padded, transposed weight XLA's operand swap makes of
+  // a strided layer's backward-input convolution).
+  std::vector<int64_t> pad_low, pad_high;
   bool operator==(const StridedView&) const = default;
 };
 

@@ -284,13 +284,40 @@ class DnnConvRunner : public LibraryCallRunner {
       return absl::UnimplementedError(
           StrCat(name_, ": oneDNN convolutions have 1 to 3 spatial dimensions, not ", spatial));
     }
+    // A forward convolution's input read through a zero-padded view is the
+    // unpadded source with that much more window padding.
+    std::vector<int64_t> input_pad_low(call_.input_shape.rank(), 0), input_pad_high(call_.input_shape.rank(), 0);
+    for (size_t k = 0; k < views_.size(); ++k) {
+      if (!views_[k].has_value() || views_[k]->pad_low.empty()) continue;
+      const StridedView& v = *views_[k];
+      const bool forward_input =
+          k == 0 && (c.kind == LibraryCallKind::kConvForward || c.kind == LibraryCallKind::kConvBiasActivationForward);
+      if (!forward_input || static_cast<int64_t>(v.pad_low.size()) != call_.input_shape.rank() ||
+          v.pad_high.size() != v.pad_low.size()) {
+        return absl::UnimplementedError(StrCat(name_, ": only a forward convolution's input is read padded"));
+      }
+      for (int64_t d = 0; d < call_.input_shape.rank(); ++d) {
+        const bool spatial = std::find(c.dnums.input_spatial_dimensions.begin(), c.dnums.input_spatial_dimensions.end(),
+                                       d) != c.dnums.input_spatial_dimensions.end();
+        if ((v.pad_low[d] != 0 || v.pad_high[d] != 0) && !spatial) {
+          return absl::UnimplementedError(StrCat(name_, ": the input's view pads a batch or feature dimension"));
+        }
+        input_pad_low[d] = v.pad_low[d];
+        input_pad_high[d] = v.pad_high[d];
+        call_.input_shape.set_dimensions(d, call_.input_shape.dimensions(d) - v.pad_low[d] - v.pad_high[d]);
+        if (call_.input_shape.dimensions(d) <= 0) {
+          return absl::UnimplementedError(StrCat(name_, ": the input's view is only padding"));
+        }
+      }
+    }
     Dims strides, dilates, pad_l, pad_r;
-    for (const WindowDimension& w : c.window.dimensions) {
+    for (size_t s = 0; s < c.window.dimensions.size(); ++s) {
+      const WindowDimension& w = c.window.dimensions[s];
       if (w.base_dilation != 1) return absl::UnimplementedError(StrCat(name_, ": oneDNN has no base dilation"));
       strides.push_back(w.stride);
       dilates.push_back(w.window_dilation - 1);
-      pad_l.push_back(w.padding_low);
-      pad_r.push_back(w.padding_high);
+      pad_l.push_back(w.padding_low + input_pad_low[c.dnums.input_spatial_dimensions[s]]);
+      pad_r.push_back(w.padding_high + input_pad_high[c.dnums.input_spatial_dimensions[s]]);
     }
     int64_t g = c.feature_group_count;
     const Shape &in = c.input_shape, &f = c.filter_shape, &out = c.output_shape;
@@ -322,6 +349,9 @@ class DnnConvRunner : public LibraryCallRunner {
                                                                                      : -1,
                                    out, os, out_rev));
     auto any_of = [](const std::vector<bool>& v) { return std::find(v.begin(), v.end(), true) != v.end(); };
+    if (any_of(in_rev) && !views_.empty() && views_[0].has_value() && !views_[0]->pad_low.empty()) {
+      return absl::UnimplementedError(StrCat(name_, ": the input's view is both reversed and padded"));
+    }
     if (in_rev[d.input_batch_dimension] || in_rev[d.input_feature_dimension] ||
         f_rev[d.kernel_input_feature_dimension] || f_rev[d.kernel_output_feature_dimension] || any_of(out_rev) ||
         (!forward && (any_of(in_rev) || any_of(f_rev)))) {
@@ -768,8 +798,9 @@ class TapGemmConvRunner : public LibraryCallRunner {
     if (in.element_count() == 0 || f.element_count() == 0 || out.element_count() == 0) {
       return unsupported("takes no empty arrays");
     }
-    for (size_t k = 2; k < views.size(); ++k) {
-      if (views[k].has_value()) return unsupported("reads only the input and filter through views");
+    for (size_t k = 0; k < views.size(); ++k) {
+      if (k >= 2 && views[k].has_value()) return unsupported("reads only the input and filter through views");
+      if (views[k].has_value() && !views[k]->pad_low.empty()) return unsupported("reads no padded views");
     }
     int64_t x_offset = 0, w_offset = 0, unused = 0;
     const std::vector<int64_t> xs = StridesOf(views, 0, in, x_offset), ws = StridesOf(views, 1, f, w_offset);

@@ -55,7 +55,7 @@ grep -q "kernel cache: cannot create directory '$tmp/file'" "$tmp/bad.txt" || fa
 
 # ablate: workers share <out>/kernel_cache; a second sweep with the same
 # --kernel-cache loads every kernel.
-sweep=(--sweep file --repeats 2 --warmup 0 --reference none)
+sweep=(--sweep file --repeats 2 --warmup 0 --reference none --time-identical)
 printf 'no cse: cse\nno dce: dce\n' > "$tmp/variants.txt"
 "$passlab" ablate "${model[@]}" "${sweep[@]}" --variants "$tmp/variants.txt" --out "$tmp/s1" > /dev/null 2>&1 \
   || fail "sweep 1"

@@ -340,6 +340,129 @@ ENTRY e {
   }
 }
 
+// ResNet's strided layers' swapped backward-input convolutions, scaled
+// down (fusion.80 -> custom-call.73 of the ResNet-18 step, fusion.211 ->
+// custom-call.188 of ResNet-50's): the weight zero-padded in its spatial
+// dimensions (1_2: the stride's remainder) and transposed into the input,
+// read through a padded view as more window padding. `pad` on a feature
+// dimension instead is not window padding: the fusion runs. tap-gemm reads
+// no padded view and keeps the fusion too.
+std::string PaddedTransposedInput(const std::string& padding, const std::string& padded, int64_t algorithm,
+                                  const std::string& target = "__dnn$convForward") {
+  const bool fused = target == "__dnn$convBiasActivationForward";
+  return StrCat(R"(HloModule padded
+f {
+  p = f32[3,3,6,5] parameter(0)
+  z = f32[] constant(0)
+  q = )", padded, R"( pad(p, z), padding=)", padding, R"(
+  ROOT t = f32[6,6,6,5] transpose(q), dimensions={2,0,1,3}
+}
+ENTRY e {
+  w = f32[3,3,6,5] parameter(0)
+  dy = f32[3,3,5,4] parameter(1)
+  b = f32[4] parameter(2)
+  side = f32[6,4,4,4] parameter(3)
+  v = f32[6,6,6,5] fusion(w), kind=kLoop, calls=f
+  c = (f32[6,4,4,4], u8[0]) custom-call(v, dy)", fused ? ", b, side" : "",
+                R"(), window={size=3x3 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, custom_call_target=")", target,
+                R"(", backend_config=)",
+                fused ? StrCat(R"({"cudnn_conv_backend_config":{"activation_mode":"kRelu","algorithm":{"algo_id":")",
+                               algorithm, R"("},"conv_result_scale":1.0,"side_input_scale":0.5}})")
+                      : Config(algorithm),
+                R"(
+  ROOT y = f32[6,4,4,4] get-tuple-element(c), index=0
+})");
+}
+
+TEST(FusionViewsTest, ZeroPaddedTransposedInputIsMoreWindowPadding) {
+  for (const std::string target : {"__dnn$convForward", "__dnn$convBiasActivationForward"}) {
+    for (ConvAlgorithm a : kViewAlgorithms) {
+      // tap-gemm runs no fused convolution, viewed or not.
+      if (a == ConvAlgorithm::kTapGemm && target != "__dnn$convForward") continue;
+      SCOPED_TRACE(StrCat(target, " ", ConvAlgorithmName(a)));
+      Ran r = RunAndCompare(
+          PaddedTransposedInput("1_2x1_2x0_0x0_0", "f32[6,6,6,5]", static_cast<int64_t>(a), target));
+      ASSERT_NE(r.executable, nullptr);
+      if (a == ConvAlgorithm::kTapGemm) {
+        EXPECT_TRUE(HasThunkFor(*r.executable, "v"));
+      } else {
+        EXPECT_FALSE(HasThunkFor(*r.executable, "v"));
+        EXPECT_EQ(Detail(*r.executable, "c"), StrCat(target, "/", ConvAlgorithmName(a), ", v as a view of w"));
+      }
+    }
+  }
+}
+
+TEST(FusionViewsTest, ASideInputFusionRunsAndTheInputIsStillAView) {
+  // The side input is a transpose too, but no runner reads a side input
+  // through a view: it is materialized, and the input stays a view.
+  for (ConvAlgorithm a : {ConvAlgorithm::kDirect, ConvAlgorithm::kAsBackwardFilter}) {
+    SCOPED_TRACE(ConvAlgorithmName(a));
+    Ran r = RunAndCompare(StrCat(R"(HloModule side
+f {
+  p = f32[3,3,6,5] parameter(0)
+  z = f32[] constant(0)
+  q = f32[6,6,6,5] pad(p, z), padding=1_2x1_2x0_0x0_0
+  ROOT t = f32[6,6,6,5] transpose(q), dimensions={2,0,1,3}
+}
+g {
+  p = f32[4,4,4,6] parameter(0)
+  ROOT t = f32[6,4,4,4] transpose(p), dimensions={3,1,2,0}
+}
+ENTRY e {
+  w = f32[3,3,6,5] parameter(0)
+  dy = f32[3,3,5,4] parameter(1)
+  b = f32[4] parameter(2)
+  s = f32[4,4,4,6] parameter(3)
+  v = f32[6,6,6,5] fusion(w), kind=kLoop, calls=f
+  side = f32[6,4,4,4] fusion(s), kind=kLoop, calls=g
+  c = (f32[6,4,4,4], u8[0]) custom-call(v, dy, b, side), window={size=3x3 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, custom_call_target="__dnn$convBiasActivationForward", backend_config={"cudnn_conv_backend_config":{"activation_mode":"kNone","algorithm":{"algo_id":")",
+                                 static_cast<int64_t>(a), R"("},"conv_result_scale":1.0,"side_input_scale":1.0}}
+  ROOT y = f32[6,4,4,4] get-tuple-element(c), index=0
+})"));
+    ASSERT_NE(r.executable, nullptr);
+    EXPECT_FALSE(HasThunkFor(*r.executable, "v"));
+    EXPECT_TRUE(HasThunkFor(*r.executable, "side"));
+  }
+}
+
+TEST(FusionViewsTest, KeepsTheFusionOfPaddingThatIsNotWindowPadding) {
+  // Padding of the transposed input's batch dimension (the weight's
+  // input features), and interior padding: no view takes them.
+  Ran r = RunAndCompare(R"(HloModule batch_padded
+f {
+  p = f32[6,6,3,5] parameter(0)
+  z = f32[] constant(0)
+  q = f32[6,6,6,5] pad(p, z), padding=0_0x0_0x1_2x0_0
+  ROOT t = f32[6,6,6,5] transpose(q), dimensions={2,0,1,3}
+}
+ENTRY e {
+  w = f32[6,6,3,5] parameter(0)
+  dy = f32[3,3,5,4] parameter(1)
+  v = f32[6,6,6,5] fusion(w), kind=kLoop, calls=f
+  c = (f32[6,4,4,4], u8[0]) custom-call(v, dy), window={size=3x3}, dim_labels=b01f_01io->b01f, custom_call_target="__dnn$convForward"
+  ROOT y = f32[6,4,4,4] get-tuple-element(c), index=0
+})");
+  ASSERT_NE(r.executable, nullptr);
+  EXPECT_TRUE(HasThunkFor(*r.executable, "v"));
+  r = RunAndCompare(R"(HloModule interior
+f {
+  p = f32[3,3,6,5] parameter(0)
+  z = f32[] constant(0)
+  q = f32[5,6,6,5] pad(p, z), padding=0_0_1x1_2x0_0x0_0
+  ROOT t = f32[6,5,6,5] transpose(q), dimensions={2,0,1,3}
+}
+ENTRY e {
+  w = f32[3,3,6,5] parameter(0)
+  dy = f32[3,3,5,4] parameter(1)
+  v = f32[6,5,6,5] fusion(w), kind=kLoop, calls=f
+  c = (f32[6,3,4,4], u8[0]) custom-call(v, dy), window={size=3x3}, dim_labels=b01f_01io->b01f, custom_call_target="__dnn$convForward"
+  ROOT y = f32[6,3,4,4] get-tuple-element(c), index=0
+})");
+  ASSERT_NE(r.executable, nullptr);
+  EXPECT_TRUE(HasThunkFor(*r.executable, "v"));
+}
+
 TEST(FusionViewsTest, KeepsFusionsWithOtherUsersOrReversedFeatures) {
   // A user that is not a convolution call: the fusion runs.
   Ran r = RunAndCompare(R"(HloModule other
