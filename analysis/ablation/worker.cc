@@ -523,7 +523,10 @@ class Worker {
     for (int i = 0; i < n; ++i) {
       // Variant and control alternate which goes first (ABBA...), so neither
       // always runs in the cache state the other leaves.
-      const bool control_first = control_ != nullptr && (steps_ + i) % 2 == 1;
+      // Which goes first in a process's first step (and so touches its own
+      // memory first: library scratch, constants) follows the compile order
+      // the runner drew for the process, so that it is not always the variant.
+      const bool control_first = control_ != nullptr && (steps_ + i + (o_.control_compiled_first ? 1 : 0)) % 2 == 1;
       if (control_first) {
         if (absl::Status s = control_step(); !s.ok()) return s;
       }
