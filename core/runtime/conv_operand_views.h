@@ -66,6 +66,14 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateConvRunnerWithViews(
     const HloInstruction& inst, absl::Span<const std::optional<StridedView>> views,
     std::optional<int64_t> algorithm = std::nullopt);
 
+// Writes zeros into `data` (an array of `op`'s shape and layout) where
+// `op`'s producer makes them whatever its operands hold: a zero pad's edge
+// and interior padding, under transposes (the stride holes of XLA's
+// swapped backward-input convolutions, which tap-gemm skips). An autotuner
+// filling operands with random values calls it so that every algorithm
+// sees operands the program can produce.
+void ZeroStructuralZeros(const HloInstruction& op, void* data);
+
 }  // namespace passlab
 
 #endif  // PASSLAB_CORE_RUNTIME_CONV_OPERAND_VIEWS_H_

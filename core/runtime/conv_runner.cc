@@ -21,6 +21,9 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "absl/container/flat_hash_set.h"
+
+#include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
@@ -52,6 +55,18 @@ dnnl::algorithm DnnAlgorithm(ConvAlgorithm a) {
 
 bool DnnType(PrimitiveType t) {
   return t == PrimitiveType::kF32 || t == PrimitiveType::kBF16 || t == PrimitiveType::kF16;
+}
+
+// The fused forward's activation as a oneDNN eltwise post-op.
+void AppendActivation(dnnl::post_ops& ops, ConvActivation mode) {
+  switch (mode) {
+    case ConvActivation::kNone: break;
+    case ConvActivation::kRelu: ops.append_eltwise(1, dnnl::algorithm::eltwise_relu, 0, 0); break;
+    case ConvActivation::kRelu6: ops.append_eltwise(1, dnnl::algorithm::eltwise_clip, 0, 6); break;
+    case ConvActivation::kElu: ops.append_eltwise(1, dnnl::algorithm::eltwise_elu, 1, 0); break;
+    case ConvActivation::kTanh: ops.append_eltwise(1, dnnl::algorithm::eltwise_tanh, 0, 0); break;
+    case ConvActivation::kSigmoid: ops.append_eltwise(1, dnnl::algorithm::eltwise_logistic, 0, 0); break;
+  }
 }
 
 // One tensor argument: the caller's buffer (converted to f32 when needed),
@@ -471,14 +486,7 @@ class DnnConvRunner : public LibraryCallRunner {
         ops.append_binary(dnnl::algorithm::binary_add, bias_md);
         tensors_[bias].dnnl_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1;
         ++post_op;
-        switch (c.config.activation_mode) {
-          case ConvActivation::kNone: break;
-          case ConvActivation::kRelu: ops.append_eltwise(1, dnnl::algorithm::eltwise_relu, 0, 0); break;
-          case ConvActivation::kRelu6: ops.append_eltwise(1, dnnl::algorithm::eltwise_clip, 0, 6); break;
-          case ConvActivation::kElu: ops.append_eltwise(1, dnnl::algorithm::eltwise_elu, 1, 0); break;
-          case ConvActivation::kTanh: ops.append_eltwise(1, dnnl::algorithm::eltwise_tanh, 0, 0); break;
-          case ConvActivation::kSigmoid: ops.append_eltwise(1, dnnl::algorithm::eltwise_logistic, 0, 0); break;
-        }
+        AppendActivation(ops, c.config.activation_mode);
         attr.set_post_ops(ops);
       }
       auto make = [&](const memory::desc& src_md, const memory::desc& dst_md) {
@@ -658,14 +666,7 @@ class DnnConvRunner : public LibraryCallRunner {
       ops.append_eltwise(1, dnnl::algorithm::eltwise_linear, static_cast<float>(side_scale), 0);
       ops.append_sum(1);
     }
-    switch (c.config.activation_mode) {
-      case ConvActivation::kNone: break;
-      case ConvActivation::kRelu: ops.append_eltwise(1, dnnl::algorithm::eltwise_relu, 0, 0); break;
-      case ConvActivation::kRelu6: ops.append_eltwise(1, dnnl::algorithm::eltwise_clip, 0, 6); break;
-      case ConvActivation::kElu: ops.append_eltwise(1, dnnl::algorithm::eltwise_elu, 1, 0); break;
-      case ConvActivation::kTanh: ops.append_eltwise(1, dnnl::algorithm::eltwise_tanh, 0, 0); break;
-      case ConvActivation::kSigmoid: ops.append_eltwise(1, dnnl::algorithm::eltwise_logistic, 0, 0); break;
-    }
+    AppendActivation(ops, c.config.activation_mode);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     dnnl::binary::desc b(dnnl::algorithm::binary_add, src0_md, bias_md, y_md);
@@ -701,9 +702,63 @@ class DnnConvRunner : public LibraryCallRunner {
   bool empty_ = false;
 };
 
+// The indices of each dimension of operand `op` where every element is a
+// zero its producer put there: `op` (or its fusion's root) is a pad with
+// zero value, under any transposes and copies, and its edge and interior
+// padding are zeros whatever the padded array holds. Empty: none known.
+// This is the filter XLA's conv padding legalization leaves of a strided
+// layer's backward-input convolution once swapped (the output gradient
+// with its stride's holes materialized as interior padding, ResNet-18's
+// fusion.306: f32[8,2,2,512] -> pad 0_0_1 -> f32[3,3,512,8]), and the
+// zero-padded weight it reads as the input (fusion.80).
+std::vector<std::vector<bool>> StructuralZeros(const HloInstruction& op) {
+  const HloInstruction* i = &op;
+  if (i->opcode() == HloOpcode::kFusion) {
+    const HloComputation* body = i->fused_instructions_computation();
+    if (body == nullptr) return {};
+    i = body->root_instruction();
+  }
+  std::vector<const HloInstruction*> chain;  // from the root down to the pad
+  while (i->opcode() == HloOpcode::kTranspose || i->opcode() == HloOpcode::kCopy) {
+    chain.push_back(i);
+    i = i->operand(0);
+  }
+  if (i->opcode() != HloOpcode::kPad || i->operand_count() != 2 || !i->shape().IsArray()) return {};
+  const HloInstruction* value = i->operand(1);
+  if (value->opcode() != HloOpcode::kConstant || !value->has_literal() || !value->shape().IsArray() ||
+      value->shape().rank() != 0 || value->literal().GetDouble(0) != 0) {
+    return {};
+  }
+  const Shape& padded = i->shape();
+  if (static_cast<int64_t>(i->attrs().padding_config.dimensions.size()) != padded.rank()) return {};
+  std::vector<std::vector<bool>> zero(padded.rank());
+  for (int64_t k = 0; k < padded.rank(); ++k) {
+    const PaddingDimension& p = i->attrs().padding_config.dimensions[k];
+    if (p.edge_padding_low < 0 || p.edge_padding_high < 0 || p.interior_padding < 0) return {};
+    const int64_t size = padded.dimensions(k);
+    zero[k].assign(size, false);
+    for (int64_t idx = 0; idx < size; ++idx) {
+      const int64_t rel = idx - p.edge_padding_low;
+      zero[k][idx] = rel < 0 || idx >= size - p.edge_padding_high || rel % (p.interior_padding + 1) != 0;
+    }
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    if ((*it)->opcode() != HloOpcode::kTranspose) continue;
+    std::vector<std::vector<bool>> moved((*it)->shape().rank());
+    for (int64_t k = 0; k < (*it)->shape().rank(); ++k) moved[k] = zero[(*it)->dimensions(k)];
+    zero = std::move(moved);
+  }
+  if (static_cast<int64_t>(zero.size()) != op.shape().rank()) return {};
+  for (int64_t k = 0; k < op.shape().rank(); ++k) {
+    if (static_cast<int64_t>(zero[k].size()) != op.shape().dimensions(k)) return {};
+  }
+  return zero;
+}
+
 // ConvAlgorithm::kTapGemm: a forward convolution as a sum of matrix
-// products, one per output position p and filter tap k whose input position
-// q = p*stride + k*dilation - pad_l lies inside the input:
+// products, one per output position p and filter tap k that meets a real
+// input element, q = p*stride + k*dilation - pad_l (in the input dilated by
+// base_dilation: a multiple of it, q / base_dilation inside the input):
 //   y[:, p, :] += x[:, q, :] (batch x input features) * w[k, :, :] (input x output features)
 // each on one oneDNN matmul primitive (created once, with the buffers'
 // strides; the positions are pointer offsets). Suits what XLA's operand swap
@@ -713,6 +768,16 @@ class DnnConvRunner : public LibraryCallRunner {
 // convolution, measured with ONEDNN_VERBOSE=1 and /tmp benches). Since the
 // positions are offsets, any spatial dimension may be read reversed (a
 // window reversal, or a reversed view of the input or filter) at no cost.
+// Pairs that meet only zeros are skipped: window padding, base dilation's
+// holes, a padded view's edges, and the structural zeros of an operand made
+// by a zero pad (StructuralZeros: the strided layers' swapped
+// backward-input convolutions, where 3/4 of a dense convolution's
+// multiply-adds meet the stride's holes or the weight's padding; ResNet-18's
+// custom-call.73: 25 products of 144). The fused forward: a side input is
+// scaled into the result first (every product then accumulates, with the
+// result scale), bias and activation run in one pass after the products
+// (as matmul post-ops, a binary add sends oneDNN 2.6's matmul to its
+// reference kernel: 120 ms against 3 for custom-call.73).
 class TapGemmConvRunner : public LibraryCallRunner {
  public:
   // Products beyond this many cost more in calls than they save.
@@ -733,9 +798,11 @@ class TapGemmConvRunner : public LibraryCallRunner {
 
   absl::Status Run(absl::Span<void* const> buffers) override {
     ApplyLibraryCallThreads();
-    if (static_cast<int64_t>(buffers.size()) < operand_count_ + 1 || buffers[0] == nullptr ||
-        buffers[1] == nullptr || buffers[operand_count_] == nullptr) {
+    if (static_cast<int64_t>(buffers.size()) < operand_count_ + 1) {
       return absl::InvalidArgumentError(StrCat(name_, ": expected ", operand_count_, " operand buffers and a result"));
+    }
+    for (int64_t k = 0; k <= operand_count_; ++k) {
+      if (buffers[k] == nullptr) return absl::InvalidArgumentError(StrCat(name_, ": null buffer ", k));
     }
     const float* x = static_cast<const float*>(buffers[0]);
     const float* w = static_cast<const float*>(buffers[1]);
@@ -744,6 +811,13 @@ class TapGemmConvRunner : public LibraryCallRunner {
       for (int64_t b = 0; b < batch_; ++b) {
         for (int64_t o = 0; o < features_; ++o) y[at + b * y_batch_stride_ + o * y_feature_stride_] = 0;
       }
+    }
+    if (side_operand_ >= 0) {
+      // Same layout as the result (Prepare): element by element, in place
+      // where they share a buffer.
+      const float* side = static_cast<const float*>(buffers[side_operand_]);
+      const float scale = side_scale_;
+      for (int64_t e = 0; e < result_elements_; ++e) y[e] = scale * side[e];
     }
     try {
       for (const Product& p : products_) {
@@ -756,25 +830,60 @@ class TapGemmConvRunner : public LibraryCallRunner {
     } catch (const dnnl::error& e) {
       return absl::InternalError(StrCat(name_, ": oneDNN failed: ", e.what()));
     }
+    if (bias_operand_ >= 0) {
+      // The fused epilogue, one pass over the result: act(y + bias).
+      const float* bias = static_cast<const float*>(buffers[bias_operand_]);
+      for (int64_t at : positions_) {
+        for (int64_t b = 0; b < batch_; ++b) {
+          float* row = y + at + b * y_batch_stride_;
+          for (int64_t o = 0; o < features_; ++o) {
+            float& v = row[o * y_feature_stride_];
+            v = Activate(v + bias[o]);
+          }
+        }
+      }
+    }
     return absl::OkStatus();
   }
 
  private:
   struct Product {
     int64_t x = 0, w = 0, y = 0;  // element offsets of the three matrices
-    bool first = false;           // the first product into its position
+    bool first = false;           // the first product into its position (overwrites it)
   };
 
   TapGemmConvRunner() : stream_(Engine()) {}
 
+  // The fused activation of one element (as oneDNN's eltwise post-ops).
+  float Activate(float v) const {
+    switch (activation_) {
+      case ConvActivation::kNone: return v;
+      case ConvActivation::kRelu: return std::max(v, 0.0f);
+      case ConvActivation::kRelu6: return std::min(std::max(v, 0.0f), 6.0f);
+      case ConvActivation::kElu: return v > 0 ? v : std::expm1(v);
+      case ConvActivation::kTanh: return std::tanh(v);
+      case ConvActivation::kSigmoid: return 1 / (1 + std::exp(-v));
+    }
+    return v;
+  }
+
   // Strides of operand `operand` of `shape`: its view's or its buffer's;
-  // `offset` the view's.
+  // `offset` the view's, `pad_low` / `pad_high` its zero padding (zeros
+  // where none).
   static std::vector<int64_t> StridesOf(absl::Span<const std::optional<StridedView>> views, int64_t operand,
-                                        const Shape& shape, int64_t& offset) {
+                                        const Shape& shape, int64_t& offset, std::vector<int64_t>& pad_low,
+                                        std::vector<int64_t>& pad_high) {
     offset = 0;
+    pad_low.assign(shape.rank(), 0);
+    pad_high.assign(shape.rank(), 0);
     if (operand >= static_cast<int64_t>(views.size()) || !views[operand].has_value()) return PhysicalStrides(shape);
-    offset = views[operand]->offset;
-    return views[operand]->strides;
+    const StridedView& v = *views[operand];
+    offset = v.offset;
+    if (!v.pad_low.empty()) {
+      pad_low = v.pad_low;
+      pad_high = v.pad_high;
+    }
+    return v.strides;
   }
 
   absl::Status Prepare(const HloInstruction& inst, const ConvCall& c,
@@ -785,8 +894,10 @@ class TapGemmConvRunner : public LibraryCallRunner {
     auto unsupported = [&](std::string_view why) {
       return absl::UnimplementedError(StrCat(name_, ": tap-gemm ", why));
     };
-    if (c.kind != LibraryCallKind::kConvForward) return unsupported("runs only unfused forward convolutions");
+    const bool fused = c.kind == LibraryCallKind::kConvBiasActivationForward;
+    if (c.kind != LibraryCallKind::kConvForward && !fused) return unsupported("runs only forward convolutions");
     if (c.feature_group_count != 1) return unsupported("runs no grouped convolutions");
+    if (operand_count_ < 2) return absl::InvalidArgumentError(StrCat(name_, ": a convolution of one operand"));
     for (const HloInstruction* op : inst.operands()) {
       if (op->shape().element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
       RETURN_IF_ERROR(CheckPlainLayout(op->shape()));
@@ -798,15 +909,24 @@ class TapGemmConvRunner : public LibraryCallRunner {
     if (in.element_count() == 0 || f.element_count() == 0 || out.element_count() == 0) {
       return unsupported("takes no empty arrays");
     }
-    for (size_t k = 0; k < views.size(); ++k) {
-      if (k >= 2 && views[k].has_value()) return unsupported("reads only the input and filter through views");
-      if (views[k].has_value() && !views[k]->pad_low.empty()) return unsupported("reads no padded views");
+    for (size_t k = 2; k < views.size(); ++k) {
+      if (views[k].has_value()) return unsupported("reads only the input and filter through views");
     }
     int64_t x_offset = 0, w_offset = 0, unused = 0;
-    const std::vector<int64_t> xs = StridesOf(views, 0, in, x_offset), ws = StridesOf(views, 1, f, w_offset);
-    const std::vector<int64_t> ys = StridesOf({}, 0, out, unused);
-    if (static_cast<int64_t>(xs.size()) != in.rank() || static_cast<int64_t>(ws.size()) != f.rank()) {
+    std::vector<int64_t> x_low, x_high, w_low, w_high, y_low, y_high;
+    const std::vector<int64_t> xs = StridesOf(views, 0, in, x_offset, x_low, x_high);
+    const std::vector<int64_t> ws = StridesOf(views, 1, f, w_offset, w_low, w_high);
+    const std::vector<int64_t> ys = StridesOf({}, 0, out, unused, y_low, y_high);
+    if (static_cast<int64_t>(xs.size()) != in.rank() || static_cast<int64_t>(ws.size()) != f.rank() ||
+        static_cast<int64_t>(x_low.size()) != in.rank() || static_cast<int64_t>(x_high.size()) != in.rank() ||
+        static_cast<int64_t>(w_low.size()) != f.rank() || static_cast<int64_t>(w_high.size()) != f.rank()) {
       return absl::InvalidArgumentError(StrCat(name_, ": a view of another rank than its operand"));
+    }
+    for (int64_t k : {d.input_batch_dimension, d.input_feature_dimension}) {
+      if (x_low[k] != 0 || x_high[k] != 0) return unsupported("reads no padded batch or feature dimension");
+    }
+    for (int64_t k : {d.kernel_input_feature_dimension, d.kernel_output_feature_dimension}) {
+      if (w_low[k] != 0 || w_high[k] != 0) return unsupported("reads no padded feature dimension");
     }
     const int64_t n = in.dimensions(d.input_batch_dimension), i = in.dimensions(d.input_feature_dimension);
     const int64_t o = f.dimensions(d.kernel_output_feature_dimension);
@@ -820,10 +940,10 @@ class TapGemmConvRunner : public LibraryCallRunner {
     const int64_t x_b = xs[d.input_batch_dimension], x_f = xs[d.input_feature_dimension];
     const int64_t w_i = ws[d.kernel_input_feature_dimension], w_o = ws[d.kernel_output_feature_dimension];
     if (x_b < 0 || x_f < 0 || w_i < 0 || w_o < 0) return unsupported("reads no reversed batch or feature dimension");
-    for (const WindowDimension& win : c.window.dimensions) {
-      if (win.base_dilation != 1) return unsupported("has no base dilation");
-    }
-    // Every (position, tap) pair, as offsets.
+    // Zeros known from the operands' producers (in their logical indices).
+    const std::vector<std::vector<bool>> x_zero = StructuralZeros(*inst.operand(0));
+    const std::vector<std::vector<bool>> w_zero = StructuralZeros(*inst.operand(1));
+    // Every (position, tap) pair that meets a real element, as offsets.
     const int64_t spatial = static_cast<int64_t>(d.input_spatial_dimensions.size());
     std::vector<int64_t> positions(spatial, 0);
     const int64_t position_count = out.element_count() / (n * o);
@@ -837,11 +957,17 @@ class TapGemmConvRunner : public LibraryCallRunner {
         bool inside = true;
         for (int64_t s = 0; s < spatial && inside; ++s) {
           const WindowDimension& win = c.window.dimensions[s];
-          const int64_t q = positions[s] * win.stride + tap[s] * win.window_dilation - win.padding_low;
-          inside = q >= 0 && q < in.dimensions(d.input_spatial_dimensions[s]);
-          const int64_t kernel = f.dimensions(d.kernel_spatial_dimensions[s]);
-          x_at += q * xs[d.input_spatial_dimensions[s]];
-          w_at += (win.window_reversal ? kernel - 1 - tap[s] : tap[s]) * ws[d.kernel_spatial_dimensions[s]];
+          const int64_t xd = d.input_spatial_dimensions[s], kd = d.kernel_spatial_dimensions[s];
+          // In the base-dilated input, then in the operand's indices.
+          const int64_t dilated = positions[s] * win.stride + tap[s] * win.window_dilation - win.padding_low;
+          const int64_t q = dilated / win.base_dilation;
+          const int64_t kernel = f.dimensions(kd);
+          const int64_t k = win.window_reversal ? kernel - 1 - tap[s] : tap[s];
+          inside = dilated >= 0 && dilated % win.base_dilation == 0 && q >= x_low[xd] &&
+                   q < in.dimensions(xd) - x_high[xd] && k >= w_low[kd] && k < kernel - w_high[kd] &&
+                   (x_zero.empty() || !x_zero[xd][q]) && (w_zero.empty() || !w_zero[kd][k]);
+          x_at += (q - x_low[xd]) * xs[xd];
+          w_at += (k - w_low[kd]) * ws[kd];
         }
         if (inside) {
           products_.push_back({x_at, w_at, y_at, false});
@@ -853,6 +979,7 @@ class TapGemmConvRunner : public LibraryCallRunner {
         }
       }
       if (!reached) unreached_.push_back(y_at);
+      positions_.push_back(y_at);
       for (int64_t s = spatial - 1; s >= 0; --s) {
         if (++positions[s] < out.dimensions(d.output_spatial_dimensions[s])) break;
         positions[s] = 0;
@@ -861,31 +988,53 @@ class TapGemmConvRunner : public LibraryCallRunner {
     if (static_cast<int64_t>(products_.size()) > kMaxProducts) {
       return unsupported(StrCat("takes at most ", kMaxProducts, " products, not ", products_.size()));
     }
+    if (products_.empty()) return unsupported("has no product to run (every tap meets zeros)");
     // Products reading the same input position run together (it stays in
-    // cache); the first into each result position overwrites it.
+    // cache); the first into each result position overwrites it (unless a
+    // side input was put there).
     std::stable_sort(products_.begin(), products_.end(), [](const Product& a, const Product& b) { return a.x < b.x; });
-    std::vector<int64_t> seen;
-    for (Product& p : products_) {
-      p.first = std::find(seen.begin(), seen.end(), p.y) == seen.end();
-      if (p.first) seen.push_back(p.y);
-    }
+    const double side_scale = fused && c.side_input_operand >= 0 ? c.config.side_input_scale : 0;
+    absl::flat_hash_set<int64_t> seen;
+    for (Product& p : products_) p.first = seen.insert(p.y).second && side_scale == 0;
     const memory::desc x_md({n, i}, memory::data_type::f32, {x_b, x_f});
     const memory::desc w_md({i, o}, memory::data_type::f32, {w_i, w_o});
     const memory::desc y_md({n, o}, memory::data_type::f32, {y_batch_stride_, y_feature_stride_});
-    dnnl::primitive_attr set_attr, accumulate_attr;
-    if (c.config.conv_result_scale != 1) {
-      set_attr.set_output_scales(0, {static_cast<float>(c.config.conv_result_scale)});
-      accumulate_attr.set_output_scales(0, {static_cast<float>(c.config.conv_result_scale)});
-    }
-    dnnl::post_ops sum;
-    sum.append_sum(1.0f);
-    accumulate_attr.set_post_ops(sum);
     dnnl::matmul::desc desc(x_md, w_md, y_md);
-    dnnl::matmul::primitive_desc set_pd(desc, set_attr, Engine(), /*allow_empty=*/true);
-    dnnl::matmul::primitive_desc accumulate_pd(desc, accumulate_attr, Engine(), /*allow_empty=*/true);
-    if (!set_pd || !accumulate_pd) return unsupported("found no oneDNN matmul for these strides");
-    set_ = dnnl::matmul(set_pd);
-    accumulate_ = dnnl::matmul(accumulate_pd);
+    auto make = [&](bool accumulate, dnnl::matmul& primitive) {
+      dnnl::primitive_attr attr;
+      if (c.config.conv_result_scale != 1) {
+        attr.set_output_scales(0, {static_cast<float>(c.config.conv_result_scale)});
+      }
+      dnnl::post_ops ops;
+      if (accumulate) ops.append_sum(1.0f);
+      attr.set_post_ops(ops);
+      dnnl::matmul::primitive_desc pd(desc, attr, Engine(), /*allow_empty=*/true);
+      if (!pd) return false;
+      primitive = dnnl::matmul(pd);
+      return true;
+    };
+    if (fused) {
+      // The bias (f32[o]) broadcast over the batch.
+      const Shape& bias = inst.operand(c.bias_operand)->shape();
+      if (bias.rank() != 1 || bias.dimensions(0) != o) {
+        return absl::InvalidArgumentError(StrCat(name_, ": a bias of shape ", bias.ToString(), " for ", o, " features"));
+      }
+      bias_operand_ = c.bias_operand;
+      activation_ = c.config.activation_mode;
+      if (side_scale != 0) {
+        const Shape& side = inst.operand(c.side_input_operand)->shape();
+        if (side.dimensions() != c.result_shape.dimensions() ||
+            PhysicalStrides(side) != PhysicalStrides(c.result_shape)) {
+          return unsupported("takes a side input only in the result's layout");
+        }
+        side_operand_ = c.side_input_operand;
+        side_scale_ = static_cast<float>(side_scale);
+        result_elements_ = c.result_shape.element_count();
+      }
+    }
+    if ((side_scale == 0 && !make(false, set_)) || !make(true, accumulate_)) {
+      return unsupported("found no oneDNN matmul for these strides");
+    }
     x_ = memory(x_md, Engine(), DNNL_MEMORY_NONE);
     w_ = memory(w_md, Engine(), DNNL_MEMORY_NONE);
     y_ = memory(y_md, Engine(), DNNL_MEMORY_NONE);
@@ -894,8 +1043,14 @@ class TapGemmConvRunner : public LibraryCallRunner {
 
   std::vector<Product> products_;
   std::vector<int64_t> unreached_;  // result positions no tap reaches (zeros)
+  std::vector<int64_t> positions_;  // every result position's offset
   int64_t batch_ = 0, features_ = 0, y_batch_stride_ = 0, y_feature_stride_ = 0;
   int64_t operand_count_ = 0;
+  // The fused forward's bias and side input operands (-1: none).
+  int64_t bias_operand_ = -1, side_operand_ = -1;
+  float side_scale_ = 0;
+  ConvActivation activation_ = ConvActivation::kNone;
+  int64_t result_elements_ = 0;
   dnnl::stream stream_;
   dnnl::matmul set_, accumulate_;
   memory x_, w_, y_;
@@ -918,6 +1073,27 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateDnnConvRunner(const Hlo
 }  // namespace passlab::runtime_internal
 
 namespace passlab {
+
+void ZeroStructuralZeros(const HloInstruction& op, void* data) {
+  const std::vector<std::vector<bool>> zero = runtime_internal::StructuralZeros(op);
+  const Shape& shape = op.shape();
+  if (zero.empty() || data == nullptr || !shape.IsArray() || !CheckPlainLayout(shape).ok()) return;
+  const std::vector<int64_t> strides = PhysicalStrides(shape);
+  std::vector<int64_t> idx(shape.rank(), 0);
+  for (int64_t e = 0; e < shape.element_count(); ++e) {
+    bool is_zero = false;
+    int64_t at = 0;
+    for (int64_t k = 0; k < shape.rank(); ++k) {
+      is_zero = is_zero || zero[k][idx[k]];
+      at += idx[k] * strides[k];
+    }
+    if (is_zero) WriteFloat(shape.element_type(), data, at, 0);
+    for (int64_t k = shape.rank() - 1; k >= 0; --k) {
+      if (++idx[k] < shape.dimensions(k)) break;
+      idx[k] = 0;
+    }
+  }
+}
 
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateConvRunnerWithViews(
     const HloInstruction& inst, absl::Span<const std::optional<StridedView>> views, std::optional<int64_t> algorithm) {

@@ -16,6 +16,7 @@
 #include "core/pass/hlo_pass_interface.h"
 #include "core/pass/hlo_rewrite_visitor.h"
 #include "core/ir/str_util.h"
+#include "core/runtime/conv_operand_views.h"
 #include "core/runtime/host_buffer.h"
 #include "core/runtime/library_call_runner.h"
 #include "passes/autotune/autotune_scope.h"
@@ -368,6 +369,10 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
   std::mt19937_64 rng(0x5eed);
   if (options.level >= 2) {
     for (GuardedBuffer& b : buffers) b.Randomize(rng);
+    // Zeros where the operands' producers put them (what tap-gemm skips).
+    for (int64_t i = 0; i < call.operand_count(); ++i) {
+      if (buffers[i].bytes() > 0) ZeroStructuralZeros(*call.operand(i), buffers[i].data());
+    }
   }
   std::vector<void*> pointers;
   for (GuardedBuffer& b : buffers) pointers.push_back(b.bytes() == 0 ? nullptr : b.data());

@@ -422,6 +422,128 @@ TEST(ConvRunnerTest, TapGemmOnSwappedAndSparselyReachedConvolutions) {
   for (const LibraryAlgorithm& a : *listed) EXPECT_NE(a.name, "tap-gemm");
 }
 
+// A convolution whose operands the module computes (zero pads whose
+// zeros tap-gemm skips): the module's root is tuple(result, operand 0,
+// operand 1, ...) of the call `c`. The evaluator gives the expected result
+// and the operands' values; every listed algorithm runs on those values.
+std::vector<std::string> CheckComputedOperands(const std::string& text, double tol) {
+  std::vector<std::string> names;
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (!m.ok()) return names;
+  const HloComputation* entry = (*m)->entry_computation();
+  const HloInstruction* root = entry->root_instruction();
+  const HloInstruction* call = root->operand(0)->operand(0);
+  std::vector<Literal> args;
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) {
+    args.push_back(Random(entry->parameter_instruction(i)->shape(), i + 1));
+  }
+  absl::StatusOr<Literal> want = HloEvaluator().Evaluate(**m, args);
+  EXPECT_TRUE(want.ok()) << want.status().message();
+  if (!want.ok()) return names;
+  absl::StatusOr<std::vector<LibraryAlgorithm>> algos = ListAlgorithms(*call);
+  EXPECT_TRUE(algos.ok()) << algos.status().message();
+  if (!algos.ok()) return names;
+  for (const LibraryAlgorithm& a : *algos) {
+    names.push_back(a.name);
+    Buffers b;
+    for (int64_t i = 0; i < call->operand_count(); ++i) {
+      void* p = b.Add(call->operand(i)->shape());
+      EXPECT_TRUE(CopyLiteralToBuffer(want->tuple_elements()[i + 1], call->operand(i)->shape(), p).ok());
+    }
+    std::vector<Shape> leaves = LeafShapes(call->shape());
+    for (const Shape& s : leaves) b.Add(s);
+    absl::StatusOr<int64_t> ns = RunLibraryCall(*call, a.id, b.ptrs);
+    EXPECT_TRUE(ns.ok()) << a.name << ": " << ns.status().message();
+    if (!ns.ok()) continue;
+    absl::StatusOr<Literal> got = LiteralFromBuffer(leaves[0], b.ptrs[call->operand_count()]);
+    EXPECT_TRUE(got.ok());
+    if (got.ok()) ExpectClose(*got, want->tuple_elements()[0], tol, a.name);
+  }
+  return names;
+}
+
+// ResNet's strided layers' swapped backward-input convolution as XLA:GPU
+// leaves it, scaled down (ResNet-18's custom-call.73): the input is the
+// weight zero-padded 1_2 and transposed, the filter the output gradient
+// with the stride's holes as interior padding (XLA's conv padding
+// legalization materializes the base dilation, conv_padding_legalization.cc),
+// transposed; fused with bias, side input and relu. tap-gemm runs only the
+// 5x5 of 12x12 (position, tap) pairs that meet real elements.
+std::string SwappedStridedBackwardInput(const std::string& target, const std::string& interior) {
+  const bool fused = target == "__dnn$convBiasActivationForward";
+  return StrCat(R"(HloModule swapped
+ENTRY e {
+  wt = f32[3,3,6,5] parameter(0)
+  g = f32[4,2,2,5] parameter(1)
+  z = f32[] constant(0)
+  xp = f32[6,6,6,5] pad(wt, z), padding=1_2x1_2x0_0x0_0
+  x = f32[6,6,6,5] transpose(xp), dimensions={2,0,1,3}
+  gp = f32[4,)", interior, R"(,5] pad(g, z), padding=0_0x0_0_)", interior == "3,3" ? "1x0_0_1" : "3x0_0_3",
+                R"(x0_0
+  w = f32[)", interior, R"(,5,4] transpose(gp), dimensions={1,2,3,0}
+)", fused ? "  bias = f32[4] parameter(2)\n  side = f32[6,4,4,4] parameter(3)\n" : "",
+                "  c = (f32[6,4,4,4], u8[0]) custom-call(x, w", fused ? ", bias, side" : "", "), window={size=",
+                interior == "3,3" ? "3x3" : "5x5", R"( pad=0_)", interior == "3,3" ? "0x0_0" : "2x0_2",
+                R"( rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, custom_call_target=")", target, "\"",
+                fused ? R"(, backend_config={"cudnn_conv_backend_config":{"activation_mode":"kRelu","conv_result_scale":0.75,"side_input_scale":0.5}})"
+                      : "",
+                R"(
+  y = f32[6,4,4,4] get-tuple-element(c), index=0
+  ROOT r = (f32[6,4,4,4], f32[6,6,6,5], f32[)", interior, R"(,5,4])", fused ? ", f32[4], f32[6,4,4,4]" : "",
+                ") tuple(y, x, w", fused ? ", bias, side" : "", R"()
+})");
+}
+
+TEST(ConvRunnerTest, TapGemmSkipsStructuralZerosOfSwappedStridedConvolutions) {
+  for (const std::string target : {"__dnn$convForward", "__dnn$convBiasActivationForward"}) {
+    SCOPED_TRACE(target);
+    std::vector<std::string> names = CheckComputedOperands(SwappedStridedBackwardInput(target, "3,3"), 1e-4);
+    EXPECT_TRUE(Has(names, "tap-gemm"));
+    EXPECT_TRUE(Has(names, "reference"));
+    // Stride 4's holes: 5x5 taps over 4x4 positions are 400 products, past
+    // kMaxProducts; only the 2x2 real taps' (at most 64) are run, so
+    // tap-gemm is listed only where it skips the zeros. Result row and
+    // column 0 meet only zeros (fused: act(side * scale + bias) there).
+    names = CheckComputedOperands(SwappedStridedBackwardInput(target, "5,5"), 1e-4);
+    EXPECT_TRUE(Has(names, "tap-gemm"));
+  }
+}
+
+TEST(ConvRunnerTest, TapGemmWithDilationsStridesAndUnevenPadding) {
+  // Base dilation (oneDNN has none: tap-gemm and the reference only),
+  // window dilation, strides, padding low != high, a reversal.
+  std::vector<std::string> names = CheckAllAlgorithms(
+      Conv("__dnn$convForward", "f32[3,4,5,6]", "f32[3,2,6,4]", "f32[3,4,14,4]",
+           "window={size=3x2 stride=2x1 pad=2_1x0_3 lhs_dilate=2x3 rhs_dilate=1x2 rhs_reversal=1x0}, "
+           "dim_labels=b01f_01io->b01f"),
+      1e-4);
+  EXPECT_TRUE(Has(names, "tap-gemm"));
+  EXPECT_FALSE(Has(names, "direct"));
+  // Fused: result scale, bias, side input, relu; dilations and strides.
+  names = CheckAllAlgorithms(
+      Conv("__dnn$convBiasActivationForward", "f32[2,7,6,5]", "f32[3,3,5,4]", "f32[2,3,3,4]",
+           "window={size=3x3 stride=2x2 pad=1_2x0_1 rhs_dilate=2x1}, dim_labels=b01f_01io->b01f",
+           "  bias = f32[4] parameter(2)\n  side = f32[2,3,3,4] parameter(3)\n", ", bias, side",
+           R"({"cudnn_conv_backend_config":{"conv_result_scale":0.5,"side_input_scale":2,"activation_mode":"kRelu"}})"),
+      1e-4);
+  EXPECT_TRUE(Has(names, "tap-gemm"));
+  // Bias and tanh without a side input.
+  names = CheckAllAlgorithms(Conv("__dnn$convBiasActivationForward", "f32[4,3,3,6]", "f32[2,2,6,5]", "f32[4,2,2,5]",
+                                  "window={size=2x2}, dim_labels=b01f_01io->b01f", "  bias = f32[5] parameter(2)\n",
+                                  ", bias", R"({"cudnn_conv_backend_config":{"activation_mode":"kTanh"}})"),
+                             1e-4);
+  EXPECT_TRUE(Has(names, "tap-gemm"));
+  // A side input in another layout than the result's is not taken.
+  names = CheckAllAlgorithms(
+      Conv("__dnn$convBiasActivationForward", "f32[2,3,3,4]", "f32[2,2,4,8]", "f32[2,2,2,8]",
+           "window={size=2x2}, dim_labels=b01f_01io->b01f",
+           "  bias = f32[8] parameter(2)\n  side = f32[2,2,2,8]{0,3,2,1} parameter(3)\n", ", bias, side",
+           R"({"cudnn_conv_backend_config":{"side_input_scale":1,"activation_mode":"kRelu"}})"),
+      1e-4);
+  EXPECT_FALSE(Has(names, "tap-gemm"));
+}
+
 TEST(ConvRunnerTest, BackwardInputAndFilterOddShapes) {
   // Forward: x f32[2,7,7,3] (b01f), w f32[3,3,3,5] (01io), y f32[2,4,4,5].
   CheckAllAlgorithms(Conv("__dnn$convBackwardInput", "f32[2,4,4,5]", "f32[3,3,3,5]", "f32[2,7,7,3]",

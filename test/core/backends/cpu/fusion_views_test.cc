@@ -346,7 +346,7 @@ ENTRY e {
 // dimensions (1_2: the stride's remainder) and transposed into the input,
 // read through a padded view as more window padding. `pad` on a feature
 // dimension instead is not window padding: the fusion runs. tap-gemm reads
-// no padded view and keeps the fusion too.
+// the padded view too, skipping the (position, tap) pairs in the padding.
 std::string PaddedTransposedInput(const std::string& padding, const std::string& padded, int64_t algorithm,
                                   const std::string& target = "__dnn$convForward") {
   const bool fused = target == "__dnn$convBiasActivationForward";
@@ -377,19 +377,55 @@ ENTRY e {
 TEST(FusionViewsTest, ZeroPaddedTransposedInputIsMoreWindowPadding) {
   for (const std::string target : {"__dnn$convForward", "__dnn$convBiasActivationForward"}) {
     for (ConvAlgorithm a : kViewAlgorithms) {
-      // tap-gemm runs no fused convolution, viewed or not.
-      if (a == ConvAlgorithm::kTapGemm && target != "__dnn$convForward") continue;
       SCOPED_TRACE(StrCat(target, " ", ConvAlgorithmName(a)));
       Ran r = RunAndCompare(
           PaddedTransposedInput("1_2x1_2x0_0x0_0", "f32[6,6,6,5]", static_cast<int64_t>(a), target));
       ASSERT_NE(r.executable, nullptr);
-      if (a == ConvAlgorithm::kTapGemm) {
-        EXPECT_TRUE(HasThunkFor(*r.executable, "v"));
-      } else {
-        EXPECT_FALSE(HasThunkFor(*r.executable, "v"));
-        EXPECT_EQ(Detail(*r.executable, "c"), StrCat(target, "/", ConvAlgorithmName(a), ", v as a view of w"));
-      }
+      EXPECT_FALSE(HasThunkFor(*r.executable, "v"));
+      EXPECT_EQ(Detail(*r.executable, "c"), StrCat(target, "/", ConvAlgorithmName(a), ", v as a view of w"));
     }
+  }
+}
+
+// ResNet-18's custom-call.73 whole, scaled down: the input a padded view of
+// the weight (fusion.80), the filter the output gradient with the stride's
+// holes as interior padding, transposed (fusion.306: not a view, it runs),
+// fused with bias, side input and relu. tap-gemm skips the holes (read
+// from the filter fusion's root) and the view's padding; every algorithm
+// matches the evaluator.
+TEST(FusionViewsTest, TapGemmOnThePaddedViewAndTheStrideHolesOfTheFilter) {
+  for (ConvAlgorithm a : kViewAlgorithms) {
+    SCOPED_TRACE(ConvAlgorithmName(a));
+    Ran r = RunAndCompare(StrCat(R"(HloModule holes
+f {
+  p = f32[3,3,6,5] parameter(0)
+  z = f32[] constant(0)
+  q = f32[6,6,6,5] pad(p, z), padding=1_2x1_2x0_0x0_0
+  ROOT t = f32[6,6,6,5] transpose(q), dimensions={2,0,1,3}
+}
+g {
+  p = f32[4,2,2,5] parameter(0)
+  n = f32[4,2,2,5] negate(p)
+  z = f32[] constant(0)
+  q = f32[4,3,3,5] pad(n, z), padding=0_0x0_0_1x0_0_1x0_0
+  ROOT t = f32[3,3,5,4] transpose(q), dimensions={1,2,3,0}
+}
+ENTRY e {
+  w = f32[3,3,6,5] parameter(0)
+  dy = f32[4,2,2,5] parameter(1)
+  b = f32[4] parameter(2)
+  side = f32[6,4,4,4] parameter(3)
+  v = f32[6,6,6,5] fusion(w), kind=kLoop, calls=f
+  k = f32[3,3,5,4] fusion(dy), kind=kLoop, calls=g
+  c = (f32[6,4,4,4], u8[0]) custom-call(v, k, b, side), window={size=3x3 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, custom_call_target="__dnn$convBiasActivationForward", backend_config={"cudnn_conv_backend_config":{"activation_mode":"kRelu","algorithm":{"algo_id":")",
+                                 static_cast<int64_t>(a), R"("},"conv_result_scale":1.0,"side_input_scale":0.5}}
+  ROOT y = f32[6,4,4,4] get-tuple-element(c), index=0
+})"));
+    ASSERT_NE(r.executable, nullptr);
+    EXPECT_FALSE(HasThunkFor(*r.executable, "v"));
+    EXPECT_TRUE(HasThunkFor(*r.executable, "k"));
+    EXPECT_EQ(Detail(*r.executable, "c"),
+              StrCat("__dnn$convBiasActivationForward/", ConvAlgorithmName(a), ", v as a view of w"));
   }
 }
 
