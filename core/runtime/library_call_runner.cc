@@ -164,7 +164,17 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(con
   if (*a == ConvAlgorithm::kReference) {
     return CreateReferenceRunner(inst, {id, ConvAlgorithmName(*a)});
   }
-  return CreateDnnConvRunner(inst, std::move(call), *a);
+  absl::StatusOr<std::unique_ptr<LibraryCallRunner>> runner = CreateDnnConvRunner(inst, call, *a);
+  if (!runner.ok() && absl::IsUnimplemented(runner.status()) && *a == ConvAlgorithm::kTapGemm &&
+      !algorithm.has_value()) {
+    // tap-gemm's reach depends on the operands' producers (the structural
+    // zeros it skips), which the algorithm pickers' cache key does not see:
+    // a choice recorded for a call like this one whose zeros it skipped.
+    // oneDNN's own choice then, as for an unset algorithm.
+    runner = CreateDnnConvRunner(inst, call, ConvAlgorithm::kAuto);
+    if (!runner.ok()) return CreateReferenceRunner(inst, {static_cast<int64_t>(ConvAlgorithm::kReference), "reference"});
+  }
+  return runner;
 }
 
 absl::StatusOr<int64_t> RunLibraryCall(const HloInstruction& inst, int64_t algorithm, absl::Span<void* const> buffers) {

@@ -420,6 +420,19 @@ TEST(ConvRunnerTest, TapGemmOnSwappedAndSparselyReachedConvolutions) {
   absl::StatusOr<std::vector<LibraryAlgorithm>> listed = ListAlgorithms(*big.call);
   ASSERT_TRUE(listed.ok());
   for (const LibraryAlgorithm& a : *listed) EXPECT_NE(a.name, "tap-gemm");
+  // tap-gemm recorded (from the pickers' cache, whose key does not see the
+  // producers' zeros that made it fit a like call) where it does not take
+  // the call: oneDNN's own choice runs instead of a compile error; asked
+  // for by name, it is refused.
+  Case recorded = Prepare(Conv("__dnn$convForward", "f32[1,64,64,1]", "f32[3,3,1,1]", "f32[1,64,64,1]",
+                               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", "", "",
+                               R"({"cudnn_conv_backend_config":{"activation_mode":"kNone","conv_result_scale":1.0,)"
+                               R"("side_input_scale":0.0,"algorithm":{"algo_id":"5","name":"tap-gemm"}}})"));
+  ASSERT_NE(recorded.call, nullptr);
+  absl::StatusOr<std::unique_ptr<LibraryCallRunner>> fallback = LibraryCallRunner::Create(*recorded.call);
+  ASSERT_TRUE(fallback.ok()) << fallback.status().message();
+  EXPECT_NE((*fallback)->algorithm().name, "tap-gemm");
+  EXPECT_TRUE(absl::IsUnimplemented(LibraryCallRunner::Create(*recorded.call, 5).status()));
 }
 
 // A convolution whose operands the module computes (zero pads whose
