@@ -44,6 +44,19 @@ std::string ReadFile(const fs::path& path) {
   return ss.str();
 }
 
+// A /proc/meminfo field ("MemTotal:", "MemAvailable:") in bytes; 0 where
+// unknown.
+int64_t MeminfoBytes(std::string_view field) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  int64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    std::getline(meminfo, unit);
+    if (key == field) return kib * 1024;
+  }
+  return 0;
+}
+
 std::string HexId(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
@@ -446,7 +459,14 @@ class Sweep {
     return top;
   }
 
-  std::vector<std::string> WorkerArgs(const AblationVariant* v) const {
+  // What a worker process is for: the slot's first process (compiles, checks
+  // the outputs against the reference, times), its other processes (the same
+  // without the check: they run the same program), or the screen (optimize
+  // only and reply with the program's fingerprint: no reference, snapshot or
+  // control).
+  enum class WorkerRole { kCheckAndTime, kTime, kScreen };
+
+  std::vector<std::string> WorkerArgs(const AblationVariant* v, WorkerRole role = WorkerRole::kCheckAndTime) const {
     std::vector<std::string> args = {"ablate-worker", "--input", (out_ / "input.hlo").string(),
                                      "--pipeline", o_.pipeline, "--device", o_.device, "--threads", StrCat(o_.threads),
                                      "--seed", StrCat(o_.seed), "--tolerance", StrCat(o_.tolerance),
@@ -460,10 +480,15 @@ class Sweep {
       if (!v->disable.empty()) args.insert(args.end(), {"--disable", v->disable});
       if (!v->enable_only.empty()) args.insert(args.end(), {"--enable-only", v->enable_only});
       args.insert(args.end(), {"--variant", v->name});
-      args.insert(args.end(), {"--snapshot", (out_ / "snapshots" / (SanitizeFileName(v->name) + ".hlo")).string()});
-      if (o_.control) args.push_back("--control");
+      if (role != WorkerRole::kScreen) {
+        args.insert(args.end(), {"--snapshot", (out_ / "snapshots" / (SanitizeFileName(v->name) + ".hlo")).string()});
+        if (o_.control) args.push_back("--control");
+      }
     }
-    if (o_.reference != "none") args.insert(args.end(), {"--reference-dir", (out_ / "reference").string()});
+    if (role == WorkerRole::kScreen) args.push_back("--fingerprint-only");
+    if (role == WorkerRole::kCheckAndTime && o_.reference != "none") {
+      args.insert(args.end(), {"--reference-dir", (out_ / "reference").string()});
+    }
     return args;
   }
 
@@ -636,28 +661,7 @@ class Sweep {
     if (const char* forced = std::getenv("PASSLAB_ABLATE_MEMORY_AVAILABLE"); forced != nullptr) {
       return std::strtoll(forced, nullptr, 10);
     }
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    int64_t kib = 0;
-    std::string unit;
-    while (meminfo >> key >> kib) {
-      std::getline(meminfo, unit);
-      if (key == "MemAvailable:") return kib * 1024;
-    }
-    return 0;
-  }
-
-  // One screening worker: optimize only, reply with the program's fingerprint.
-  std::vector<std::string> ScreenArgs(const AblationVariant* v) const {
-    std::vector<std::string> args = WorkerArgs(v);
-    // Optimizing needs neither the reference nor the control.
-    for (const char* flag : {"--reference-dir", "--snapshot"}) {
-      auto it = std::find(args.begin(), args.end(), flag);
-      if (it != args.end()) args.erase(it, it + 2);
-    }
-    args.erase(std::remove(args.begin(), args.end(), std::string("--control")), args.end());
-    args.push_back("--fingerprint-only");
-    return args;
+    return MeminfoBytes("MemAvailable:");
   }
 
   // The screen (AblationOptions::skip_identical): optimizes the baseline and
@@ -681,7 +685,7 @@ class Sweep {
       for (const AblationVariant* v : batch) {
         std::string name = StrCat(v ? v->name : "baseline", ".screen");
         processes.push_back(std::make_unique<WorkerProcess>(name, out_ / "logs" / (SanitizeFileName(name) + ".log")));
-        if (!processes.back()->Spawn(o_.worker_exe, ScreenArgs(v)).ok()) processes.back().reset();
+        if (!processes.back()->Spawn(o_.worker_exe, WorkerArgs(v, WorkerRole::kScreen)).ok()) processes.back().reset();
       }
       std::vector<Result> results(batch.size());
       for (size_t i = 0; i < batch.size(); ++i) {
@@ -718,10 +722,7 @@ class Sweep {
         r.status = "ok";
         r.program_xxh64 = results[i].fingerprint;
         r.identical_program = true;
-        if (results[i].reply["optimize_ms"].is_number()) r.optimize_ms = results[i].reply["optimize_ms"].get<double>();
-        if (results[i].reply["instructions"].is_number_integer()) {
-          r.instructions = results[i].reply["instructions"].get<int64_t>();
-        }
+        TakeCompileFields(results[i].reply, r);  // optimize_ms, instructions
         identical.push_back(std::move(r));
       }
     }
@@ -821,14 +822,10 @@ class Sweep {
         std::string log_name = k == 0 ? name : StrCat(name, ".p", k + 1);
         slot.processes[k] =
             std::make_unique<WorkerProcess>(log_name, out_ / "logs" / (SanitizeFileName(log_name) + ".log"));
-        std::vector<std::string> args = WorkerArgs(slot.variant);
-        if (k > 0) {
-          // The outputs are checked once per slot, by its first process: the
-          // others run the same program (a slow variant's check step costs
-          // as much as a repetition).
-          auto it = std::find(args.begin(), args.end(), "--reference-dir");
-          if (it != args.end()) args.erase(it, it + 2);
-        }
+        // The outputs are checked once per slot, by its first process: the
+        // others run the same program (a slow variant's check step costs as
+        // much as a repetition).
+        std::vector<std::string> args = WorkerArgs(slot.variant, k == 0 ? WorkerRole::kCheckAndTime : WorkerRole::kTime);
         if (slot.variant == nullptr && first_baseline && k == 0) {
           // The first baseline writes the IR diff of every pass in the plan.
           std::set<std::string> passes;
@@ -1288,13 +1285,7 @@ Json DescribeMachine() {
     }
   }
   m["cores"] = std::thread::hardware_concurrency();
-  std::ifstream meminfo("/proc/meminfo");
-  while (std::getline(meminfo, line)) {
-    if (line.rfind("MemTotal:", 0) == 0) {
-      m["memory_bytes"] = std::stoll(line.substr(9)) * 1024;
-      break;
-    }
-  }
+  if (int64_t total = MeminfoBytes("MemTotal:"); total > 0) m["memory_bytes"] = total;
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) m["host"] = host;
   // Inside a Slurm job, the node's name as Slurm knows it.
