@@ -598,12 +598,16 @@ void AddLayoutPasses(std::vector<PassRegistryEntry>& r) {
                  "dot operands computed from sub-byte values get their contracting dimensions most minor"},
                 {"xla_filter_layout", PassOptionType::kBool, "false",
                  "NHWC convolutions' filters as XLA:GPU lays them out (OHWI, a transpose of each weight per step) "
-                 "instead of the model's HWIO"}},
+                 "instead of the model's HWIO"},
+                {"filter_layout_as_is", PassOptionType::kBool, "true",
+                 "without xla_filter_layout: convolution calls read their filters in the layout their producers "
+                 "give them (the libraries reorder filters anyway); false: HWIO, copied to"}},
                [](const PassOptionValues& v) -> std::unique_ptr<HloPassInterface> {
                  return std::make_unique<GpuLayoutAssignment>(GpuLayoutAssignmentOptions{
                      .pack_dot_operands_along_k_dimension =
                          v.GetBool("xla_gpu_experimental_pack_dot_operands_along_k_dimension"),
-                     .xla_filter_layout = v.GetBool("xla_filter_layout")});
+                     .xla_filter_layout = v.GetBool("xla_filter_layout"),
+                     .filter_layout_as_is = v.GetBool("filter_layout_as_is")});
                }});
   r.push_back({"cublas-gemm-broadcast-folding-rewriter", "GemmBroadcastFoldingRewriter", "libcall",
                "Folds a broadcast adding only a gemm operand's batch dimensions into the call (batch stride 0).",

@@ -6,11 +6,14 @@
 // it into a JIT without emitting, lowering or running LLVM.
 #include "core/codegen/cpu_kernel_compiler.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -49,6 +52,36 @@ namespace {
 using namespace codegen_internal;  // NOLINT: the shared emitter's internals
 
 // ---------------------------------------------------------------------------
+// Kernels run their chunks on the OpenMP threads oneDNN's convolutions and
+// gemms use (libgomp, loaded with libdnnl; GOMP_parallel looked up at run
+// time so passlab links no OpenMP runtime of its own). A pool of its own
+// shares the cores with those threads, which spin for a while after every
+// library call: on 2 cores a kernel right after a convolution waited for a
+// spinning OpenMP thread to yield its core. Without libgomp in the process
+// (or with PASSLAB_KERNEL_POOL=1), the pool below.
+using GompParallelFn = void (*)(void (*)(void*), void*, unsigned, unsigned);
+
+GompParallelFn GompParallel() {
+  static const GompParallelFn fn = []() -> GompParallelFn {
+    if (const char* pool = std::getenv("PASSLAB_KERNEL_POOL"); pool != nullptr && std::string_view(pool) == "1") {
+      return nullptr;
+    }
+    return reinterpret_cast<GompParallelFn>(dlsym(RTLD_DEFAULT, "GOMP_parallel"));
+  }();
+  return fn;
+}
+
+struct OpenMpJob {
+  const std::function<void(int64_t)>* fn;
+  int64_t n;
+  std::atomic<int64_t> next{0};
+};
+
+void OpenMpBody(void* data) {
+  auto* job = static_cast<OpenMpJob*>(data);
+  for (int64_t i = job->next.fetch_add(1); i < job->n; i = job->next.fetch_add(1)) (*job->fn)(i);
+}
+
 // Thread pool: one per process; ParallelFor runs chunks on the workers and
 // the caller. Concurrent callers that find it busy run serially (results do
 // not depend on the split: every output element is computed by one thread).
@@ -383,11 +416,18 @@ class JitKernel : public CompiledKernel {
         run_range(0, nest.rows);
         continue;
       }
-      int64_t chunks = std::min<int64_t>(nest.rows, pool.size() * 4);
-      pool.ParallelFor(chunks, [&](int64_t c) {
+      const int threads = num_threads_ > 0 ? std::min(num_threads_, pool.size()) : pool.size();
+      int64_t chunks = std::min<int64_t>(nest.rows, threads * 4);
+      std::function<void(int64_t)> chunk = [&](int64_t c) {
         int64_t begin = nest.rows * c / chunks, end = nest.rows * (c + 1) / chunks;
         if (begin < end) run_range(begin, end);
-      });
+      };
+      if (GompParallelFn gomp = GompParallel(); gomp != nullptr) {
+        OpenMpJob job{&chunk, chunks};
+        gomp(&OpenMpBody, &job, static_cast<unsigned>(threads), 0);
+      } else {
+        pool.ParallelFor(chunks, chunk);
+      }
     }
   }
 

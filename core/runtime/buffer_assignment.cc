@@ -43,13 +43,24 @@ int64_t LeafBytes(const Shape& s) { return BufferBytes(s); }
 
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
-// The operand an in-place op may overwrite with its result (leaf 0), or -1.
+// The operand an in-place op may overwrite with its result's leaf 0, or -1:
+// the whole array result, or element 0 of a tuple result (a gemm's result
+// beside its workspace).
 int64_t InPlaceOperand(const HloInstruction& inst) {
   if (inst.opcode() == HloOpcode::kDynamicUpdateSlice) return 0;
   if (inst.opcode() == HloOpcode::kScatter) return inst.operand_count() == 3 ? 0 : -1;
   if (inst.opcode() == HloOpcode::kCustomCall || inst.opcode() == HloOpcode::kFusion) {
+    const Shape& shape = inst.shape();
     for (const OutputOperandAlias& a : inst.attrs().output_to_operand_aliasing) {
-      if (a.output_index.empty() && a.operand_index.empty() && inst.shape().IsArray()) return a.operand;
+      if (!a.operand_index.empty() || a.operand < 0 || a.operand >= inst.operand_count() ||
+          !inst.operand(a.operand)->shape().IsArray()) {
+        continue;
+      }
+      if (a.output_index.empty() && shape.IsArray()) return a.operand;
+      if (a.output_index == ShapeIndex{0} && shape.IsTuple() && shape.tuple_shapes_size() > 0 &&
+          shape.tuple_shapes(0).IsArray()) {
+        return a.operand;
+      }
     }
   }
   return -1;
@@ -186,7 +197,7 @@ absl::Status BufferAssignment::Assign(const HloComputation& computation, const B
       if (aliased) in_place_.push_back(inst);
     } else {
       int64_t target = InPlaceOperand(*inst);
-      if (target >= 0 && target < inst->operand_count() && leaves.size() == 1) {
+      if (target >= 0 && target < inst->operand_count() && !leaves.empty()) {
         int64_t b = leaf_buffers_.at(inst->operand(target))[0];
         if (buffers_[b].size == LeafBytes(leaves[0]) && CanOverwrite(b, inst, options)) {
           ids.push_back(b);

@@ -14,6 +14,9 @@ namespace passlab::runtime_internal {
 // gemm_runner.cc: OpenBLAS (f32/f64 compute; bf16/f16 through f32).
 bool BlasSupports(const HloInstruction& inst, const GemmCall& call);
 absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateBlasGemmRunner(const HloInstruction& inst, GemmCall call);
+// oneDNN's sgemm: f32 compute (bf16/f16 through f32), plain layouts.
+bool DnnGemmSupports(const HloInstruction& inst, const GemmCall& call);
+absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateDnnGemmRunner(const HloInstruction& inst, GemmCall call);
 
 // conv_runner.cc: oneDNN; `algorithm` is any but kReference.
 bool DnnAccepts(const HloInstruction& inst, const ConvCall& call, ConvAlgorithm algorithm);

@@ -106,6 +106,7 @@ absl::StatusOr<std::vector<LibraryAlgorithm>> ListAlgorithms(const HloInstructio
   }
   if (*kind == LibraryCallKind::kGemm) {
     ASSIGN_OR_RETURN(GemmCall call, AnalyzeGemmCall(inst));
+    if (DnnGemmSupports(inst, call)) out.push_back({kGemmDnn, "onednn"});
     if (BlasSupports(inst, call)) out.push_back({kGemmBlas, "blas"});
     out.push_back({kGemmReference, "reference"});
     return out;
@@ -135,12 +136,16 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(con
     int64_t id = algorithm.value_or(call.config.selected_algorithm);
     // A recorded id passlab does not know (e.g. a cuBLAS algorithm from an
     // XLA:GPU dump) means nothing on the CPU: use the default.
-    if (!algorithm.has_value() && (FromXlaGpu(inst) || (id != kGemmBlas && id != kGemmReference))) id = -1;
-    if (id == -1) id = BlasSupports(inst, call) ? kGemmBlas : kGemmReference;
+    if (!algorithm.has_value() && (FromXlaGpu(inst) || (id != kGemmBlas && id != kGemmReference && id != kGemmDnn))) {
+      id = -1;
+    }
+    // Unset: oneDNN's (f32 compute), else OpenBLAS (f64), else the reference.
+    if (id == -1) id = DnnGemmSupports(inst, call) ? kGemmDnn : BlasSupports(inst, call) ? kGemmBlas : kGemmReference;
+    if (id == kGemmDnn) return CreateDnnGemmRunner(inst, std::move(call));
     if (id == kGemmBlas) return CreateBlasGemmRunner(inst, std::move(call));
     if (id == kGemmReference) return CreateReferenceRunner(inst, {kGemmReference, "reference"});
     return absl::InvalidArgumentError(
-        StrCat(inst.name(), ": unknown gemm algorithm ", id, " (0 = blas, 1 = reference)"));
+        StrCat(inst.name(), ": unknown gemm algorithm ", id, " (0 = blas, 1 = reference, 2 = onednn)"));
   }
   ASSIGN_OR_RETURN(ConvCall call, AnalyzeConvCall(inst));
   int64_t id = algorithm.value_or(call.config.algo_id);

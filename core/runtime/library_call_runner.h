@@ -25,18 +25,20 @@ namespace passlab {
 
 class HloInstruction;
 
-// Algorithm ids. Gemm: kGemmBlas (OpenBLAS) or kGemmReference. Convolution:
+// Algorithm ids. Gemm: kGemmBlas (OpenBLAS), kGemmDnn (oneDNN's sgemm, f32
+// compute) or kGemmReference. Convolution:
 // the ConvAlgorithm values of core/libcall (auto, direct, winograd and
 // as-backward-filter on oneDNN; reference).
 inline constexpr int64_t kGemmBlas = 0;
 inline constexpr int64_t kGemmReference = 1;
+inline constexpr int64_t kGemmDnn = 2;
 // Solver calls: kSolverLibrary (OpenBLAS's ?potrf / ?trsm) or kSolverReference.
 inline constexpr int64_t kSolverLibrary = 0;
 inline constexpr int64_t kSolverReference = 1;
 
 struct LibraryAlgorithm {
   int64_t id = 0;
-  std::string name;  // "blas", "reference", "auto", "direct", "winograd"
+  std::string name;  // "blas", "onednn", "reference", "auto", "direct", "winograd"
   bool operator==(const LibraryAlgorithm&) const = default;
 };
 

@@ -355,7 +355,7 @@ class ComputationLayouts {
         }
       }
       for (int64_t i = std::min<int64_t>(call->operand_count(), 2) - 1; i >= 0; --i) {
-        if (r.operands[i] == ConvRole::kNone) continue;
+        if (r.operands[i] == ConvRole::kNone || !Constrains(r.operands[i])) continue;
         HloInstruction* operand = call->mutable_operand(i);
         if (!Assignable(operand->shape())) continue;
         Spread(operand, WithOrder(LayoutOf(operand->shape()), ConvRoleLayout(r.dnums, r.operands[i], options_.conv_layout, options_.xla_filter_layout)));
@@ -531,6 +531,13 @@ class ComputationLayouts {
     }
   }
 
+  // Whether a convolution call's operand in `role` must have that role's
+  // layout (a filter operand keeps its producer's with
+  // filter_layout_as_is).
+  bool Constrains(ConvRole role) const {
+    return role != ConvRole::kFilter || options_.xla_filter_layout || !options_.filter_layout_as_is;
+  }
+
   // A convolution call's result layout may change when only
   // get-tuple-elements read it (they carry the new layout on).
   bool ConvResultMovable(const HloInstruction* call) const {
@@ -553,7 +560,7 @@ class ComputationLayouts {
     }
     if (auto it = conv_roles_.find(&user); it != conv_roles_.end()) {
       ConvRole role = it->second.operands[i];
-      if (role == ConvRole::kNone) return std::nullopt;
+      if (role == ConvRole::kNone || !Constrains(role)) return std::nullopt;
       return WithOrder(Final(operand), ConvRoleLayout(it->second.dnums, role, options_.conv_layout, options_.xla_filter_layout));
     }
     switch (user.opcode()) {

@@ -73,6 +73,15 @@ struct GpuLayoutAssignmentOptions {
   // oneDNN reads as well and passlab's CPU backend runs much faster (the
   // weights' transposes cost more than the convolutions there).
   bool xla_filter_layout = false;
+  // Without xla_filter_layout: a convolution call reads its filter operand
+  // in whatever plain layout its producer gives it, as oneDNN (which
+  // reorders every filter into its blocked format) and the CUDA runtime
+  // (which packs a strided filter with cudnnTransformTensor) can; the
+  // weights' transposes for swapped-dimension filters (01oi backward-input
+  // convolutions of 1x1 layers: one [spatial..., o, i] -> [spatial..., i, o]
+  // copy per weight and step in the ResNet-50 step) disappear. False: the
+  // [spatial..., i, o] order above is required and copied to.
+  bool filter_layout_as_is = true;
 };
 
 class GpuLayoutAssignment : public HloModulePass {

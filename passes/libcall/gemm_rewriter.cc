@@ -40,6 +40,23 @@ std::optional<double> ScalarConstant(const HloInstruction* inst) {
   return inst->literal().GetDouble(0);
 }
 
+// Whether the gemm may write its result over C (XLA's can_overwrite_bias
+// in GemmRewriterVisitor::FuseMatrixBiasAdd,
+// xla/backends/gpu/transforms/gemm_rewriter.cc): C has no other user and is
+// not a parameter, or an entry parameter aliased with an output.
+bool CanOverwriteBias(const HloInstruction& bias) {
+  if (bias.user_count() > 1) return false;
+  if (bias.opcode() != HloOpcode::kParameter) return true;
+  const HloComputation* parent = bias.parent();
+  if (parent == nullptr || parent->parent() == nullptr || parent != parent->parent()->entry_computation()) {
+    return false;
+  }
+  for (const InputOutputAlias& alias : parent->parent()->config().input_output_alias) {
+    if (alias.parameter_number == bias.parameter_number() && alias.parameter_index.empty()) return true;
+  }
+  return false;
+}
+
 // The vector `b` when `inst` is broadcast(b) along the last dimension only.
 HloInstruction* BiasVector(HloInstruction* inst) {
   if (inst->opcode() != HloOpcode::kBroadcast || inst->shape().rank() < 1) return nullptr;
@@ -108,7 +125,13 @@ class GemmRewriteVisitor : public HloRewriteVisitor {
       g->config.beta = 1;
       operands.insert(operands.begin() + 2, other);
       pass_.BumpCounter("folded beta*C");
-      return ReplaceWithNewInstruction(add, MakeCall(add->shape(), operands, g->config));
+      // The gemm accumulates into C's buffer where it may (XLA: "Force
+      // bias input to alias with output, as GEMM operates in-place").
+      // Asked before the call exists: it becomes C's second user.
+      const bool overwrite_c = CanOverwriteBias(*other);
+      std::unique_ptr<HloInstruction> call = MakeCall(add->shape(), operands, g->config);
+      if (overwrite_c) call->mutable_attrs().output_to_operand_aliasing = {{ShapeIndex{}, 2, ShapeIndex{}}};
+      return ReplaceWithNewInstruction(add, std::move(call));
     }
     return absl::OkStatus();
   }

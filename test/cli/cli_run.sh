@@ -95,4 +95,24 @@ if "$passlab" run --model mlp --repeats 0 2> "$tmp/range"; then fail "--repeats 
 grep -q -- "--repeats: must be greater than 0, got 0" "$tmp/range" || fail "range message: $(cat "$tmp/range")"
 if "$passlab" run --model mlp --warmup -1 2> "$tmp/range"; then fail "--warmup -1 accepted"; fi
 grep -q -- "--warmup: must be at least 0, got -1" "$tmp/range" || fail "range message: $(cat "$tmp/range")"
+# Kernels split their rows over oneDNN's OpenMP threads, or over passlab's
+# own pool with PASSLAB_KERNEL_POOL=1: the same outputs, bit for bit (each
+# element is computed by one thread), and both match the evaluator.
+cat > "$tmp/big.hlo" <<'HLO'
+HloModule big
+ENTRY e {
+  a = f32[512,1024] parameter(0)
+  b = f32[512,1024] parameter(1)
+  m = f32[512,1024] multiply(a, b)
+  t = f32[512,1024] tanh(m)
+  z = f32[] constant(0)
+  s = f32[512] reduce(t, z), dimensions={1}, to_apply={ x = f32[] parameter(0) y = f32[] parameter(1) ROOT r = f32[] add(x, y) }
+  ROOT o = (f32[512,1024], f32[512]) tuple(t, s)
+}
+HLO
+"$passlab" run "$tmp/big.hlo" --threads 2 --repeats 1 --check --output-dir "$tmp/omp" > "$tmp/o6" || fail "OpenMP kernels: $(cat "$tmp/o6")"
+PASSLAB_KERNEL_POOL=1 "$passlab" run "$tmp/big.hlo" --threads 2 --repeats 1 --check --output-dir "$tmp/pool" > "$tmp/o7" \
+  || fail "pool kernels: $(cat "$tmp/o7")"
+cmp -s "$tmp/omp/output_0.npy" "$tmp/pool/output_0.npy" && cmp -s "$tmp/omp/output_1.npy" "$tmp/pool/output_1.npy" \
+  || fail "OpenMP and pool kernels differ"
 echo "cli_run: ok"

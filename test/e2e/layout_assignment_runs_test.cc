@@ -66,12 +66,13 @@ TEST(LayoutAssignmentRunsTest, FeatureMajorConvNetRunsWithChosenLayouts) {
   EXPECT_EQ(full.error, "");
   // The convolution calls compute in NHWC ([b, 0, 1, f] = {1,3,2,0}), which
   // layout_normalization then writes as descending [b, 0, 1, f] shapes
-  // (XLA:GPU's NormalizeLayoutForGpuCustomCalls), the filters in
-  // [0, 1, i, o] order (passlab's default; XLA's OHWI with the
-  // layout-assignment option xla_filter_layout).
+  // (XLA:GPU's NormalizeLayoutForGpuCustomCalls), the filters read as
+  // the parameters lie, [o, i, 0, 1] (passlab's default
+  // filter_layout_as_is; the [0, 1, i, o] copy without it, XLA's OHWI
+  // with xla_filter_layout).
   EXPECT_NE(full.optimized.find("(f32[2,8,8,4]{3,2,1,0}, u8[0]{0}) custom-call("), std::string::npos)
       << full.optimized;
-  EXPECT_NE(full.optimized.find("dim_labels=b01f_01io->b01f"), std::string::npos) << full.optimized;
+  EXPECT_NE(full.optimized.find("dim_labels=b01f_oi01->b01f"), std::string::npos) << full.optimized;
   Outcome disabled = OptimizeRunAndCompare(kFeatureMajorConvNet, "layout-assignment");
   EXPECT_EQ(disabled.error, "");
   EXPECT_EQ(disabled.optimized.find("{1,3,2,0}"), std::string::npos) << disabled.optimized;

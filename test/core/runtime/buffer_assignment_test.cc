@@ -123,6 +123,43 @@ ENTRY e {
   EXPECT_EQ(b.Slice("d").kind, BufferSlice::Kind::kArena);
 }
 
+TEST(BufferAssignmentTest, GemmAccumulatesIntoItsCWhereItMay) {
+  // The gemm rewriter's beta*C fold aliases the result (element 0 beside
+  // the workspace) with C (XLA: "Force bias input to alias with output,
+  // as GEMM operates in-place"); the result then takes C's buffer when C
+  // dies there, and a buffer of its own when C lives on.
+  const std::string gemm =
+      R"(custom-call(a, b, c), custom_call_target="__blas$gemm", output_to_operand_aliasing={{0}: (2, {})}, )"
+      R"(backend_config={"gemm_backend_config":{"alpha_real":1,"beta":1,"dot_dimension_numbers":{)"
+      R"("lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"]}}})";
+  Assigned a = Assign(R"(HloModule m
+ENTRY e {
+  a = f32[8,8] parameter(0)
+  b = f32[8,8] parameter(1)
+  w = f32[8,8] parameter(2)
+  c = f32[8,8] negate(w)
+  g = (f32[8,8], s8[1024]) )" + gemm + R"(
+  ROOT r = f32[8,8] get-tuple-element(g), index=0
+})");
+  ASSERT_NE(a.assignment, nullptr);
+  EXPECT_TRUE(a.assignment->IsInPlace(a.Get("g")));
+  EXPECT_EQ(a.Slice("g", 0), a.Slice("c"));
+  EXPECT_NE(a.Slice("g", 1).offset, a.Slice("c").offset);  // the workspace has its own
+  Assigned b = Assign(R"(HloModule m
+ENTRY e {
+  a = f32[8,8] parameter(0)
+  b = f32[8,8] parameter(1)
+  w = f32[8,8] parameter(2)
+  c = f32[8,8] negate(w)
+  g = (f32[8,8], s8[1024]) )" + gemm + R"(
+  r = f32[8,8] get-tuple-element(g), index=0
+  ROOT t = (f32[8,8], f32[8,8]) tuple(r, c)
+})");
+  ASSERT_NE(b.assignment, nullptr);
+  EXPECT_FALSE(b.assignment->IsInPlace(b.Get("g")));
+  EXPECT_NE(b.Slice("g", 0).offset, b.Slice("c").offset);
+}
+
 TEST(BufferAssignmentTest, DonatedParameterIsUpdatedInPlace) {
   Assigned a = Assign(R"(HloModule m, input_output_alias={ {}: (0, {}, may-alias) }
 ENTRY e {

@@ -313,7 +313,7 @@ ENTRY e {
   const KernelRecord* h = Find(r.records, "h");
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(h->kind, KernelKind::kLibraryCall);
-  EXPECT_EQ(h->detail, "__blas$gemm/blas");
+  EXPECT_EQ(h->detail, "__blas$gemm/onednn");
   EXPECT_EQ(h->flops, 2 * 8 * 32 * 16);
   EXPECT_EQ(h->bytes_read, (8 * 16 + 16 * 32) * 4);
   EXPECT_EQ(h->bytes_written, 8 * 32 * 4);

@@ -128,7 +128,40 @@ TEST(GemmRunnerTest, OddSizesOnBlasAndReference) {
                               StrCat("{", kMatmul, "}")),
                          1e-5);
   EXPECT_TRUE(Has(names, "blas"));
+  EXPECT_TRUE(Has(names, "onednn"));
   EXPECT_TRUE(Has(names, "reference"));
+}
+
+TEST(GemmRunnerTest, BetaAccumulatesInPlaceWhenCIsTheResultBuffer) {
+  // The beta*C fold lets the result share C's buffer: nothing is copied
+  // and the gemm accumulates there; with separate buffers C is copied
+  // first (row-major, and element by element into a column-major result).
+  for (const std::string& result_layout : {std::string("{1,0}"), std::string("{0,1}")}) {
+    Case c = Prepare(Gemm("  a = f32[33,17] parameter(0)\n  b = f32[17,45] parameter(1)\n  c = f32[33,45] parameter(2)",
+                          "a, b, c", "f32[33,45]" + result_layout,
+                          StrCat(R"({"alpha_real":0.5,"beta":1,)", kMatmul, "}")));
+    ASSERT_NE(c.call, nullptr);
+    absl::StatusOr<std::vector<LibraryAlgorithm>> algorithms = ListAlgorithms(*c.call);
+    ASSERT_TRUE(algorithms.ok()) << algorithms.status().message();
+    for (const LibraryAlgorithm& a : *algorithms) {
+      // Separate buffers.
+      absl::StatusOr<Literal> got = RunWith(c, a.id);
+      ASSERT_TRUE(got.ok()) << a.name << ": " << got.status().message();
+      ExpectClose(*got, c.expected, 1e-5, a.name + " " + result_layout);
+      if (result_layout != "{1,0}") continue;
+      // The result in C's buffer.
+      Buffers b;
+      for (int64_t i = 0; i < 3; ++i) {
+        void* p = b.Add(c.call->operand(i)->shape());
+        ASSERT_TRUE(CopyLiteralToBuffer(c.args[i], c.call->operand(i)->shape(), p).ok());
+      }
+      b.ptrs.push_back(b.ptrs[2]);
+      ASSERT_TRUE(RunLibraryCall(*c.call, a.id, b.ptrs).ok()) << a.name;
+      absl::StatusOr<Literal> in_place = LiteralFromBuffer(c.call->shape(), b.ptrs[2]);
+      ASSERT_TRUE(in_place.ok());
+      ExpectClose(*in_place, c.expected, 1e-5, a.name + " in place");
+    }
+  }
 }
 
 TEST(GemmRunnerTest, TransposedOperandsAndColumnMajorResult) {
@@ -180,9 +213,12 @@ TEST(GemmRunnerTest, GeluEpilogueAndBf16Inputs) {
 }
 
 TEST(GemmRunnerTest, F64AndTupleResultWithWorkspace) {
-  CheckAllAlgorithms(Gemm("  a = f64[6,5] parameter(0)\n  b = f64[5,4] parameter(1)", "a, b", "(f64[6,4], s8[64])",
-                          StrCat("{", kMatmul, "}")),
-                     1e-12);
+  std::vector<std::string> names =
+      CheckAllAlgorithms(Gemm("  a = f64[6,5] parameter(0)\n  b = f64[5,4] parameter(1)", "a, b",
+                              "(f64[6,4], s8[64])", StrCat("{", kMatmul, "}")),
+                         1e-12);
+  EXPECT_TRUE(Has(names, "blas"));
+  EXPECT_FALSE(Has(names, "onednn"));  // oneDNN's sgemm computes in f32 only
 }
 
 TEST(GemmRunnerTest, DegenerateDims) {

@@ -30,7 +30,7 @@ ENTRY e {
 TEST(GpuLayoutAssignmentTest, NchwConvCallGetsFeatureMajorActivationsAndCopiesBack) {
   // NCHW for b01f: physical [b, f, 0, 1] = minor_to_major {2,1,3,0};
   // filter 01io as [o, i, 0, 1] = {1,0,2,3}.
-  PassResult r = RunLayoutAssignment(kConvForwardB01f, {.conv_layout = ConvLayout::kNchw});
+  PassResult r = RunLayoutAssignment(kConvForwardB01f, {.conv_layout = ConvLayout::kNchw, .filter_layout_as_is = false});
   EXPECT_TRUE(r.changed);
   EXPECT_TRUE(Matches(r.text, {"f32[2,8,8,3]{2,1,3,0} copy(%x)", "f32[3,3,3,4]{1,0,2,3} copy(%w)",
                                "(f32[2,8,8,4]{2,1,3,0}, u8[0]{0}) custom-call(", "f32[2,8,8,4]{2,1,3,0} get-tuple-element",
@@ -50,6 +50,26 @@ TEST(GpuLayoutAssignmentTest, NhwcConvCallKeepsTheModelsFilterOrderByDefault) {
   PassResult r = RunLayoutAssignment(kConvForwardB01f);
   EXPECT_FALSE(r.changed) << r.text;
   EXPECT_TRUE(Matches(r.text, {"(f32[2,8,8,4]{3,2,1,0}, u8[0]{0}) custom-call(%x, %w)", "NOT:copy("})) << r.text;
+}
+
+// By default a convolution call reads its filter in its producer's layout
+// (oneDNN reorders every filter into its blocked format; the CUDA runtime
+// packs a strided one): the 01oi filter of a 1x1 backward-input
+// convolution written as a forward one stays the weight itself instead of
+// a per-step transposed copy. With filter_layout_as_is off, the HWIO copy.
+TEST(GpuLayoutAssignmentTest, FilterKeepsItsProducersLayoutByDefault) {
+  constexpr char kHlo[] = R"(
+ENTRY e {
+  x = f32[8,2,2,512] parameter(0)
+  w = f32[1,1,2048,512] parameter(1)
+  c = (f32[8,2,2,2048], u8[0]) custom-call(x, w), window={size=1x1}, dim_labels=b01f_01oi->b01f, custom_call_target="__dnn$convForward"
+  ROOT g = f32[8,2,2,2048] get-tuple-element(c), index=0
+})";
+  PassResult r = RunLayoutAssignment(kHlo);
+  EXPECT_TRUE(Matches(r.text, {"custom-call(%x, %w)", "NOT:copy("})) << r.text;
+  PassResult hwio = RunLayoutAssignment(kHlo, {.filter_layout_as_is = false});
+  EXPECT_TRUE(hwio.changed);
+  EXPECT_TRUE(Matches(hwio.text, {"f32[1,1,2048,512]{2,3,1,0} copy(%w)", "custom-call(%x, %copy)"})) << hwio.text;
 }
 
 TEST(GpuLayoutAssignmentTest, NhwcConvCallGetsOhwiFilter) {

@@ -83,6 +83,41 @@ ENTRY e {
   EXPECT_TRUE(Matches(r.text, {"custom-call(%a, %b, %c, %v)", "\"alpha_real\":2.0", "\"beta\":1.0",
                                "\"epilogue\":\"BIAS\"", "ROOT", "get-tuple-element(", "NOT: add(", "NOT: multiply("}))
       << r.text;
+  // C is an entry parameter without an output alias: the gemm may not
+  // overwrite it (XLA's can_overwrite_bias).
+  EXPECT_EQ(r.text.find("output_to_operand_aliasing"), std::string::npos) << r.text;
+}
+
+TEST(GemmRewriterTest, FoldedCIsOverwrittenWhereNothingElseReadsIt) {
+  // xla/backends/gpu/transforms/gemm_rewriter.cc FuseMatrixBiasAdd: a C
+  // that is no parameter and has no other user aliases the result, {0}:
+  // (2, {}) once the workspace joins it (XLA's gemm_rewriter_test.cc,
+  // CublasLtGemmRewriteTest.MatrixBiasWhereBiasIsNotAParameter). A
+  // parameter C aliased with an output may be overwritten as well.
+  PassResult r = RunGemmRewriter(R"(
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,4] parameter(1)
+  w = f32[2,4] parameter(2)
+  c = f32[2,4] negate(w)
+  d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT s = f32[2,4] add(d, c)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_TRUE(Matches(r.text, {"custom-call(%a, %b, %c)", "output_to_operand_aliasing={{0}: (2, {})}",
+                               "\"beta\":1.0"}))
+      << r.text;
+  PassResult aliased = RunGemmRewriter(R"(HloModule m, input_output_alias={ {}: (2, {}, may-alias) }
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,4] parameter(1)
+  c = f32[2,4] parameter(2)
+  d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT s = f32[2,4] add(d, c)
+})");
+  EXPECT_TRUE(aliased.changed);
+  EXPECT_TRUE(Matches(aliased.text, {"custom-call(%a, %b, %c)", "output_to_operand_aliasing={{0}: (2, {})}"}))
+      << aliased.text;
 }
 
 TEST(GemmRewriterTest, FoldsBiasThenRelu) {

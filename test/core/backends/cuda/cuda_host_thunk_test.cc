@@ -58,7 +58,7 @@ TEST(CudaHostThunkTest, EachOpTakesItsHostImplementation) {
   };
   absl::StatusOr<std::unique_ptr<GpuThunk>> gemm = CreateHostFallbackThunk(*Find(**m, "g"), "test", host);
   ASSERT_TRUE(gemm.ok()) << gemm.status().message();
-  EXPECT_EQ((*gemm)->detail(), "host: __blas$gemm/blas (test)");
+  EXPECT_EQ((*gemm)->detail(), "host: __blas$gemm/onednn (test)");
   absl::StatusOr<std::unique_ptr<GpuThunk>> sort = CreateHostFallbackThunk(*Find(**m, "s"), "test", host);
   ASSERT_TRUE(sort.ok()) << sort.status().message();
   EXPECT_EQ((*sort)->detail(), "host: sort (test)");
