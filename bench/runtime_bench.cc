@@ -1,4 +1,6 @@
-// The CPU runtime's library calls: sgemm 1024^3 on OpenBLAS (GFLOP/s), and a
+// The CPU runtime's library calls: sgemm on OpenBLAS and on oneDNN side by
+// side (n^3 squares, and the ResNet fc layer's backward-data shape
+// [8,1000]x[1000,512]; GFLOP/s), and a
 // ResNet-like 3x3 convolution (NHWC, 64 -> 64 channels, stride 1, pad 1)
 // forward, backward-input and backward-filter on each oneDNN algorithm this
 // CPU offers; buffer assignment of the ResNet-18 training step. Preparation
@@ -79,8 +81,24 @@ std::string GemmText(int64_t n) {
                 "{\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],\"rhs_contracting_dimensions\":[\"0\"]}}}\n}\n");
 }
 
+// [m,k] x [n,k]^T, as the fc layer's backward-data gemm reads its weight.
+std::string GemmTransposedText(int64_t m, int64_t n, int64_t k) {
+  return StrCat("HloModule g\nENTRY e {\n  a = f32[", m, ",", k, "] parameter(0)\n  b = f32[", n, ",", k,
+                "] parameter(1)\n  ROOT c = f32[", m, ",", n,
+                "] custom-call(a, b), custom_call_target=\"__blas$gemm\", backend_config={\"gemm_backend_config\":"
+                "{\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],\"rhs_contracting_dimensions\":[\"1\"]}}}\n}\n");
+}
+
 void BM_SgemmOpenBlas(benchmark::State& state) { RunCall(state, GemmText(state.range(0)), kGemmBlas); }
 BENCHMARK(BM_SgemmOpenBlas)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_SgemmOneDnn(benchmark::State& state) { RunCall(state, GemmText(state.range(0)), kGemmDnn); }
+BENCHMARK(BM_SgemmOneDnn)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_FcBackwardDataOpenBlas(benchmark::State& state) {
+  RunCall(state, GemmTransposedText(8, 512, 1000), kGemmBlas);
+}
+BENCHMARK(BM_FcBackwardDataOpenBlas)->Unit(benchmark::kMicrosecond)->UseRealTime();
+void BM_FcBackwardDataOneDnn(benchmark::State& state) { RunCall(state, GemmTransposedText(8, 512, 1000), kGemmDnn); }
+BENCHMARK(BM_FcBackwardDataOneDnn)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Batch 8, 16x16 (ResNet's 64-channel stage on 64x64 images), NHWC/HWIO.
 std::string ConvText(std::string_view target) {
