@@ -12,7 +12,8 @@
 #     ResNet-18 step checked against the evaluator (TF32; with and without the
 #     native select-and-scatter kernel), side by side;
 #   - both in full f32 (NVIDIA_TF32_OVERRIDE=0; JAX at "highest"); passlab
-#     with XLA:GPU's OHWI filters (layout-assignment.xla_filter_layout);
+#     with XLA:GPU's OHWI filters (layout-assignment.xla_filter_layout) and
+#     with HWIO filter copies (layout-assignment.filter_layout_as_is=false);
 #   - an A/A sweep of the step with three worker processes (issue 27: does a
 #     sweep's baseline equal the standalone step when few contexts are
 #     resident?), and the step under the seed-era `gpu-2021` pipeline.
@@ -97,6 +98,10 @@ run_if 45 "JAX step: precision highest (f32)" jax_step highest
 run_if 45 "passlab step: XLA's OHWI filters" timeout 100 "$passlab" run "${step[@]}" \
   --pass-option layout-assignment.xla_filter_layout=true --trace "$out/passlab_ohwi_trace.json" \
   > "$out/passlab_ohwi.json" 2> "$out/passlab_ohwi.err"
+# Filters copied to HWIO instead of read as their producers lay them out
+# (the default since 2026-11-28; strided filters are packed per call).
+run_if 45 "passlab step: HWIO filter copies" timeout 100 "$passlab" run "${step[@]}" \
+  --pass-option layout-assignment.filter_layout_as_is=false > "$out/passlab_hwio.json" 2> "$out/passlab_hwio.err"
 # Issue 27's sweep-against-standalone question with few resident contexts:
 # two A/A copies and the baseline, one worker process each.
 run_if 150 "A/A sweep with 3 worker processes" timeout 140 "$passlab" ablate --model resnet50 --batch 8 \
