@@ -455,8 +455,9 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
   }
   for (size_t i = 0; i < timings.size(); ++i) {
     if (runners[i] == nullptr) continue;
-    // Out of time part-way: the rounds every candidate finished still
-    // compare them; a candidate no round reached is left out.
+    // Out of time part-way: each candidate's median over the runs it got
+    // (the finished rounds, and the first candidates of the unfinished
+    // one); a candidate no round reached is left out.
     if (times[i].empty()) {
       timings[i].status = absl::DeadlineExceededError("not timed (the call's tuning time budget is spent)");
       outcome.rejected.push_back(StrCat(timings[i].algorithm.name, ": ", timings[i].status.message()));
@@ -466,7 +467,7 @@ absl::StatusOr<AutotuneOutcome> AutotuneLibraryCall(const HloInstruction& call, 
     timings[i].median_ns = times[i][times[i].size() / 2];
   }
   account();
-  // Out of time before any algorithm was fully timed: the default.
+  // Out of time before any algorithm was timed: the default.
   if (out_of_time && !FastestAlgorithm(timings).ok()) return heuristic("per-call time");
   return Choose(call, key, timings, std::move(outcome), cache);
 }

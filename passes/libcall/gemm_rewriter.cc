@@ -48,9 +48,7 @@ bool CanOverwriteBias(const HloInstruction& bias) {
   if (bias.user_count() > 1) return false;
   if (bias.opcode() != HloOpcode::kParameter) return true;
   const HloComputation* parent = bias.parent();
-  if (parent == nullptr || parent->parent() == nullptr || parent != parent->parent()->entry_computation()) {
-    return false;
-  }
+  if (parent == nullptr || !parent->IsEntryComputation()) return false;
   for (const InputOutputAlias& alias : parent->parent()->config().input_output_alias) {
     if (alias.parameter_number == bias.parameter_number() && alias.parameter_index.empty()) return true;
   }
