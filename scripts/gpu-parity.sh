@@ -3,11 +3,12 @@
 # (issue 28's "kernel and wall time at parity"). The steps, most wanted
 # first (each is skipped when SECONDS does not leave it enough time):
 #   - passlab's step (batch 8, 64x64, `gpu` pipeline) as it runs by default
-#     (each untraced step one CUDA graph, TF32 where XLA allows it), with
-#     --format json and a Chrome trace of its last traced step (the device
-#     kernels by name); the same step in JAX (bench/jax_resnet_step.py) at
-#     XLA's default precision (TF32), with its kernels per step; passlab's
-#     step thunk by thunk (--xla_gpu_enable_command_buffer=);
+#     (each untraced step one CUDA graph, TF32 where XLA allows it, the conv
+#     picker timing cuDNN's graph-API engines beside its legacy algorithms),
+#     with --format json and a Chrome trace of its last traced step (the
+#     device kernels by name); the same step in JAX (bench/jax_resnet_step.py)
+#     at XLA's default precision (TF32), with its kernels per step; passlab's
+#     step with the legacy cuDNN algorithms only (PASSLAB_CUDNN_ENGINES=0);
 #   - the GPU tests (cuda_runtime_tests), test/hlo/gpu/*.hlo and the
 #     ResNet-18 step checked against the evaluator (TF32; with and without the
 #     native select-and-scatter kernel), side by side;
@@ -16,7 +17,8 @@
 #     with HWIO filter copies (layout-assignment.filter_layout_as_is=false);
 #   - an A/A sweep of the step with three worker processes (issue 27: does a
 #     sweep's baseline equal the standalone step when few contexts are
-#     resident?), and the step under the seed-era `gpu-2021` pipeline.
+#     resident?), the step thunk by thunk (--xla_gpu_enable_command_buffer=)
+#     and under the seed-era `gpu-2021` pipeline.
 # Then bench/kernel_compare.py sets the two kernel lists side by side by kind.
 # Everything lands in OUT_DIR; OUT_DIR/results.tar.gz packs it.
 #
@@ -69,8 +71,8 @@ jax_step() {  # precision
 run_if 60 "passlab step: CUDA graph, TF32" timeout 150 "$passlab" run "${step[@]}" \
   --trace "$out/passlab_default_trace.json" > "$out/passlab_default.json" 2> "$out/passlab_default.err"
 run_if 45 "JAX step: precision default (TF32)" jax_step default
-run_if 40 "passlab step: thunk by thunk, TF32" timeout 100 "$passlab" run "${step[@]}" \
-  --xla_gpu_enable_command_buffer= > "$out/passlab_eager.json" 2> "$out/passlab_eager.err"
+run_if 45 "passlab step: legacy cuDNN algorithms only" env PASSLAB_CUDNN_ENGINES=0 timeout 100 "$passlab" run \
+  "${step[@]}" --trace "$out/passlab_legacy_trace.json" > "$out/passlab_legacy.json" 2> "$out/passlab_legacy.err"
 checks() {
   timeout 75 "$runtime_tests" --gtest_brief=1 > "$out/cuda_runtime_tests.log" 2>&1 &
   local tests=$!
@@ -108,6 +110,13 @@ run_if 150 "A/A sweep with 3 worker processes" timeout 140 "$passlab" ablate --m
   --image-size 64 --device cuda --sweep aa --copies 2 --processes 1 --jobs 3 --block 3 --repeats 12 --warmup 2 \
   --kernel-cache "$out/kernel-cache" --out "$out/aa3"
 [[ -d "$out/aa3" && ! -f "$out/aa3/report.md" ]] && "$passlab" ablate --report-only --out "$out/aa3" > /dev/null 2>&1
+# The same sweep again, short, on the kernel cache the first one filled
+# (issue 27: the persistent cache's hit rate and what it saves in compile time).
+run_if 75 "A/A sweep again on the filled kernel cache" timeout 70 "$passlab" ablate --model resnet50 --batch 8 \
+  --image-size 64 --device cuda --sweep aa --copies 2 --processes 1 --jobs 3 --block 3 --repeats 4 --warmup 1 \
+  --kernel-cache "$out/kernel-cache" --out "$out/aa3-again"
+run_if 40 "passlab step: thunk by thunk, TF32" timeout 100 "$passlab" run "${step[@]}" \
+  --xla_gpu_enable_command_buffer= > "$out/passlab_eager.json" 2> "$out/passlab_eager.err"
 run_if 50 "passlab step: gpu-2021 pipeline" timeout 100 "$passlab" run "${step[@]}" --pipeline gpu-2021 \
   > "$out/passlab_gpu2021.json" 2> "$out/passlab_gpu2021.err"
 
@@ -122,21 +131,23 @@ def load(name):
     except Exception as e:
         return {"error": f"{name}: {e}"}
 rows = [("passlab default (graph, TF32)", load("passlab_default.json")),
+        ("passlab legacy cuDNN only (graph, TF32)", load("passlab_legacy.json")),
+        ("passlab HWIO filter copies (graph, TF32)", load("passlab_hwio.json")),
         ("passlab thunk by thunk (TF32)", load("passlab_eager.json")),
         ("passlab full f32 (graph)", load("passlab_f32.json")),
         ("passlab OHWI filters (graph, TF32)", load("passlab_ohwi.json")),
         ("passlab gpu-2021 (graph, TF32)", load("passlab_gpu2021.json")),
         ("JAX/XLA precision default", load("jax_default.json")),
         ("JAX/XLA precision highest", load("jax_highest.json"))]
-print(f"{'':34} {'kernel ms':>10} {'wall ms':>9}  notes")
+print(f"{'':40} {'kernel ms':>10} {'wall ms':>9}  notes")
 for name, r in rows:
     if "error" in r:
-        print(f"{name:34} {'-':>10} {'-':>9}  {r['error'][:90]}")
+        print(f"{name:40} {'-':>10} {'-':>9}  {r['error'][:90]}")
         continue
     k = r.get("kernel_ms_median", r.get("kernel_ms_per_step"))
     w = r.get("wall_ms_median")
     note = r.get("command_buffer", r.get("device", ""))
-    print(f"{name:34} {k if k is not None else '-':>10} {w if w is not None else '-':>9}  {note}")
+    print(f"{name:40} {k if k is not None else '-':>10} {w if w is not None else '-':>9}  {note}")
 EOF
 if [[ -f "$out/passlab_default_trace.json" && -f "$out/jax_default_kernels.csv" ]]; then
   python3 "$here/bench/kernel_compare.py" "$out/passlab_default_trace.json" "$out/jax_default_kernels.csv" \
@@ -145,13 +156,17 @@ if [[ -f "$out/passlab_default_trace.json" && -f "$out/jax_default_kernels.csv" 
     > "$out/kernel_compare_f32.txt" 2>&1
   python3 "$here/bench/kernel_compare.py" "$out/passlab_ohwi_trace.json" "$out/jax_default_kernels.csv" \
     > "$out/kernel_compare_ohwi.txt" 2>&1
+  python3 "$here/bench/kernel_compare.py" "$out/passlab_legacy_trace.json" "$out/jax_default_kernels.csv" \
+    > "$out/kernel_compare_legacy.txt" 2>&1
   cat "$out/kernel_compare_default.txt"
 fi
 rm -rf "$out/kernel-cache"
 # The sweep's small files only (its references and snapshots are large).
-if [[ -d "$out/aa3" ]]; then
-  mkdir -p "$out/aa3-small" && cp "$out"/aa3/*.md "$out"/aa3/*.json "$out"/aa3/*.jsonl "$out/aa3-small/" 2> /dev/null
-  rm -rf "$out/aa3"
-fi
+for d in aa3 aa3-again; do
+  if [[ -d "$out/$d" ]]; then
+    mkdir -p "$out/$d-small" && cp "$out/$d"/*.md "$out/$d"/*.json "$out/$d"/*.jsonl "$out/$d-small/" 2> /dev/null
+    rm -rf "${out:?}/$d"
+  fi
+done
 (cd "$out" && tar czf results.tar.gz --exclude results.tar.gz . 2> /dev/null)
 phase "done"

@@ -5,6 +5,7 @@
 #include "core/codegen/gpu_kernel_compiler.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <cctype>
 #include <cstdio>
@@ -570,6 +571,10 @@ class GpuKernelEmitter : public KernelEmitter {
     for (size_t i = 0; i < leaves_.size(); ++i) {
       const HloInstruction* hero = analysis.heroes[i];
       if (hero->opcode() != HloOpcode::kReduce) {
+        // PASSLAB_GPU_SIDE_OUTPUTS=0: such fusions go to the loop emitter
+        // (a diagnostic switch, as before side outputs were taken).
+        const char* side_env = std::getenv("PASSLAB_GPU_SIDE_OUTPUTS");
+        if (side_env != nullptr && std::string_view(side_env) == "0") return Unwind();
         side.push_back(static_cast<int64_t>(i));
         continue;
       }

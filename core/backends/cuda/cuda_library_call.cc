@@ -12,6 +12,7 @@
 #include "core/ir/str_util.h"
 #include "core/libcall/library_call.h"
 #include "core/backends/cuda/cuda_library_plan.h"
+#include "core/backends/cuda/cudnn_engines.h"
 
 namespace passlab {
 namespace {
@@ -252,9 +253,34 @@ class DnnConvolution : public CudaLibraryCall {
     return c;
   }
 
-  // cuDNN's algorithms for the problem that report success, with their
-  // workspace sizes, in cuDNN's (heuristic) order.
-  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> Candidates() {
+  struct Candidate {
+    int64_t id = 0;
+    int64_t workspace_bytes = 0;
+    std::string name;
+  };
+
+  // Every algorithm the picker may time: the legacy API's, then the graph
+  // API's engines (cudnn_engines.h; none where PASSLAB_CUDNN_ENGINES=0 or
+  // the graph API does not take the problem).
+  absl::StatusOr<std::vector<Candidate>> Candidates() {
+    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> legacy = LegacyCandidates();
+    std::vector<Candidate> out;
+    if (legacy.ok()) {
+      for (const auto& [id, bytes] : *legacy) out.push_back({id, bytes, StrCat("cudnn#", id)});
+    }
+    if (DnnGraphConvolution* g = Graph()) {
+      absl::StatusOr<std::vector<DnnEngineChoice>> engines = g->Engines();
+      if (engines.ok()) {
+        for (const DnnEngineChoice& e : *engines) out.push_back({e.id, e.workspace_bytes, e.name});
+      }
+    }
+    if (out.empty()) return legacy.status();
+    return out;
+  }
+
+  // cuDNN's legacy algorithms for the problem that report success, with
+  // their workspace sizes, in cuDNN's (heuristic) order.
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> LegacyCandidates() {
     constexpr int kMax = 16;
     int returned = 0;
     std::vector<std::pair<int64_t, int64_t>> out;
@@ -298,10 +324,34 @@ class DnnConvolution : public CudaLibraryCall {
   }
 
   absl::Status Choose(std::optional<int64_t> algorithm, int64_t configured) {
-    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> c = Candidates();
-    if (!c.ok()) return c.status();
-    const std::pair<int64_t, int64_t>* pick = &(*c)[0];
     std::optional<int64_t> wanted = algorithm.has_value() ? algorithm : std::optional<int64_t>(configured);
+    if (wanted && IsDnnEngineId(*wanted)) {
+      DnnGraphConvolution* g = Graph();
+      absl::StatusOr<DnnEngineChoice> e =
+          g != nullptr ? g->Select(*wanted)
+                       : absl::StatusOr<DnnEngineChoice>(absl::UnimplementedError(
+                             DnnEnginesEnabled() ? graph_error_ : "cuDNN engines are off (PASSLAB_CUDNN_ENGINES=0)"));
+      if (e.ok()) {
+        use_graph_ = true;
+        algorithm_ = LibraryAlgorithm{e->id, e->name};
+        return Reserve(e->workspace_bytes);
+      }
+      if (algorithm.has_value()) return absl::Status(e.status().code(), StrCat(name_, ": ", e.status().message()));
+      // A configured engine this process cannot build: the legacy API's first choice.
+    }
+    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> c = LegacyCandidates();
+    if (!c.ok()) {
+      // No legacy algorithm: the graph API's first engine, where it has one.
+      DnnGraphConvolution* g = Graph();
+      absl::StatusOr<std::vector<DnnEngineChoice>> engines =
+          g != nullptr ? g->Engines() : absl::StatusOr<std::vector<DnnEngineChoice>>(c.status());
+      if (algorithm.has_value() || !engines.ok() || engines->empty()) return c.status();
+      ASSIGN_OR_RETURN(DnnEngineChoice e, g->Select(engines->front().id));
+      use_graph_ = true;
+      algorithm_ = LibraryAlgorithm{e.id, e.name};
+      return Reserve(e.workspace_bytes);
+    }
+    const std::pair<int64_t, int64_t>* pick = &(*c)[0];
     auto found = std::find_if(c->begin(), c->end(), [&](const auto& a) { return wanted && a.first == *wanted; });
     if (found != c->end()) {
       pick = &*found;
@@ -309,7 +359,11 @@ class DnnConvolution : public CudaLibraryCall {
       return absl::InvalidArgumentError(StrCat(name_, ": cuDNN algorithm ", *algorithm, " cannot run ", plan_));
     }
     algorithm_ = LibraryAlgorithm{pick->first, StrCat("cudnn#", pick->first)};
-    workspace_bytes_ = pick->second;
+    return Reserve(pick->second);
+  }
+
+  absl::Status Reserve(int64_t workspace_bytes) {
+    workspace_bytes_ = workspace_bytes;
     // A strided filter's packed copy lives after the algorithm's workspace.
     filter_offset_ = (workspace_bytes_ + 255) / 256 * 256;
     int64_t total = p_.w_order == DnnFilterOrder::kStrided ? filter_offset_ + p_.w_bytes : workspace_bytes_;
@@ -334,6 +388,15 @@ class DnnConvolution : public CudaLibraryCall {
                                  StrCat("cudnnTransformTensor(", name_, " filter)")));
       }
       w = packed;
+    }
+    if (use_graph_) {
+      void* x = ptr(p_.x_buffer);
+      void* y = ptr(p_.y_buffer);
+      absl::Status s = graph_->Execute(x, w, y, ws);
+      if (!s.ok()) return absl::Status(s.code(), StrCat(call, " (", algorithm_.name, "): ", s.message()));
+      if (p_.kind != LibraryCallKind::kConvBackwardFilter || !strided) return s;
+      return CheckDnn(cudnnTransformTensor(h, one.For(f64), w_packed_, w, zero.For(f64), w_strided_, ptr(p_.w_buffer)),
+                      StrCat("cudnnTransformTensor(", name_, " filter gradient)"));
     }
     if (p_.kind == LibraryCallKind::kConvBackwardFilter) {
       absl::Status s =
@@ -389,25 +452,25 @@ class DnnConvolution : public CudaLibraryCall {
     RETURN_IF_ERROR(Tensor(y_, p_.y, p_.type));
     RETURN_IF_ERROR(CheckDnn(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor"));
     std::vector<int> w_dims = Ints(p_.w_dims);
+    // The filter as cuDNN reads it (K,C,spatial... dims; KCRS or KRSC
+    // strides): the filter itself, or a strided one's packed copy.
+    std::vector<int64_t> order;  // dims from minor to major
+    if (p_.packed_order == DnnFilterOrder::kKRSC) {
+      order.push_back(1);
+      for (int64_t i = static_cast<int64_t>(p_.w_dims.size()) - 1; i >= 2; --i) order.push_back(i);
+      order.push_back(0);
+    } else {
+      for (int64_t i = static_cast<int64_t>(p_.w_dims.size()) - 1; i >= 0; --i) order.push_back(i);
+    }
+    packed_strides_.assign(p_.w_dims.size(), 1);
+    int64_t packed_stride = 1;
+    for (int64_t dim : order) {
+      packed_strides_[dim] = packed_stride;
+      packed_stride *= p_.w_dims[dim];
+    }
     if (p_.w_order == DnnFilterOrder::kStrided) {
-      // The filter as a tensor in its own layout and as the packed copy
-      // (K,C,spatial... dims; KCRS or KRSC strides).
-      std::vector<int64_t> order;  // dims from minor to major
-      if (p_.packed_order == DnnFilterOrder::kKRSC) {
-        order.push_back(1);
-        for (int64_t i = static_cast<int64_t>(p_.w_dims.size()) - 1; i >= 2; --i) order.push_back(i);
-        order.push_back(0);
-      } else {
-        for (int64_t i = static_cast<int64_t>(p_.w_dims.size()) - 1; i >= 0; --i) order.push_back(i);
-      }
-      std::vector<int64_t> packed(p_.w_dims.size(), 1);
-      int64_t stride = 1;
-      for (int64_t dim : order) {
-        packed[dim] = stride;
-        stride *= p_.w_dims[dim];
-      }
       RETURN_IF_ERROR(Tensor(w_strided_, DnnTensor{p_.w_dims, p_.w_strides}, p_.type));
-      RETURN_IF_ERROR(Tensor(w_packed_, DnnTensor{p_.w_dims, packed}, p_.type));
+      RETURN_IF_ERROR(Tensor(w_packed_, DnnTensor{p_.w_dims, packed_strides_}, p_.type));
     }
     RETURN_IF_ERROR(CheckDnn(
         cudnnSetFilterNdDescriptor(w_, DnnType(p_.type),
@@ -425,9 +488,7 @@ class DnnConvolution : public CudaLibraryCall {
                              "cudnnSetConvolutionGroupCount"));
     // Tensor cores for f16/bf16, and TF32 for f32 where XLA allows it
     // (plan.tf32); otherwise f32/f64 in full precision, as the evaluator.
-    bool half = p_.type == PrimitiveType::kF16 || p_.type == PrimitiveType::kBF16;
-    bool tensor_math = half || (p_.tf32 && libs_->allow_tf32());
-    RETURN_IF_ERROR(CheckDnn(cudnnSetConvolutionMathType(conv_, tensor_math ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+    RETURN_IF_ERROR(CheckDnn(cudnnSetConvolutionMathType(conv_, TensorMath() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
                              "cudnnSetConvolutionMathType"));
     if (p_.kind != LibraryCallKind::kConvBiasActivationForward) return absl::OkStatus();
     RETURN_IF_ERROR(Tensor(bias_, p_.bias, p_.type));
@@ -449,9 +510,37 @@ class DnnConvolution : public CudaLibraryCall {
                     "cudnnSetActivationDescriptor");
   }
 
+  bool TensorMath() const {
+    bool half = p_.type == PrimitiveType::kF16 || p_.type == PrimitiveType::kBF16;
+    return half || (p_.tf32 && libs_->allow_tf32());
+  }
+
+  // The problem in cuDNN's graph API, built on first use; null where engines
+  // are off or the graph API does not take it (graph_error_ says why).
+  DnnGraphConvolution* Graph() {
+    if (graph_ == nullptr && graph_error_.empty()) {
+      if (!DnnEnginesEnabled()) {
+        graph_error_ = "cuDNN engines are off (PASSLAB_CUDNN_ENGINES=0)";
+        return nullptr;
+      }
+      absl::StatusOr<std::unique_ptr<DnnGraphConvolution>> g =
+          DnnGraphConvolution::Make(p_, packed_strides_, handle(), TensorMath());
+      if (g.ok()) {
+        graph_ = *std::move(g);
+      } else {
+        graph_error_ = std::string(g.status().message());
+      }
+    }
+    return graph_.get();
+  }
+
   std::string name_;
   CudaLibraries* libs_ = nullptr;
   DnnConvPlan p_;
+  std::vector<int64_t> packed_strides_;  // of the filter cuDNN reads
+  std::unique_ptr<DnnGraphConvolution> graph_;
+  std::string graph_error_;
+  bool use_graph_ = false;  // the selected algorithm is a graph API engine
   cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, bias_ = nullptr, side_ = nullptr;
   cudnnTensorDescriptor_t w_strided_ = nullptr, w_packed_ = nullptr;  // kStrided filters
   int64_t filter_offset_ = 0;
@@ -560,9 +649,8 @@ absl::StatusOr<std::vector<LibraryAlgorithm>> ListCudaAlgorithms(const HloInstru
   }
   if (IsConvolutionKind(*kind)) {
     ASSIGN_OR_RETURN(std::unique_ptr<DnnConvolution> conv, DnnConvolution::Make(inst, libraries));
-    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> c = conv->Candidates();
-    if (!c.ok()) return c.status();
-    for (const auto& [id, bytes] : *c) out.push_back({id, StrCat("cudnn#", id)});
+    ASSIGN_OR_RETURN(auto c, conv->Candidates());
+    for (const auto& candidate : c) out.push_back({candidate.id, candidate.name});
     return out;
   }
   return absl::UnimplementedError(StrCat(inst.name(), ": no GPU library for ", LibraryCallKindName(*kind)));

@@ -6,8 +6,10 @@
 //
 // Algorithm ids: gemm — the index into cuBLASLt's heuristic list for the
 // problem (kCudaGemmHeuristics entries requested); convolution — cuDNN's
-// algorithm enum value (cudnnConvolutionFwdAlgo_t / BwdData / BwdFilter),
-// as XLA's algo_id. Internal to core/runtime's CUDA parts.
+// legacy algorithm enum value (cudnnConvolutionFwdAlgo_t / BwdData /
+// BwdFilter), or from kDnnEngineIdBase on an engine config of cuDNN's graph
+// API (cudnn_engines.h), as XLA's algo_id names an engine. Internal to
+// core/runtime's CUDA parts.
 #ifndef PASSLAB_CORE_BACKENDS_CUDA_CUDA_LIBRARY_CALL_H_
 #define PASSLAB_CORE_BACKENDS_CUDA_CUDA_LIBRARY_CALL_H_
 
