@@ -71,6 +71,7 @@
 #include "passes/libcall/triangular_solve_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/spmd/sharding_propagation.h"
+#include "passes/spmd/sharding_remover.h"
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_canonicalizer.h"
@@ -241,6 +242,13 @@ void AddCollectivePasses(std::vector<PassRegistryEntry>& r) {
                "Gives every instruction a sharding, inferred from annotated operands (forward) or users "
                "(backward).",
                false, "", Factory<ShardingPropagation>()});
+  // Not required for passlab's own models (they have no sharding custom
+  // calls); a module from JAX that has them then keeps them, and the
+  // backends say they have no implementation of "Sharding".
+  r.push_back({"sharding-remover", "ShardingRemover", "spmd",
+               "Unpartitioned modules: sharding-only custom calls (Sharding, SPMDShardToFullShape, ...) hand "
+               "their users their operand.",
+               false, "", Factory<ShardingRemover>()});
   // Not required: it only rewrites modules with num_partitions > 1, which
   // the CPU backend (one device) refuses to run anyway.
   r.push_back({"spmd-partitioning", "SpmdPartitioner", "spmd",

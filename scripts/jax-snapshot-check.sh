@@ -31,8 +31,12 @@ for pb in "$work"/dump/*snapshot*.pb; do
   found=1
   cp "$pb" "$out/"
   name=$(basename "$pb")
-  if [[ $name == *unoptimized* ]]; then
+  if [[ $name == *jit_step*unoptimized* ]]; then
     timeout 120 "$passlab" run "$pb" --check --expect "$work/args" --repeats 3 > "$out/$name.replay.log" 2>&1 || status=1
+  elif [[ $name == *unoptimized* ]]; then
+    # JAX's helper modules (key splitting, argument set-up): JAX's outputs
+    # are the step's, so these are checked against the evaluator only.
+    timeout 120 "$passlab" run "$pb" --check --repeats 3 > "$out/$name.replay.log" 2>&1 || status=1
   else
     # Optimized for XLA's backend: import and verify; the run is reported, not required.
     "$passlab" verify "$pb" > "$out/$name.replay.log" 2>&1 || status=1

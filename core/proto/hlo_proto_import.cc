@@ -342,6 +342,39 @@ absl::StatusOr<std::vector<std::string>> Attributes(const Instr& in, const std::
       a.push_back(StrCat("rhs_contracting_dims=", Braced(d.rhs_contracting_dimensions())));
     }
   }
+  if ((op == "dot" || op == "convolution" || op == "custom-call" || op == "ragged-dot") && in.has_precision_config()) {
+    // As XLA prints them: the operand precisions when one is not DEFAULT,
+    // the algorithm when set (xla/hlo/ir/hlo_instruction.cc,
+    // PrecisionConfigToString; AlgorithmToString in xla/primitive_util).
+    const xla::PrecisionConfig& pc = in.precision_config();
+    std::vector<std::string> levels;
+    bool any = false;
+    for (int v : pc.operand_precision()) {
+      levels.push_back(v == xla::PrecisionConfig::HIGHEST ? "highest" : v == xla::PrecisionConfig::HIGH ? "high" : "default");
+      any |= v != xla::PrecisionConfig::DEFAULT;
+    }
+    if (any) a.push_back(StrCat("operand_precision={", Join(levels, ","), "}"));
+    static const char* kAlgorithms[] = {"",
+                                        "dot_any_f8_any_f8_f32",
+                                        "dot_any_f8_any_f8_f32_fast_accum",
+                                        "dot_f16_f16_f16",
+                                        "dot_f16_f16_f32",
+                                        "dot_bf16_bf16_bf16",
+                                        "dot_bf16_bf16_f32",
+                                        "dot_bf16_bf16_f32_x3",
+                                        "dot_bf16_bf16_f32_x6",
+                                        "dot_tf32_tf32_f32",
+                                        "dot_tf32_tf32_f32_x3",
+                                        "dot_f32_f32_f32",
+                                        "dot_f64_f64_f64",
+                                        "dot_bf16_bf16_f32_x9"};
+    int alg = pc.algorithm();
+    if (alg < 0 || alg >= static_cast<int>(std::size(kAlgorithms))) {
+      return absl::InvalidArgumentError(StrCat("instruction ", in.name(), ": unknown dot algorithm ", alg,
+                                               " in its precision_config"));
+    }
+    if (alg != 0) a.push_back(StrCat("algorithm=", kAlgorithms[alg]));
+  }
   if (op == "gather") {
     const xla::GatherDimensionNumbers& d = in.gather_dimension_numbers();
     a.push_back(StrCat("offset_dims=", Braced(d.offset_dims())));

@@ -20,6 +20,19 @@ class PartitionedModulePipeline : public HloPassPipeline {
   }
 };
 
+// The other branch of XLA:GPU's RunSPMDPasses: "sharding-removal" runs on
+// modules that are not partitioned (num_partitions 1) and on no others.
+class UnpartitionedModulePipeline : public HloPassPipeline {
+ public:
+  using HloPassPipeline::HloPassPipeline;
+
+ protected:
+  absl::StatusOr<bool> RunImpl(HloModule& module, PassRunContext* context) override {
+    if (module.config().num_partitions > 1) return false;
+    return HloPassPipeline::RunImpl(module, context);
+  }
+};
+
 }  // namespace passlab
 
 #endif  // PASSLAB_PASSES_PIPELINES_PARTITIONED_MODULE_PIPELINE_H_

@@ -75,6 +75,7 @@
 #include "passes/libcall/triangular_solve_rewriter.h"
 #include "passes/simplifiers/algebraic_simplifier.h"
 #include "passes/spmd/sharding_propagation.h"
+#include "passes/spmd/sharding_remover.h"
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/simplifiers/call_inliner.h"
 #include "passes/simplifiers/conditional_canonicalizer.h"
@@ -188,6 +189,15 @@ std::unique_ptr<HloPassPipeline> BuildSpmdPartitionerPipeline() {
   s.AddPass<HloDCE>();
   pipeline->AddPass<ShardingPropagation>();
   pipeline->AddPass<SpmdPartitioner>();
+  return pipeline;
+}
+
+std::unique_ptr<HloPassPipeline> BuildShardingRemovalPipeline() {
+  // XLA:GPU's "sharding-removal" (RunSPMDPasses when num_partitions is 1):
+  // the sharding-only custom calls go, then what they left dead.
+  std::unique_ptr<HloPassPipeline> pipeline = std::make_unique<UnpartitionedModulePipeline>("sharding-removal");
+  pipeline->AddPass<ShardingRemover>();
+  pipeline->AddPass<HloDCE>();
   return pipeline;
 }
 
@@ -500,6 +510,7 @@ std::unique_ptr<HloPassPipeline> BuildGpuPipeline() {
   auto pipeline = std::make_unique<HloPassPipeline>("gpu");
   pipeline->AddPipeline(BuildPreSpmdPartitionerPipeline());
   pipeline->AddPipeline(BuildSpmdPartitionerPipeline());
+  pipeline->AddPipeline(BuildShardingRemovalPipeline());
   pipeline->AddPipeline(BuildOptimizationPipeline());
   pipeline->AddPipeline(BuildCollectiveOptimizationsPipeline());
   pipeline->AddPipeline(BuildConvCanonicalizationPipeline());
@@ -540,6 +551,7 @@ const std::vector<NamedBuilder>& NamedBuilders() {
       {"gpu-2021", gpu2021::BuildGpuPipeline},
       {"pre-spmd-partitioner", BuildPreSpmdPartitionerPipeline},
       {"spmd-partitioner", BuildSpmdPartitionerPipeline},
+      {"sharding-removal", BuildShardingRemovalPipeline},
       {"optimization", BuildOptimizationPipeline},
       {"collective-optimizations", BuildCollectiveOptimizationsPipeline},
       {"conv_canonicalization", BuildConvCanonicalizationPipeline},

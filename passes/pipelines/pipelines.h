@@ -24,6 +24,7 @@ namespace passlab {
 std::unique_ptr<HloPassPipeline> BuildPreSpmdPartitionerPipeline();
 // Partitioned modules only (num_partitions > 1).
 std::unique_ptr<HloPassPipeline> BuildSpmdPartitionerPipeline();
+std::unique_ptr<HloPassPipeline> BuildShardingRemovalPipeline();
 std::unique_ptr<HloPassPipeline> BuildOptimizationPipeline();
 std::unique_ptr<HloPassPipeline> BuildCollectiveOptimizationsPipeline();
 std::unique_ptr<HloPassPipeline> BuildConvCanonicalizationPipeline();

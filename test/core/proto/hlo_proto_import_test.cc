@@ -485,6 +485,66 @@ ENTRY e {
   EXPECT_EQ(*got, *want);
 }
 
+// A dot's precision_config (HloInstructionProto field 51) becomes
+// operand_precision={...} and algorithm=... as XLA prints them
+// (xla/hlo/ir/hlo_instruction.cc, PrecisionConfigToString). JAX's
+// Precision.HIGHEST dots arrive this way in its snapshots
+// (test/cli/cli_xla_snapshot.sh); without it they were imported at DEFAULT.
+TEST(HloProtoImportTest, ImportsPrecisionConfig) {
+  auto module = [](std::vector<xla::PrecisionConfig::Precision> levels, int algorithm) {
+    xla::HloModuleProto m;
+    m.set_name("dot");
+    m.set_entry_computation_id(1);
+    xla::HloComputationProto* e = m.add_computations();
+    e->set_name("e");
+    e->set_id(1);
+    int64_t next_id = 1;
+    auto add = [&](const std::string& name, const std::string& op, std::vector<int64_t> dims) {
+      xla::HloInstructionProto* in = e->add_instructions();
+      in->set_name(name);
+      in->set_opcode(op);
+      in->set_id(next_id++);
+      in->mutable_shape()->set_element_type(xla::F32);
+      for (int64_t d : dims) in->mutable_shape()->add_dimensions(d);
+      e->set_root_id(in->id());
+      return in;
+    };
+    auto* x = add("x", "parameter", {2, 3});
+    auto* w = add("w", "parameter", {3, 4});
+    w->set_parameter_number(1);
+    auto* d = add("d", "dot", {2, 4});
+    d->add_operand_ids(x->id());
+    d->add_operand_ids(w->id());
+    d->mutable_dot_dimension_numbers()->add_lhs_contracting_dimensions(1);
+    d->mutable_dot_dimension_numbers()->add_rhs_contracting_dimensions(0);
+    for (auto l : levels) d->mutable_precision_config()->add_operand_precision(l);
+    d->mutable_precision_config()->set_algorithm(algorithm);
+    std::string bytes;
+    EXPECT_TRUE(m.SerializeToString(&bytes));
+    return bytes;
+  };
+  absl::StatusOr<ImportedHlo> highest =
+      ImportHloProtoBytes(module({xla::PrecisionConfig::HIGHEST, xla::PrecisionConfig::HIGH}, 9), "dot.pb");
+  ASSERT_TRUE(highest.ok()) << highest.status();
+  EXPECT_NE(highest->text.find("operand_precision={highest,high}, algorithm=dot_tf32_tf32_f32"), std::string::npos)
+      << highest->text;
+  const HloInstruction* dot = highest->module->entry_computation()->root_instruction();
+  ASSERT_EQ(dot->attrs().precision_config.operand_precision.size(), 2u);
+  EXPECT_EQ(dot->attrs().precision_config.operand_precision[0], PrecisionLevel::kHighest);
+  EXPECT_EQ(dot->attrs().precision_config.operand_precision[1], PrecisionLevel::kHigh);
+  EXPECT_EQ(dot->attrs().precision_config.algorithm, "dot_tf32_tf32_f32");
+  // All DEFAULT and no algorithm: nothing printed, as XLA.
+  absl::StatusOr<ImportedHlo> plain =
+      ImportHloProtoBytes(module({xla::PrecisionConfig::DEFAULT, xla::PrecisionConfig::DEFAULT}, 0), "dot.pb");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->text.find("operand_precision"), std::string::npos) << plain->text;
+  EXPECT_EQ(plain->text.find("algorithm="), std::string::npos) << plain->text;
+  // An algorithm number this schema does not know is an error naming it.
+  absl::StatusOr<ImportedHlo> unknown = ImportHloProtoBytes(module({}, 99), "dot.pb");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown dot algorithm 99"), std::string::npos) << unknown.status();
+}
+
 TEST(HloProtoImportTest, ReadsLiteralTypes) {
   xla::LiteralProto l;
   l.mutable_shape()->set_element_type(xla::BF16);

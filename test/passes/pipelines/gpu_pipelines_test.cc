@@ -31,7 +31,7 @@ TEST(GpuPipelinesTest, TodaysSubPipelinesInXlaOrder) {
   // gpu_compiler.cc's order; passlab has no dynamic-slice fusion,
   // host-compute, invariant-checker or collective-schedule pipelines.
   EXPECT_EQ(SubPipelineNames(*gpu),
-            (std::vector<std::string>{"pre-spmd-partitioner", "spmd-partitioner", "optimization",
+            (std::vector<std::string>{"pre-spmd-partitioner", "spmd-partitioner", "sharding-removal", "optimization",
                                       "collective-optimizations", "conv_canonicalization", "layout assignment",
                                       "layout normalization", "nvptx post-layout_assignment part 1",
                                       "hlo normalization", "post-layout_assignment",
