@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cctype>
+#include <string>
 #include <atomic>
 #include <cstdlib>
 #include <thread>
@@ -47,7 +49,44 @@ void QuietOpenBlasThreads() {
   shutdown();
 }
 
+// OpenBLAS picks its kernels by CPU model when it loads. A model newer than
+// it knows (0.3.21, Debian 12's, on Emerald Rapids) gets its generic SSE3
+// "Prescott" kernels: sgemm 1024^3 at 59 GFLOP/s on 2 cores, against 277
+// with its SkylakeX (AVX-512) kernels on the same machine (runtime_bench).
+// So when it fell back to Prescott on a CPU with AVX-512 or AVX2, the
+// kernel table is chosen again for the newest family the CPU's features
+// allow (OpenBLAS's own OPENBLAS_CORETYPE, which is read when its table is
+// chosen); a core type the user set is left alone, and so is a BLAS
+// without these entry points. Before main, before any BLAS call.
+std::string OpenBlasCoreChoice() {
+  if (const char* set = std::getenv("OPENBLAS_CORETYPE"); set != nullptr && *set != '\0') return "";
+  using CoreName = char* (*)();
+  using DynamicInit = void (*)();
+  auto core = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  auto quit = reinterpret_cast<DynamicInit>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
+  auto init = reinterpret_cast<DynamicInit>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
+  if (core == nullptr || quit == nullptr || init == nullptr || core() == nullptr) return "";
+  std::string name = core();
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name != "prescott") return "";
+  __builtin_cpu_init();
+  const char* choice = nullptr;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+    choice = "SkylakeX";
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    choice = "Haswell";
+  }
+  if (choice == nullptr) return "";
+  setenv("OPENBLAS_CORETYPE", choice, /*overwrite=*/1);
+  quit();
+  init();
+  unsetenv("OPENBLAS_CORETYPE");  // child processes choose for themselves
+  return choice;
+}
+
 // Before main, while no library call can be running.
+const std::string kOpenBlasCoreChoice = OpenBlasCoreChoice();
 const bool kOpenBlasQuieted = (QuietOpenBlasThreads(), true);
 
 }  // namespace
@@ -61,6 +100,15 @@ void SetLibraryCallThreads(int threads) {
 }
 
 int LibraryCallThreads() { return library_threads; }
+
+std::string OpenBlasCore() {
+  using CoreName = char* (*)();
+  auto core = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  if (core == nullptr || core() == nullptr) return "";
+  std::string out = core();
+  if (!kOpenBlasCoreChoice.empty()) out += " (chosen by passlab: OpenBLAS took this CPU for a Prescott)";
+  return out;
+}
 
 void ApplyLibraryCallThreads() {
   const int threads = library_threads;

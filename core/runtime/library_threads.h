@@ -8,6 +8,8 @@
 #ifndef PASSLAB_CORE_RUNTIME_LIBRARY_THREADS_H_
 #define PASSLAB_CORE_RUNTIME_LIBRARY_THREADS_H_
 
+#include <string>
+
 namespace passlab {
 
 // `threads` as the backend's --threads means it: 0 is every core (the
@@ -22,6 +24,12 @@ int LibraryCallThreads();
 // calling thread if it has not seen it yet. The library-call runners call
 // this before running a call, so executables run from any thread obey it.
 void ApplyLibraryCallThreads();
+
+// OpenBLAS's kernel family ("SkylakeX", "Haswell", ...; "" without
+// OpenBLAS). When OpenBLAS fell back to its generic "Prescott" kernels on a
+// CPU it does not know but whose AVX-512 or AVX2 it could use, passlab chose
+// the family again before main (library_threads.cc) and says so here.
+std::string OpenBlasCore();
 
 }  // namespace passlab
 

@@ -8,6 +8,11 @@
 //  - while body root: an element that is a constant, a parameter element
 //    moved to another index, or a repeat of an earlier element is copied, so
 //    the body writes each state element into its own state buffer;
+//  - in-place operations (scatter, dynamic-update-slice): the operand they
+//    overwrite is copied when it is a constant, the root, or read by an
+//    instruction that need not run before them (XLA's
+//    AddCopiesForInPlaceOperation with the copies RemoveUnnecessaryCopies
+//    would drop left out);
 //  - conditional branch roots and the entry root: elements that are
 //    constants, parameters or repeats are copied (results own their
 //    buffers; an entry parameter aliased to the output by

@@ -5,6 +5,7 @@
 #include "core/codegen/host_target.h"
 #include "core/ir/str_util.h"
 #include "core/proto/hlo_proto_import.h"
+#include "core/runtime/library_threads.h"
 #include "tools/passlab/commands.h"
 
 namespace passlab {
@@ -22,6 +23,8 @@ void AddVersionCommand(CLI::App& app, CommandResult& result) {
     }
     fmt::print("vector features: {}\n", Join(simd, " "));
     fmt::print("protobuf: {}\n", HloProtoSupported() ? "yes (XLA .pb files are read)" : "no (XLA .pb files are not read)");
+    std::string blas = OpenBlasCore();
+    fmt::print("OpenBLAS kernels: {}\n", blas.empty() ? "none (no OpenBLAS)" : blas);
     result.exit_code = 0;
   });
 }

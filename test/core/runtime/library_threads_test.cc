@@ -26,6 +26,34 @@ int OpenMpMaxThreads() {
   return get != nullptr ? get() : -1;
 }
 
+// OpenBLAS 0.3.21 does not know CPUs newer than it (Emerald Rapids) and
+// falls back to its SSE3 "Prescott" kernels, 4x slower; before main passlab
+// chooses the family the CPU's features allow. Whatever the machine, a CPU
+// with AVX2 must not be left on Prescott, and the choice shows in the name.
+TEST(LibraryThreadsTest, OpenBlasIsNotLeftOnItsGenericKernels) {
+  std::string core = OpenBlasCore();
+  if (core.empty()) GTEST_SKIP() << "no OpenBLAS";
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) GTEST_SKIP() << "OPENBLAS_CORETYPE is set";
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2";
+  EXPECT_NE(core, "Prescott");
+  if (core.find("chosen by passlab") != std::string::npos) {
+    EXPECT_TRUE(core.rfind("SkylakeX", 0) == 0 || core.rfind("Haswell", 0) == 0) << core;
+  }
+  // The chosen kernels compute: a small sgemm against the plain sum.
+  std::vector<float> a(64 * 48), b(48 * 32), c(64 * 32, 0);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) - 3;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) - 2;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 64, 32, 48, 1, a.data(), 48, b.data(), 32, 0, c.data(), 32);
+  for (int i = 0; i < 64; ++i) {
+    for (int j = 0; j < 32; ++j) {
+      float want = 0;
+      for (int k = 0; k < 48; ++k) want += a[i * 48 + k] * b[k * 32 + j];
+      ASSERT_EQ(c[i * 32 + j], want) << i << "," << j;
+    }
+  }
+}
+
 TEST(LibraryThreadsTest, CapsOpenBlasAndOpenMpOnEveryThread) {
   SetLibraryCallThreads(1);
   EXPECT_EQ(LibraryCallThreads(), 1);

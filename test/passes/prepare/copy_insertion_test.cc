@@ -136,5 +136,128 @@ TEST(CopyInsertionTest, CorpusLoopsAndResultsGetCopiesThatComputeTheSame) {
   EXPECT_GT(results.evaluated, 10);
 }
 
+// In-place operations, XLA's cases (xla/service/copy_insertion_test.cc):
+// DynamicUpdateSliceNoCopy, DynamicUpdateSliceCopy,
+// DynamicUpdateSliceParameterShareCopy and ScatterSharedOperand.
+int CountCopies(const PassResult& r) {
+  int n = 0;
+  for (const HloInstruction* inst : r.module->entry_computation()->instructions()) n += inst->opcode() == HloOpcode::kCopy;
+  return n;
+}
+
+TEST(CopyInsertionTest, DynamicUpdateSliceNoCopy) {
+  PassResult r = RunCopyInsertion(R"(HloModule Module
+ENTRY main {
+  param = f32[1280,1,128] parameter(0)
+  negate = f32[1280,1,128] negate(param)
+  constant.1 = f32[] constant(0)
+  broadcast.6 = f32[128,1,128] broadcast(constant.1), dimensions={}
+  constant.3 = s32[] constant(0)
+  ROOT dynamic-update-slice.5 = f32[1280,1,128] dynamic-update-slice(negate, broadcast.6, constant.3, constant.3, constant.3)
+})");
+  EXPECT_FALSE(r.changed);
+  EXPECT_EQ(CountCopies(r), 0);
+}
+
+TEST(CopyInsertionTest, DynamicUpdateSliceCopy) {
+  // `negate` is read again by `add`, which need not run before the update.
+  PassResult r = RunCopyInsertion(R"(HloModule Module
+ENTRY main {
+  param = f32[1280,1,128] parameter(0)
+  negate = f32[1280,1,128] negate(param)
+  constant.1 = f32[] constant(0)
+  broadcast.6 = f32[128,1,128] broadcast(constant.1), dimensions={}
+  constant.3 = s32[] constant(0)
+  add = f32[1280,1,128] add(negate, negate)
+  dynamic-update-slice.5 = f32[1280,1,128] dynamic-update-slice(negate, broadcast.6, constant.3, constant.3, constant.3)
+  ROOT tuple = (f32[1280,1,128], f32[1280,1,128]) tuple(add, dynamic-update-slice.5)
+})");
+  EXPECT_TRUE(r.changed);
+  EXPECT_EQ(CountCopies(r), 1);
+  const HloInstruction* dus = r.module->entry_computation()->root_instruction()->operand(1);
+  EXPECT_EQ(dus->operand(0)->opcode(), HloOpcode::kCopy);
+}
+
+TEST(CopyInsertionTest, DynamicUpdateSliceParameterShareCopy) {
+  PassResult r = RunCopyInsertion(R"(HloModule Module
+ENTRY main {
+  param = f32[1280,1,128] parameter(0)
+  constant.1 = f32[] constant(0)
+  broadcast.6 = f32[128,1,128] broadcast(constant.1), dimensions={}
+  constant.3 = s32[] constant(0)
+  ROOT dynamic-update-slice.5 = f32[1280,1,128] dynamic-update-slice(param, broadcast.6, constant.3, constant.3, constant.3)
+})");
+  EXPECT_EQ(CountCopies(r), 1);
+  // Donated (input_output_alias): the update may overwrite it.
+  PassResult donated = RunCopyInsertion(R"(HloModule Module, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY main {
+  param = f32[1280,1,128] parameter(0)
+  constant.1 = f32[] constant(0)
+  broadcast.6 = f32[128,1,128] broadcast(constant.1), dimensions={}
+  constant.3 = s32[] constant(0)
+  ROOT dynamic-update-slice.5 = f32[1280,1,128] dynamic-update-slice(param, broadcast.6, constant.3, constant.3, constant.3)
+})");
+  EXPECT_EQ(CountCopies(donated), 0);
+}
+
+TEST(CopyInsertionTest, ScatterSharedOperand) {
+  PassResult r = RunCopyInsertion(R"(HloModule Module
+update_s32 {
+  lhs = s32[] parameter(0)
+  ROOT rhs = s32[] parameter(1)
+}
+fused_computation {
+  iota.1 = s32[73729] iota(), iota_dimension=0
+  ROOT indices.1 = s32[73729] reverse(iota.1), dimensions={0}
+}
+ENTRY main {
+  iota.2 = s32[73729] iota(), iota_dimension=0
+  fusion = s32[73729] fusion(), kind=kLoop, calls=fused_computation
+  ROOT scatter = s32[73729] scatter(iota.2, fusion, iota.2), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=update_s32
+})");
+  EXPECT_EQ(CountCopies(r), 1);
+  const HloInstruction* scatter = r.module->entry_computation()->root_instruction();
+  EXPECT_EQ(scatter->operand(0)->opcode(), HloOpcode::kCopy);
+  EXPECT_EQ(scatter->operand(2)->opcode(), HloOpcode::kIota);
+}
+
+// The ResNet max-pool gradient's shape of it: the scatter's zeros are read
+// again after it (by the ReLU gradient), so they are copied; a reader that
+// runs before the scatter (its updates depend on it) needs no copy.
+TEST(CopyInsertionTest, ScatterOperandReadAfterIsCopiedReadBeforeIsNot) {
+  const char* after = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  zero = f32[] constant(0)
+  z = f32[8] broadcast(zero), dimensions={}
+  idx = s32[3,1] parameter(0)
+  upd = f32[3] parameter(1)
+  s = f32[8] scatter(z, idx, upd), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT m = f32[8] maximum(s, z)
+})";
+  PassResult r = RunCopyInsertion(after);
+  EXPECT_EQ(CountCopies(r), 1);
+  const char* before = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  zero = f32[] constant(0)
+  z = f32[8] broadcast(zero), dimensions={}
+  idx = s32[3,1] parameter(0)
+  zs = f32[3] slice(z), slice={[0:3]}
+  upd = f32[3] add(zs, f32[3] parameter(1))
+  ROOT s = f32[8] scatter(z, idx, upd), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})";
+  PassResult r2 = RunCopyInsertion(before);
+  EXPECT_EQ(CountCopies(r2), 0);
+}
+
 }  // namespace
 }  // namespace passlab
