@@ -12,13 +12,16 @@
 #   - the GPU tests (cuda_runtime_tests), test/hlo/gpu/*.hlo and the
 #     ResNet-18 step checked against the evaluator (TF32; with and without the
 #     native select-and-scatter kernel), side by side;
-#   - both in full f32 (NVIDIA_TF32_OVERRIDE=0; JAX at "highest"); passlab
-#     with XLA:GPU's OHWI filters (layout-assignment.xla_filter_layout) and
-#     with HWIO filter copies (layout-assignment.filter_layout_as_is=false);
 #   - an A/A sweep of the step with three worker processes (issue 27: does a
 #     sweep's baseline equal the standalone step when few contexts are
-#     resident?), the step thunk by thunk (--xla_gpu_enable_command_buffer=)
-#     and under the seed-era `gpu-2021` pipeline.
+#     resident?), the standalone step on the sweep's autotune cache, and a
+#     short second sweep on the filled kernel cache (its hit rate);
+#   - passlab's step and JAX's in full f32 (NVIDIA_TF32_OVERRIDE=0; JAX at
+#     "highest"); passlab with XLA:GPU's OHWI filters
+#     (layout-assignment.xla_filter_layout) and with HWIO filter copies
+#     (layout-assignment.filter_layout_as_is=false);
+#   - the step thunk by thunk (--xla_gpu_enable_command_buffer=) and under
+#     the seed-era `gpu-2021` pipeline.
 # Then bench/kernel_compare.py sets the two kernel lists side by side by kind.
 # Everything lands in OUT_DIR; OUT_DIR/results.tar.gz packs it.
 #
@@ -94,6 +97,21 @@ checks() {
   tail -n 12 "$out/cuda_runtime_tests.log"
 }
 run_if 80 "GPU tests and the ResNet-18 checks" checks
+# Issue 27's sweep-against-standalone question with few resident contexts:
+# two A/A copies and the baseline, one worker process each, then the
+# standalone step on the sweep's own autotune choices (each process that
+# autotunes for itself may pick other algorithms: 8% apart on an H200).
+run_if 230 "A/A sweep with 3 worker processes" timeout 220 "$passlab" ablate --model resnet50 --batch 8 \
+  --image-size 64 --device cuda --sweep aa --copies 2 --processes 1 --jobs 3 --block 3 --repeats 12 --warmup 2 \
+  --kernel-cache "$out/kernel-cache" --out "$out/aa3"
+[[ -d "$out/aa3" && ! -f "$out/aa3/report.md" ]] && "$passlab" ablate --report-only --out "$out/aa3" > /dev/null 2>&1
+[[ -f "$out/aa3/autotune.json" ]] && run_if 40 "passlab step on the sweep's autotune cache" timeout 60 "$passlab" run \
+  "${step[@]}" --autotune-cache "$out/aa3/autotune.json" > "$out/passlab_aa3_cache.json" 2> "$out/passlab_aa3_cache.err"
+# The same sweep again, short, on the kernel cache the first one filled
+# (issue 27: the persistent cache's hit rate and what it saves).
+run_if 120 "A/A sweep again on the filled kernel cache" timeout 110 "$passlab" ablate --model resnet50 --batch 8 \
+  --image-size 64 --device cuda --sweep aa --copies 2 --processes 1 --jobs 3 --block 3 --repeats 4 --warmup 1 \
+  --kernel-cache "$out/kernel-cache" --out "$out/aa3-again"
 run_if 45 "passlab step: full f32" env NVIDIA_TF32_OVERRIDE=0 timeout 100 "$passlab" run "${step[@]}" \
   --trace "$out/passlab_f32_trace.json" > "$out/passlab_f32.json" 2> "$out/passlab_f32.err"
 run_if 45 "JAX step: precision highest (f32)" jax_step highest
@@ -104,17 +122,6 @@ run_if 45 "passlab step: XLA's OHWI filters" timeout 100 "$passlab" run "${step[
 # (the default since 2026-11-28; strided filters are packed per call).
 run_if 45 "passlab step: HWIO filter copies" timeout 100 "$passlab" run "${step[@]}" \
   --pass-option layout-assignment.filter_layout_as_is=false > "$out/passlab_hwio.json" 2> "$out/passlab_hwio.err"
-# Issue 27's sweep-against-standalone question with few resident contexts:
-# two A/A copies and the baseline, one worker process each.
-run_if 150 "A/A sweep with 3 worker processes" timeout 140 "$passlab" ablate --model resnet50 --batch 8 \
-  --image-size 64 --device cuda --sweep aa --copies 2 --processes 1 --jobs 3 --block 3 --repeats 12 --warmup 2 \
-  --kernel-cache "$out/kernel-cache" --out "$out/aa3"
-[[ -d "$out/aa3" && ! -f "$out/aa3/report.md" ]] && "$passlab" ablate --report-only --out "$out/aa3" > /dev/null 2>&1
-# The same sweep again, short, on the kernel cache the first one filled
-# (issue 27: the persistent cache's hit rate and what it saves in compile time).
-run_if 75 "A/A sweep again on the filled kernel cache" timeout 70 "$passlab" ablate --model resnet50 --batch 8 \
-  --image-size 64 --device cuda --sweep aa --copies 2 --processes 1 --jobs 3 --block 3 --repeats 4 --warmup 1 \
-  --kernel-cache "$out/kernel-cache" --out "$out/aa3-again"
 run_if 40 "passlab step: thunk by thunk, TF32" timeout 100 "$passlab" run "${step[@]}" \
   --xla_gpu_enable_command_buffer= > "$out/passlab_eager.json" 2> "$out/passlab_eager.err"
 run_if 50 "passlab step: gpu-2021 pipeline" timeout 100 "$passlab" run "${step[@]}" --pipeline gpu-2021 \
@@ -131,6 +138,7 @@ def load(name):
     except Exception as e:
         return {"error": f"{name}: {e}"}
 rows = [("passlab default (graph, TF32)", load("passlab_default.json")),
+        ("passlab on the A/A sweep's autotune cache", load("passlab_aa3_cache.json")),
         ("passlab legacy cuDNN only (graph, TF32)", load("passlab_legacy.json")),
         ("passlab HWIO filter copies (graph, TF32)", load("passlab_hwio.json")),
         ("passlab thunk by thunk (TF32)", load("passlab_eager.json")),
