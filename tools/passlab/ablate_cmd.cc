@@ -540,16 +540,20 @@ int RunAblate(AblateOptions o) {
   }
   if (o.out.empty()) return ReportError(absl::InvalidArgumentError("ablate: --out DIR is required (or --dry-run)"));
 
-  // Every worker holds a CUDA context while it waits for its turn to time.
-  // Measured on an H200 (docs/gpu-results.md): with 27 resident worker
-  // processes the ResNet-50 baseline took 15.2 ms per step against 7.39 ms
-  // in `passlab run`; with 3 it matched the standalone step within 0.2%.
-  if (o.device == "cuda" && o.jobs > 3) {
-    fmt::print(stderr,
-               "passlab ablate: note: --jobs {} on cuda keeps about {} worker processes with GPU contexts at "
-               "once; absolute step times grow with resident contexts (an H200: 2x with 27, within 0.2% of "
-               "`passlab run` with --jobs 3 --processes 1); the ratios hold either way.\n",
-               o.jobs, o.jobs * std::max(1, o.processes));
+  // Every worker holds a CUDA context while its block is timed: about
+  // --block variants with --processes workers each. Measured on an H200
+  // (docs/gpu-results.md): with 27 resident workers the ResNet-50 baseline
+  // took 15.2 ms per step against 7.39 ms in `passlab run`; with 3 (--block
+  // 3 --processes 1) it matched the standalone step within 0.2%.
+  if (o.device == "cuda") {
+    const int resident = std::max(1, o.block) * std::max(1, o.processes);
+    if (resident > 3) {
+      fmt::print(stderr,
+                 "passlab ablate: note: on cuda about {} worker processes (--block {} x --processes {}) hold GPU "
+                 "contexts at once; absolute step times grow with resident contexts (an H200: 2x with 27, within "
+                 "0.2% of `passlab run` with --block 3 --processes 1); the ratios hold either way.\n",
+                 resident, o.block, o.processes);
+    }
   }
 
   AblationOptions a;
@@ -639,8 +643,9 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_flag("--no-aa-band", o->no_aa_band, "Judge changes by the threshold alone (no A/A band)");
   cmd->add_option("--aa-calibration", o->aa_calibration,
                   "The A/A calibration file (default $PASSLAB_AA_CALIBRATION, else ~/.cache/passlab/aa_calibration.json)");
-  cmd->add_option("--processes", o->processes,
-                  "Worker processes per variant, taking turns (placement in memory then averages out; default 2)")
+  CLI::Option* processes = cmd->add_option("--processes", o->processes,
+                  "Worker processes per variant, taking turns (placement in memory then averages out; default 2, "
+                  "on cuda 1)")
       ->check(AtLeast(1));
   cmd->add_flag("--fixed-placement", o->fixed_placement,
                 "Do not randomize where each step's buffers sit nor the control's compile order (the old, biased "
@@ -663,7 +668,8 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_option("--timeout", o->timeout_s, "Seconds a worker may take for one step (compile, one run)")
       ->check(Positive());
   cmd->add_option("--jobs", o->jobs, "Variants compiling at once (timing runs never overlap)")->check(Positive());
-  cmd->add_option("--block", o->block, "Variants timed round-robin together (each holds its program in memory)")
+  CLI::Option* block = cmd->add_option("--block", o->block,
+                  "Variants timed round-robin together (each holds its program in memory; default 8, on cuda 3)")
       ->check(Positive());
   cmd->add_option("--threads", o->threads, "Kernel threads per variant")->check(NonNegative());
   CLI::Option* kernel_cache = cmd->add_option("--kernel-cache", o->kernel_cache,
@@ -731,7 +737,16 @@ void AddAblateCommand(CLI::App& app, CommandResult& result, int argc, char** arg
   cmd->add_option("--status", o->status_dir, "Progress of the Slurm sweep in DIR (and squeue/sacct, if installed)");
   cmd->add_option("--resubmit-missing", o->resubmit_dir,
                   "Resubmit the failed or missing tasks of the Slurm sweep in DIR (finished ones are kept)");
-  cmd->callback([o, &result] { result.exit_code = RunAblate(*o); });
+  cmd->callback([o, &result, processes, block] {
+    // On a GPU every resident worker holds a context, and many make every
+    // step slower (docs/gpu-results.md: 2x with 27 on an H200); three, as
+    // here by default, timed the step as `passlab run` does.
+    if (o->device == "cuda") {
+      if (processes->count() == 0) o->processes = 1;
+      if (block->count() == 0) o->block = 3;
+    }
+    result.exit_code = RunAblate(*o);
+  });
 
   auto w = std::make_shared<AblationWorkerOptions>();
   auto* worker = app.add_subcommand("ablate-worker", "");  // empty description: hidden
