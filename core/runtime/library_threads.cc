@@ -58,15 +58,21 @@ void QuietOpenBlasThreads() {
 // allow (OpenBLAS's own OPENBLAS_CORETYPE, which is read when its table is
 // chosen); a core type the user set is left alone, and so is a BLAS
 // without these entry points. Before main, before any BLAS call.
+// OpenBLAS's kernel family as it names it ("" without OpenBLAS).
+std::string OpenBlasCoreName() {
+  using CoreName = char* (*)();
+  static const auto core = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const char* name = core != nullptr ? core() : nullptr;
+  return name != nullptr ? name : "";
+}
+
 std::string OpenBlasCoreChoice() {
   if (const char* set = std::getenv("OPENBLAS_CORETYPE"); set != nullptr && *set != '\0') return "";
-  using CoreName = char* (*)();
   using DynamicInit = void (*)();
-  auto core = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
   auto quit = reinterpret_cast<DynamicInit>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
   auto init = reinterpret_cast<DynamicInit>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
-  if (core == nullptr || quit == nullptr || init == nullptr || core() == nullptr) return "";
-  std::string name = core();
+  std::string name = OpenBlasCoreName();
+  if (quit == nullptr || init == nullptr || name.empty()) return "";
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (name != "prescott") return "";
   __builtin_cpu_init();
@@ -102,11 +108,8 @@ void SetLibraryCallThreads(int threads) {
 int LibraryCallThreads() { return library_threads; }
 
 std::string OpenBlasCore() {
-  using CoreName = char* (*)();
-  auto core = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  if (core == nullptr || core() == nullptr) return "";
-  std::string out = core();
-  if (!kOpenBlasCoreChoice.empty()) out += " (chosen by passlab: OpenBLAS took this CPU for a Prescott)";
+  std::string out = OpenBlasCoreName();
+  if (!out.empty() && !kOpenBlasCoreChoice.empty()) out += " (chosen by passlab: OpenBLAS took this CPU for a Prescott)";
   return out;
 }
 

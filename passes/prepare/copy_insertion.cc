@@ -1,13 +1,13 @@
 #include "passes/prepare/copy_insertion.h"
 
 #include <algorithm>
-#include <set>
 #include <vector>
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/status_macros.h"
 #include "core/ir/str_util.h"
+#include "passes/fusion/gpu_fusible.h"
 
 namespace passlab {
 namespace {
@@ -166,23 +166,10 @@ absl::StatusOr<bool> CopyInPlaceOperand(HloInstruction* inst) {
   // The op reads the same value through another operand (XLA's
   // ScatterSharedOperand).
   for (int64_t i = 0; i < inst->operand_count(); ++i) needs_copy |= i != k && inst->operand(i) == operand;
-  if (!needs_copy && operand->user_count() > 1) {
-    // Everything `inst` depends on runs before it.
-    std::vector<const HloInstruction*> stack = {inst};
-    std::set<const HloInstruction*> before;
-    while (!stack.empty()) {
-      const HloInstruction* x = stack.back();
-      stack.pop_back();
-      for (const HloInstruction* o : x->operands()) {
-        if (before.insert(o).second) stack.push_back(o);
-      }
-      for (const HloInstruction* o : x->control_predecessors()) {
-        if (before.insert(o).second) stack.push_back(o);
-      }
-    }
-    for (const HloInstruction* user : operand->users()) {
-      if (user != inst && before.count(user) == 0) needs_copy = true;
-    }
+  // Another reader runs before `inst` only when `inst` depends on it.
+  for (const HloInstruction* user : operand->users()) {
+    if (needs_copy) break;
+    needs_copy = user != inst && !IsReachable(user, inst);
   }
   if (!needs_copy) return false;
   inst->ReplaceOperandWith(k, AddCopy(operand));

@@ -1,7 +1,7 @@
 #include "passes/spmd/sharding_remover.h"
 
 #include <algorithm>
-#include <set>
+#include <map>
 #include <string>
 
 #include "core/ir/hlo_computation.h"
@@ -13,19 +13,24 @@
 namespace passlab {
 namespace {
 
-// XLA's names (sharding_remover.cc; sdy::k*/spmd::k* constants).
+// XLA's names (sharding_remover.cc; sdy::k*/spmd::k* constants) and what
+// becomes of each once its users read its operand.
+enum class Leaves { kDeadCall, kCopy, kNothing };
 constexpr char kShardingGroup[] = "xla.sdy.ShardingGroup";
-const std::set<std::string, std::less<>>& Removed() {
-  static const auto* names = new std::set<std::string, std::less<>>{
-      "Sharding",          "SPMDShardToFullShape",       "SPMDFullToShardShape",
-      kShardingGroup,      "xla.sdy.PropagationBarrier", "xla.sdy.FuncResultSharding",
-      "ShardBarrierFrom",  "ShardBarrierTo"};
-  return *names;
-}
-// Those replaced by a copy (XLA's DCE does not remove the custom calls).
-bool ReplacedByCopy(std::string_view target) {
-  return target == "Sharding" || target == "xla.sdy.FuncResultSharding" || target == "xla.sdy.PropagationBarrier" ||
-         target == "ShardBarrierFrom" || target == "ShardBarrierTo";
+const std::map<std::string, Leaves, std::less<>>& Removed() {
+  static const auto* targets = new std::map<std::string, Leaves, std::less<>>{
+      // XLA's DCE keeps these custom calls: a copy stands in for them.
+      {"Sharding", Leaves::kCopy},
+      {"xla.sdy.PropagationBarrier", Leaves::kCopy},
+      {"xla.sdy.FuncResultSharding", Leaves::kCopy},
+      {"ShardBarrierFrom", Leaves::kCopy},
+      {"ShardBarrierTo", Leaves::kCopy},
+      // Left unused, for DCE.
+      {"SPMDShardToFullShape", Leaves::kDeadCall},
+      {"SPMDFullToShardShape", Leaves::kDeadCall},
+      // Dangling (no users): removed at once.
+      {kShardingGroup, Leaves::kNothing}};
+  return *targets;
 }
 
 }  // namespace
@@ -38,13 +43,14 @@ absl::StatusOr<bool> ShardingRemover::RunImpl(HloModule& module, PassRunContext*
     for (HloInstruction* inst : order) {
       if (inst->opcode() != HloOpcode::kCustomCall) continue;
       const std::string& target = inst->custom_call_target();
-      if (Removed().count(target) == 0) continue;
+      auto removed = Removed().find(target);
+      if (removed == Removed().end()) continue;
       if (inst->operand_count() != 1) {
         return absl::InvalidArgumentError(StrCat(inst->name(), ": a \"", target,
                                                  "\" custom call must have exactly one operand, not ",
                                                  inst->operand_count()));
       }
-      if (target == kShardingGroup) {  // dangling: nothing reads it
+      if (removed->second == Leaves::kNothing) {
         RETURN_IF_ERROR(c->RemoveInstruction(inst));
         changed = true;
         continue;
@@ -53,7 +59,7 @@ absl::StatusOr<bool> ShardingRemover::RunImpl(HloModule& module, PassRunContext*
       RETURN_IF_ERROR(inst->ReplaceAllUsesWith(operand));
       changed = true;
       BumpCounter(StrCat("\"", target, "\" custom call removed"));
-      if (ReplacedByCopy(target)) {
+      if (removed->second == Leaves::kCopy) {
         HloInstruction* copy = c->AddInstruction(HloInstruction::CreateUnary(inst->shape(), HloOpcode::kCopy, operand));
         RETURN_IF_ERROR(c->ReplaceInstruction(inst, copy));
       }

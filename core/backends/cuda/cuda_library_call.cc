@@ -331,11 +331,7 @@ class DnnConvolution : public CudaLibraryCall {
           g != nullptr ? g->Select(*wanted)
                        : absl::StatusOr<DnnEngineChoice>(absl::UnimplementedError(
                              DnnEnginesEnabled() ? graph_error_ : "cuDNN engines are off (PASSLAB_CUDNN_ENGINES=0)"));
-      if (e.ok()) {
-        use_graph_ = true;
-        algorithm_ = LibraryAlgorithm{e->id, e->name};
-        return Reserve(e->workspace_bytes);
-      }
+      if (e.ok()) return UseEngine(*e);
       if (algorithm.has_value()) return absl::Status(e.status().code(), StrCat(name_, ": ", e.status().message()));
       // A configured engine this process cannot build: the legacy API's first choice.
     }
@@ -347,9 +343,7 @@ class DnnConvolution : public CudaLibraryCall {
           g != nullptr ? g->Engines() : absl::StatusOr<std::vector<DnnEngineChoice>>(c.status());
       if (algorithm.has_value() || !engines.ok() || engines->empty()) return c.status();
       ASSIGN_OR_RETURN(DnnEngineChoice e, g->Select(engines->front().id));
-      use_graph_ = true;
-      algorithm_ = LibraryAlgorithm{e.id, e.name};
-      return Reserve(e.workspace_bytes);
+      return UseEngine(e);
     }
     const std::pair<int64_t, int64_t>* pick = &(*c)[0];
     auto found = std::find_if(c->begin(), c->end(), [&](const auto& a) { return wanted && a.first == *wanted; });
@@ -360,6 +354,13 @@ class DnnConvolution : public CudaLibraryCall {
     }
     algorithm_ = LibraryAlgorithm{pick->first, StrCat("cudnn#", pick->first)};
     return Reserve(pick->second);
+  }
+
+  // Runs through the graph API's selected engine from now on.
+  absl::Status UseEngine(const DnnEngineChoice& e) {
+    use_graph_ = true;
+    algorithm_ = LibraryAlgorithm{e.id, e.name};
+    return Reserve(e.workspace_bytes);
   }
 
   absl::Status Reserve(int64_t workspace_bytes) {

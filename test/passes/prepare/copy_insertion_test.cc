@@ -225,7 +225,9 @@ ENTRY main {
 // again after it (by the ReLU gradient), so they are copied; a reader that
 // runs before the scatter (its updates depend on it) needs no copy.
 TEST(CopyInsertionTest, ScatterOperandReadAfterIsCopiedReadBeforeIsNot) {
-  const char* after = R"(HloModule m
+  // A scatter of `upd` into eight zeros, then `rest`.
+  auto module = [](const std::string& upd, const std::string& rest) {
+    return R"(HloModule m
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -235,27 +237,16 @@ ENTRY e {
   zero = f32[] constant(0)
   z = f32[8] broadcast(zero), dimensions={}
   idx = s32[3,1] parameter(0)
-  upd = f32[3] parameter(1)
+  )" + upd + R"(
   s = f32[8] scatter(z, idx, upd), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-  ROOT m = f32[8] maximum(s, z)
-})";
-  PassResult r = RunCopyInsertion(after);
+  ROOT r = )" + rest + "\n}";
+  };
+  // Read after: maximum(s, z) needs the zeros the scatter would overwrite.
+  PassResult r = RunCopyInsertion(module("upd = f32[3] parameter(1)", "f32[8] maximum(s, z)"));
   EXPECT_EQ(CountCopies(r), 1);
-  const char* before = R"(HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
-  zero = f32[] constant(0)
-  z = f32[8] broadcast(zero), dimensions={}
-  idx = s32[3,1] parameter(0)
-  zs = f32[3] slice(z), slice={[0:3]}
-  upd = f32[3] add(zs, f32[3] parameter(1))
-  ROOT s = f32[8] scatter(z, idx, upd), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-})";
-  PassResult r2 = RunCopyInsertion(before);
+  // Read before: the updates themselves are computed from the zeros.
+  PassResult r2 = RunCopyInsertion(module(
+      "zs = f32[3] slice(z), slice={[0:3]}\n  upd = f32[3] add(zs, f32[3] parameter(1))", "f32[8] negate(s)"));
   EXPECT_EQ(CountCopies(r2), 0);
 }
 
