@@ -52,6 +52,7 @@ constexpr std::pair<ConvAlgorithm, const char*> kAlgorithms[] = {
     {ConvAlgorithm::kReference, "reference"},
     {ConvAlgorithm::kAsBackwardFilter, "as-backward-filter"},
     {ConvAlgorithm::kTapGemm, "tap-gemm"},
+    {ConvAlgorithm::kIm2colGemm, "im2col-gemm"},
 };
 
 constexpr std::pair<PrecisionLevel, const char*> kPrecisions[] = {
@@ -487,7 +488,8 @@ absl::StatusOr<ConvBackendConfig> ParseConvBackendConfig(std::string_view text, 
       std::optional<ConvAlgorithm> by_name = ParseConvAlgorithmName(name);
       if (!by_name) {
         return r.Error(
-            StrCat("algorithm \"", name, "\" is not auto, direct, winograd, reference or as-backward-filter"));
+            StrCat("algorithm \"", name,
+                   "\" is not auto, direct, winograd, reference, as-backward-filter, tap-gemm or im2col-gemm"));
       }
       if (a.contains("algo_id") && static_cast<int64_t>(*by_name) != c.algo_id) {
         return r.Error(StrCat("algorithm name \"", name, "\" does not match algo_id ", c.algo_id));

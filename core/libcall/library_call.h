@@ -119,16 +119,20 @@ const char* ConvActivationName(ConvActivation a);  // "kNone", "kRelu", ... (XLA
 // and features exchanged (core/runtime/conv_runner.cc): a different engine
 // for the same HLO, as cuDNN's algorithm picker chooses among engines.
 // kTapGemm runs it as one matrix product per output position and filter
-// tap on the library's matmul (few positions, large batch and features).
+// tap on the library's matmul (few positions, large batch and features);
+// kIm2colGemm as one matrix product of the input's patches, gathered per
+// call, with the filter (a small input, a large filter or result).
 enum class ConvAlgorithm {
   kAuto = 0,
   kDirect = 1,
   kWinograd = 2,
   kReference = 3,
   kAsBackwardFilter = 4,
-  kTapGemm = 5
+  kTapGemm = 5,
+  kIm2colGemm = 6
 };
-// "auto", "direct", "winograd", "reference", "as-backward-filter", "tap-gemm"
+// "auto", "direct", "winograd", "reference", "as-backward-filter", "tap-gemm",
+// "im2col-gemm"
 const char* ConvAlgorithmName(ConvAlgorithm a);
 std::optional<ConvAlgorithm> ParseConvAlgorithmName(std::string_view name);
 

@@ -89,7 +89,8 @@ bool FromXlaGpu(const HloInstruction& inst) {
 
 // oneDNN's; listed before the reference (the last, whatever its id).
 constexpr ConvAlgorithm kDnnAlgorithms[] = {ConvAlgorithm::kAuto, ConvAlgorithm::kDirect, ConvAlgorithm::kWinograd,
-                                            ConvAlgorithm::kAsBackwardFilter, ConvAlgorithm::kTapGemm};
+                                            ConvAlgorithm::kAsBackwardFilter, ConvAlgorithm::kTapGemm,
+                                            ConvAlgorithm::kIm2colGemm};
 
 }  // namespace
 
@@ -164,7 +165,7 @@ absl::StatusOr<std::unique_ptr<LibraryCallRunner>> LibraryCallRunner::Create(con
   if (!a) {
     return absl::InvalidArgumentError(
         StrCat(inst.name(), ": unknown convolution algorithm ", id,
-               " (0 auto, 1 direct, 2 winograd, 3 reference, 4 as-backward-filter, 5 tap-gemm)"));
+               " (0 auto, 1 direct, 2 winograd, 3 reference, 4 as-backward-filter, 5 tap-gemm, 6 im2col-gemm)"));
   }
   if (*a == ConvAlgorithm::kReference) {
     return CreateReferenceRunner(inst, {id, ConvAlgorithmName(*a)});

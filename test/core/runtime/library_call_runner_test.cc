@@ -593,6 +593,81 @@ TEST(ConvRunnerTest, TapGemmWithDilationsStridesAndUnevenPadding) {
   EXPECT_FALSE(Has(names, "tap-gemm"));
 }
 
+// im2col-gemm: one product of the gathered input patches with the filter.
+// The weight gradient XLA leaves as a forward convolution
+// (gpu_conv_rewriter.cc's MatchBackwardFilter takes a window no larger
+// than the result for a forward convolution), as in ResNet-18's layer4
+// scaled down: batch = the layer's input features, features = its batch,
+// a 2x2 window over 2x2 padded to a 3x3 result; fused with the weight
+// decay as side input, as XLA's cudnn_fused_conv_rewriter.cc fuses it.
+TEST(ConvRunnerTest, Im2colGemmOnWeightGradientsLeftAsForwardConvolutions) {
+  const std::string fused_params = "  bias = f32[16] parameter(2)\n  side = f32[24,3,3,16] parameter(3)\n";
+  for (const char* config :
+       {R"({"cudnn_conv_backend_config":{"activation_mode":"kNone","side_input_scale":0.5}})",
+        R"({"cudnn_conv_backend_config":{"activation_mode":"kRelu","conv_result_scale":0.75,"side_input_scale":2}})"}) {
+    SCOPED_TRACE(config);
+    std::vector<std::string> names =
+        CheckAllAlgorithms(Conv("__dnn$convBiasActivationForward", "f32[24,2,2,4]", "f32[16,2,2,4]",
+                                "f32[24,3,3,16]", "window={size=2x2 pad=1_1x1_1}, dim_labels=b01f_o01i->b01f",
+                                fused_params, ", bias, side", config),
+                           1e-4);
+    EXPECT_TRUE(Has(names, "im2col-gemm"));
+  }
+  // Bias and a result scale without a side input (the bias goes into the
+  // product, divided by the scale oneDNN applies to both), tanh.
+  std::vector<std::string> names = CheckAllAlgorithms(
+      Conv("__dnn$convBiasActivationForward", "f32[3,4,4,6]", "f32[3,3,6,5]", "f32[3,4,4,5]",
+           "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", "  bias = f32[5] parameter(2)\n", ", bias",
+           R"({"cudnn_conv_backend_config":{"activation_mode":"kTanh","conv_result_scale":0.5}})"),
+      1e-4);
+  EXPECT_TRUE(Has(names, "im2col-gemm"));
+  // An OIHW filter: the input features outside the taps in the matrix.
+  names = CheckAllAlgorithms(Conv("__dnn$convForward", "f32[2,5,5,3]", "f32[4,3,3,3]", "f32[2,5,5,4]",
+                                  "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_oi01->b01f"),
+                             1e-4);
+  EXPECT_TRUE(Has(names, "im2col-gemm"));
+  // Strides, both dilations, uneven padding and a reversal, 1-D.
+  names = CheckAllAlgorithms(Conv("__dnn$convForward", "f32[3,9,4]", "f32[3,4,2]", "f32[3,8,2]",
+                                  "window={size=3 stride=2 pad=2_1 lhs_dilate=2 rhs_dilate=2 rhs_reversal=1}, "
+                                  "dim_labels=b0f_0io->b0f"),
+                             1e-4);
+  EXPECT_TRUE(Has(names, "im2col-gemm"));
+}
+
+TEST(ConvRunnerTest, Im2colGemmListedOnlyWhereItIsOneProduct) {
+  auto listed = [](const std::string& text) {
+    Case c = Prepare(text);
+    std::vector<std::string> names;
+    if (c.call == nullptr) return names;
+    absl::StatusOr<std::vector<LibraryAlgorithm>> algos = ListAlgorithms(*c.call);
+    EXPECT_TRUE(algos.ok()) << algos.status().message();
+    if (algos.ok()) {
+      for (const LibraryAlgorithm& a : *algos) names.push_back(a.name);
+    }
+    return names;
+  };
+  // Grouped.
+  EXPECT_FALSE(Has(listed(Conv("__dnn$convForward", "f32[2,5,5,4]", "f32[3,3,2,6]", "f32[2,5,5,6]",
+                               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2")),
+                   "im2col-gemm"));
+  // A result whose rows are not equally spaced (NCHW, several features).
+  EXPECT_FALSE(Has(listed(Conv("__dnn$convForward", "f32[2,3,5,5]", "f32[4,3,3,3]", "f32[2,4,5,5]",
+                               "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01")),
+                   "im2col-gemm"));
+  // A filter whose input features lie between its spatial dimensions.
+  EXPECT_FALSE(Has(listed(Conv("__dnn$convForward", "f32[2,5,5,4]", "f32[3,3,4,5]{3,1,2,0}", "f32[2,5,5,5]",
+                               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f")),
+                   "im2col-gemm"));
+  // Patches past kMaxGatheredBytes (16384 rows x 576 columns, 37.7 MB).
+  EXPECT_FALSE(Has(listed(Conv("__dnn$convForward", "f32[1,128,128,64]", "f32[3,3,64,1]", "f32[1,128,128,1]",
+                               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f")),
+                   "im2col-gemm"));
+  // Backward kinds.
+  EXPECT_FALSE(Has(listed(Conv("__dnn$convBackwardInput", "f32[1,4,4,2]", "f32[3,3,2,2]", "f32[1,4,4,2]",
+                               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f")),
+                   "im2col-gemm"));
+}
+
 TEST(ConvRunnerTest, BackwardInputAndFilterOddShapes) {
   // Forward: x f32[2,7,7,3] (b01f), w f32[3,3,3,5] (01io), y f32[2,4,4,5].
   CheckAllAlgorithms(Conv("__dnn$convBackwardInput", "f32[2,4,4,5]", "f32[3,3,3,5]", "f32[2,7,7,3]",

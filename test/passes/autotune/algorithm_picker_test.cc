@@ -181,13 +181,14 @@ TEST(GpuConvAlgorithmPickerTest, DenyListFileIsRead) {
                                ("passlab_deny_" + std::to_string(::getpid()) + ".json");
   {
     std::ofstream out(path);
-    // Every convolution algorithm (as-backward-filter is 4, tap-gemm 5).
-    out << R"({"entries": [{"hlo": "convForward", "algorithms": [0, 1, 2, 3, 4, 5]}]})";
+    // Every convolution algorithm (as-backward-filter is 4, tap-gemm 5,
+    // im2col-gemm 6).
+    out << R"({"entries": [{"hlo": "convForward", "algorithms": [0, 1, 2, 3, 4, 5, 6]}]})";
   }
   absl::StatusOr<std::vector<AlgorithmDenyEntry>> deny = LoadDenyList(path.string());
   ASSERT_TRUE(deny.ok()) << deny.status().message();
   ASSERT_EQ(deny->size(), 1u);
-  EXPECT_EQ((*deny)[0].algorithms.size(), 6u);
+  EXPECT_EQ((*deny)[0].algorithms.size(), 7u);
   AutotuneCache cache;
   EXPECT_FALSE(RunConvPicker({.cache = &cache, .deny_list_path = path.string()}).changed);
   std::filesystem::remove(path);

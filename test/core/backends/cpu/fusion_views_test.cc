@@ -254,7 +254,8 @@ ENTRY e {
 }
 
 constexpr ConvAlgorithm kViewAlgorithms[] = {ConvAlgorithm::kAuto, ConvAlgorithm::kDirect,
-                                             ConvAlgorithm::kAsBackwardFilter, ConvAlgorithm::kTapGemm};
+                                             ConvAlgorithm::kAsBackwardFilter, ConvAlgorithm::kTapGemm,
+                                             ConvAlgorithm::kIm2colGemm};
 
 TEST(FusionViewsTest, SwappedConvolutionReadsTheWeightInPlaceOnEveryAlgorithm) {
   for (ConvAlgorithm a : kViewAlgorithms) {
@@ -307,9 +308,11 @@ TEST(FusionViewsTest, ReversedInputUnderStrideDilationAndUnevenPadding) {
       SCOPED_TRACE(StrCat(rows, " rows, ", ConvAlgorithmName(a)));
       Ran r = RunAndCompare(StridedReversedInput(rows, static_cast<int64_t>(a)));
       ASSERT_NE(r.executable, nullptr);
-      // tap-gemm reads any spatial reversal by offsets; oneDNN's
-      // convolutions take the rewritten padding where it is not negative.
-      if (a == ConvAlgorithm::kTapGemm || (rows == 7 && a != ConvAlgorithm::kAsBackwardFilter)) {
+      // tap-gemm and im2col-gemm read any spatial reversal by offsets;
+      // oneDNN's convolutions take the rewritten padding where it is not
+      // negative.
+      if (a == ConvAlgorithm::kTapGemm || a == ConvAlgorithm::kIm2colGemm ||
+          (rows == 7 && a != ConvAlgorithm::kAsBackwardFilter)) {
         EXPECT_FALSE(HasThunkFor(*r.executable, "v"));
       }
     }
