@@ -389,7 +389,9 @@ class TapGemmConvRunner : public LibraryCallRunner {
 // where row (b, p) of A holds what every filter tap k of output position p
 // reads, x[b, q(p, k), :] (zeros where q falls in the window's padding,
 // base dilation's holes or a view's padding), gathered into the runner's
-// buffer at each call. The filter is read in place as one matrix: its taps
+// buffer at each call (or read in place where it is that matrix already:
+// a 1x1 convolution without stride). The filter is read in place as one
+// matrix: its taps
 // equally spaced in memory and its input features one stride apart, taps
 // outside features or inside (HWIO, OHWI, OIHW and views of them); the
 // result's rows (batch and positions) likewise. Suits a small input and a
@@ -437,8 +439,20 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     for (int64_t k = 0; k <= operand_count_; ++k) {
       if (buffers[k] == nullptr) return absl::InvalidArgumentError(StrCat(name_, ": null buffer ", k));
     }
-    Gather(static_cast<const float*>(buffers[0]));
+    const float* x = static_cast<const float*>(buffers[0]);
     float* y = static_cast<float*>(buffers[operand_count_]);
+    if (in_place_rows_) {
+      const float* from = x + x_base_;
+      if (side_operand_ >= 0 && from < y + result_elements_ && y < from + x_span_) {
+        // The side input goes into the result before the product reads
+        // the input: keep a copy of the input where the two share memory.
+        gathered_.assign(from, from + x_span_);
+        from = gathered_.data();
+      }
+      a_.set_data_handle(const_cast<float*>(from));
+    } else {
+      Gather(x);
+    }
     try {
       y_.set_data_handle(y);
       if (side_operand_ >= 0) {
@@ -551,10 +565,6 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     features_ = i;
     rows_ = n * positions;
     const int64_t columns = taps_ * i;
-    if (rows_ * columns > kMaxGatheredBytes / static_cast<int64_t>(sizeof(float))) {
-      return unsupported(StrCat("gathers at most ", kMaxGatheredBytes >> 20, " MB, not ",
-                                rows_ * columns * static_cast<int64_t>(sizeof(float)) >> 20, " MB"));
-    }
     flops_ = 2 * rows_ * columns * o;
     x_feature_ = xs[d.input_feature_dimension];
     const int64_t w_i = ws[d.kernel_input_feature_dimension], w_o = ws[d.kernel_output_feature_dimension];
@@ -668,8 +678,35 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
       }
     }
 
+    // One tap that reads a real element for every row, at equally spaced
+    // offsets (a 1x1 convolution without stride over a dense input): the
+    // input is A already, read in place.
+    std::vector<int64_t> a_strides = {columns, 1};
+    if (taps_ == 1 && x_feature_ > 0) {
+      std::vector<int64_t> at(rows_);
+      bool real = true;
+      for (int64_t r = 0; r < rows_ && real; ++r) {
+        real = tap_x_[row_p_[r]] != kZero;
+        if (real) at[r] = row_x_[r] + tap_x_[row_p_[r]];
+      }
+      const int64_t step = rows_ > 1 && real ? at[1] - at[0] : 1;
+      bool spaced = real && at[0] >= 0 && step > 0;
+      for (int64_t r = 1; r < rows_ && spaced; ++r) spaced = at[r] - at[r - 1] == step;
+      if (spaced) {
+        in_place_rows_ = true;
+        x_base_ = at[0];
+        x_span_ = (rows_ - 1) * step + (columns - 1) * x_feature_ + 1;
+        a_strides = {step, x_feature_};
+      }
+    }
+
+    if (!in_place_rows_ && rows_ * columns > kMaxGatheredBytes / static_cast<int64_t>(sizeof(float))) {
+      return unsupported(StrCat("gathers at most ", kMaxGatheredBytes >> 20, " MB, not ",
+                                rows_ * columns * static_cast<int64_t>(sizeof(float)) >> 20, " MB"));
+    }
+
     // The product and the fused epilogue.
-    const memory::desc a_md({rows_, columns}, memory::data_type::f32, {columns, 1});
+    const memory::desc a_md({rows_, columns}, memory::data_type::f32, a_strides);
     const memory::desc w_md({columns, o}, memory::data_type::f32, {k_stride, w_o});
     const memory::desc y_md({rows_, o}, memory::data_type::f32, {row_step, y_f});
     dnnl::primitive_attr attr;
@@ -683,6 +720,7 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
         return unsupported("takes a side input only in the result's layout");
       }
       side_operand_ = c.side_input_operand;
+      result_elements_ = c.result_shape.element_count();
       side_ = memory(y_md, Engine(), DNNL_MEMORY_NONE);
       dnnl::eltwise_forward::desc e(dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_linear, y_md,
                                     static_cast<float>(side_scale), 0.0f);
@@ -710,8 +748,12 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     dnnl::matmul::primitive_desc pd(desc, attr, Engine(), /*allow_empty=*/true);
     if (!pd) return unsupported("found no oneDNN matmul for these strides");
     matmul_ = dnnl::matmul(pd);
-    gathered_.assign(rows_ * columns, 0.0f);
-    a_ = memory(a_md, Engine(), gathered_.data());
+    if (in_place_rows_) {
+      a_ = memory(a_md, Engine(), DNNL_MEMORY_NONE);
+    } else {
+      gathered_.assign(rows_ * columns, 0.0f);
+      a_ = memory(a_md, Engine(), gathered_.data());
+    }
     w_ = memory(w_md, Engine(), DNNL_MEMORY_NONE);
     y_ = memory(y_md, Engine(), DNNL_MEMORY_NONE);
     return absl::OkStatus();
@@ -727,6 +769,10 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
   std::vector<int64_t> row_p_;  // per row of A: its output position
   std::vector<int64_t> tap_x_;  // [position * taps + tap]: input offset, kZero for a zero
   std::vector<float> gathered_;
+  // A is the input itself, from element x_base_ (no gather).
+  bool in_place_rows_ = false;
+  int64_t x_base_ = 0, x_span_ = 0;
+  int64_t result_elements_ = 0;
   int64_t bias_operand_ = -1, side_operand_ = -1;
   float bias_factor_ = 1;
   std::vector<float> bias_image_;

@@ -634,6 +634,49 @@ TEST(ConvRunnerTest, Im2colGemmOnWeightGradientsLeftAsForwardConvolutions) {
   EXPECT_TRUE(Has(names, "im2col-gemm"));
 }
 
+// A 1x1 convolution without stride over a dense input: the input is the
+// product's matrix already and is read in place (no gather); with a stride
+// its rows are gathered.
+TEST(ConvRunnerTest, Im2colGemmReadsA1x1ConvolutionsInputInPlace) {
+  for (const char* stride : {"1x1", "2x2"}) {
+    SCOPED_TRACE(stride);
+    const std::string out = std::string(stride) == "1x1" ? "f32[2,6,6,5]" : "f32[2,3,3,5]";
+    std::vector<std::string> names = CheckAllAlgorithms(
+        Conv("__dnn$convBiasActivationForward", "f32[2,6,6,8]", "f32[1,1,8,5]", out,
+             StrCat("window={size=1x1 stride=", stride, "}, dim_labels=b01f_01io->b01f"),
+             StrCat("  bias = f32[5] parameter(2)\n  side = ", out, " parameter(3)\n"), ", bias, side",
+             R"({"cudnn_conv_backend_config":{"activation_mode":"kRelu","conv_result_scale":0.5,"side_input_scale":2}})"),
+        1e-4);
+    EXPECT_TRUE(Has(names, "im2col-gemm"));
+  }
+  // The result in the input's own buffer, which is also the side input
+  // (result = relu(conv(x) + 2x + bias) written over x): the side input
+  // goes into the result first, so the runner reads a copy of the input.
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(
+      Conv("__dnn$convBiasActivationForward", "f32[2,4,4,8]", "f32[1,1,8,8]", "f32[2,4,4,8]",
+           "window={size=1x1}, dim_labels=b01f_01io->b01f",
+           "  bias = f32[8] parameter(2)\n  side = f32[2,4,4,8] parameter(3)\n", ", bias, side",
+           R"({"cudnn_conv_backend_config":{"activation_mode":"kRelu","side_input_scale":2}})"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const HloInstruction* call = (*m)->entry_computation()->root_instruction();
+  std::vector<Literal> args;
+  for (int64_t i = 0; i < 3; ++i) args.push_back(Random(call->operand(i)->shape(), i + 1));
+  args.push_back(args[0]);  // the side input is the input
+  absl::StatusOr<Literal> want = HloEvaluator().Evaluate(**m, args);
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  Buffers b;
+  for (int64_t i = 0; i < 3; ++i) {
+    void* p = b.Add(call->operand(i)->shape());
+    ASSERT_TRUE(CopyLiteralToBuffer(args[i], call->operand(i)->shape(), p).ok());
+  }
+  std::vector<void*> ptrs = {b.ptrs[0], b.ptrs[1], b.ptrs[2], b.ptrs[0], b.ptrs[0]};
+  absl::StatusOr<int64_t> ns = RunLibraryCall(*call, static_cast<int64_t>(ConvAlgorithm::kIm2colGemm), ptrs);
+  ASSERT_TRUE(ns.ok()) << ns.status().message();
+  absl::StatusOr<Literal> got = LiteralFromBuffer(call->operand(0)->shape(), b.ptrs[0]);
+  ASSERT_TRUE(got.ok());
+  ExpectClose(*got, want->tuple_elements()[0], 1e-4, "im2col-gemm in place");
+}
+
 TEST(ConvRunnerTest, Im2colGemmListedOnlyWhereItIsOneProduct) {
   auto listed = [](const std::string& text) {
     Case c = Prepare(text);
