@@ -408,7 +408,11 @@ class TapGemmConvRunner : public LibraryCallRunner {
 // (divided by the result scale, which oneDNN applies to product and bias
 // alike), a side input is scaled into the result first (an eltwise
 // primitive) and added back by a sum post-op, the activation is the last
-// post-op.
+// post-op. A filter-gradient convolution is the same product read the other
+// way, w[(k, i), o] = A^T[(k, i), (b, p)] * dy[(b, p), o]: ResNet-50's 1x1
+// filter gradients at 2x2 (mb8, 512 x 2048 features) are one 32-deep
+// product over the activations and gradients in place, where oneDNN's
+// filter-gradient kernels first reorder both into blocked formats.
 class Im2colGemmConvRunner : public LibraryCallRunner {
  public:
   // The gathered input's size beyond which gathering costs more than the
@@ -452,16 +456,18 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
       a_.set_data_handle(const_cast<float*>(from));
     } else {
       Gather(x);
+      a_.set_data_handle(gathered_.data());
     }
     try {
-      y_.set_data_handle(y);
+      result_.set_data_handle(y + result_base_);
       if (side_operand_ >= 0) {
         // In place where the side input shares the result's buffer.
         side_.set_data_handle(buffers[side_operand_]);
-        scale_side_.execute(stream_, {{DNNL_ARG_SRC, side_}, {DNNL_ARG_DST, y_}});
+        scale_side_.execute(stream_, {{DNNL_ARG_SRC, side_}, {DNNL_ARG_DST, result_}});
       }
-      w_.set_data_handle(static_cast<float*>(buffers[1]) + w_base_);
-      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, w_}, {DNNL_ARG_DST, y_}};
+      operand1_.set_data_handle(static_cast<float*>(buffers[1]) + operand1_base_);
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, operand1_}, {DNNL_ARG_DST, result_}};
       if (bias_operand_ >= 0) {
         const float* bias = static_cast<const float*>(buffers[bias_operand_]);
         for (size_t o = 0; o < bias_image_.size(); ++o) bias_image_[o] = bias[o] * bias_factor_;
@@ -499,6 +505,17 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     }
   }
 
+  // A (rows, columns) matrix of strides (rs, cs) as oneDNN reads it: a
+  // dimension of one element gets the stride that makes the matrix plain
+  // (oneDNN checks a transposed matrix's leading dimension against the
+  // other even where it is never stepped: f32[4,1] of strides {1,2}
+  // creates, then fails to execute).
+  static memory::desc Matrix(int64_t rows, int64_t columns, int64_t rs, int64_t cs) {
+    if (columns == 1) cs = 1;
+    if (rows == 1) rs = columns * cs;
+    return memory::desc({rows, columns}, memory::data_type::f32, {rs, cs});
+  }
+
   // The offsets `offsets` (of equally strided items) sorted: their order,
   // and in `step` the spacing (1 for a single item); false when they are
   // not equally spaced.
@@ -523,8 +540,12 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
       return absl::UnimplementedError(StrCat(name_, ": im2col-gemm ", why));
     };
     const bool fused = c.kind == LibraryCallKind::kConvBiasActivationForward;
-    if (c.kind != LibraryCallKind::kConvForward && !fused) return unsupported("runs only forward convolutions");
+    backward_filter_ = c.kind == LibraryCallKind::kConvBackwardFilter;
+    if (c.kind != LibraryCallKind::kConvForward && !fused && !backward_filter_) {
+      return unsupported("runs only forward and filter-gradient convolutions");
+    }
     if (c.feature_group_count != 1) return unsupported("runs no grouped convolutions");
+    if (backward_filter_ && c.config.conv_result_scale != 1) return unsupported("scales no filter gradient");
     if (operand_count_ < 2) return absl::InvalidArgumentError(StrCat(name_, ": a convolution of one operand"));
     for (const HloInstruction* op : inst.operands()) {
       if (op->shape().element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
@@ -540,15 +561,25 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     for (size_t k = 2; k < views.size(); ++k) {
       if (views[k].has_value()) return unsupported("reads only the input and filter through views");
     }
-    int64_t x_offset = 0, w_offset = 0;
-    std::vector<int64_t> x_low, x_high, w_low, w_high;
+    // Forward: the filter is operand 1 (maybe a view), the output the
+    // result. Filter gradient: the output gradient is operand 1 (maybe a
+    // view), the filter the result.
+    int64_t x_offset = 0, w_offset = 0, y_offset = 0;
+    std::vector<int64_t> x_low, x_high, w_low, w_high, y_low, y_high;
     const std::vector<int64_t> xs = OperandStrides(views, 0, in, x_offset, x_low, x_high);
-    const std::vector<int64_t> ws = OperandStrides(views, 1, f, w_offset, w_low, w_high);
-    const std::vector<int64_t> ys = PhysicalStrides(out);
+    const std::vector<int64_t> ws = backward_filter_ ? OperandStrides({}, 0, f, w_offset, w_low, w_high)
+                                                     : OperandStrides(views, 1, f, w_offset, w_low, w_high);
+    const std::vector<int64_t> ys = backward_filter_ ? OperandStrides(views, 1, out, y_offset, y_low, y_high)
+                                                     : OperandStrides({}, 0, out, y_offset, y_low, y_high);
     if (static_cast<int64_t>(xs.size()) != in.rank() || static_cast<int64_t>(ws.size()) != f.rank() ||
-        static_cast<int64_t>(x_low.size()) != in.rank() || static_cast<int64_t>(x_high.size()) != in.rank() ||
-        static_cast<int64_t>(w_low.size()) != f.rank() || static_cast<int64_t>(w_high.size()) != f.rank()) {
+        static_cast<int64_t>(ys.size()) != out.rank() || static_cast<int64_t>(x_low.size()) != in.rank() ||
+        static_cast<int64_t>(x_high.size()) != in.rank() || static_cast<int64_t>(w_low.size()) != f.rank() ||
+        static_cast<int64_t>(w_high.size()) != f.rank() || static_cast<int64_t>(y_low.size()) != out.rank() ||
+        static_cast<int64_t>(y_high.size()) != out.rank()) {
       return absl::InvalidArgumentError(StrCat(name_, ": a view of another rank than its operand"));
+    }
+    for (int64_t k = 0; k < out.rank(); ++k) {
+      if (y_low[k] != 0 || y_high[k] != 0) return unsupported("reads no padded output gradient");
     }
     for (int64_t k : {d.input_batch_dimension, d.input_feature_dimension}) {
       if (x_low[k] != 0 || x_high[k] != 0) return unsupported("reads no padded batch or feature dimension");
@@ -569,7 +600,7 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     x_feature_ = xs[d.input_feature_dimension];
     const int64_t w_i = ws[d.kernel_input_feature_dimension], w_o = ws[d.kernel_output_feature_dimension];
     const int64_t y_f = ys[d.output_feature_dimension];
-    if (w_i <= 0 || w_o <= 0) return unsupported("reads no reversed feature dimension of the filter");
+    if (w_i <= 0 || w_o <= 0 || y_f <= 0) return unsupported("reads no reversed feature dimension");
 
     // The filter as a (taps x input features, output features) matrix.
     std::vector<std::vector<int64_t>> tap_index;  // each tap's spatial indices
@@ -635,8 +666,12 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     }
     std::vector<int64_t> row_order;
     int64_t row_step = 1;
-    if (!EquallySpaced(row_offset, row_order, row_step) || row_offset[row_order[0]] != 0) {
-      return unsupported("writes a result whose rows (batch and positions) are not equally spaced");
+    if (!EquallySpaced(row_offset, row_order, row_step)) {
+      return unsupported("takes an output whose rows (batch and positions) are not equally spaced");
+    }
+    y_base_ = y_offset + row_offset[row_order[0]];
+    if (y_base_ < 0 || (!backward_filter_ && y_base_ != 0)) {
+      return absl::InvalidArgumentError(StrCat(name_, ": an output view before its buffer"));
     }
     row_x_.resize(rows_);
     row_p_.resize(rows_);
@@ -705,10 +740,25 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
                                 rows_ * columns * static_cast<int64_t>(sizeof(float)) >> 20, " MB"));
     }
 
+    const memory::desc a_md = Matrix(rows_, columns, a_strides[0], a_strides[1]);
+    const memory::desc w_md = Matrix(columns, o, k_stride, w_o);
+    const memory::desc y_md = Matrix(rows_, o, row_step, y_f);
+    if (backward_filter_) {
+      // The filter gradient: w = A^T * y, summed over the rows.
+      const memory::desc at_md = Matrix(columns, rows_, a_strides[1], a_strides[0]);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(at_md, y_md, w_md), Engine(), /*allow_empty=*/true);
+      if (!pd) return unsupported("found no oneDNN matmul for these strides");
+      matmul_ = dnnl::matmul(pd);
+      a_ = memory(at_md, Engine(), DNNL_MEMORY_NONE);
+      if (!in_place_rows_) gathered_.assign(rows_ * columns, 0.0f);
+      operand1_base_ = y_base_;
+      result_base_ = w_base_;
+      operand1_ = memory(y_md, Engine(), DNNL_MEMORY_NONE);
+      result_ = memory(w_md, Engine(), DNNL_MEMORY_NONE);
+      return absl::OkStatus();
+    }
+
     // The product and the fused epilogue.
-    const memory::desc a_md({rows_, columns}, memory::data_type::f32, a_strides);
-    const memory::desc w_md({columns, o}, memory::data_type::f32, {k_stride, w_o});
-    const memory::desc y_md({rows_, o}, memory::data_type::f32, {row_step, y_f});
     dnnl::primitive_attr attr;
     const double scale = c.config.conv_result_scale;
     if (scale != 1) attr.set_output_scales(0, {static_cast<float>(scale)});
@@ -748,14 +798,11 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     dnnl::matmul::primitive_desc pd(desc, attr, Engine(), /*allow_empty=*/true);
     if (!pd) return unsupported("found no oneDNN matmul for these strides");
     matmul_ = dnnl::matmul(pd);
-    if (in_place_rows_) {
-      a_ = memory(a_md, Engine(), DNNL_MEMORY_NONE);
-    } else {
-      gathered_.assign(rows_ * columns, 0.0f);
-      a_ = memory(a_md, Engine(), gathered_.data());
-    }
-    w_ = memory(w_md, Engine(), DNNL_MEMORY_NONE);
-    y_ = memory(y_md, Engine(), DNNL_MEMORY_NONE);
+    a_ = memory(a_md, Engine(), DNNL_MEMORY_NONE);
+    if (!in_place_rows_) gathered_.assign(rows_ * columns, 0.0f);
+    operand1_base_ = w_base_;
+    operand1_ = memory(w_md, Engine(), DNNL_MEMORY_NONE);
+    result_ = memory(y_md, Engine(), DNNL_MEMORY_NONE);
     return absl::OkStatus();
   }
 
@@ -765,6 +812,11 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
   int64_t a_tap_ = 0, a_feature_ = 0;
   int64_t x_feature_ = 0;  // the input's feature stride
   int64_t w_base_ = 0;     // the filter matrix's first element
+  int64_t y_base_ = 0;     // the output (gradient) matrix's first element
+  // Filter gradient (w = A^T y) rather than forward (y = A w).
+  bool backward_filter_ = false;
+  // Where the product's second operand (operand 1) and its result start.
+  int64_t operand1_base_ = 0, result_base_ = 0;
   std::vector<int64_t> row_x_;  // per row of A: its batch element's input offset
   std::vector<int64_t> row_p_;  // per row of A: its output position
   std::vector<int64_t> tap_x_;  // [position * taps + tap]: input offset, kZero for a zero
@@ -779,7 +831,7 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
   dnnl::stream stream_;
   dnnl::matmul matmul_;
   dnnl::eltwise_forward scale_side_;
-  memory a_, w_, y_, side_, bias_;
+  memory a_, operand1_, result_, side_, bias_;
 };
 
 }  // namespace

@@ -677,6 +677,29 @@ TEST(ConvRunnerTest, Im2colGemmReadsA1x1ConvolutionsInputInPlace) {
   ExpectClose(*got, want->tuple_elements()[0], 1e-4, "im2col-gemm in place");
 }
 
+// Filter gradients as one product of the gathered input patches with the
+// output gradient (A^T dy): 1x1 without stride (both read in place), 3x3
+// with padding and stride, a dilated window, an OIHW filter.
+TEST(ConvRunnerTest, Im2colGemmOnFilterGradients) {
+  struct Shapes {
+    const char *x, *dy, *w, *attrs;
+  };
+  const Shapes cases[] = {
+      {"f32[4,2,2,16]", "f32[4,2,2,24]", "f32[1,1,16,24]", "window={size=1x1}, dim_labels=b01f_01io->b01f"},
+      {"f32[2,7,7,3]", "f32[2,4,4,5]", "f32[3,3,3,5]",
+       "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"},
+      {"f32[2,9,8,4]", "f32[2,5,8,6]", "f32[3,1,4,6]",
+       "window={size=3x1 pad=0_0x0_0 rhs_dilate=2x1}, dim_labels=b01f_01io->b01f"},
+      {"f32[2,5,5,3]", "f32[2,5,5,4]", "f32[4,3,3,3]", "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_oi01->b01f"},
+  };
+  for (const Shapes& c : cases) {
+    SCOPED_TRACE(c.attrs);
+    std::vector<std::string> names =
+        CheckAllAlgorithms(Conv("__dnn$convBackwardFilter", c.x, c.dy, c.w, c.attrs), 1e-4);
+    EXPECT_TRUE(Has(names, "im2col-gemm"));
+  }
+}
+
 TEST(ConvRunnerTest, Im2colGemmListedOnlyWhereItIsOneProduct) {
   auto listed = [](const std::string& text) {
     Case c = Prepare(text);
