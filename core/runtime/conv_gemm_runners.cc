@@ -412,7 +412,11 @@ class TapGemmConvRunner : public LibraryCallRunner {
 // way, w[(k, i), o] = A^T[(k, i), (b, p)] * dy[(b, p), o]: ResNet-50's 1x1
 // filter gradients at 2x2 (mb8, 512 x 2048 features) are one 32-deep
 // product over the activations and gradients in place, where oneDNN's
-// filter-gradient kernels first reorder both into blocked formats.
+// filter-gradient kernels first reorder both into blocked formats. An
+// input-gradient convolution is C[(b, p), (k, i)] = dy[(b, p), o] *
+// w^T[o, (k, i)], each element of C then added into the input element its
+// (position, tap) reads (col2im; written directly where C is the input
+// gradient itself: a 1x1 convolution without stride or padding).
 class Im2colGemmConvRunner : public LibraryCallRunner {
  public:
   // The gathered input's size beyond which gathering costs more than the
@@ -443,6 +447,7 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     for (int64_t k = 0; k <= operand_count_; ++k) {
       if (buffers[k] == nullptr) return absl::InvalidArgumentError(StrCat(name_, ": null buffer ", k));
     }
+    if (backward_input_) return RunInputGradient(buffers);
     const float* x = static_cast<const float*>(buffers[0]);
     float* y = static_cast<float*>(buffers[operand_count_]);
     if (in_place_rows_) {
@@ -483,6 +488,37 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
 
  private:
   Im2colGemmConvRunner() : stream_(Engine()) {}
+
+  // The input gradient: C = dy * w^T into the result (in place) or into
+  // the buffer, then added at each (position, tap)'s input element.
+  absl::Status RunInputGradient(absl::Span<void* const> buffers) {
+    float* x = static_cast<float*>(buffers[operand_count_]);
+    float* c = in_place_rows_ ? x + x_base_ : gathered_.data();
+    try {
+      a_.set_data_handle(static_cast<float*>(buffers[0]) + y_base_);
+      operand1_.set_data_handle(static_cast<float*>(buffers[1]) + operand1_base_);
+      result_.set_data_handle(c);
+      matmul_.execute(stream_, {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, operand1_}, {DNNL_ARG_DST, result_}});
+      stream_.wait();
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(StrCat(name_, ": oneDNN failed: ", e.what()));
+    }
+    if (in_place_rows_) return absl::OkStatus();
+    std::fill(x, x + result_elements_, 0.0f);
+    const int64_t columns = taps_ * features_;
+    for (int64_t r = 0; r < rows_; ++r) {
+      const float* row = c + r * columns;
+      float* xb = x + row_x_[r];
+      const int64_t* at = tap_x_.data() + row_p_[r] * taps_;
+      for (int64_t t = 0; t < taps_; ++t) {
+        if (at[t] == kZero) continue;
+        const float* src = row + t * a_tap_;
+        float* dst = xb + at[t];
+        for (int64_t k = 0; k < features_; ++k) dst[k * x_feature_] += src[k * a_feature_];
+      }
+    }
+    return absl::OkStatus();
+  }
 
   // Fills A (row-major, rows_ x columns) from the input.
   void Gather(const float* x) {
@@ -541,11 +577,14 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     };
     const bool fused = c.kind == LibraryCallKind::kConvBiasActivationForward;
     backward_filter_ = c.kind == LibraryCallKind::kConvBackwardFilter;
-    if (c.kind != LibraryCallKind::kConvForward && !fused && !backward_filter_) {
-      return unsupported("runs only forward and filter-gradient convolutions");
+    backward_input_ = c.kind == LibraryCallKind::kConvBackwardInput;
+    if (c.kind != LibraryCallKind::kConvForward && !fused && !backward_filter_ && !backward_input_) {
+      return unsupported("runs no such convolution");
     }
     if (c.feature_group_count != 1) return unsupported("runs no grouped convolutions");
-    if (backward_filter_ && c.config.conv_result_scale != 1) return unsupported("scales no filter gradient");
+    if ((backward_filter_ || backward_input_) && c.config.conv_result_scale != 1) {
+      return unsupported("scales no gradient");
+    }
     if (operand_count_ < 2) return absl::InvalidArgumentError(StrCat(name_, ": a convolution of one operand"));
     for (const HloInstruction* op : inst.operands()) {
       if (op->shape().element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
@@ -566,11 +605,15 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     // view), the filter the result.
     int64_t x_offset = 0, w_offset = 0, y_offset = 0;
     std::vector<int64_t> x_low, x_high, w_low, w_high, y_low, y_high;
-    const std::vector<int64_t> xs = OperandStrides(views, 0, in, x_offset, x_low, x_high);
+    // Input gradient: the output gradient is operand 0, the filter operand
+    // 1, the input (gradient) the result.
+    const std::vector<int64_t> xs = backward_input_ ? OperandStrides({}, 0, in, x_offset, x_low, x_high)
+                                                    : OperandStrides(views, 0, in, x_offset, x_low, x_high);
     const std::vector<int64_t> ws = backward_filter_ ? OperandStrides({}, 0, f, w_offset, w_low, w_high)
                                                      : OperandStrides(views, 1, f, w_offset, w_low, w_high);
-    const std::vector<int64_t> ys = backward_filter_ ? OperandStrides(views, 1, out, y_offset, y_low, y_high)
-                                                     : OperandStrides({}, 0, out, y_offset, y_low, y_high);
+    const std::vector<int64_t> ys = backward_filter_  ? OperandStrides(views, 1, out, y_offset, y_low, y_high)
+                                    : backward_input_ ? OperandStrides(views, 0, out, y_offset, y_low, y_high)
+                                                      : OperandStrides({}, 0, out, y_offset, y_low, y_high);
     if (static_cast<int64_t>(xs.size()) != in.rank() || static_cast<int64_t>(ws.size()) != f.rank() ||
         static_cast<int64_t>(ys.size()) != out.rank() || static_cast<int64_t>(x_low.size()) != in.rank() ||
         static_cast<int64_t>(x_high.size()) != in.rank() || static_cast<int64_t>(w_low.size()) != f.rank() ||
@@ -670,7 +713,7 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
       return unsupported("takes an output whose rows (batch and positions) are not equally spaced");
     }
     y_base_ = y_offset + row_offset[row_order[0]];
-    if (y_base_ < 0 || (!backward_filter_ && y_base_ != 0)) {
+    if (y_base_ < 0 || (!backward_filter_ && !backward_input_ && y_base_ != 0)) {
       return absl::InvalidArgumentError(StrCat(name_, ": an output view before its buffer"));
     }
     row_x_.resize(rows_);
@@ -727,6 +770,8 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
       const int64_t step = rows_ > 1 && real ? at[1] - at[0] : 1;
       bool spaced = real && at[0] >= 0 && step > 0;
       for (int64_t r = 1; r < rows_ && spaced; ++r) spaced = at[r] - at[r - 1] == step;
+      // The input gradient is written whole: its rows must be all of it.
+      if (backward_input_ && rows_ * columns != in.element_count()) spaced = false;
       if (spaced) {
         in_place_rows_ = true;
         x_base_ = at[0];
@@ -743,6 +788,21 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     const memory::desc a_md = Matrix(rows_, columns, a_strides[0], a_strides[1]);
     const memory::desc w_md = Matrix(columns, o, k_stride, w_o);
     const memory::desc y_md = Matrix(rows_, o, row_step, y_f);
+    if (backward_input_) {
+      // The input gradient: C = y * w^T, added into the input's positions
+      // (the result itself where C is it, else after zeroing it).
+      const memory::desc wt_md = Matrix(o, columns, w_o, k_stride);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(y_md, wt_md, a_md), Engine(), /*allow_empty=*/true);
+      if (!pd) return unsupported("found no oneDNN matmul for these strides");
+      matmul_ = dnnl::matmul(pd);
+      a_ = memory(y_md, Engine(), DNNL_MEMORY_NONE);
+      operand1_ = memory(wt_md, Engine(), DNNL_MEMORY_NONE);
+      result_ = memory(a_md, Engine(), DNNL_MEMORY_NONE);
+      if (!in_place_rows_) gathered_.assign(rows_ * columns, 0.0f);
+      operand1_base_ = w_base_;
+      result_elements_ = in.element_count();
+      return absl::OkStatus();
+    }
     if (backward_filter_) {
       // The filter gradient: w = A^T * y, summed over the rows.
       const memory::desc at_md = Matrix(columns, rows_, a_strides[1], a_strides[0]);
@@ -815,6 +875,8 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
   int64_t y_base_ = 0;     // the output (gradient) matrix's first element
   // Filter gradient (w = A^T y) rather than forward (y = A w).
   bool backward_filter_ = false;
+  // Input gradient (C = y w^T, added into the input's positions).
+  bool backward_input_ = false;
   // Where the product's second operand (operand 1) and its result start.
   int64_t operand1_base_ = 0, result_base_ = 0;
   std::vector<int64_t> row_x_;  // per row of A: its batch element's input offset

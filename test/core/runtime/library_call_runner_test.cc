@@ -678,9 +678,10 @@ TEST(ConvRunnerTest, Im2colGemmReadsA1x1ConvolutionsInputInPlace) {
 }
 
 // Filter gradients as one product of the gathered input patches with the
-// output gradient (A^T dy): 1x1 without stride (both read in place), 3x3
-// with padding and stride, a dilated window, an OIHW filter.
-TEST(ConvRunnerTest, Im2colGemmOnFilterGradients) {
+// output gradient (A^T dy), input gradients as one product dy w^T added
+// into the input's positions: 1x1 without stride (read and written in
+// place), 3x3 with padding and stride, a dilated window, an OIHW filter.
+TEST(ConvRunnerTest, Im2colGemmOnFilterAndInputGradients) {
   struct Shapes {
     const char *x, *dy, *w, *attrs;
   };
@@ -697,7 +698,17 @@ TEST(ConvRunnerTest, Im2colGemmOnFilterGradients) {
     std::vector<std::string> names =
         CheckAllAlgorithms(Conv("__dnn$convBackwardFilter", c.x, c.dy, c.w, c.attrs), 1e-4);
     EXPECT_TRUE(Has(names, "im2col-gemm"));
+    // The input gradient of the same convolution: C = dy w^T, added into
+    // the input's positions (in place for the 1x1).
+    names = CheckAllAlgorithms(Conv("__dnn$convBackwardInput", c.dy, c.w, c.x, c.attrs), 1e-4);
+    EXPECT_TRUE(Has(names, "im2col-gemm"));
   }
+  // A 1x1 input gradient with stride 2: the positions between are zeros.
+  std::vector<std::string> names =
+      CheckAllAlgorithms(Conv("__dnn$convBackwardInput", "f32[2,3,3,8]", "f32[1,1,4,8]", "f32[2,6,6,4]",
+                              "window={size=1x1 stride=2x2}, dim_labels=b01f_01io->b01f"),
+                         1e-4);
+  EXPECT_TRUE(Has(names, "im2col-gemm"));
 }
 
 TEST(ConvRunnerTest, Im2colGemmListedOnlyWhereItIsOneProduct) {
@@ -728,9 +739,9 @@ TEST(ConvRunnerTest, Im2colGemmListedOnlyWhereItIsOneProduct) {
   EXPECT_FALSE(Has(listed(Conv("__dnn$convForward", "f32[1,128,128,64]", "f32[3,3,64,1]", "f32[1,128,128,1]",
                                "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f")),
                    "im2col-gemm"));
-  // Backward kinds.
-  EXPECT_FALSE(Has(listed(Conv("__dnn$convBackwardInput", "f32[1,4,4,2]", "f32[3,3,2,2]", "f32[1,4,4,2]",
-                               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f")),
+  // Grouped gradients.
+  EXPECT_FALSE(Has(listed(Conv("__dnn$convBackwardInput", "f32[1,4,4,4]", "f32[3,3,2,4]", "f32[1,4,4,4]",
+                               "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2")),
                    "im2col-gemm"));
 }
 
