@@ -17,8 +17,9 @@
 #     resident?), the standalone step on the sweep's autotune cache, and a
 #     short second sweep on the filled kernel cache (its hit rate);
 #   - passlab's step and JAX's in full f32 (NVIDIA_TF32_OVERRIDE=0; JAX at
-#     "highest"); passlab with XLA:GPU's OHWI filters
-#     (layout-assignment.xla_filter_layout) and with HWIO filter copies
+#     "highest"); passlab with its filters as they lie instead of XLA:GPU's
+#     OHWI filters (layout-assignment.xla_filter_layout=false; OHWI is the
+#     CUDA default since 2026-11-28) and with HWIO filter copies
 #     (layout-assignment.filter_layout_as_is=false);
 #   - the step thunk by thunk (--xla_gpu_enable_command_buffer=) and under
 #     the seed-era `gpu-2021` pipeline.
@@ -115,13 +116,14 @@ run_if 120 "A/A sweep again on the filled kernel cache" timeout 110 "$passlab" a
 run_if 45 "passlab step: full f32" env NVIDIA_TF32_OVERRIDE=0 timeout 100 "$passlab" run "${step[@]}" \
   --trace "$out/passlab_f32_trace.json" > "$out/passlab_f32.json" 2> "$out/passlab_f32.err"
 run_if 45 "JAX step: precision highest (f32)" jax_step highest
-run_if 45 "passlab step: XLA's OHWI filters" timeout 100 "$passlab" run "${step[@]}" \
-  --pass-option layout-assignment.xla_filter_layout=true --trace "$out/passlab_ohwi_trace.json" \
-  > "$out/passlab_ohwi.json" 2> "$out/passlab_ohwi.err"
+run_if 45 "passlab step: filters as they lie" timeout 100 "$passlab" run "${step[@]}" \
+  --pass-option layout-assignment.xla_filter_layout=false --trace "$out/passlab_aslie_trace.json" \
+  > "$out/passlab_aslie.json" 2> "$out/passlab_aslie.err"
 # Filters copied to HWIO instead of read as their producers lay them out
-# (the default since 2026-11-28; strided filters are packed per call).
+# (strided filters are packed per call).
 run_if 45 "passlab step: HWIO filter copies" timeout 100 "$passlab" run "${step[@]}" \
-  --pass-option layout-assignment.filter_layout_as_is=false > "$out/passlab_hwio.json" 2> "$out/passlab_hwio.err"
+  --pass-option layout-assignment.xla_filter_layout=false --pass-option layout-assignment.filter_layout_as_is=false \
+  > "$out/passlab_hwio.json" 2> "$out/passlab_hwio.err"
 run_if 40 "passlab step: thunk by thunk, TF32" timeout 100 "$passlab" run "${step[@]}" \
   --xla_gpu_enable_command_buffer= > "$out/passlab_eager.json" 2> "$out/passlab_eager.err"
 run_if 50 "passlab step: gpu-2021 pipeline" timeout 100 "$passlab" run "${step[@]}" --pipeline gpu-2021 \
@@ -143,7 +145,7 @@ rows = [("passlab default (graph, TF32)", load("passlab_default.json")),
         ("passlab HWIO filter copies (graph, TF32)", load("passlab_hwio.json")),
         ("passlab thunk by thunk (TF32)", load("passlab_eager.json")),
         ("passlab full f32 (graph)", load("passlab_f32.json")),
-        ("passlab OHWI filters (graph, TF32)", load("passlab_ohwi.json")),
+        ("passlab filters as they lie (graph, TF32)", load("passlab_aslie.json")),
         ("passlab gpu-2021 (graph, TF32)", load("passlab_gpu2021.json")),
         ("JAX/XLA precision default", load("jax_default.json")),
         ("JAX/XLA precision highest", load("jax_highest.json"))]
@@ -162,8 +164,8 @@ if [[ -f "$out/passlab_default_trace.json" && -f "$out/jax_default_kernels.csv" 
     > "$out/kernel_compare_default.txt" 2>&1
   python3 "$here/bench/kernel_compare.py" "$out/passlab_f32_trace.json" "$out/jax_highest_kernels.csv" \
     > "$out/kernel_compare_f32.txt" 2>&1
-  python3 "$here/bench/kernel_compare.py" "$out/passlab_ohwi_trace.json" "$out/jax_default_kernels.csv" \
-    > "$out/kernel_compare_ohwi.txt" 2>&1
+  python3 "$here/bench/kernel_compare.py" "$out/passlab_aslie_trace.json" "$out/jax_default_kernels.csv" \
+    > "$out/kernel_compare_aslie.txt" 2>&1
   python3 "$here/bench/kernel_compare.py" "$out/passlab_legacy_trace.json" "$out/jax_default_kernels.csv" \
     > "$out/kernel_compare_legacy.txt" 2>&1
   cat "$out/kernel_compare_default.txt"

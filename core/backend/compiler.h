@@ -42,6 +42,14 @@ struct OptimizeOptions {
   std::vector<PassObserver*> observers;  // attached in this order, after the filter
 };
 
+// The session's --pass-option overrides with the device's defaults under
+// them, for pipeline `pipeline_name`: on "cuda", layout-assignment's
+// xla_filter_layout (XLA:GPU's OHWI filters for cuDNN) unless the user set
+// it or the pipeline runs no layout assignment; elsewhere the overrides as
+// they are.
+absl::StatusOr<PassOptionOverrides> PassOptionsWithDeviceDefaults(const Session& session,
+                                                                  std::string_view pipeline_name);
+
 class Compiler {
  public:
   explicit Compiler(Session session) : session_(std::move(session)) {}

@@ -19,6 +19,7 @@
 #include "core/runtime/library_threads.h"
 #include "core/text/hlo_parser.h"
 #include "passes/autotune/autotune_cache.h"
+#include "passes/pipelines/pipelines.h"
 
 namespace passlab::backend {
 namespace {
@@ -249,6 +250,47 @@ TEST(BackendTest, CudaCompilesWhereThereIsADevice) {
   EXPECT_EQ(profile->traced_wall_ms.size(), 2u);
   EXPECT_GT(profile->kernel_ms.back(), 0);
   EXPECT_TRUE(CompareLiterals(*expected, profile->result, ErrorSpec{.abs = 1e-2, .rel = 1e-2}).ok());
+}
+
+}  // namespace
+}  // namespace passlab::backend
+
+namespace passlab::backend {
+namespace {
+
+// The CUDA backend's layout assignment gives cuDNN convolutions XLA:GPU's
+// OHWI filters (xla/service/gpu/transforms/layout_assignment.cc, the
+// filter layout of its NHWC convolutions); the CPU keeps filters as they
+// lie; a user's --pass-option wins; a pipeline without layout assignment
+// gets no override (which would be an error there).
+TEST(BackendTest, CudaDefaultsToXlaFilterLayout) {
+  Session cuda;
+  cuda.device = "cuda";
+  absl::StatusOr<PassOptionOverrides> o = PassOptionsWithDeviceDefaults(cuda, "gpu");
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  ASSERT_TRUE(o->count("layout-assignment"));
+  EXPECT_TRUE(o->at("layout-assignment").GetBool("xla_filter_layout"));
+  absl::StatusOr<FilteredPipeline> built = BuildFilteredPipeline("gpu", "", "", false, *o);
+  EXPECT_TRUE(built.ok()) << built.status().message();
+
+  Session cpu;
+  cpu.device = "cpu";
+  o = PassOptionsWithDeviceDefaults(cpu, "gpu");
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->empty());
+
+  absl::StatusOr<PassOptionOverrides> user =
+      ParsePassOptionOverrides({"layout-assignment.xla_filter_layout=false"});
+  ASSERT_TRUE(user.ok());
+  cuda.pass_options = *user;
+  o = PassOptionsWithDeviceDefaults(cuda, "gpu");
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(o->at("layout-assignment").GetBool("xla_filter_layout"));
+
+  cuda.pass_options.clear();
+  o = PassOptionsWithDeviceDefaults(cuda, "fusion");
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_TRUE(o->empty());
 }
 
 }  // namespace
