@@ -101,6 +101,70 @@ std::vector<int64_t> OperandStrides(absl::Span<const std::optional<StridedView>>
   return v.strides;
 }
 
+// What tap-gemm and im2col-gemm both take: f32 operands and result in
+// plain layouts, none empty, views of the first two operands only (the
+// bytes read and written counted on the way).
+absl::Status CheckMatmulConvCall(const HloInstruction& inst, const ConvCall& c,
+                                 absl::Span<const std::optional<StridedView>> views, std::string_view algorithm,
+                                 int64_t& bytes_read, int64_t& bytes_written) {
+  auto unsupported = [&](std::string_view why) {
+    return absl::UnimplementedError(StrCat(inst.name(), ": ", algorithm, " ", why));
+  };
+  if (inst.operand_count() < 2) return absl::InvalidArgumentError(StrCat(inst.name(), ": a convolution of one operand"));
+  for (const HloInstruction* op : inst.operands()) {
+    if (op->shape().element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
+    RETURN_IF_ERROR(CheckPlainLayout(op->shape()));
+    bytes_read += op->shape().byte_size();
+  }
+  if (c.result_shape.element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
+  RETURN_IF_ERROR(CheckPlainLayout(c.result_shape));
+  bytes_written = c.result_shape.byte_size();
+  if (c.input_shape.element_count() == 0 || c.filter_shape.element_count() == 0 ||
+      c.output_shape.element_count() == 0) {
+    return unsupported("takes no empty arrays");
+  }
+  for (size_t k = 2; k < views.size(); ++k) {
+    if (views[k].has_value()) return unsupported("reads only the input and filter through views");
+  }
+  return absl::OkStatus();
+}
+
+// What tap-gemm's and im2col-gemm's runners share: creation (oneDNN's
+// errors while preparing mean the algorithm does not take the call) and
+// the start of a run.
+class MatmulConvRunner : public LibraryCallRunner {
+ protected:
+  template <typename Runner>
+  static absl::StatusOr<std::unique_ptr<LibraryCallRunner>> CreateAs(
+      const HloInstruction& inst, const ConvCall& c, absl::Span<const std::optional<StridedView>> views,
+      ConvAlgorithm algorithm) {
+    std::unique_ptr<Runner> r(new Runner());
+    r->name_ = inst.name();
+    r->algorithm_ = {static_cast<int64_t>(algorithm), ConvAlgorithmName(algorithm)};
+    r->operand_count_ = inst.operand_count();
+    try {
+      if (absl::Status s = r->Prepare(inst, c, views); !s.ok()) return s;
+    } catch (const dnnl::error& e) {
+      return absl::UnimplementedError(StrCat(inst.name(), ": oneDNN's matmul does not take this convolution: ", e.what()));
+    }
+    return std::unique_ptr<LibraryCallRunner>(std::move(r));
+  }
+
+  // The library threads applied and the buffers checked.
+  absl::Status StartRun(absl::Span<void* const> buffers) const {
+    ApplyLibraryCallThreads();
+    if (static_cast<int64_t>(buffers.size()) < operand_count_ + 1) {
+      return absl::InvalidArgumentError(StrCat(name_, ": expected ", operand_count_, " operand buffers and a result"));
+    }
+    for (int64_t k = 0; k <= operand_count_; ++k) {
+      if (buffers[k] == nullptr) return absl::InvalidArgumentError(StrCat(name_, ": null buffer ", k));
+    }
+    return absl::OkStatus();
+  }
+
+  int64_t operand_count_ = 0;
+};
+
 // ConvAlgorithm::kTapGemm: a forward convolution as a sum of matrix
 // products, one per output position p and filter tap k that meets a real
 // input element, q = p*stride + k*dilation - pad_l (in the input dilated by
@@ -124,32 +188,18 @@ std::vector<int64_t> OperandStrides(absl::Span<const std::optional<StridedView>>
 // result scale), bias and activation run in one pass after the products
 // (as matmul post-ops, a binary add sends oneDNN 2.6's matmul to its
 // reference kernel: 120 ms against 3 for custom-call.73).
-class TapGemmConvRunner : public LibraryCallRunner {
+class TapGemmConvRunner : public MatmulConvRunner {
  public:
   // Products beyond this many cost more in calls than they save.
   static constexpr int64_t kMaxProducts = 256;
 
   static absl::StatusOr<std::unique_ptr<LibraryCallRunner>> Create(
       const HloInstruction& inst, const ConvCall& c, absl::Span<const std::optional<StridedView>> views) {
-    std::unique_ptr<TapGemmConvRunner> r(new TapGemmConvRunner());
-    r->name_ = inst.name();
-    r->algorithm_ = {static_cast<int64_t>(ConvAlgorithm::kTapGemm), ConvAlgorithmName(ConvAlgorithm::kTapGemm)};
-    try {
-      if (absl::Status s = r->Prepare(inst, c, views); !s.ok()) return s;
-    } catch (const dnnl::error& e) {
-      return absl::UnimplementedError(StrCat(inst.name(), ": oneDNN's matmul does not take this convolution: ", e.what()));
-    }
-    return std::unique_ptr<LibraryCallRunner>(std::move(r));
+    return CreateAs<TapGemmConvRunner>(inst, c, views, ConvAlgorithm::kTapGemm);
   }
 
   absl::Status Run(absl::Span<void* const> buffers) override {
-    ApplyLibraryCallThreads();
-    if (static_cast<int64_t>(buffers.size()) < operand_count_ + 1) {
-      return absl::InvalidArgumentError(StrCat(name_, ": expected ", operand_count_, " operand buffers and a result"));
-    }
-    for (int64_t k = 0; k <= operand_count_; ++k) {
-      if (buffers[k] == nullptr) return absl::InvalidArgumentError(StrCat(name_, ": null buffer ", k));
-    }
+    RETURN_IF_ERROR(StartRun(buffers));
     const float* x = static_cast<const float*>(buffers[0]);
     const float* w = static_cast<const float*>(buffers[1]);
     float* y = static_cast<float*>(buffers[operand_count_]);
@@ -198,6 +248,7 @@ class TapGemmConvRunner : public LibraryCallRunner {
     bool first = false;           // the first product into its position (overwrites it)
   };
 
+  friend class MatmulConvRunner;
   TapGemmConvRunner() : stream_(Engine()) {}
 
   // The fused activation of one element (as oneDNN's eltwise post-ops).
@@ -217,28 +268,13 @@ class TapGemmConvRunner : public LibraryCallRunner {
                        absl::Span<const std::optional<StridedView>> views) {
     const ConvolutionDimensionNumbers& d = c.dnums;
     const Shape &in = c.input_shape, &f = c.filter_shape, &out = c.output_shape;
-    operand_count_ = inst.operand_count();
     auto unsupported = [&](std::string_view why) {
       return absl::UnimplementedError(StrCat(name_, ": tap-gemm ", why));
     };
     const bool fused = c.kind == LibraryCallKind::kConvBiasActivationForward;
     if (c.kind != LibraryCallKind::kConvForward && !fused) return unsupported("runs only forward convolutions");
     if (c.feature_group_count != 1) return unsupported("runs no grouped convolutions");
-    if (operand_count_ < 2) return absl::InvalidArgumentError(StrCat(name_, ": a convolution of one operand"));
-    for (const HloInstruction* op : inst.operands()) {
-      if (op->shape().element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
-      RETURN_IF_ERROR(CheckPlainLayout(op->shape()));
-      bytes_read_ += op->shape().byte_size();
-    }
-    if (c.result_shape.element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
-    RETURN_IF_ERROR(CheckPlainLayout(c.result_shape));
-    bytes_written_ = c.result_shape.byte_size();
-    if (in.element_count() == 0 || f.element_count() == 0 || out.element_count() == 0) {
-      return unsupported("takes no empty arrays");
-    }
-    for (size_t k = 2; k < views.size(); ++k) {
-      if (views[k].has_value()) return unsupported("reads only the input and filter through views");
-    }
+    RETURN_IF_ERROR(CheckMatmulConvCall(inst, c, views, algorithm_.name, bytes_read_, bytes_written_));
     int64_t x_offset = 0, w_offset = 0, unused = 0;
     std::vector<int64_t> x_low, x_high, w_low, w_high, y_low, y_high;
     const std::vector<int64_t> xs = OperandStrides(views, 0, in, x_offset, x_low, x_high);
@@ -372,7 +408,6 @@ class TapGemmConvRunner : public LibraryCallRunner {
   std::vector<int64_t> unreached_;  // result positions no tap reaches (zeros)
   std::vector<int64_t> positions_;  // every result position's offset
   int64_t batch_ = 0, features_ = 0, y_batch_stride_ = 0, y_feature_stride_ = 0;
-  int64_t operand_count_ = 0;
   // The fused forward's bias and side input operands (-1: none).
   int64_t bias_operand_ = -1, side_operand_ = -1;
   float side_scale_ = 0;
@@ -417,7 +452,7 @@ class TapGemmConvRunner : public LibraryCallRunner {
 // w^T[o, (k, i)], each element of C then added into the input element its
 // (position, tap) reads (col2im; written directly where C is the input
 // gradient itself: a 1x1 convolution without stride or padding).
-class Im2colGemmConvRunner : public LibraryCallRunner {
+class Im2colGemmConvRunner : public MatmulConvRunner {
  public:
   // The gathered input's size beyond which gathering costs more than the
   // one product saves (and the runner's buffer grows too large to keep).
@@ -427,26 +462,11 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
 
   static absl::StatusOr<std::unique_ptr<LibraryCallRunner>> Create(
       const HloInstruction& inst, const ConvCall& c, absl::Span<const std::optional<StridedView>> views) {
-    std::unique_ptr<Im2colGemmConvRunner> r(new Im2colGemmConvRunner());
-    r->name_ = inst.name();
-    r->algorithm_ = {static_cast<int64_t>(ConvAlgorithm::kIm2colGemm),
-                     ConvAlgorithmName(ConvAlgorithm::kIm2colGemm)};
-    try {
-      if (absl::Status s = r->Prepare(inst, c, views); !s.ok()) return s;
-    } catch (const dnnl::error& e) {
-      return absl::UnimplementedError(StrCat(inst.name(), ": oneDNN's matmul does not take this convolution: ", e.what()));
-    }
-    return std::unique_ptr<LibraryCallRunner>(std::move(r));
+    return CreateAs<Im2colGemmConvRunner>(inst, c, views, ConvAlgorithm::kIm2colGemm);
   }
 
   absl::Status Run(absl::Span<void* const> buffers) override {
-    ApplyLibraryCallThreads();
-    if (static_cast<int64_t>(buffers.size()) < operand_count_ + 1) {
-      return absl::InvalidArgumentError(StrCat(name_, ": expected ", operand_count_, " operand buffers and a result"));
-    }
-    for (int64_t k = 0; k <= operand_count_; ++k) {
-      if (buffers[k] == nullptr) return absl::InvalidArgumentError(StrCat(name_, ": null buffer ", k));
-    }
+    RETURN_IF_ERROR(StartRun(buffers));
     if (backward_input_) return RunInputGradient(buffers);
     const float* x = static_cast<const float*>(buffers[0]);
     float* y = static_cast<float*>(buffers[operand_count_]);
@@ -487,6 +507,7 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
   }
 
  private:
+  friend class MatmulConvRunner;
   Im2colGemmConvRunner() : stream_(Engine()) {}
 
   // The input gradient: C = dy * w^T into the result (in place) or into
@@ -571,7 +592,6 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
                        absl::Span<const std::optional<StridedView>> views) {
     const ConvolutionDimensionNumbers& d = c.dnums;
     const Shape &in = c.input_shape, &f = c.filter_shape, &out = c.output_shape;
-    operand_count_ = inst.operand_count();
     auto unsupported = [&](std::string_view why) {
       return absl::UnimplementedError(StrCat(name_, ": im2col-gemm ", why));
     };
@@ -585,21 +605,7 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     if ((backward_filter_ || backward_input_) && c.config.conv_result_scale != 1) {
       return unsupported("scales no gradient");
     }
-    if (operand_count_ < 2) return absl::InvalidArgumentError(StrCat(name_, ": a convolution of one operand"));
-    for (const HloInstruction* op : inst.operands()) {
-      if (op->shape().element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
-      RETURN_IF_ERROR(CheckPlainLayout(op->shape()));
-      bytes_read_ += op->shape().byte_size();
-    }
-    if (c.result_shape.element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
-    RETURN_IF_ERROR(CheckPlainLayout(c.result_shape));
-    bytes_written_ = c.result_shape.byte_size();
-    if (in.element_count() == 0 || f.element_count() == 0 || out.element_count() == 0) {
-      return unsupported("takes no empty arrays");
-    }
-    for (size_t k = 2; k < views.size(); ++k) {
-      if (views[k].has_value()) return unsupported("reads only the input and filter through views");
-    }
+    RETURN_IF_ERROR(CheckMatmulConvCall(inst, c, views, algorithm_.name, bytes_read_, bytes_written_));
     // Forward: the filter is operand 1 (maybe a view), the output the
     // result. Filter gradient: the output gradient is operand 1 (maybe a
     // view), the filter the result.
@@ -866,7 +872,6 @@ class Im2colGemmConvRunner : public LibraryCallRunner {
     return absl::OkStatus();
   }
 
-  int64_t operand_count_ = 0;
   int64_t rows_ = 0, taps_ = 0, features_ = 0;
   // A's layout: tap t's feature c of a row is at t * a_tap_ + c * a_feature_.
   int64_t a_tap_ = 0, a_feature_ = 0;
