@@ -426,14 +426,12 @@ class TapGemmConvRunner : public MatmulConvRunner {
 // base dilation's holes or a view's padding), gathered into the runner's
 // buffer at each call (or read in place where it is that matrix already:
 // a 1x1 convolution without stride). The filter is read in place as one
-// matrix: its taps
-// equally spaced in memory and its input features one stride apart, taps
-// outside features or inside (HWIO, OHWI, OIHW and views of them); the
-// result's rows (batch and positions) likewise. Suits a small input and a
-// large filter or result, where tap-gemm's products each read the whole
-// filter tap or rewrite the whole result position: ResNet-18's layer4 at
-// 2x2 positions, whose forward convolutions then read the 3x3x512x512
-// weight once, and the weight gradients XLA leaves as forward convolutions
+// matrix: its taps equally spaced in memory and its input features one
+// stride apart, taps outside features or inside (HWIO, OHWI, OIHW and views
+// of them); the result's rows (batch and positions) likewise. Suits a small
+// input and a large filter or result, where tap-gemm's products each
+// rewrite a whole result position: ResNet-18's layer4 at 2x2 positions,
+// the weight gradients XLA leaves as forward convolutions
 // (mb512_ic8oc512, a 2x2 window over 2x2 -> 3x3; GpuConvRewriter's
 // MatchBackwardFilter keeps a window no larger than the result a forward
 // convolution): one 4608x32x512 product writes each element of the 9.4 MB
