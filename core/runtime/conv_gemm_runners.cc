@@ -101,15 +101,27 @@ std::vector<int64_t> OperandStrides(absl::Span<const std::optional<StridedView>>
   return v.strides;
 }
 
-// What tap-gemm and im2col-gemm both take: f32 operands and result in
-// plain layouts, none empty, views of the first two operands only (the
-// bytes read and written counted on the way).
+// A (rows, columns) matrix of strides (rs, cs) as oneDNN reads it: a
+// dimension of one element gets the stride that makes the matrix plain
+// (oneDNN checks a transposed matrix's leading dimension against the other
+// even where it is never stepped: f32[4,1] of strides {1,2} creates, then
+// fails to execute).
+memory::desc Matrix(int64_t rows, int64_t columns, int64_t rs, int64_t cs) {
+  if (columns == 1) cs = 1;
+  if (rows == 1) rs = columns * cs;
+  return memory::desc({rows, columns}, memory::data_type::f32, {rs, cs});
+}
+
+// What tap-gemm and im2col-gemm both take: ungrouped convolutions, f32
+// operands and result in plain layouts, none empty, views of the first two
+// operands only (the bytes read and written counted on the way).
 absl::Status CheckMatmulConvCall(const HloInstruction& inst, const ConvCall& c,
                                  absl::Span<const std::optional<StridedView>> views, std::string_view algorithm,
                                  int64_t& bytes_read, int64_t& bytes_written) {
   auto unsupported = [&](std::string_view why) {
     return absl::UnimplementedError(StrCat(inst.name(), ": ", algorithm, " ", why));
   };
+  if (c.feature_group_count != 1) return unsupported("runs no grouped convolutions");
   if (inst.operand_count() < 2) return absl::InvalidArgumentError(StrCat(inst.name(), ": a convolution of one operand"));
   for (const HloInstruction* op : inst.operands()) {
     if (op->shape().element_type() != PrimitiveType::kF32) return unsupported("takes f32 only");
@@ -273,7 +285,6 @@ class TapGemmConvRunner : public MatmulConvRunner {
     };
     const bool fused = c.kind == LibraryCallKind::kConvBiasActivationForward;
     if (c.kind != LibraryCallKind::kConvForward && !fused) return unsupported("runs only forward convolutions");
-    if (c.feature_group_count != 1) return unsupported("runs no grouped convolutions");
     RETURN_IF_ERROR(CheckMatmulConvCall(inst, c, views, algorithm_.name, bytes_read_, bytes_written_));
     int64_t x_offset = 0, w_offset = 0, unused = 0;
     std::vector<int64_t> x_low, x_high, w_low, w_high, y_low, y_high;
@@ -359,9 +370,9 @@ class TapGemmConvRunner : public MatmulConvRunner {
     const double side_scale = fused && c.side_input_operand >= 0 ? c.config.side_input_scale : 0;
     absl::flat_hash_set<int64_t> seen;
     for (Product& p : products_) p.first = seen.insert(p.y).second && side_scale == 0;
-    const memory::desc x_md({n, i}, memory::data_type::f32, {x_b, x_f});
-    const memory::desc w_md({i, o}, memory::data_type::f32, {w_i, w_o});
-    const memory::desc y_md({n, o}, memory::data_type::f32, {y_batch_stride_, y_feature_stride_});
+    const memory::desc x_md = Matrix(n, i, x_b, x_f);
+    const memory::desc w_md = Matrix(i, o, w_i, w_o);
+    const memory::desc y_md = Matrix(n, o, y_batch_stride_, y_feature_stride_);
     dnnl::matmul::desc desc(x_md, w_md, y_md);
     auto make = [&](bool accumulate, dnnl::matmul& primitive) {
       dnnl::primitive_attr attr;
@@ -560,17 +571,6 @@ class Im2colGemmConvRunner : public MatmulConvRunner {
     }
   }
 
-  // A (rows, columns) matrix of strides (rs, cs) as oneDNN reads it: a
-  // dimension of one element gets the stride that makes the matrix plain
-  // (oneDNN checks a transposed matrix's leading dimension against the
-  // other even where it is never stepped: f32[4,1] of strides {1,2}
-  // creates, then fails to execute).
-  static memory::desc Matrix(int64_t rows, int64_t columns, int64_t rs, int64_t cs) {
-    if (columns == 1) cs = 1;
-    if (rows == 1) rs = columns * cs;
-    return memory::desc({rows, columns}, memory::data_type::f32, {rs, cs});
-  }
-
   // The offsets `offsets` (of equally strided items) sorted: their order,
   // and in `step` the spacing (1 for a single item); false when they are
   // not equally spaced.
@@ -599,7 +599,6 @@ class Im2colGemmConvRunner : public MatmulConvRunner {
     if (c.kind != LibraryCallKind::kConvForward && !fused && !backward_filter_ && !backward_input_) {
       return unsupported("runs no such convolution");
     }
-    if (c.feature_group_count != 1) return unsupported("runs no grouped convolutions");
     if ((backward_filter_ || backward_input_) && c.config.conv_result_scale != 1) {
       return unsupported("scales no gradient");
     }
